@@ -1,0 +1,48 @@
+# emco — the two commands a fresh Debian machine needs:
+#   make demo   install packages, build, run the quickstart
+#   make test   install packages, build, run every self-contained test
+# Further targets: build, asan-test, conformance, flows, bench-smoke, clean.
+
+BUILD ?= build
+ASAN_BUILD ?= build-asan
+JOBS ?= $(shell nproc)
+CMAKE_FLAGS ?=
+
+.PHONY: all deps build test demo asan-test conformance flows bench-smoke clean
+
+all: build
+
+deps:
+	@bash scripts/install-deps
+
+$(BUILD)/build.ninja:
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS)
+
+build: deps $(BUILD)/build.ninja
+	cmake --build $(BUILD) -j $(JOBS)
+
+test: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --timeout 900
+
+demo: build
+	bash scripts/demo.sh $(BUILD)/emco
+
+$(ASAN_BUILD)/build.ninja:
+	cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DEMCO_SANITIZE=ON $(CMAKE_FLAGS)
+
+asan-test: deps $(ASAN_BUILD)/build.ninja
+	cmake --build $(ASAN_BUILD) -j $(JOBS)
+	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	  ctest --output-on-failure -j $(JOBS) --timeout 1800 -E '_bench'
+
+conformance: build
+	bash scripts/conformance.sh $(BUILD)
+
+flows: build
+	bash scripts/flows.sh $(BUILD)/emco
+
+bench-smoke: build
+	bash scripts/bench.sh --smoke $(BUILD)
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD)

@@ -1,0 +1,43 @@
+# Build settings shared by every emco target.
+#
+# emco_warnings: INTERFACE target with our warning set; only our code links it,
+#   so third-party headers (all under /usr/include, i.e. system) stay quiet.
+# EMCO_SANITIZE=ON builds everything with ASan+UBSan (CI runs the suite so).
+# EMCO_WERROR=OFF lets packagers build with a newer compiler.
+
+option(EMCO_WERROR "Treat warnings as errors in emco's own code" ON)
+option(EMCO_SANITIZE "Build with AddressSanitizer and UndefinedBehaviorSanitizer" OFF)
+
+add_library(emco_warnings INTERFACE)
+target_compile_options(emco_warnings INTERFACE -Wall -Wextra)
+if(EMCO_WERROR)
+  target_compile_options(emco_warnings INTERFACE -Werror)
+endif()
+
+if(EMCO_SANITIZE)
+  add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
+  add_link_options(-fsanitize=address,undefined)
+endif()
+
+# emco_module(NAME DIR [DEPS ...]) — a static library from DIR/*.cpp with
+# DIR's parent chain as include root: code includes "core/util/error.hpp".
+function(emco_module name)
+  cmake_parse_arguments(M "" "" "DEPS;PRIVATE_DEPS" ${ARGN})
+  file(GLOB srcs CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*.cpp)
+  add_library(${name} STATIC ${srcs})
+  target_include_directories(${name} PUBLIC ${PROJECT_SOURCE_DIR})
+  target_link_libraries(${name} PUBLIC ${M_DEPS} PRIVATE emco_warnings ${M_PRIVATE_DEPS})
+endfunction()
+
+# emco_test_suite(NAME [DEPS ...]) — one Catch2 executable from the calling
+# directory's *.cpp, registered with CTest test by test.
+function(emco_test_suite name)
+  cmake_parse_arguments(T "" "" "DEPS" ${ARGN})
+  file(GLOB srcs CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*.cpp)
+  add_executable(${name} ${srcs})
+  target_link_libraries(${name} PRIVATE ${T_DEPS} Catch2::Catch2WithMain emco_warnings)
+  target_compile_definitions(${name} PRIVATE
+    EMCO_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
+    EMCO_BINARY_DIR="${PROJECT_BINARY_DIR}")
+  catch_discover_tests(${name} TEST_PREFIX "${name}:" PROPERTIES TIMEOUT 600)
+endfunction()

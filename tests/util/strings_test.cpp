@@ -1,0 +1,35 @@
+#include <catch2/catch.hpp>
+
+#include "core/util/error.hpp"
+#include "core/util/strings.hpp"
+
+using namespace emco;
+
+TEST_CASE("split keeps empty fields") {
+  CHECK(split("a//b", '/') == std::vector<std::string>{"a", "", "b"});
+  CHECK(split("", '/') == std::vector<std::string>{""});
+}
+
+TEST_CASE("utf8 validation rejects malformed sequences") {
+  CHECK(is_valid_utf8("plain ascii"));
+  CHECK(is_valid_utf8("caf\xc3\xa9"));
+  CHECK_FALSE(is_valid_utf8("\xff"));
+  CHECK_FALSE(is_valid_utf8("\xc3"));          // truncated
+  CHECK_FALSE(is_valid_utf8("\xc0\xaf"));      // overlong '/'
+  CHECK_FALSE(is_valid_utf8("\xed\xa0\x80"));  // surrogate
+}
+
+TEST_CASE("closest_match suggests near names only") {
+  std::vector<std::string> c{"placement", "project", "cluster"};
+  CHECK(closest_match("placment", c) == "placement");
+  CHECK(closest_match("zzzzzz", c).empty());
+}
+
+TEST_CASE("every error kind maps to a documented exit code") {
+  CHECK(static_cast<int>(exit_code(ErrorKind::invalid)) == 3);
+  CHECK(static_cast<int>(exit_code(ErrorKind::not_found)) == 4);
+  CHECK(static_cast<int>(exit_code(ErrorKind::conflict)) == 5);
+  CHECK(static_cast<int>(exit_code(ErrorKind::pending)) == 8);
+  Error e(ErrorKind::invalid, "unknown field 'placment'", "did you mean 'placement'?");
+  CHECK(e.with_context("dig.yaml:12").message() == "dig.yaml:12: unknown field 'placment'");
+}
