@@ -1,0 +1,91 @@
+#pragma once
+// emco's in-process Go text/template engine with Sprig v3 and Helm's template functions.
+//
+// Go semantics throughout: parse errors read "template: NAME:LINE: ...", execution errors
+// "template: NAME:LINE:COL: executing \"NAME\" at <NODE>: ...", exactly as text/template words
+// them. Parse once (add), execute many times (execute); execute() is const and may run
+// concurrently on one Engine only if no function mutates shared maps.
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/template/value.hpp"
+
+namespace emco::tmpl {
+
+class Context;
+// A template function. Arguments arrive already evaluated; a function that fails throws
+// emco::Error (the engine reports it as Go does: `error calling NAME: MESSAGE`).
+using Function = std::function<Value(Context&, std::vector<Value>& args)>;
+
+struct Options {
+  // Sprig + Helm functions (include, tpl, required, toYaml, ...); false = Go's builtins only.
+  bool helm_functions = true;
+  // Helm's rendering: missingkey=zero, and "<no value>" is removed from the output of
+  // execute() and tpl (as Helm's engine does after executing; include keeps it, as in Helm).
+  bool missingkey_zero = false;
+  // Nesting limit for template/include/tpl calls. Helm errors out of runaway include recursion;
+  // the message is "... rendering template has a nested reference name exceeded max depth".
+  int max_include_depth = 1000;
+  // Execution output limit (a huge range); exceeding it is an error.
+  std::size_t max_output_bytes = std::size_t{256} << 20;
+  // Seed for rand* / uuidv4 / genCA key material when deterministic output is wanted (tests);
+  // 0 = OpenSSL's RNG.
+  unsigned long long random_seed = 0;
+};
+
+class Engine {
+public:
+  explicit Engine(Options options = {});
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  // Parses `text` as template `name` (Go's Parse: {{define}} blocks add named templates to the
+  // same set; a later definition of a name replaces the earlier one, as Go's AddParseTree does;
+  // a template whose body is empty/whitespace does not replace a non-empty one).
+  // Throws emco::Error(invalid) "template: NAME:LINE: ..." as Go words parse errors.
+  void add(const std::string& name, std::string_view text);
+  bool has(const std::string& name) const;
+  // Names of every template in the set, sorted.
+  std::vector<std::string> names() const;
+
+  // Executes template `name` with `dot`. Throws emco::Error(failed) with Go's wording
+  // `template: NAME:LINE:COL: executing "NAME" at <.Values.x>: ...`; `fail`/`required`
+  // errors read `... error calling fail: MESSAGE` (Helm's own reformatting is the caller's).
+  std::string execute(const std::string& name, const Value& dot) const;
+
+  // Registers an extra or overriding function (visible to templates parsed afterwards
+  // and to execution).
+  void set_function(const std::string& name, Function fn);
+  bool has_function(const std::string& name) const;
+
+  const Options& options() const;
+
+  struct Impl;
+
+private:
+  std::unique_ptr<Impl> m_impl;
+};
+
+// What a Function sees of the running engine.
+class Context {
+public:
+  virtual ~Context() = default;
+  // Helm's include: executes template `name` with `dot`, returning its output.
+  virtual std::string include(const std::string& name, const Value& dot) = 0;
+  // Helm's tpl: parses `text` as a template in the running set (named after the calling
+  // template) and executes it with `dot`.
+  virtual std::string tpl(const std::string& text, const Value& dot) = 0;
+  // The template being executed (Helm's .Template.Name is the caller's business).
+  virtual const std::string& template_name() const = 0;
+  virtual const Options& options() const = 0;
+  // Random bytes (OpenSSL, or a seeded generator when Options::random_seed is set).
+  virtual void random_bytes(unsigned char* out, std::size_t n) = 0;
+};
+
+}  // namespace emco::tmpl
