@@ -1,0 +1,401 @@
+#include "core/helm/files.hpp"
+
+#include <archive.h>
+#include <archive_entry.h>
+
+#include <algorithm>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <sys/stat.h>
+
+#include "core/util/error.hpp"
+#include "core/util/strings.hpp"
+
+namespace emco::helm {
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr std::string_view k_utf8_bom = "\xEF\xBB\xBF";
+
+std::string strip_bom(std::string data) {
+  if (starts_with(data, k_utf8_bom)) data.erase(0, k_utf8_bom.size());
+  return data;
+}
+
+// --- Go's filepath.Match, byte for byte in behaviour -------------------------------
+
+[[noreturn]] void bad_pattern() { fail(ErrorKind::invalid, "syntax error in pattern"); }
+
+// Decodes one UTF-8 rune; invalid bytes decode as U+FFFD of length 1 (as Go does).
+char32_t decode_rune(std::string_view s, size_t& n) {
+  auto c = static_cast<unsigned char>(s[0]);
+  n = 1;
+  if (c < 0x80) return c;
+  int len = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 0;
+  if (len == 0 || s.size() < static_cast<size_t>(len)) return 0xFFFD;
+  char32_t r = c & (0x7F >> len);
+  for (int i = 1; i < len; ++i) {
+    auto cc = static_cast<unsigned char>(s[i]);
+    if ((cc & 0xC0) != 0x80) return 0xFFFD;
+    r = (r << 6) | (cc & 0x3F);
+  }
+  n = static_cast<size_t>(len);
+  return r;
+}
+
+void scan_chunk(std::string_view& pattern, bool& star, std::string_view& chunk) {
+  star = false;
+  while (!pattern.empty() && pattern[0] == '*') {
+    pattern.remove_prefix(1);
+    star = true;
+  }
+  bool inrange = false;
+  size_t i = 0;
+  for (; i < pattern.size(); ++i) {
+    char c = pattern[i];
+    if (c == '\\') {
+      if (i + 1 < pattern.size()) ++i;
+    } else if (c == '[') {
+      inrange = true;
+    } else if (c == ']') {
+      inrange = false;
+    } else if (c == '*' && !inrange) {
+      break;
+    }
+  }
+  chunk = pattern.substr(0, i);
+  pattern.remove_prefix(i);
+}
+
+char32_t get_esc(std::string_view& chunk) {
+  if (chunk.empty() || chunk[0] == '-' || chunk[0] == ']') bad_pattern();
+  if (chunk[0] == '\\') {
+    chunk.remove_prefix(1);
+    if (chunk.empty()) bad_pattern();
+  }
+  size_t n = 0;
+  char32_t r = decode_rune(chunk, n);
+  if (r == 0xFFFD && n == 1 && static_cast<unsigned char>(chunk[0]) >= 0x80) bad_pattern();
+  chunk.remove_prefix(n);
+  if (chunk.empty()) bad_pattern();
+  return r;
+}
+
+// Returns true and the rest of s when chunk matches a prefix of s.
+bool match_chunk(std::string_view chunk, std::string_view s, std::string_view& rest) {
+  bool failed = false;
+  while (!chunk.empty()) {
+    if (!failed && s.empty()) failed = true;
+    switch (chunk[0]) {
+      case '[': {
+        char32_t r = 0;
+        if (!failed) {
+          size_t n = 0;
+          r = decode_rune(s, n);
+          s.remove_prefix(n);
+        }
+        chunk.remove_prefix(1);
+        bool negated = false;
+        if (!chunk.empty() && chunk[0] == '^') {
+          negated = true;
+          chunk.remove_prefix(1);
+        }
+        bool match = false;
+        int nrange = 0;
+        for (;;) {
+          if (!chunk.empty() && chunk[0] == ']' && nrange > 0) {
+            chunk.remove_prefix(1);
+            break;
+          }
+          char32_t lo = get_esc(chunk);
+          char32_t hi = lo;
+          if (chunk[0] == '-') {
+            chunk.remove_prefix(1);
+            hi = get_esc(chunk);
+          }
+          if (lo <= r && r <= hi) match = true;
+          ++nrange;
+        }
+        if (match == negated) failed = true;
+        break;
+      }
+      case '?':
+        if (!failed) {
+          if (s[0] == '/') failed = true;
+          size_t n = 0;
+          decode_rune(s, n);
+          s.remove_prefix(n);
+        }
+        chunk.remove_prefix(1);
+        break;
+      case '\\':
+        chunk.remove_prefix(1);
+        if (chunk.empty()) bad_pattern();
+        [[fallthrough]];
+      default:
+        if (!failed) {
+          if (chunk[0] != s[0]) failed = true;
+          s.remove_prefix(1);
+        }
+        chunk.remove_prefix(1);
+        break;
+    }
+  }
+  if (failed) return false;
+  rest = s;
+  return true;
+}
+
+}  // namespace
+
+bool go_path_match(std::string_view pattern, std::string_view name) {
+  while (!pattern.empty()) {
+    bool star = false;
+    std::string_view chunk;
+    scan_chunk(pattern, star, chunk);
+    if (star && chunk.empty()) return name.find('/') == std::string_view::npos;
+    std::string_view t;
+    if (match_chunk(chunk, name, t) && (t.empty() || !pattern.empty())) {
+      name = t;
+      continue;
+    }
+    bool advanced = false;
+    if (star) {
+      for (size_t i = 0; i < name.size() && name[i] != '/'; ++i) {
+        if (match_chunk(chunk, name.substr(i + 1), t)) {
+          if (pattern.empty() && !t.empty()) continue;
+          name = t;
+          advanced = true;
+          break;
+        }
+      }
+    }
+    if (advanced) continue;
+    // The rest of the pattern must still be well formed (Go reports ErrBadPattern).
+    while (!pattern.empty()) {
+      scan_chunk(pattern, star, chunk);
+      std::string_view ignored;
+      match_chunk(chunk, "", ignored);
+    }
+    return false;
+  }
+  return name.empty();
+}
+
+// --- .helmignore ----------------------------------------------------------------------
+
+IgnoreRules IgnoreRules::parse(std::string_view text) {
+  IgnoreRules rules;
+  for (const auto& line : split(text, '\n')) rules.add(line);
+  return rules;
+}
+
+void IgnoreRules::add_defaults() { add("templates/.?*"); }
+
+void IgnoreRules::add(std::string_view line) {
+  std::string rule = trim(line);
+  if (rule.empty() || rule[0] == '#') return;
+  if (rule.find("**") != std::string::npos)
+    fail(ErrorKind::invalid, "double-star (**) syntax is not supported");
+  go_path_match(rule, "abc");  // rejects malformed patterns up front, as Helm does
+  Pattern p;
+  if (rule[0] == '!') {
+    p.negate = true;
+    rule.erase(0, 1);
+  }
+  if (!rule.empty() && rule.back() == '/') {
+    p.must_dir = true;
+    rule.pop_back();
+  }
+  if (!rule.empty() && rule[0] == '/') {
+    p.mode = Pattern::Mode::root;
+    rule.erase(0, 1);
+  } else if (rule.find('/') != std::string::npos) {
+    p.mode = Pattern::Mode::path;
+  }
+  p.rule = std::move(rule);
+  m_patterns.push_back(std::move(p));
+}
+
+bool IgnoreRules::ignored(const std::string& path, bool is_dir) const {
+  if (path.empty() || path == "." || path == "./") return false;
+  for (const auto& p : m_patterns) {
+    std::string_view subject = path;
+    if (p.mode == Pattern::Mode::base) {
+      auto slash = subject.rfind('/');
+      if (slash != std::string_view::npos) subject.remove_prefix(slash + 1);
+    }
+    bool matched = go_path_match(p.rule, subject);
+    // Helm's negation is odd but deliberate: a '!' rule ignores everything it does NOT
+    // match (and every non-directory when it ends in '/').
+    if (p.negate) {
+      if (p.must_dir && !is_dir) return true;
+      if (!matched) return true;
+      continue;
+    }
+    if (p.must_dir && !is_dir) continue;
+    if (matched) return true;
+  }
+  return false;
+}
+
+// --- chart directories ------------------------------------------------------------------
+
+namespace {
+
+std::string read_whole_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail(ErrorKind::invalid, "cannot read '" + path.string() + "'");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void walk_dir(const fs::path& dir, const std::string& rel, const IgnoreRules& rules, const ArchiveLimits& limits,
+              std::vector<ChartFile>& out, size_t& total, int depth) {
+  if (depth > 64) fail(ErrorKind::invalid, "chart directory '" + dir.string() + "' is nested too deeply (symlink loop?)");
+  std::vector<std::string> names;
+  for (const auto& entry : fs::directory_iterator(dir)) names.push_back(entry.path().filename().string());
+  std::sort(names.begin(), names.end());
+  for (const auto& name : names) {
+    fs::path full = dir / name;
+    std::string n = rel.empty() ? name : rel + "/" + name;
+    std::error_code ec;
+    auto st = fs::status(full, ec);  // follows symlinks, as Helm's sympath.Walk does
+    if (ec) fail(ErrorKind::invalid, "cannot read '" + full.string() + "': " + ec.message());
+    if (fs::is_directory(st)) {
+      if (rules.ignored(n, true)) continue;
+      walk_dir(full, n, rules, limits, out, total, depth + 1);
+      continue;
+    }
+    if (rules.ignored(n, false)) continue;
+    if (!fs::is_regular_file(st))
+      fail(ErrorKind::invalid,
+           "cannot load irregular file '" + full.string() + "' as it has file mode type bits set");
+    auto size = fs::file_size(full, ec);
+    if (!ec && size > limits.max_file_bytes)
+      fail(ErrorKind::invalid, "chart file '" + name + "' is larger than the maximum file size " +
+                                   std::to_string(limits.max_file_bytes));
+    std::string data = strip_bom(read_whole_file(full));
+    total += data.size();
+    if (total > limits.max_total_bytes)
+      fail(ErrorKind::invalid, "chart '" + dir.string() + "' is larger than the maximum size " +
+                                   std::to_string(limits.max_total_bytes));
+    out.push_back({n, std::move(data)});
+  }
+}
+
+}  // namespace
+
+std::vector<ChartFile> read_chart_dir(const fs::path& dir, const ArchiveLimits& limits) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) fail(ErrorKind::not_found, "chart directory '" + dir.string() + "' does not exist");
+  IgnoreRules rules;
+  fs::path ignore_file = dir / ".helmignore";
+  if (fs::exists(ignore_file, ec)) rules = IgnoreRules::parse(read_whole_file(ignore_file));
+  rules.add_defaults();
+  std::vector<ChartFile> files;
+  size_t total = 0;
+  walk_dir(dir, "", rules, limits, files, total, 0);
+  return files;
+}
+
+// --- chart archives ----------------------------------------------------------------------
+
+namespace {
+
+struct ArchiveDeleter {
+  void operator()(archive* a) const { archive_read_free(a); }
+};
+
+bool is_drive_path(std::string_view n) {
+  return n.size() >= 2 && n[1] == ':' && ((n[0] >= 'a' && n[0] <= 'z') || (n[0] >= 'A' && n[0] <= 'Z'));
+}
+
+}  // namespace
+
+std::vector<ChartFile> read_chart_archive(std::string_view bytes, const ArchiveLimits& limits) {
+  if (bytes.size() < 2 || static_cast<unsigned char>(bytes[0]) != 0x1f || static_cast<unsigned char>(bytes[1]) != 0x8b)
+    fail(ErrorKind::invalid, "chart archive is not gzip-compressed", "a chart package is a .tgz made by 'helm package'");
+  std::unique_ptr<archive, ArchiveDeleter> ar(archive_read_new());
+  archive_read_support_filter_gzip(ar.get());
+  archive_read_support_format_tar(ar.get());
+  archive_read_support_format_gnutar(ar.get());
+  if (archive_read_open_memory(ar.get(), bytes.data(), bytes.size()) != ARCHIVE_OK)
+    fail(ErrorKind::invalid, std::string("corrupt or truncated chart archive: ") + archive_error_string(ar.get()));
+  std::vector<ChartFile> files;
+  size_t remaining = limits.max_total_bytes;
+  size_t entries = 0;
+  for (;;) {
+    archive_entry* entry = nullptr;
+    int rc = archive_read_next_header(ar.get(), &entry);
+    if (rc == ARCHIVE_EOF) break;
+    if (rc != ARCHIVE_OK && rc != ARCHIVE_WARN) {
+      const char* why = archive_error_string(ar.get());
+      fail(ErrorKind::invalid, std::string("corrupt or truncated chart archive: ") + (why ? why : "unreadable header"));
+    }
+    if (++entries > limits.max_entries)
+      fail(ErrorKind::invalid, "chart archive has more than " + std::to_string(limits.max_entries) + " entries");
+    const char* raw_name = archive_entry_pathname(entry);
+    std::string name = raw_name ? raw_name : "";
+    auto type = archive_entry_filetype(entry);
+    if (type == AE_IFDIR) continue;
+    if (starts_with(name, "/") || starts_with(name, "\\") || is_drive_path(name))
+      fail(ErrorKind::invalid, "chart illegally contains absolute paths: '" + name + "'");
+    std::string norm = name;
+    std::replace(norm.begin(), norm.end(), '\\', '/');
+    while (starts_with(norm, "./")) norm.erase(0, 2);
+    auto parts = split(norm, '/');
+    for (const auto& part : parts)
+      if (part == "..") fail(ErrorKind::invalid, "chart illegally references parent directory: '" + name + "'");
+    if (parts.size() == 1) {
+      if (parts[0] == "Chart.yaml") fail(ErrorKind::invalid, "chart yaml not in base directory");
+      fail(ErrorKind::invalid, "chart illegally contains content outside the base directory: '" + name + "'");
+    }
+    // Drop the top directory and clean the rest (empty and "." components).
+    std::vector<std::string> kept;
+    for (size_t i = 1; i < parts.size(); ++i)
+      if (!parts[i].empty() && parts[i] != ".") kept.push_back(parts[i]);
+    if (kept.empty())
+      fail(ErrorKind::invalid, "chart illegally contains content outside the base directory: '" + name + "'");
+    std::string rel = join(kept, "/");
+    if (is_drive_path(rel)) fail(ErrorKind::invalid, "chart contains illegally named files");
+    if (type != AE_IFREG)
+      fail(ErrorKind::invalid, "chart archive entry '" + name + "' is not a regular file");
+    if (archive_entry_size_is_set(entry)) {
+      auto declared = static_cast<size_t>(std::max<la_int64_t>(0, archive_entry_size(entry)));
+      if (declared > limits.max_file_bytes)
+        fail(ErrorKind::invalid, "decompressed chart file '" + name + "' is larger than the maximum file size " +
+                                     std::to_string(limits.max_file_bytes));
+      if (declared > remaining)
+        fail(ErrorKind::invalid, "decompressed chart is larger than the maximum size " +
+                                     std::to_string(limits.max_total_bytes));
+    }
+    std::string data;
+    char buf[65536];
+    for (;;) {
+      la_ssize_t n = archive_read_data(ar.get(), buf, sizeof buf);
+      if (n == 0) break;
+      if (n < 0) {
+        const char* why = archive_error_string(ar.get());
+        fail(ErrorKind::invalid, std::string("corrupt or truncated chart archive: ") + (why ? why : "read error"));
+      }
+      auto got = static_cast<size_t>(n);
+      if (data.size() + got > limits.max_file_bytes)
+        fail(ErrorKind::invalid, "decompressed chart file '" + name + "' is larger than the maximum file size " +
+                                     std::to_string(limits.max_file_bytes));
+      if (got > remaining)
+        fail(ErrorKind::invalid, "decompressed chart is larger than the maximum size " +
+                                     std::to_string(limits.max_total_bytes));
+      remaining -= got;
+      data.append(buf, got);
+    }
+    files.push_back({rel, strip_bom(std::move(data))});
+  }
+  if (files.empty()) fail(ErrorKind::invalid, "no files in chart archive");
+  return files;
+}
+
+}  // namespace emco::helm

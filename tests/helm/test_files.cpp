@@ -1,0 +1,160 @@
+// Chart file reading: Go glob matching, .helmignore, directories and hostile archives.
+#include <catch2/catch.hpp>
+
+#include <archive.h>
+#include <archive_entry.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "core/helm/files.hpp"
+#include "core/util/error.hpp"
+
+using namespace emco::helm;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Entry {
+  std::string name;
+  std::string data;
+  bool symlink = false;
+};
+
+// Builds a .tgz in memory; `declared_size` lets a test lie about sizes.
+std::string make_tgz(const std::vector<Entry>& entries) {
+  std::string out(1 << 22, '\0');
+  size_t used = 0;
+  archive* a = archive_write_new();
+  archive_write_add_filter_gzip(a);
+  archive_write_set_format_pax_restricted(a);
+  archive_write_open_memory(a, out.data(), out.size(), &used);
+  for (const auto& e : entries) {
+    archive_entry* en = archive_entry_new();
+    archive_entry_set_pathname(en, e.name.c_str());
+    if (e.symlink) {
+      archive_entry_set_filetype(en, AE_IFLNK);
+      archive_entry_set_symlink(en, e.data.c_str());
+      archive_entry_set_size(en, 0);
+    } else {
+      archive_entry_set_filetype(en, AE_IFREG);
+      archive_entry_set_size(en, static_cast<la_int64_t>(e.data.size()));
+    }
+    archive_entry_set_perm(en, 0644);
+    archive_write_header(a, en);
+    if (!e.symlink) archive_write_data(a, e.data.data(), e.data.size());
+    archive_entry_free(en);
+  }
+  archive_write_close(a);
+  archive_write_free(a);
+  out.resize(used);
+  return out;
+}
+
+std::string error_of(const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const emco::Error& e) {
+    return e.message();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("go_path_match follows Go's filepath.Match", "[helm][files]") {
+  CHECK(go_path_match("*.yaml", "a.yaml"));
+  CHECK_FALSE(go_path_match("*.yaml", "dir/a.yaml"));
+  CHECK(go_path_match("*/a.yaml", "dir/a.yaml"));
+  CHECK(go_path_match("a?c", "abc"));
+  CHECK_FALSE(go_path_match("a?c", "a/c"));
+  CHECK(go_path_match("[a-c]x", "bx"));
+  CHECK_FALSE(go_path_match("[^a-c]x", "bx"));
+  CHECK(go_path_match("\\*", "*"));
+  CHECK(go_path_match("*", ""));
+  CHECK(go_path_match("templates/.?*", "templates/.hidden"));
+  CHECK_FALSE(go_path_match("templates/.?*", "templates/."));
+  CHECK_THROWS_AS(go_path_match("[", "x"), emco::Error);
+  CHECK_THROWS_AS(go_path_match("a\\", "a"), emco::Error);
+}
+
+TEST_CASE(".helmignore rules match Helm's", "[helm][files]") {
+  auto rules = IgnoreRules::parse("# comment\n\n*.swp\n.git/\n/top.txt\nci/*.yaml\n");
+  rules.add_defaults();
+  CHECK(rules.ignored("x.swp", false));
+  CHECK(rules.ignored("templates/x.swp", false));
+  CHECK(rules.ignored(".git", true));
+  CHECK_FALSE(rules.ignored(".git", false));  // trailing '/' only matches directories
+  CHECK(rules.ignored("top.txt", false));
+  CHECK_FALSE(rules.ignored("sub/top.txt", false));
+  CHECK(rules.ignored("ci/a.yaml", false));
+  CHECK(rules.ignored("templates/.hidden.yaml", false));
+  CHECK_FALSE(rules.ignored("templates/deploy.yaml", false));
+  CHECK_FALSE(rules.ignored(".", true));
+  CHECK_THROWS_WITH(IgnoreRules::parse("a/**/b"), Catch::Contains("double-star"));
+  // Helm's negation ignores whatever the negated pattern does NOT match.
+  auto neg = IgnoreRules::parse("!keep.txt\n");
+  CHECK(neg.ignored("other.txt", false));
+  CHECK_FALSE(neg.ignored("keep.txt", false));
+}
+
+TEST_CASE("chart directories are read in lexical order with .helmignore", "[helm][files]") {
+  fs::path dir = fs::temp_directory_path() / ("emco-helm-dir-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir / "templates");
+  fs::create_directories(dir / "ci");
+  std::ofstream(dir / "Chart.yaml") << "name: x\n";
+  std::ofstream(dir / ".helmignore") << "ci/\n*.bak\n";
+  std::ofstream(dir / "templates" / "b.yaml") << "\xEF\xBB\xBFkind: B\n";
+  std::ofstream(dir / "templates" / "a.yaml") << "kind: A\n";
+  std::ofstream(dir / "templates" / ".hidden") << "x";
+  std::ofstream(dir / "ci" / "values.yaml") << "x";
+  std::ofstream(dir / "old.bak") << "x";
+  auto files = read_chart_dir(dir);
+  std::vector<std::string> names;
+  for (const auto& f : files) names.push_back(f.name);
+  CHECK(names == std::vector<std::string>{".helmignore", "Chart.yaml", "templates/a.yaml", "templates/b.yaml"});
+  CHECK(files[3].data == "kind: B\n");  // BOM stripped
+  fs::remove_all(dir);
+  CHECK_THROWS_AS(read_chart_dir(dir), emco::Error);
+}
+
+TEST_CASE("chart archives drop the top directory", "[helm][files]") {
+  auto tgz = make_tgz({{"mychart/Chart.yaml", "name: mychart\n"},
+                       {"mychart/templates/a.yaml", "kind: A\n"},
+                       {"./mychart/values.yaml", "x: 1\n"}});
+  auto files = read_chart_archive(tgz);
+  REQUIRE(files.size() == 3);
+  CHECK(files[0].name == "Chart.yaml");
+  CHECK(files[1].name == "templates/a.yaml");
+  CHECK(files[2].name == "values.yaml");
+  CHECK(files[2].data == "x: 1\n");
+}
+
+TEST_CASE("hostile chart archives are rejected", "[helm][files]") {
+  CHECK_THAT(error_of([] { read_chart_archive(make_tgz({{"/etc/passwd", "x"}})); }),
+             Catch::Contains("absolute paths"));
+  CHECK_THAT(error_of([] { read_chart_archive(make_tgz({{"c/../../evil", "x"}})); }),
+             Catch::Contains("parent directory"));
+  CHECK_THAT(error_of([] { read_chart_archive(make_tgz({{"Chart.yaml", "x"}})); }),
+             Catch::Contains("chart yaml not in base directory"));
+  CHECK_THAT(error_of([] { read_chart_archive(make_tgz({{"c/link", "/etc/passwd", true}})); }),
+             Catch::Contains("not a regular file"));
+  CHECK_THAT(error_of([] { read_chart_archive("not a gzip"); }), Catch::Contains("not gzip"));
+  auto good = make_tgz({{"c/Chart.yaml", std::string(100000, 'a')}});
+  CHECK_THAT(error_of([&] { read_chart_archive(good.substr(0, good.size() / 2)); }),
+             Catch::Contains("corrupt or truncated"));
+  std::string garbage = good.substr(0, 10) + std::string(200, 'x');
+  CHECK_THAT(error_of([&] { read_chart_archive(garbage); }), Catch::Contains("chart archive"));
+  // A decompression bomb: 3 MiB of zeros compresses to a few KiB.
+  ArchiveLimits small;
+  small.max_file_bytes = 1 << 20;
+  small.max_total_bytes = 2 << 20;
+  auto bomb = make_tgz({{"c/zeros", std::string(3 << 20, '\0')}});
+  CHECK(bomb.size() < 64 * 1024);
+  CHECK_THAT(error_of([&] { read_chart_archive(bomb, small); }), Catch::Contains("larger than the maximum"));
+  auto many = make_tgz({{"c/a", std::string(900000, 'a')}, {"c/b", std::string(900000, 'b')},
+                        {"c/c", std::string(900000, 'c')}});
+  CHECK_THAT(error_of([&] { read_chart_archive(many, small); }), Catch::Contains("maximum size"));
+  CHECK_THAT(error_of([] { read_chart_archive(make_tgz({})); }), Catch::Contains("no files"));
+}

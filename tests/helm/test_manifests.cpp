@@ -1,0 +1,56 @@
+// Manifest splitting, heads, hooks and install-order sorting (Helm's releaseutil).
+#include <catch2/catch.hpp>
+
+#include "core/helm/manifests.hpp"
+#include "core/util/error.hpp"
+
+using namespace emco::helm;
+
+TEST_CASE("split_manifests follows Helm's separator regex", "[helm][manifests]") {
+  CHECK(split_manifests("") == std::vector<std::string>{});
+  CHECK(split_manifests("---\na: 1\n---\nb: 2\n") == std::vector<std::string>{"a: 1", "b: 2"});
+  CHECK(split_manifests("a: 1\n  \n---   \n\nb: 2") == std::vector<std::string>{"a: 1", "b: 2"});
+  // Go consumes the newline with the first separator, so the second "---" survives.
+  CHECK(split_manifests("\n\n---\n---\n") == std::vector<std::string>{"---"});
+  // "---" not at the start of a line does not split; "---x" at line start does (Helm quirk).
+  CHECK(split_manifests("a: ---\n---x: 1") == std::vector<std::string>{"a: ---", "x: 1"});
+  CHECK(split_manifests("# only a comment\n") == std::vector<std::string>{"# only a comment"});
+}
+
+TEST_CASE("parse_manifest_head reads kind, name and annotations", "[helm][manifests]") {
+  auto h = parse_manifest_head(
+      "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n  annotations:\n    helm.sh/hook: pre-install\n");
+  CHECK(h.api_version == "v1");
+  CHECK(h.kind == "ConfigMap");
+  CHECK(h.name == "x");
+  CHECK(h.annotations.at("helm.sh/hook") == "pre-install");
+  CHECK(parse_manifest_head("# comment").kind.empty());
+  CHECK_THROWS_WITH(parse_manifest_head("a:\n  b: c\n  image: x:\n"),
+                    Catch::Contains("error converting YAML to JSON: yaml: line 3: mapping values are not allowed"));
+}
+
+TEST_CASE("sort_manifests orders by kind, keeps hooks apart", "[helm][manifests]") {
+  std::map<std::string, std::string> files = {
+      {"c/templates/b.yaml", "kind: Deployment\nmetadata:\n  name: d\n---\nkind: Service\nmetadata:\n  name: s\n"},
+      {"c/templates/a.yaml", "kind: Zeta\n---\nkind: Alpha\n---\nkind: ServiceAccount\nmetadata:\n  name: sa\n"},
+      {"c/templates/_helpers.tpl", "kind: Secret\n"},
+      {"c/templates/empty.yaml", "  \n\n"},
+      {"c/templates/hook.yaml",
+       "kind: Job\nmetadata:\n  name: j\n  annotations:\n    helm.sh/hook: post-install,TEST-success\n"
+       "    helm.sh/hook-weight: \"-5\"\n    helm.sh/hook-delete-policy: before-hook-creation\n"
+       "---\nkind: Pod\nmetadata:\n  name: crd\n  annotations:\n    helm.sh/hook: crd-install\n"},
+  };
+  auto sorted = sort_manifests(files);
+  std::vector<std::string> kinds;
+  for (const auto& m : sorted.manifests) kinds.push_back(m.head.kind);
+  CHECK(kinds == std::vector<std::string>{"ServiceAccount", "Service", "Deployment", "Alpha", "Zeta"});
+  CHECK(sorted.manifests[0].source == "c/templates/a.yaml");
+  REQUIRE(sorted.hooks.size() == 1);
+  CHECK(sorted.hooks[0].events == std::vector<std::string>{"post-install", "test"});
+  CHECK(sorted.hooks[0].weight == -5);
+  CHECK(sorted.hooks[0].delete_policies == std::vector<std::string>{"before-hook-creation"});
+  CHECK(sorted.log_lines == std::vector<std::string>{
+                                "manifest_sorter.go:190: info: skipping unknown hook: \"crd-install\""});
+  CHECK_THROWS_WITH(sort_manifests({{"c/templates/bad.yaml", "a: b: c\n"}}),
+                    Catch::StartsWith("YAML parse error on c/templates/bad.yaml: error converting YAML to JSON"));
+}
