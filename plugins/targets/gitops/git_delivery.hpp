@@ -1,0 +1,98 @@
+#pragma once
+// Delivery to a git remote over libgit2: one commit per change set, pushed.
+//
+// GitDelivery keeps a bare cache of every remote under the directory it is
+// given (the workspace's .emco/git/), one subdirectory per remote URL
+// (<cache_key(url)>/). deliver() fetches the branch, applies a change set to
+// the branch head entirely in memory (tree builders, no working tree), makes
+// at most one commit and pushes it:
+//   * nothing changed                   -> no commit, result.changed = false
+//   * branch missing on the remote      -> created (from an empty tree, or
+//                                          from the remote's default branch)
+//   * push rejected as non-fast-forward -> fetch, re-apply on the new head,
+//                                          retry (bounded by max_attempts)
+//   * remote unreachable, auth refused,
+//     host key / TLS certificate refused -> Error(unreachable)
+//   * rejected by a server hook          -> Error(failed) with the server's words
+//   * history unrelated to what this cache fetched or pushed before
+//                                        -> Error(conflict)
+// A failed deliver() leaves the cache's record of the remote branch
+// (cached_head) as it was fetched; nothing it built is kept.
+//
+// Transports: file:// (and absolute paths; pushed with a compare-and-swap on
+// the ref, no server hooks run), git://, http(s):// (smart HTTP), ssh://.
+// Secrets never appear in errors, in the cache's config or in commits.
+// Thread-safe across instances; calls on one remote are serialized with a
+// lock file, also across processes.
+
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "plugins/targets/gitops/git_remote.hpp"
+
+namespace emco::gitops {
+
+// path -> new content, or std::nullopt to delete. A path ending in '/' with
+// std::nullopt deletes that whole directory (writes below it still apply).
+// Paths are relative, '/'-separated, without '.', '..' or '.git' components.
+using ChangeSet = std::map<std::string, std::optional<std::string>>;
+
+struct GitAuthor {
+  std::string name = "emco";
+  std::string email = "emco@localhost";
+};
+
+struct CommitRequest {
+  ChangeSet changes;
+  std::string message;
+  GitAuthor author;
+};
+
+enum class NewBranchBase {
+  empty,           // first commit of a new branch has no parent
+  remote_default,  // new branch starts at the remote's default branch (HEAD)
+};
+
+struct DeliveryOptions {
+  int max_attempts = 5;                       // pushes tried before giving up on races
+  NewBranchBase new_branch_base = NewBranchBase::empty;
+  // Called after each commit is built and before it is pushed (attempt
+  // number from 1). Lets tests interleave a competing push; empty = none.
+  std::function<void(int attempt)> before_push;
+};
+
+struct DeliveryResult {
+  bool changed = false;    // a commit was made and pushed
+  std::string commit_id;   // the pushed commit, or the unchanged head ("" if no branch)
+  int attempts = 0;        // push attempts (0 when unchanged)
+  size_t files_written = 0;  // files whose content changed or that were added
+  size_t files_deleted = 0;  // files removed
+
+  // The commit id, or "unchanged".
+  std::string summary() const { return changed ? commit_id : "unchanged"; }
+};
+
+class GitDelivery {
+public:
+  // `cache_root` is created (mode 0700) when missing.
+  explicit GitDelivery(std::filesystem::path cache_root, DeliveryOptions options = {});
+
+  // Applies `request` on top of `remote`'s branch and pushes one commit
+  // (contract in the file comment). Throws emco::Error.
+  DeliveryResult deliver(const GitRemoteSpec& remote, const CommitRequest& request);
+
+  // The branch commit this cache last fetched or pushed, or "" (no network).
+  std::string cached_head(const GitRemoteSpec& remote) const;
+
+  // Where the bare cache of `remote` lives.
+  std::filesystem::path cache_path(const GitRemoteSpec& remote) const;
+
+private:
+  std::filesystem::path m_cache_root;
+  DeliveryOptions m_options;
+};
+
+}  // namespace emco::gitops

@@ -1,0 +1,330 @@
+#include "plugins/targets/gitops/git_remote.hpp"
+
+#include <git2.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <mutex>
+
+#include "core/util/error.hpp"
+#include "core/util/strings.hpp"
+#include "plugins/targets/gitops/libgit2_init.hpp"
+
+namespace emco::gitops {
+
+void ensure_libgit2() {
+  static std::once_flag once;
+  std::call_once(once, [] { git_libgit2_init(); });
+}
+
+namespace {
+
+bool is_scp_like(std::string_view url) {
+  // user@host:path or host:path, with no "://" and the colon before any '/'.
+  auto colon = url.find(':');
+  if (colon == std::string_view::npos || url.find("://") != std::string_view::npos) return false;
+  auto slash = url.find('/');
+  return slash == std::string_view::npos || colon < slash;
+}
+
+int default_port(const std::string& scheme) {
+  if (scheme == "ssh") return 22;
+  if (scheme == "git") return 9418;
+  if (scheme == "http") return 80;
+  if (scheme == "https") return 443;
+  return 0;
+}
+
+std::string quoted_redacted(std::string_view url) { return "'" + redact_url(url) + "'"; }
+
+}  // namespace
+
+RemoteUrl parse_remote_url(std::string_view url) {
+  RemoteUrl out;
+  if (url.empty()) fail(ErrorKind::invalid, "git remote url is empty");
+  if (url.front() == '/') {
+    out.scheme = "file";
+    out.path = std::string(url);
+    return out;
+  }
+  if (is_scp_like(url)) {
+    out.scheme = "ssh";
+    auto colon = url.find(':');
+    std::string_view authority = url.substr(0, colon);
+    auto at = authority.rfind('@');
+    if (at != std::string_view::npos) {
+      out.user = std::string(authority.substr(0, at));
+      authority = authority.substr(at + 1);
+    }
+    out.host = std::string(authority);
+    out.port = 22;
+    out.path = std::string(url.substr(colon + 1));
+    if (out.host.empty() || out.path.empty())
+      fail(ErrorKind::invalid, "invalid git remote url " + quoted_redacted(url));
+    return out;
+  }
+  auto sep = url.find("://");
+  if (sep == std::string_view::npos)
+    fail(ErrorKind::invalid, "invalid git remote url " + quoted_redacted(url),
+         "use file://, git://, http://, https:// or ssh://");
+  out.scheme = to_lower(url.substr(0, sep));
+  std::string_view rest = url.substr(sep + 3);
+  if (out.scheme == "file") {
+    if (rest.empty() || rest.front() != '/')
+      fail(ErrorKind::invalid, "file url " + quoted_redacted(url) + " must hold an absolute path");
+    out.path = std::string(rest);
+    return out;
+  }
+  if (out.scheme != "git" && out.scheme != "http" && out.scheme != "https" && out.scheme != "ssh")
+    fail(ErrorKind::invalid, "unsupported git remote scheme '" + out.scheme + "'",
+         "use file://, git://, http://, https:// or ssh://");
+  auto slash = rest.find('/');
+  std::string_view authority = rest.substr(0, slash);
+  out.path = slash == std::string_view::npos ? "/" : std::string(rest.substr(slash));
+  auto at = authority.rfind('@');
+  if (at != std::string_view::npos) {
+    std::string_view userinfo = authority.substr(0, at);
+    auto colon = userinfo.find(':');
+    out.user = std::string(userinfo.substr(0, colon));
+    out.has_password = colon != std::string_view::npos;
+    authority = authority.substr(at + 1);
+  }
+  if (out.has_password)
+    fail(ErrorKind::invalid, "git remote url " + quoted_redacted(url) + " carries a password",
+         "give credentials separately (token, user/password or ssh key), not in the url");
+  std::string_view hostport = authority;
+  if (!hostport.empty() && hostport.front() == '[') {
+    auto close = hostport.find(']');
+    if (close == std::string_view::npos) fail(ErrorKind::invalid, "invalid git remote url " + quoted_redacted(url));
+    out.host = std::string(hostport.substr(1, close - 1));
+    hostport = hostport.substr(close + 1);
+    if (!hostport.empty() && hostport.front() == ':') hostport.remove_prefix(1);
+    else hostport = {};
+  } else {
+    auto colon = hostport.rfind(':');
+    out.host = std::string(hostport.substr(0, colon));
+    hostport = colon == std::string_view::npos ? std::string_view{} : hostport.substr(colon + 1);
+  }
+  if (!hostport.empty()) {
+    int port = 0;
+    for (char c : hostport) {
+      if (!std::isdigit(static_cast<unsigned char>(c)) || port > 65535)
+        fail(ErrorKind::invalid, "invalid port in git remote url " + quoted_redacted(url));
+      port = port * 10 + (c - '0');
+    }
+    out.port = port;
+  }
+  if (out.host.empty()) fail(ErrorKind::invalid, "git remote url " + quoted_redacted(url) + " has no host");
+  if (out.port == 0) out.port = default_port(out.scheme);
+  return out;
+}
+
+std::string redact_url(std::string_view url) {
+  auto sep = url.find("://");
+  if (sep == std::string_view::npos) return std::string(url);
+  auto start = sep + 3;
+  auto slash = url.find('/', start);
+  auto at = url.rfind('@', slash == std::string_view::npos ? url.size() : slash);
+  if (at == std::string_view::npos || at < start) return std::string(url);
+  auto colon = url.find(':', start);
+  if (colon == std::string_view::npos || colon > at) return std::string(url);
+  return std::string(url.substr(0, colon + 1)) + "***" + std::string(url.substr(at));
+}
+
+void validate(const GitRemoteSpec& spec) {
+  ensure_libgit2();
+  RemoteUrl url = parse_remote_url(spec.url);
+  std::string ref = "refs/heads/" + spec.branch;
+  int valid = 0;
+  if (spec.branch.empty() || git_reference_name_is_valid(&valid, ref.c_str()) < 0 || !valid)
+    fail(ErrorKind::invalid, "invalid git branch name '" + spec.branch + "'");
+  bool http = url.scheme == "http" || url.scheme == "https";
+  if ((std::holds_alternative<HttpsToken>(spec.credentials) ||
+       std::holds_alternative<UserPassword>(spec.credentials)) && !http)
+    fail(ErrorKind::invalid,
+         "a token or password is only used over http(s), not for " + quoted_redacted(spec.url));
+  if (std::holds_alternative<SshKey>(spec.credentials)) {
+    if (url.scheme != "ssh")
+      fail(ErrorKind::invalid, "an ssh key is only used over ssh, not for " + quoted_redacted(spec.url));
+    if (trim(std::get<SshKey>(spec.credentials).private_key).empty())
+      fail(ErrorKind::invalid, "the ssh key for " + quoted_redacted(spec.url) + " is empty");
+  }
+}
+
+std::vector<std::string> secrets_of(const GitRemoteSpec& spec) {
+  std::vector<std::string> out;
+  auto add = [&](const std::string& s) {
+    if (!s.empty()) out.push_back(s);
+  };
+  if (auto* t = std::get_if<HttpsToken>(&spec.credentials)) add(t->token);
+  if (auto* p = std::get_if<UserPassword>(&spec.credentials)) add(p->password);
+  if (auto* k = std::get_if<SshKey>(&spec.credentials)) {
+    add(k->passphrase);
+    add(k->private_key);
+  }
+  return out;
+}
+
+std::string scrub(std::string text, const std::vector<std::string>& secrets) {
+  for (const auto& secret : secrets) {
+    if (secret.empty()) continue;
+    for (auto pos = text.find(secret); pos != std::string::npos; pos = text.find(secret, pos + 3))
+      text.replace(pos, secret.size(), "***");
+  }
+  return text;
+}
+
+std::string cache_key(std::string_view url) {
+  std::array<unsigned char, EVP_MAX_MD_SIZE> digest{};
+  unsigned int len = 0;
+  EVP_Digest(url.data(), url.size(), digest.data(), &len, EVP_sha256(), nullptr);
+  static const char* k_hex = "0123456789abcdef";
+  std::string out;
+  for (unsigned int i = 0; i < 8 && i < len; ++i) {
+    out += k_hex[digest[i] >> 4];
+    out += k_hex[digest[i] & 15];
+  }
+  return out;
+}
+
+std::string base64_decode(std::string_view text) {
+  auto value = [](char c) -> int {
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    if (c == '+') return 62;
+    if (c == '/') return 63;
+    return -1;
+  };
+  std::string out;
+  unsigned bits = 0;
+  int count = 0;
+  for (char c : text) {
+    if (c == '=') break;
+    int v = value(c);
+    if (v < 0) fail(ErrorKind::invalid, "invalid base64 text");
+    bits = (bits << 6) | static_cast<unsigned>(v);
+    count += 6;
+    if (count >= 8) {
+      count -= 8;
+      out += static_cast<char>((bits >> count) & 0xff);
+    }
+  }
+  return out;
+}
+
+namespace {
+
+// OpenSSH host pattern: '*' any run, '?' one character.
+bool wildcard_match(std::string_view pattern, std::string_view text) {
+  if (pattern.empty()) return text.empty();
+  if (pattern.front() == '*') {
+    for (size_t i = 0; i <= text.size(); ++i)
+      if (wildcard_match(pattern.substr(1), text.substr(i))) return true;
+    return false;
+  }
+  if (text.empty()) return false;
+  if (pattern.front() != '?' && std::tolower(static_cast<unsigned char>(pattern.front())) !=
+                                    std::tolower(static_cast<unsigned char>(text.front())))
+    return false;
+  return wildcard_match(pattern.substr(1), text.substr(1));
+}
+
+// "|1|base64(salt)|base64(HMAC-SHA1(salt, host))"
+bool hashed_match(std::string_view field, const std::string& host) {
+  auto parts = split(field.substr(3), '|');
+  if (parts.size() != 2) return false;
+  std::string salt, hash;
+  try {
+    salt = base64_decode(parts[0]);
+    hash = base64_decode(parts[1]);
+  } catch (const Error&) {
+    return false;
+  }
+  std::array<unsigned char, EVP_MAX_MD_SIZE> mac{};
+  unsigned int len = 0;
+  if (!HMAC(EVP_sha1(), salt.data(), static_cast<int>(salt.size()),
+            reinterpret_cast<const unsigned char*>(host.data()), host.size(), mac.data(), &len))
+    return false;
+  return len == hash.size() && std::equal(hash.begin(), hash.end(), mac.begin(),
+                                          [](char a, unsigned char b) { return static_cast<unsigned char>(a) == b; });
+}
+
+bool host_matches(std::string_view hosts_field, const std::string& host) {
+  if (starts_with(hosts_field, "|1|")) return hashed_match(hosts_field, host);
+  bool matched = false;
+  for (const auto& pattern : split(hosts_field, ',')) {
+    if (!pattern.empty() && pattern.front() == '!') {
+      if (wildcard_match(std::string_view(pattern).substr(1), host)) return false;
+    } else if (wildcard_match(pattern, host)) {
+      matched = true;
+    }
+  }
+  return matched;
+}
+
+std::vector<std::string> fields_of(std::string_view line) {
+  std::vector<std::string> out;
+  size_t i = 0;
+  while (i < line.size()) {
+    while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
+    size_t start = i;
+    while (i < line.size() && line[i] != ' ' && line[i] != '\t') ++i;
+    if (i > start) out.emplace_back(line.substr(start, i - start));
+  }
+  return out;
+}
+
+// The key type name at the start of an SSH wire-format key blob.
+std::string blob_type(std::string_view blob) {
+  if (blob.size() < 4) return {};
+  uint32_t len = (static_cast<uint32_t>(static_cast<unsigned char>(blob[0])) << 24) |
+                 (static_cast<uint32_t>(static_cast<unsigned char>(blob[1])) << 16) |
+                 (static_cast<uint32_t>(static_cast<unsigned char>(blob[2])) << 8) |
+                 static_cast<uint32_t>(static_cast<unsigned char>(blob[3]));
+  if (len > blob.size() - 4) return {};
+  return std::string(blob.substr(4, len));
+}
+
+}  // namespace
+
+KnownHostMatch known_hosts_lookup(std::string_view text, std::string_view host, int port,
+                                  std::string_view key_blob) {
+  std::string name = port == 22 || port == 0 ? std::string(host)
+                                             : "[" + std::string(host) + "]:" + std::to_string(port);
+  std::string key_type = blob_type(key_blob);
+  bool listed_other_key = false;
+  bool matched = false;
+  for (const auto& raw_line : split(text, '\n')) {
+    std::string line = trim(raw_line);
+    if (line.empty() || line.front() == '#') continue;
+    auto fields = fields_of(line);
+    std::string marker;
+    if (!fields.empty() && fields.front().front() == '@') {
+      marker = fields.front();
+      fields.erase(fields.begin());
+    }
+    if (fields.size() < 3 || marker == "@cert-authority") continue;
+    if (!host_matches(fields[0], name)) continue;
+    std::string blob;
+    try {
+      blob = base64_decode(fields[2]);
+    } catch (const Error&) {
+      continue;
+    }
+    bool same_key = blob == key_blob;
+    if (marker == "@revoked") {
+      if (same_key) return KnownHostMatch::revoked;
+      continue;
+    }
+    if (same_key) matched = true;
+    else if (fields[1] == key_type) listed_other_key = true;
+  }
+  if (matched) return KnownHostMatch::matches;
+  return listed_other_key ? KnownHostMatch::mismatch : KnownHostMatch::unknown;
+}
+
+}  // namespace emco::gitops
