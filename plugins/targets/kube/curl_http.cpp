@@ -1,0 +1,266 @@
+// libcurl implementation of HttpClient.
+//
+// Keep-alive: a per-cluster pool of easy handles. Each handle keeps its own
+// connection open between requests, so a worker that takes an idle handle
+// reuses that handle's connection; concurrent workers each hold one handle
+// and so at most one connection each. The handles share DNS and TLS session
+// caches (a CURLSH with locks); the connection cache is deliberately not
+// shared, since libcurl documents that as unsafe across threads.
+
+#include <curl/curl.h>
+
+#include <array>
+#include <atomic>
+#include <cctype>
+#include <mutex>
+
+#include "core/util/error.hpp"
+#include "core/util/strings.hpp"
+#include "plugins/targets/kube/http.hpp"
+
+namespace emco::kube {
+
+std::string HttpResponse::header(std::string_view name) const {
+  for (const auto& [k, v] : headers)
+    if (k == name) return v;
+  return {};
+}
+
+namespace {
+
+void global_init() {
+  static std::once_flag once;
+  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+}
+
+struct SlistFree { void operator()(curl_slist* l) const { curl_slist_free_all(l); } };
+using SlistPtr = std::unique_ptr<curl_slist, SlistFree>;
+
+TransportFailure classify(CURLcode code) {
+  switch (code) {
+    case CURLE_COULDNT_RESOLVE_HOST: return TransportFailure::resolve;
+    case CURLE_COULDNT_CONNECT: return TransportFailure::connect;
+    case CURLE_OPERATION_TIMEDOUT: return TransportFailure::timeout;
+    case CURLE_PEER_FAILED_VERIFICATION:
+    case CURLE_SSL_CACERT_BADFILE:
+    case CURLE_SSL_PINNEDPUBKEYNOTMATCH: return TransportFailure::tls_verify;
+    case CURLE_SSL_CONNECT_ERROR:
+    case CURLE_SSL_CERTPROBLEM:
+    case CURLE_SSL_CIPHER:
+    case CURLE_SSL_ENGINE_NOTFOUND:
+    case CURLE_SSL_ENGINE_SETFAILED:
+    case CURLE_SSL_ENGINE_INITFAILED:
+    case CURLE_SSL_ISSUER_ERROR:
+    case CURLE_SSL_CRL_BADFILE:
+    case CURLE_SSL_SHUTDOWN_FAILED:
+    case CURLE_USE_SSL_FAILED: return TransportFailure::tls;
+    case CURLE_COULDNT_RESOLVE_PROXY:
+    case CURLE_PROXY: return TransportFailure::proxy;
+    default: return TransportFailure::other;
+  }
+}
+
+size_t on_body(char* data, size_t size, size_t count, void* user) {
+  static_cast<std::string*>(user)->append(data, size * count);
+  return size * count;
+}
+
+size_t on_header(char* data, size_t size, size_t count, void* user) {
+  auto* headers = static_cast<Headers*>(user);
+  std::string_view line(data, size * count);
+  if (starts_with(line, "HTTP/")) {
+    headers->clear();  // a new response (after 100 Continue or a proxy CONNECT)
+  } else if (auto colon = line.find(':'); colon != std::string_view::npos) {
+    headers->emplace_back(to_lower(line.substr(0, colon)), trim(line.substr(colon + 1)));
+  }
+  return size * count;
+}
+
+class CurlHttpClient final : public HttpClient {
+public:
+  explicit CurlHttpClient(const TransportOptions& options) : m_options(options) {
+    global_init();
+    m_share = curl_share_init();
+    curl_share_setopt(m_share, CURLSHOPT_LOCKFUNC, &CurlHttpClient::lock);
+    curl_share_setopt(m_share, CURLSHOPT_UNLOCKFUNC, &CurlHttpClient::unlock);
+    curl_share_setopt(m_share, CURLSHOPT_USERDATA, this);
+    curl_share_setopt(m_share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
+    curl_share_setopt(m_share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
+  }
+
+  ~CurlHttpClient() override {
+    for (CURL* h : m_idle) curl_easy_cleanup(h);
+    curl_share_cleanup(m_share);
+  }
+
+  HttpResponse send(const HttpRequest& request) override {
+    CURL* h = acquire();
+    HttpResponse response;
+    try {
+      perform(h, request, response);
+    } catch (...) {
+      release(h);
+      throw;
+    }
+    release(h);
+    return response;
+  }
+
+  HttpStats stats() const override { return {m_requests.load(), m_connections.load()}; }
+
+private:
+  static void lock(CURL*, curl_lock_data data, curl_lock_access, void* user) {
+    static_cast<CurlHttpClient*>(user)->m_locks[static_cast<size_t>(data) % k_locks].lock();
+  }
+  static void unlock(CURL*, curl_lock_data data, void* user) {
+    static_cast<CurlHttpClient*>(user)->m_locks[static_cast<size_t>(data) % k_locks].unlock();
+  }
+
+  CURL* acquire() {
+    {
+      std::lock_guard lock(m_pool_mutex);
+      if (!m_idle.empty()) {
+        CURL* h = m_idle.back();
+        m_idle.pop_back();
+        return h;
+      }
+    }
+    CURL* h = curl_easy_init();
+    if (!h) fail(ErrorKind::internal, "cannot create a libcurl handle");
+    return h;
+  }
+
+  void release(CURL* h) {
+    std::lock_guard lock(m_pool_mutex);
+    m_idle.push_back(h);
+  }
+
+  // The URL to request and, with tls-server-name, the CONNECT_TO entry that
+  // sends it to the real host: curl then verifies and sends SNI for the name.
+  std::string target_url(const std::string& url, SlistPtr& connect_to) const {
+    if (m_options.tls.server_name.empty()) return url;
+    CURLU* u = curl_url();
+    std::string result = url;
+    if (curl_url_set(u, CURLUPART_URL, url.c_str(), 0) == CURLUE_OK) {
+      char* host = nullptr;
+      char* port = nullptr;
+      curl_url_get(u, CURLUPART_HOST, &host, 0);
+      curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT);
+      if (host && port) {
+        std::string entry = m_options.tls.server_name + ":" + port + ":" + host + ":" + port;
+        connect_to.reset(curl_slist_append(nullptr, entry.c_str()));
+        curl_url_set(u, CURLUPART_HOST, m_options.tls.server_name.c_str(), 0);
+        char* rewritten = nullptr;
+        if (curl_url_get(u, CURLUPART_URL, &rewritten, 0) == CURLUE_OK) result = rewritten;
+        curl_free(rewritten);
+      }
+      curl_free(host);
+      curl_free(port);
+    }
+    curl_url_cleanup(u);
+    return result;
+  }
+
+  void perform(CURL* h, const HttpRequest& request, HttpResponse& response) {
+    curl_easy_reset(h);  // keeps the connection, DNS and session caches
+    std::array<char, CURL_ERROR_SIZE> errbuf{};
+    SlistPtr connect_to;
+    std::string url = target_url(request.url, connect_to);
+    curl_easy_setopt(h, CURLOPT_SHARE, m_share);
+    curl_easy_setopt(h, CURLOPT_URL, url.c_str());
+    if (connect_to) curl_easy_setopt(h, CURLOPT_CONNECT_TO, connect_to.get());
+    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf.data());
+    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
+    curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
+    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(request.timeout.count()));
+    auto connect_timeout = request.connect_timeout.count() > 0 ? request.connect_timeout : m_options.connect_timeout;
+    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(connect_timeout.count()));
+
+    const TlsOptions& tls = m_options.tls;
+    if (tls.insecure_skip_verify) {
+      curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
+      curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
+    } else {
+      curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L);
+      curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L);
+    }
+    if (!tls.ca_pem.empty()) {
+      // Only the kubeconfig's CA is trusted, as with kubectl: no system bundle.
+      curl_easy_setopt(h, CURLOPT_CAINFO, nullptr);
+      curl_easy_setopt(h, CURLOPT_CAPATH, nullptr);
+      curl_blob ca{const_cast<char*>(tls.ca_pem.data()), tls.ca_pem.size(), CURL_BLOB_COPY};
+      curl_easy_setopt(h, CURLOPT_CAINFO_BLOB, &ca);
+    }
+    if (!tls.client_cert_pem.empty()) {
+      curl_blob cert{const_cast<char*>(tls.client_cert_pem.data()), tls.client_cert_pem.size(), CURL_BLOB_COPY};
+      curl_blob key{const_cast<char*>(tls.client_key_pem.data()), tls.client_key_pem.size(), CURL_BLOB_COPY};
+      curl_easy_setopt(h, CURLOPT_SSLCERT_BLOB, &cert);
+      curl_easy_setopt(h, CURLOPT_SSLCERTTYPE, "PEM");
+      curl_easy_setopt(h, CURLOPT_SSLKEY_BLOB, &key);
+      curl_easy_setopt(h, CURLOPT_SSLKEYTYPE, "PEM");
+    }
+    if (!m_options.proxy_url.empty()) curl_easy_setopt(h, CURLOPT_PROXY, m_options.proxy_url.c_str());
+
+    if (request.method == "GET") {
+      curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
+    } else if (request.method == "HEAD") {
+      curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
+    } else {
+      curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, request.method.c_str());
+      if (!request.body.empty() || request.method != "DELETE") {
+        curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(request.body.size()));
+        curl_easy_setopt(h, CURLOPT_POSTFIELDS, request.body.c_str());
+      }
+    }
+    SlistPtr headers;
+    auto add = [&](const std::string& line) {
+      curl_slist* next = curl_slist_append(headers.get(), line.c_str());
+      if (!next) fail(ErrorKind::internal, "out of memory building request headers");
+      headers.release();
+      headers.reset(next);
+    };
+    for (const auto& [k, v] : request.headers) add(k + ": " + v);
+    add("Expect:");  // no 100-continue round trip for request bodies
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers.get());
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, &on_body);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, &response.body);
+    curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, &on_header);
+    curl_easy_setopt(h, CURLOPT_HEADERDATA, &response.headers);
+
+    CURLcode rc = curl_easy_perform(h);
+    ++m_requests;
+    long new_connections = 0;
+    curl_easy_getinfo(h, CURLINFO_NUM_CONNECTS, &new_connections);
+    m_connections += static_cast<uint64_t>(new_connections);
+    if (rc != CURLE_OK) {
+      response.status = 0;
+      response.failure = classify(rc);
+      response.failure_detail = errbuf[0] ? std::string(errbuf.data()) : curl_easy_strerror(rc);
+      while (!response.failure_detail.empty() && std::isspace(static_cast<unsigned char>(response.failure_detail.back())))
+        response.failure_detail.pop_back();
+      return;
+    }
+    long status = 0;
+    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+    response.status = static_cast<int>(status);
+  }
+
+  static constexpr size_t k_locks = 8;
+  TransportOptions m_options;
+  CURLSH* m_share = nullptr;
+  std::array<std::mutex, k_locks> m_locks;
+  std::mutex m_pool_mutex;
+  std::vector<CURL*> m_idle;
+  std::atomic<uint64_t> m_requests{0};
+  std::atomic<uint64_t> m_connections{0};
+};
+
+}  // namespace
+
+std::unique_ptr<HttpClient> make_curl_client(const TransportOptions& options) {
+  return std::make_unique<CurlHttpClient>(options);
+}
+
+}  // namespace emco::kube

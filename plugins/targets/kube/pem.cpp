@@ -1,0 +1,198 @@
+#include "plugins/targets/kube/pem.hpp"
+
+#include <openssl/bio.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+
+#include <array>
+#include <cstdio>
+#include <ctime>
+#include <memory>
+
+#include "core/util/error.hpp"
+
+namespace emco::kube {
+namespace {
+
+struct BioFree { void operator()(BIO* b) const { BIO_free(b); } };
+struct X509Free { void operator()(X509* x) const { X509_free(x); } };
+struct PkeyFree { void operator()(EVP_PKEY* k) const { EVP_PKEY_free(k); } };
+using BioPtr = std::unique_ptr<BIO, BioFree>;
+using X509Ptr = std::unique_ptr<X509, X509Free>;
+using PkeyPtr = std::unique_ptr<EVP_PKEY, PkeyFree>;
+
+BioPtr memory_bio(std::string_view data) {
+  return BioPtr(BIO_new_mem_buf(data.data(), static_cast<int>(data.size())));
+}
+
+std::chrono::system_clock::time_point to_time_point(const ASN1_TIME* t) {
+  struct tm parts {};
+  ASN1_TIME_to_tm(t, &parts);
+  return std::chrono::system_clock::from_time_t(timegm(&parts));
+}
+
+// A password callback that refuses: encrypted keys cannot be used unattended
+// and OpenSSL must never prompt on the terminal.
+int no_password(char*, int, int, void*) { return -1; }
+
+PkeyPtr load_key(std::string_view pem) {
+  auto bio = memory_bio(pem);
+  PkeyPtr key(PEM_read_bio_PrivateKey(bio.get(), nullptr, no_password, nullptr));
+  ERR_clear_error();
+  return key;
+}
+
+X509Ptr load_first_cert(std::string_view pem) {
+  auto bio = memory_bio(pem);
+  X509Ptr cert(PEM_read_bio_X509(bio.get(), nullptr, no_password, nullptr));
+  ERR_clear_error();
+  return cert;
+}
+
+int base64_value(char c) {
+  if (c >= 'A' && c <= 'Z') return c - 'A';
+  if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+  if (c >= '0' && c <= '9') return c - '0' + 52;
+  if (c == '+') return 62;
+  if (c == '/') return 63;
+  return -1;
+}
+
+}  // namespace
+
+std::optional<std::string> base64_decode(std::string_view text) {
+  std::string out;
+  out.reserve(text.size() * 3 / 4);
+  unsigned buffer = 0;
+  int bits = 0;
+  bool padding = false;
+  for (char c : text) {
+    if (c == ' ' || c == '\n' || c == '\r' || c == '\t') continue;
+    if (c == '=') {
+      padding = true;
+      continue;
+    }
+    if (padding) return std::nullopt;  // data after padding
+    int v = base64_value(c);
+    if (v < 0) return std::nullopt;
+    buffer = (buffer << 6) | static_cast<unsigned>(v);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out.push_back(static_cast<char>((buffer >> bits) & 0xFF));
+    }
+  }
+  if (bits >= 6) return std::nullopt;  // a lone trailing character
+  return out;
+}
+
+std::string base64_encode(std::string_view bytes) {
+  static constexpr char k_alphabet[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  size_t i = 0;
+  for (; i + 2 < bytes.size(); i += 3) {
+    unsigned n = (static_cast<unsigned char>(bytes[i]) << 16) |
+                 (static_cast<unsigned char>(bytes[i + 1]) << 8) | static_cast<unsigned char>(bytes[i + 2]);
+    out += k_alphabet[(n >> 18) & 63];
+    out += k_alphabet[(n >> 12) & 63];
+    out += k_alphabet[(n >> 6) & 63];
+    out += k_alphabet[n & 63];
+  }
+  if (i < bytes.size()) {
+    unsigned n = static_cast<unsigned char>(bytes[i]) << 16;
+    if (i + 1 < bytes.size()) n |= static_cast<unsigned char>(bytes[i + 1]) << 8;
+    out += k_alphabet[(n >> 18) & 63];
+    out += k_alphabet[(n >> 12) & 63];
+    out += i + 1 < bytes.size() ? k_alphabet[(n >> 6) & 63] : '=';
+    out += '=';
+  }
+  return out;
+}
+
+CertInfo inspect_certificates(std::string_view pem, const std::string& what) {
+  auto bio = memory_bio(pem);
+  CertInfo info;
+  while (X509Ptr cert{PEM_read_bio_X509(bio.get(), nullptr, no_password, nullptr)}) {
+    auto not_after = to_time_point(X509_get0_notAfter(cert.get()));
+    if (info.count == 0) {
+      info.not_before = to_time_point(X509_get0_notBefore(cert.get()));
+      info.not_after = not_after;
+      BioPtr out(BIO_new(BIO_s_mem()));
+      X509_NAME_print_ex(out.get(), X509_get_subject_name(cert.get()), 0, XN_FLAG_RFC2253);
+      char* data = nullptr;
+      long len = BIO_get_mem_data(out.get(), &data);
+      info.subject.assign(data, static_cast<size_t>(len));
+    } else if (not_after < info.not_after) {
+      info.not_after = not_after;
+    }
+    ++info.count;
+  }
+  ERR_clear_error();
+  if (info.count == 0) fail(ErrorKind::invalid, what + " is not a PEM certificate");
+  return info;
+}
+
+void check_private_key(std::string_view pem, const std::string& what) {
+  if (!load_key(pem)) {
+    fail(ErrorKind::invalid, what + " is not a PEM private key",
+         "the key must be unencrypted PEM (PKCS#1, PKCS#8 or SEC1)");
+  }
+}
+
+void check_key_matches(std::string_view cert_pem, std::string_view key_pem, const std::string& what) {
+  auto cert = load_first_cert(cert_pem);
+  auto key = load_key(key_pem);
+  if (!cert || !key) return;  // reported by the other checks
+  if (X509_check_private_key(cert.get(), key.get()) != 1) {
+    ERR_clear_error();
+    fail(ErrorKind::invalid, what + " does not match its key");
+  }
+}
+
+std::optional<std::chrono::system_clock::time_point> parse_rfc3339(std::string_view text) {
+  int y, mo, d, h, mi, s;
+  char tail[40] = {};
+  std::string copy(text.substr(0, 60));
+  int n = std::sscanf(copy.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%39s", &y, &mo, &d, &h, &mi, &s, tail);
+  if (n < 6) return std::nullopt;
+  struct tm parts {};
+  parts.tm_year = y - 1900;
+  parts.tm_mon = mo - 1;
+  parts.tm_mday = d;
+  parts.tm_hour = h;
+  parts.tm_min = mi;
+  parts.tm_sec = s;
+  std::time_t base = timegm(&parts);
+  std::string_view rest(tail);
+  if (!rest.empty() && rest[0] == '.') {  // fractional seconds carry no weight here
+    size_t i = 1;
+    while (i < rest.size() && rest[i] >= '0' && rest[i] <= '9') ++i;
+    rest.remove_prefix(i);
+  }
+  long offset = 0;
+  if (rest == "Z" || rest == "z") {
+    offset = 0;
+  } else if (rest.size() == 6 && (rest[0] == '+' || rest[0] == '-') && rest[3] == ':') {
+    int oh = (rest[1] - '0') * 10 + (rest[2] - '0');
+    int om = (rest[4] - '0') * 10 + (rest[5] - '0');
+    offset = (oh * 3600L + om * 60L) * (rest[0] == '-' ? -1 : 1);
+  } else {
+    return std::nullopt;
+  }
+  return std::chrono::system_clock::from_time_t(base - offset);
+}
+
+std::string format_rfc3339(std::chrono::system_clock::time_point when) {
+  std::time_t t = std::chrono::system_clock::to_time_t(when);
+  struct tm parts {};
+  gmtime_r(&t, &parts);
+  std::array<char, 32> buf{};
+  std::strftime(buf.data(), buf.size(), "%Y-%m-%dT%H:%M:%SZ", &parts);
+  return buf.data();
+}
+
+}  // namespace emco::kube

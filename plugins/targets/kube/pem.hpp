@@ -1,0 +1,47 @@
+#pragma once
+// PEM and base64 checks for kubeconfig material (OpenSSL behind the scenes).
+//
+// These functions only decode and inspect; they never print the material.
+// Error messages name what is wrong ("not a PEM certificate"), never the bytes.
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace emco::kube {
+
+// Standard base64 (RFC 4648, padding optional, whitespace ignored).
+// Returns nullopt when `text` is not valid base64.
+std::optional<std::string> base64_decode(std::string_view text);
+std::string base64_encode(std::string_view bytes);
+
+struct CertInfo {
+  std::string subject;  // one-line RFC 2253 form, e.g. "CN=admin,O=system:masters"
+  std::chrono::system_clock::time_point not_before;
+  std::chrono::system_clock::time_point not_after;
+  int count = 0;  // certificates in the bundle
+};
+
+// Inspects a PEM bundle of one or more certificates; describes the first one
+// (for a bundle of CAs, not_after is the earliest expiry of all of them).
+// Throws emco::Error(invalid) "<what> is not a PEM certificate" when nothing
+// decodes. `what` names the source in the message ("certificate-authority-data
+// of cluster 'edge1'").
+CertInfo inspect_certificates(std::string_view pem, const std::string& what);
+
+// Checks that `pem` holds a private key OpenSSL can load (RSA, EC, Ed25519,
+// PKCS#1/PKCS#8). Throws emco::Error(invalid) naming `what` otherwise.
+void check_private_key(std::string_view pem, const std::string& what);
+
+// Checks that the first certificate in `cert_pem` belongs to the key in
+// `key_pem`; throws emco::Error(invalid) "<what> does not match its key"
+// when it does not.
+void check_key_matches(std::string_view cert_pem, std::string_view key_pem, const std::string& what);
+
+// RFC 3339 "2026-11-22T03:04:05Z" (UTC, also with fractional seconds or an
+// offset) to a time point; nullopt when it does not parse.
+std::optional<std::chrono::system_clock::time_point> parse_rfc3339(std::string_view text);
+std::string format_rfc3339(std::chrono::system_clock::time_point when);
+
+}  // namespace emco::kube
