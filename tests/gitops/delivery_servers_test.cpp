@@ -1,0 +1,262 @@
+// GitDelivery against real servers on loopback: git daemon (git://),
+// lighttpd + git http-backend with basic auth (http://), sshd (ssh://).
+// Each test starts its servers on free ports and stops them at the end.
+
+#include <catch2/catch.hpp>
+#include <thread>
+
+#include "core/util/error.hpp"
+#include "plugins/targets/gitops/git_delivery.hpp"
+#include "support.hpp"
+
+using namespace emco::gitops;
+using namespace gitops_test;
+
+namespace {
+
+CommitRequest request(ChangeSet changes, std::string message = "emco: test") {
+  CommitRequest r;
+  r.changes = std::move(changes);
+  r.message = std::move(message);
+  return r;
+}
+
+emco::Error expect_error(GitDelivery& delivery, const GitRemoteSpec& spec, const CommitRequest& req) {
+  try {
+    delivery.deliver(spec, req);
+  } catch (const emco::Error& e) {
+    return e;
+  }
+  FAIL("expected deliver() to fail");
+  throw std::logic_error("unreachable");
+}
+
+}  // namespace
+
+TEST_CASE("git daemon: push, update and verify with git clone", "[gitops][daemon]") {
+  TempDir tmp;
+  fs::path root = tmp.path() / "srv";
+  make_bare_repo(root / "repo.git", true);
+  GitDaemon daemon(root);
+  GitRemoteSpec spec;
+  spec.url = daemon.url("repo.git");
+  GitDelivery delivery(tmp.path() / "cache");
+
+  auto first = delivery.deliver(spec, request({{"clusters/p+c/a.yaml", "a1"}, {"clusters/p+c/b.yaml", "b1"}}));
+  REQUIRE(first.changed);
+  auto same = delivery.deliver(spec, request({{"clusters/p+c/a.yaml", "a1"}}));
+  CHECK_FALSE(same.changed);
+  auto second = delivery.deliver(spec, request({{"clusters/p+c/a.yaml", "a2"}}, "emco: update"));
+  REQUIRE(second.changed);
+
+  fs::path work = clone(spec.url, "main", tmp.path() / "clone");
+  CHECK(git(work, {"log", "--format=%H %s"}) ==
+        second.commit_id + " emco: update\n" + first.commit_id + " emco: test\n" +
+            git(work, {"log", "-1", "--format=%H %s", "HEAD~2"}));
+  CHECK(show(work, "HEAD", "clusters/p+c/a.yaml") == "a2");
+  CHECK(show(work, "HEAD", "clusters/p+c/b.yaml") == "b1");
+}
+
+TEST_CASE("git daemon: a branch that does not exist yet is created", "[gitops][daemon]") {
+  TempDir tmp;
+  fs::path root = tmp.path() / "srv";
+  make_bare_repo(root / "repo.git", true);
+  GitDaemon daemon(root);
+  GitRemoteSpec spec;
+  spec.url = daemon.url("repo.git");
+  spec.branch = "provider1+cluster1";
+  GitDelivery delivery(tmp.path() / "cache");
+  auto result = delivery.deliver(spec, request({{"x.yaml", "x"}}));
+  REQUIRE(result.changed);
+  fs::path work = clone(spec.url, "provider1+cluster1", tmp.path() / "clone");
+  CHECK(git(work, {"rev-parse", "HEAD"}) == result.commit_id + "\n");
+  CHECK(git(work, {"ls-tree", "--name-only", "HEAD"}) == "x.yaml\n");
+}
+
+TEST_CASE("git daemon: a pre-receive hook that rejects is reported with its message", "[gitops][daemon]") {
+  TempDir tmp;
+  fs::path root = tmp.path() / "srv";
+  fs::path bare = root / "repo.git";
+  make_bare_repo(bare, true);
+  write_file(bare / "hooks" / "pre-receive",
+             "#!/bin/sh\necho 'policy: commits from emco need a ticket number' >&2\nexit 1\n", 0755);
+  GitDaemon daemon(root);
+  GitRemoteSpec spec;
+  spec.url = daemon.url("repo.git");
+  GitDelivery delivery(tmp.path() / "cache");
+  std::string before = git(bare, {"rev-parse", "main"});
+
+  auto e = expect_error(delivery, spec, request({{"a", "a"}}));
+  CHECK(e.kind() == emco::ErrorKind::failed);
+  CHECK_THAT(e.message(), Catch::Contains("rejected"));
+  CHECK_THAT(e.message(), Catch::Contains("pre-receive hook declined"));
+  CHECK_THAT(e.message(), Catch::Contains("policy: commits from emco need a ticket number"));
+  CHECK(git(bare, {"rev-parse", "main"}) == before);
+  CHECK(delivery.cached_head(spec) + "\n" == before);
+}
+
+TEST_CASE("git daemon: unreachable remote is an unreachable error and records nothing", "[gitops][daemon]") {
+  TempDir tmp;
+  GitRemoteSpec spec;
+  spec.url = "git://127.0.0.1:" + std::to_string(free_port()) + "/repo.git";
+  GitDelivery delivery(tmp.path() / "cache");
+  auto e = expect_error(delivery, spec, request({{"a", "a"}}));
+  CHECK(e.kind() == emco::ErrorKind::unreachable);
+  CHECK_THAT(e.message(), Catch::Contains("cannot fetch branch 'main' from 'git://127.0.0.1:"));
+  CHECK(delivery.cached_head(spec).empty());
+}
+
+TEST_CASE("git daemon: concurrent pushes from two workspaces lose nothing", "[gitops][daemon][race]") {
+  TempDir tmp;
+  fs::path root = tmp.path() / "srv";
+  make_bare_repo(root / "repo.git", true);
+  GitDaemon daemon(root);
+  GitRemoteSpec spec;
+  spec.url = daemon.url("repo.git");
+  constexpr int k_rounds = 6;
+  std::atomic<int> total_attempts{0};
+  auto worker = [&](const std::string& name) {
+    DeliveryOptions options;
+    options.max_attempts = 50;
+    GitDelivery delivery(tmp.path() / name, options);
+    for (int i = 0; i < k_rounds; ++i)
+      total_attempts += delivery.deliver(spec, request({{name + "/" + std::to_string(i), name}})).attempts;
+  };
+  std::thread a(worker, "a"), b(worker, "b");
+  a.join();
+  b.join();
+  fs::path work = clone(spec.url, "main", tmp.path() / "clone");
+  CHECK(commit_count(work, "HEAD") == 1 + 2 * k_rounds);
+  std::string files = git(work, {"ls-tree", "-r", "--name-only", "HEAD"});
+  for (int i = 0; i < k_rounds; ++i) {
+    CHECK_THAT(files, Catch::Contains("a/" + std::to_string(i) + "\n"));
+    CHECK_THAT(files, Catch::Contains("b/" + std::to_string(i) + "\n"));
+  }
+  CHECK(total_attempts >= 2 * k_rounds);
+}
+
+TEST_CASE("git daemon: a forced race is fetched, rebuilt and retried", "[gitops][daemon][race]") {
+  TempDir tmp;
+  fs::path root = tmp.path() / "srv";
+  make_bare_repo(root / "repo.git", true);
+  GitDaemon daemon(root);
+  GitRemoteSpec spec;
+  spec.url = daemon.url("repo.git");
+  GitDelivery other(tmp.path() / "other");
+  DeliveryOptions options;
+  options.before_push = [&](int attempt) {
+    if (attempt == 1) other.deliver(spec, request({{"other", "o"}}));
+  };
+  GitDelivery delivery(tmp.path() / "ws", options);
+  auto result = delivery.deliver(spec, request({{"mine", "m"}}));
+  CHECK(result.attempts == 2);
+  fs::path work = clone(spec.url, "main", tmp.path() / "clone");
+  CHECK(git(work, {"ls-tree", "--name-only", "HEAD"}) == "README\nmine\nother\n");
+}
+
+TEST_CASE("smart http with basic auth: push, wrong and missing credentials", "[gitops][http]") {
+  TempDir tmp;
+  fs::path root = tmp.path() / "srv";
+  make_bare_repo(root / "repo.git", true);
+  const std::string password = "s3cret-Pa55word";
+  HttpServer http(root, tmp.path() / "http", "emco", password);
+  GitRemoteSpec spec;
+  spec.url = http.url("repo.git");
+  spec.credentials = UserPassword{"emco", password};
+  GitDelivery delivery(tmp.path() / "cache");
+
+  auto result = delivery.deliver(spec, request({{"clusters/p+c/a.yaml", "over http"}}));
+  REQUIRE(result.changed);
+  fs::path work = clone(root / "repo.git", "main", tmp.path() / "clone");
+  CHECK(git(work, {"rev-parse", "HEAD"}) == result.commit_id + "\n");
+  CHECK(show(work, "HEAD", "clusters/p+c/a.yaml") == "over http");
+  CHECK_FALSE(delivery.deliver(spec, request({{"clusters/p+c/a.yaml", "over http"}})).changed);
+
+  SECTION("a token is sent as the password") {
+    GitRemoteSpec token = spec;
+    token.credentials = HttpsToken{password, "emco"};
+    CHECK(delivery.deliver(token, request({{"b", "token"}})).changed);
+    CHECK(show(root / "repo.git", "main", "b") == "token");
+  }
+  SECTION("wrong password") {
+    const std::string wrong = "WrongPassw0rd-xyz";
+    GitRemoteSpec bad = spec;
+    bad.credentials = UserPassword{"emco", wrong};
+    GitDelivery other(tmp.path() / "other");
+    auto e = expect_error(other, bad, request({{"c", "c"}}));
+    CHECK(e.kind() == emco::ErrorKind::unreachable);
+    CHECK_THAT(e.message(), Catch::StartsWith("authentication failed for 'http://127.0.0.1:"));
+    CHECK_THAT(e.message() + e.hint(), !Catch::Contains(wrong) && !Catch::Contains(password));
+    CHECK(other.cached_head(bad).empty());
+  }
+  SECTION("no credentials") {
+    GitRemoteSpec anonymous = spec;
+    anonymous.credentials = NoCredentials{};
+    auto e = expect_error(delivery, anonymous, request({{"c", "c"}}));
+    CHECK(e.kind() == emco::ErrorKind::unreachable);
+    CHECK_THAT(e.message(), Catch::Contains("no credentials are configured"));
+  }
+  // Nothing of the credentials lands in the cache or the repository.
+  for (const fs::path& dir : {delivery.cache_path(spec), root / "repo.git"}) {
+    for (const auto& entry : fs::recursive_directory_iterator(dir)) {
+      if (!entry.is_regular_file() || entry.path().string().find("/objects/") != std::string::npos) continue;
+      INFO(entry.path());
+      CHECK(read_file(entry.path()).find(password) == std::string::npos);
+    }
+  }
+}
+
+TEST_CASE("ssh with an ed25519 key and known_hosts checking", "[gitops][ssh]") {
+  TempDir tmp;
+  fs::path bare = tmp.path() / "srv" / "repo.git";
+  make_bare_repo(bare, true);
+  REQUIRE(run({"ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", (tmp.path() / "client").string()}).status == 0);
+  SshServer sshd(tmp.path(), read_file(tmp.path() / "client.pub"));
+  GitRemoteSpec spec;
+  spec.url = sshd.url(bare);
+  spec.credentials = SshKey{read_file(tmp.path() / "client"), "", "", ""};
+  spec.known_hosts = sshd.known_hosts();
+  GitDelivery delivery(tmp.path() / "cache");
+
+  auto result = delivery.deliver(spec, request({{"clusters/p+c/a.yaml", "over ssh"}}));
+  REQUIRE(result.changed);
+  fs::path work = clone(bare, "main", tmp.path() / "clone");
+  CHECK(git(work, {"rev-parse", "HEAD"}) == result.commit_id + "\n");
+  CHECK(show(work, "HEAD", "clusters/p+c/a.yaml") == "over ssh");
+
+  SECTION("host key not in known_hosts") {
+    GitRemoteSpec unknown = spec;
+    unknown.known_hosts = "[127.0.0.1]:1 " + sshd.known_hosts().substr(sshd.known_hosts().find(' ') + 1);
+    auto e = expect_error(delivery, unknown, request({{"b", "b"}}));
+    CHECK(e.kind() == emco::ErrorKind::unreachable);
+    CHECK_THAT(e.message(), Catch::Contains("is not in known_hosts"));
+  }
+  SECTION("host key differs from known_hosts") {
+    REQUIRE(run({"ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", (tmp.path() / "otherhost").string()}).status == 0);
+    std::string other = read_file(tmp.path() / "otherhost.pub");
+    GitRemoteSpec wrong = spec;
+    wrong.known_hosts = "[127.0.0.1]:" + std::to_string(sshd.port()) + " " + other.substr(0, other.rfind(' ')) + "\n";
+    auto e = expect_error(delivery, wrong, request({{"b", "b"}}));
+    CHECK(e.kind() == emco::ErrorKind::unreachable);
+    CHECK_THAT(e.message(), Catch::Contains("does not match known_hosts"));
+  }
+  SECTION("a key the server does not accept") {
+    REQUIRE(run({"ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", (tmp.path() / "stranger").string()}).status == 0);
+    GitRemoteSpec stranger = spec;
+    stranger.credentials = SshKey{read_file(tmp.path() / "stranger"), "", "", ""};
+    GitDelivery other(tmp.path() / "other");
+    auto e = expect_error(other, stranger, request({{"b", "b"}}));
+    CHECK(e.kind() == emco::ErrorKind::unreachable);
+    CHECK_THAT(e.message(), Catch::Contains("authentication failed"));
+    CHECK_THAT(e.message(), !Catch::Contains("PRIVATE KEY"));
+  }
+  SECTION("a passphrase-protected ECDSA key") {
+    REQUIRE(run({"ssh-keygen", "-q", "-t", "ecdsa", "-N", "pass phrase", "-f", (tmp.path() / "ec").string()}).status == 0);
+    write_file(tmp.path() / "authorized_keys",
+               read_file(tmp.path() / "client.pub") + read_file(tmp.path() / "ec.pub"), 0600);
+    GitRemoteSpec ec = spec;
+    ec.credentials = SshKey{read_file(tmp.path() / "ec"), "pass phrase", "", ""};
+    CHECK(delivery.deliver(ec, request({{"ec", "ecdsa"}})).changed);
+    CHECK(show(bare, "main", "ec") == "ecdsa");
+  }
+}
