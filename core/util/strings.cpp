@@ -47,7 +47,9 @@ std::string trim(std::string_view text) {
   return std::string(text.substr(b, e - b));
 }
 
-bool is_valid_utf8(std::string_view s) {
+bool is_valid_utf8(std::string_view s) { return invalid_utf8_offset(s) == std::string_view::npos; }
+
+size_t invalid_utf8_offset(std::string_view s) {
   size_t i = 0;
   while (i < s.size()) {
     auto c = static_cast<unsigned char>(s[i]);
@@ -66,20 +68,20 @@ bool is_valid_utf8(std::string_view s) {
       n = 3;
       cp = c & 0x07;
     } else {
-      return false;
+      return i;
     }
-    if (i + n >= s.size()) return false;
+    if (i + n >= s.size()) return i;
     for (size_t k = 1; k <= n; ++k) {
       auto cc = static_cast<unsigned char>(s[i + k]);
-      if ((cc & 0xC0) != 0x80) return false;
+      if ((cc & 0xC0) != 0x80) return i;
       cp = (cp << 6) | (cc & 0x3F);
     }
     // Reject overlong forms, surrogates and values past U+10FFFF.
-    if ((n == 1 && cp < 0x80) || (n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000)) return false;
-    if (cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
+    if ((n == 1 && cp < 0x80) || (n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000)) return i;
+    if (cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return i;
     i += n + 1;
   }
-  return true;
+  return std::string_view::npos;
 }
 
 size_t edit_distance(std::string_view a, std::string_view b) {

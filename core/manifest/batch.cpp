@@ -1,0 +1,440 @@
+#include "core/manifest/batch.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "core/lifecycle/lifecycle.hpp"
+#include "core/manifest/packages.hpp"
+#include "core/resource/schema.hpp"
+#include "core/util/error.hpp"
+#include "core/util/strings.hpp"
+
+namespace emco::manifest {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using resource::Anchor;
+using resource::AnchorTarget;
+using resource::Key;
+using resource::Kind;
+
+namespace {
+
+[[noreturn]] void bad(const std::string& where, ErrorKind kind, const std::string& msg, const std::string& hint = {}) {
+  fail(kind, where + ": " + msg, hint);
+}
+
+const resource::Schema& metadata_schema() {
+  static const resource::Schema s = resource::obj({resource::opt("name", resource::str()),
+                                                   resource::opt("description", resource::str(1024)),
+                                                   resource::opt("userData1", resource::str(512)),
+                                                   resource::opt("userData2", resource::str(512))});
+  return s;
+}
+
+std::string resolve_path(const Document& doc, const std::string& p) {
+  if (p.empty()) return p;
+  fs::path path(p);
+  if (path.is_absolute()) return p;
+  fs::path beside = fs::path(doc.base_dir) / path;
+  if (fs::exists(beside)) return beside.string();
+  if (fs::exists(path)) return p;  // emcoctl resolved against the working directory
+  return beside.string();
+}
+
+std::string read_plain_file(const Document& doc, const std::string& p, const std::string& where) {
+  std::string path = resolve_path(doc, p);
+  std::error_code ec;
+  if (!fs::exists(path, ec))
+    bad(where, ErrorKind::invalid, "cannot read file '" + p + "': no such file",
+        "paths in file:/files: are relative to the YAML file's directory ('" + doc.base_dir + "')");
+  if (fs::is_directory(path, ec)) bad(where, ErrorKind::invalid, "'" + p + "' is a directory, not a file");
+  auto size = fs::file_size(path, ec);
+  if (!ec && size > (256u << 20)) bad(where, ErrorKind::invalid, "file '" + p + "' is larger than 256 MiB");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) bad(where, ErrorKind::invalid, "cannot read file '" + p + "': permission denied");
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// Checks that go beyond the per-field schema (resources.md notes).
+void check_kind_rules(const Document& doc, const Kind& k, json& spec, bool has_file) {
+  auto where = [&](const std::string& p) { return doc.where(p); };
+  if (k.id == "cluster") {
+    if (!spec.contains("gitOps") && !has_file)
+      bad(doc.where(), ErrorKind::invalid, "a cluster needs a kubeconfig (file:) or spec.gitOps",
+          "add 'file: path/to/kubeconfig', or GitOps settings under spec.gitOps");
+  } else if (k.id == "genericAppPlacementIntent") {
+    auto& intent = spec["intent"];
+    bool label = false;
+    size_t count = 0;
+    for (const char* group : {"allOf", "anyOf"}) {
+      if (!intent.contains(group)) continue;
+      for (size_t i = 0; i < intent[group].size(); ++i) {
+        auto& e = intent[group][i];
+        std::string p = std::string("spec.intent.") + group + "[" + std::to_string(i) + "]";
+        bool has_cluster = e.contains("cluster") && !e["cluster"].get<std::string>().empty();
+        bool has_label = e.contains("clusterLabel") && !e["clusterLabel"].get<std::string>().empty();
+        if (!has_cluster && !has_label)
+          bad(where(p), ErrorKind::invalid, "'" + p + "' needs a cluster or a clusterLabel");
+        label = label || (has_label && !has_cluster);
+        ++count;
+      }
+    }
+    if (count == 0)
+      bad(where("spec.intent"), ErrorKind::invalid, "the placement intent names no cluster",
+          "list clusters under spec.intent.allOf or spec.intent.anyOf");
+    intent["selector"] = label ? "label" : "name";
+  } else if (k.id == "genericResource") {
+    bool new_object = spec.value("newObject", "false") == "true";
+    std::string gvk_kind = spec.contains("resourceGVK") ? spec["resourceGVK"].value("kind", "") : "";
+    if (new_object && !has_file && gvk_kind != "ConfigMap" && gvk_kind != "Secret")
+      bad(where("spec.newObject"), ErrorKind::invalid, "a new " + (gvk_kind.empty() ? "object" : gvk_kind) + " needs a template file",
+          "add 'file: <template.yaml>' (only ConfigMaps and Secrets can be built from customization files alone)");
+  } else if (k.id == "logicalCloud") {
+    std::string level = spec.value("level", "1");
+    if (level == "1") {
+      if (!spec.contains("namespace") || spec["namespace"].get<std::string>().empty())
+        bad(where("spec"), ErrorKind::invalid, "a level-1 logical cloud needs spec.namespace",
+            "set spec.namespace, or spec.level: \"0\" for an admin cloud");
+      if (!spec.contains("user") || spec["user"].value("userName", "").empty())
+        bad(where("spec"), ErrorKind::invalid, "a level-1 logical cloud needs spec.user.userName");
+    }
+  } else if (k.id == "groupIntent") {
+    if (!spec["intent"].contains("genericPlacementIntent"))
+      bad(where("spec.intent"), ErrorKind::invalid, "the group intent has no genericPlacementIntent",
+          "every group intent names its generic placement intent: intent: {genericPlacementIntent: <name>}");
+  } else if (k.id == "deploymentIntentGroup") {
+    // The release name becomes part of Kubernetes object names: DNS-1123 label.
+    std::string v = spec["version"];
+    bool ok = !v.empty() && v.size() <= 63 && std::isalnum(static_cast<unsigned char>(v.front())) &&
+              std::isalnum(static_cast<unsigned char>(v.back()));
+    for (char c : v) ok = ok && (std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) || c == '-');
+    if (!ok)
+      bad(where("spec.version"), ErrorKind::invalid, "spec.version '" + v + "' is not a valid Helm release name",
+          "use lowercase letters, digits and '-' (a DNS-1123 label), e.g. r1");
+  }
+}
+
+// Checks needing the store (one app profile per app, quotas on admin clouds).
+void check_store_rules(const store::Store& st, const Document& doc, const Kind& k, const Key& key, const json& spec) {
+  if (k.id == "appProfile") {
+    Key parent = key.parent_prefix(key.parts.size() - 1);
+    for (const auto& other : st.list(k, parent)) {
+      if (other.key == key) continue;
+      auto data = json::parse(other.data);
+      if (data["spec"].value("app", "") == spec.value("app", ""))
+        bad(doc.where("spec.app"), ErrorKind::conflict,
+            "app '" + spec.value("app", "") + "' already has a profile in this composite profile (" +
+                store::describe(k, other.key) + ")",
+            "a composite profile holds one profile per app");
+    }
+  } else if (k.id == "clusterQuota") {
+    Key lc_key = key.parent_prefix(key.parts.size() - 1);
+    if (auto lc = st.get(lc_key)) {
+      auto data = json::parse(lc->data);
+      if (data["spec"].value("level", "1") == "0")
+        bad(doc.where(), ErrorKind::invalid, "cluster quotas apply to level-1 logical clouds only",
+            "admin (level 0) logical clouds take no quotas");
+    }
+  }
+}
+
+bool is_declarative(const Document& d) {
+  return d.anchor.target == AnchorTarget::collection || d.anchor.target == AnchorTarget::resource;
+}
+
+std::string lifecycle_anchor(const Document& d) { return d.anchor.text; }
+
+ItemResult error_item(const Document& d, const Error& e) {
+  ItemResult it;
+  it.where = d.where();
+  it.anchor = d.anchor_text;
+  it.outcome = "error";
+  it.error = e.message();
+  it.hint = e.hint();
+  it.exit_kind = static_cast<int>(e.kind());
+  return it;
+}
+
+}  // namespace
+
+Key document_key(const Document& doc) {
+  const Anchor& a = doc.anchor;
+  if (a.target != AnchorTarget::collection) return a.key;
+  const Kind& k = *a.kind;
+  if (doc.name.empty())
+    bad(doc.where("metadata"), ErrorKind::invalid, "missing metadata.name",
+        k.body == resource::BodyShape::label ? "a label document needs 'clusterLabel: <label>'"
+                                             : "every " + k.display + " needs a name under metadata.name");
+  if (!resource::is_valid_name(doc.name))
+    bad(doc.where(k.body == resource::BodyShape::label && !doc.body->at("metadata").contains("name") ? "clusterLabel"
+                                                                                                      : "metadata.name"),
+        ErrorKind::invalid, "invalid name '" + doc.name + "'", resource::name_rule_text());
+  Key key = a.key;
+  for (const auto& f : k.fixed) key.parts.push_back(f);
+  key.parts.emplace_back(k.elements[0], doc.name);
+  if (k.elements.size() > 1) {
+    const json& spec = doc.body->value("spec", json::object());
+    std::string version = spec.is_object() ? spec.value("compositeAppVersion", "") : "";
+    if (version.empty())
+      bad(doc.where("spec"), ErrorKind::invalid, "missing spec.compositeAppVersion",
+          "a composite app is created with its version: spec: {compositeAppVersion: v1}");
+    key.parts.emplace_back(k.elements[1], version);
+  }
+  return key;
+}
+
+store::Resource prepare_resource(const Document& doc, Clock& clock) {
+  const Kind& k = *doc.anchor.kind;
+  store::Resource r;
+  r.kind = &k;
+  r.key = document_key(doc);
+  if (doc.anchor.target == AnchorTarget::resource && !doc.name.empty() && doc.name != r.key.parts.back().second &&
+      k.elements.size() == 1)
+    bad(doc.where("metadata.name"), ErrorKind::invalid,
+        "metadata.name '" + doc.name + "' does not match the anchor's name '" + r.key.parts.back().second + "'");
+
+  json metadata = doc.body->value("metadata", json::object());
+  if (auto v = resource::validate_and_canonicalise(metadata, metadata_schema(), "metadata"); !v.empty())
+    bad(doc.where(v[0].path), ErrorKind::invalid, v[0].message, v[0].hint);
+  metadata["name"] = r.key.parts.back().second;
+  if (k.elements.size() > 1) metadata["name"] = r.key.parts[r.key.parts.size() - 2].second;
+
+  json spec = doc.body->contains("spec") ? doc.body->at("spec") : json(nullptr);
+  if (spec.is_null()) spec = json::object();
+  if (auto v = resource::validate_and_canonicalise(spec, k.spec, "spec"); !v.empty())
+    bad(doc.where(v[0].path), ErrorKind::invalid, v[0].message, v[0].hint);
+
+  // Attached files.
+  if (!doc.files.empty() && k.file == resource::FileMode::none)
+    bad(doc.where(doc.multi_file ? "files" : "file"), ErrorKind::invalid,
+        "a " + k.display + " takes no file", "remove the file:/files: entry");
+  if (doc.files.empty() && k.file_required)
+    bad(doc.where(), ErrorKind::invalid, "a " + k.display + " needs its " + k.file_what + " (file:)",
+        "add 'file: <path>' to the document");
+  for (size_t i = 0; i < doc.files.size(); ++i) {
+    const std::string& p = doc.files[i];
+    std::string where = doc.where(doc.multi_file ? "files[" + std::to_string(i) + "]" : "file");
+    store::Content c;
+    c.name = doc.multi_file ? fs::path(p).filename().string() : "file";
+    c.filename = fs::path(p).filename().string();
+    try {
+      if (k.id == "app") c.data = load_chart_package(resolve_path(doc, p), r.key.parts.back().second);
+      else if (k.id == "appProfile") c.data = load_profile_package(resolve_path(doc, p));
+      else c.data = read_plain_file(doc, p, where);
+    } catch (const Error& e) {
+      if (starts_with(e.message(), doc.source + ":")) throw;
+      throw e.with_context(where);
+    }
+    r.contents.push_back(std::move(c));
+  }
+  if (k.id == "cluster" && spec.contains("gitOps")) r.contents.clear();  // no kubeconfig for GitOps clusters
+
+  check_kind_rules(doc, k, spec, !r.contents.empty());
+
+  json data = {{"metadata", metadata}, {"spec", spec}};
+  if (k.id == "deploymentIntentGroup" || k.id == "compositeApp") data["spec"].erase("id");
+  r.data = data.dump();
+  if (k.lifecycle) r.state_info = lifecycle::initial_state_info(clock);
+  return r;
+}
+
+std::string render_object(const store::Resource& r, bool show_secrets) {
+  auto data = json::parse(r.data);
+  if (r.kind->body == resource::BodyShape::label) return json{{"clusterLabel", r.key.parts.back().second}}.dump();
+  if (r.kind->secret_spec && !show_secrets && data["spec"].contains("kv")) {
+    for (auto& entry : data["spec"]["kv"])
+      for (auto it = entry.begin(); it != entry.end(); ++it) it.value() = "<redacted>";
+  }
+  if (r.kind->lifecycle && !r.state_info.empty()) {
+    std::string state = lifecycle::current_state(r.state_info);
+    if (r.kind->id == "deploymentIntentGroup") data["spec"]["action"] = state;
+  }
+  return data.dump();
+}
+
+BatchResult run_batch(store::Store& st, Verb verb, const std::vector<File>& files, const BatchOptions& opts) {
+  Clock& clock = opts.clock ? *opts.clock : system_clock();
+  std::vector<const Document*> docs;
+  for (const auto& f : files)
+    for (const auto& d : f.documents) docs.push_back(&d);
+  if (verb == Verb::remove) std::reverse(docs.begin(), docs.end());
+
+  // The same resource named twice in one invocation is almost always a
+  // copy-paste slip; refuse before changing anything.
+  {
+    std::map<std::string, const Document*> seen;
+    for (const Document* d : docs) {
+      if (!is_declarative(*d)) continue;
+      Key key;
+      try {
+        key = document_key(*d);
+      } catch (const Error& e) {
+        if (verb == Verb::get || verb == Verb::remove) continue;
+        throw;
+      }
+      auto [it, fresh] = seen.emplace(key.str(), d);
+      if (!fresh)
+        fail(ErrorKind::invalid,
+             d->where() + ": document " + std::to_string(d->index) + " names the same " + d->anchor.kind->display + " '" +
+                 d->name + "' as " + it->second->where(),
+             "each resource may appear once per invocation; merge the two documents");
+    }
+  }
+
+  BatchResult result;
+  auto record_error = [&](const Document& d, const Error& e) {
+    result.items.push_back(error_item(d, e));
+    ++result.errors;
+  };
+
+  // Declarative documents: one transaction (or one per document with continue_on_error).
+  auto run_declarative = [&](const Document& d) {
+    ItemResult it;
+    it.where = d.where();
+    it.kind = d.anchor.kind->id;
+    switch (verb) {
+      case Verb::apply:
+      case Verb::update: {
+        store::Resource r = prepare_resource(d, clock);
+        it.anchor = resource::resource_anchor(*r.kind, r.key);
+        it.name = r.key.parts.back().second;
+        auto existing = st.get(r.key);
+        if (verb == Verb::update && !existing)
+          bad(d.where(), ErrorKind::not_found, store::describe(*r.kind, r.key) + " does not exist",
+              "'update' changes existing resources; use 'apply' to create it");
+        if (existing) {
+          check_store_rules(st, d, *r.kind, r.key, json::parse(r.data)["spec"]);
+          if (existing->data != r.data || existing->contents != r.contents) lifecycle::check_modify_allowed(*r.kind, *existing);
+        } else {
+          check_store_rules(st, d, *r.kind, r.key, json::parse(r.data)["spec"]);
+        }
+        try {
+          it.outcome = store::outcome_word(st.put(std::move(r)));
+        } catch (const Error& e) {
+          throw e.with_context(d.where());
+        }
+        break;
+      }
+      case Verb::get: {
+        Key key = document_key(d);
+        auto r = st.get(key);
+        it.anchor = resource::resource_anchor(*d.anchor.kind, key);
+        it.name = key.parts.back().second;
+        if (!r) bad(d.where(), ErrorKind::not_found, store::describe(*d.anchor.kind, key) + " does not exist");
+        it.outcome = "found";
+        it.object = render_object(*r, false);
+        break;
+      }
+      case Verb::remove: {
+        Key key = document_key(d);
+        it.anchor = resource::resource_anchor(*d.anchor.kind, key);
+        it.name = key.parts.back().second;
+        auto r = st.get(key);
+        if (!r) {
+          if (opts.ignore_not_found) {
+            it.outcome = "not found (ignored)";
+            break;
+          }
+          bad(d.where(), ErrorKind::not_found, store::describe(*d.anchor.kind, key) + " does not exist",
+              "use --ignore-not-found to skip resources that are already gone");
+        }
+        lifecycle::check_delete_allowed(st, *d.anchor.kind, *r);
+        try {
+          st.remove(key);
+        } catch (const Error& e) {
+          throw e.with_context(d.where());
+        }
+        it.outcome = "deleted";
+        break;
+      }
+    }
+    result.items.push_back(std::move(it));
+  };
+
+  auto run_lifecycle = [&](const Document& d) {
+    std::string op = d.anchor.operation;
+    ItemResult it;
+    it.where = d.where();
+    it.anchor = lifecycle_anchor(d);
+    it.kind = d.anchor.kind->id;
+    it.name = d.anchor.key.parts.empty() ? "" : d.anchor.key.parts.back().second;
+    if (d.anchor.target == AnchorTarget::status) {
+      it.outcome = "skipped";
+      result.items.push_back(it);
+      return;
+    }
+    if (verb == Verb::get || verb == Verb::update) {
+      it.outcome = "skipped";
+      result.items.push_back(it);
+      return;
+    }
+    if (verb == Verb::remove) {
+      if (op == "instantiate" || op == "apply") op = "terminate";
+      else if (op == "approve" || op == "migrate" || op == "update" || op == "rollback") {
+        it.outcome = "skipped";
+        result.items.push_back(it);
+        return;
+      }
+    }
+    try {
+      it.outcome = lifecycle::run_operation(st, *d.anchor.kind, d.anchor.key, op, *d.body, clock);
+    } catch (const Error& e) {
+      throw e.with_context(d.where());
+    }
+    result.items.push_back(std::move(it));
+  };
+
+  std::vector<const Document*> declarative, operations;
+  for (const Document* d : docs) (is_declarative(*d) ? declarative : operations).push_back(d);
+
+  auto run_all_declarative = [&] {
+    if (opts.continue_on_error) {
+      for (const Document* d : declarative) {
+        try {
+          st.write([&] { run_declarative(*d); });
+        } catch (const Error& e) {
+          record_error(*d, e);
+        }
+      }
+    } else if (verb == Verb::get) {
+      for (const Document* d : declarative) run_declarative(*d);
+    } else {
+      st.write([&] {
+        for (const Document* d : declarative) run_declarative(*d);
+      });
+    }
+  };
+  auto run_all_operations = [&] {
+    for (const Document* d : operations) {
+      if (opts.continue_on_error) {
+        try {
+          run_lifecycle(*d);
+        } catch (const Error& e) {
+          record_error(*d, e);
+        }
+      } else {
+        run_lifecycle(*d);
+      }
+    }
+  };
+
+  // apply: resources first, then operations in file order; delete: terminate
+  // first (reverse order), then the resources.
+  if (verb == Verb::remove) {
+    run_all_operations();
+    run_all_declarative();
+  } else {
+    run_all_declarative();
+    run_all_operations();
+  }
+  // Keep output in document order.
+  return result;
+}
+
+}  // namespace emco::manifest

@@ -1,0 +1,67 @@
+#pragma once
+// Runs the documents of emcoctl files against the store with emcoctl's
+// semantics (emcoctl-format.md §3), made atomic:
+//   apply  — file order; declarative documents create (`created`), update
+//            (`configured`) or leave alone (`unchanged`) their resource, all in
+//            one transaction; lifecycle anchors run after the commit, in order.
+//   update — like apply, but every resource must already exist.
+//   get    — file order; lifecycle documents skipped.
+//   delete — reverse order; `.../instantiate` and `.../apply` documents become
+//            terminate (run first), approve/status/update/rollback/migrate are
+//            skipped, everything else is deleted in one transaction.
+// With continue_on_error each document commits on its own and errors are
+// collected (emcoctl's keep-going behaviour).
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "core/manifest/manifest.hpp"
+#include "core/store/store.hpp"
+#include "core/util/clock.hpp"
+
+namespace emco::manifest {
+
+enum class Verb { apply, update, get, remove };
+
+struct BatchOptions {
+  bool continue_on_error = false;
+  bool ignore_not_found = false;  // delete: a missing resource is not an error
+  Clock* clock = nullptr;         // defaults to system_clock()
+};
+
+struct ItemResult {
+  std::string where;     // FILE:LINE
+  std::string anchor;    // resource anchor (or the lifecycle anchor)
+  std::string kind;      // kind id
+  std::string name;
+  std::string outcome;   // created|configured|unchanged|deleted|approved|...|skipped|error
+  std::string error;     // message when outcome == "error"
+  std::string hint;
+  int exit_kind = 0;     // ErrorKind of the error, as int
+  std::string object;    // get: the resource as JSON text
+};
+
+struct BatchResult {
+  std::vector<ItemResult> items;
+  int errors = 0;
+};
+
+// Runs `verb` over every document of `files`. Without continue_on_error the
+// first error throws (emco::Error with FILE:LINE context) and nothing the
+// declarative part did is kept.
+BatchResult run_batch(store::Store& st, Verb verb, const std::vector<File>& files, const BatchOptions& opts);
+
+// Builds the stored form of one declarative document (validation, file
+// contents, canonical data). Exposed for noun commands and tests.
+store::Resource prepare_resource(const Document& doc, Clock& clock);
+
+// The resource key a declarative document names.
+resource::Key document_key(const Document& doc);
+
+// The resource as upstream's GET returns it: {"metadata":…,"spec":…}
+// (labels: {"clusterLabel":…}); secret specs redacted unless show_secrets.
+std::string render_object(const store::Resource& r, bool show_secrets);
+
+}  // namespace emco::manifest

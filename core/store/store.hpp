@@ -1,0 +1,101 @@
+#pragma once
+// The resource store: every EMCO resource as one row (kind, key, data,
+// attached file contents, stateInfo, references), with the referential schema
+// enforced on create, update and delete.
+//
+// Concurrency: any number of emco processes may open one workspace. The
+// database runs in WAL mode; write transactions start with BEGIN IMMEDIATE
+// and wait (busy timeout) instead of failing, so "database is locked" never
+// reaches a user. Read-only work needs no transaction.
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/resource/kinds.hpp"
+#include "core/store/workspace.hpp"
+
+namespace emco::store {
+
+// An attached file: `file:` uploads have one named "file" (its original file
+// name in `filename`), `files:` uploads one per file, named by base name.
+struct Content {
+  std::string name;
+  std::string filename;
+  std::string data;  // raw bytes
+  bool operator==(const Content&) const = default;
+};
+
+struct Resource {
+  const resource::Kind* kind = nullptr;
+  resource::Key key;
+  std::string data;         // canonical JSON {"metadata":{...},"spec":{...}}
+  std::vector<Content> contents;
+  std::string state_info;   // JSON or "" when the kind keeps none
+  int64_t id = 0;           // row id, 0 until stored
+};
+
+enum class PutOutcome { created, configured, unchanged };
+const char* outcome_word(PutOutcome o);  // "created", "configured", "unchanged"
+
+class Store {
+public:
+  ~Store();
+  Store(const Store&) = delete;
+  Store& operator=(const Store&) = delete;
+
+  // Opens the workspace database, applying forward migrations. Refuses a
+  // database written by a newer emco (Error(workspace)).
+  static std::unique_ptr<Store> open(const Workspace& ws);
+  // A private in-memory database: the fake used by unit tests.
+  static std::unique_ptr<Store> open_memory();
+
+  static int schema_version();  // the version this build writes
+
+  // Runs `body` in one write transaction (BEGIN IMMEDIATE). Any exception
+  // rolls everything back and propagates. Nested calls join the outer one.
+  void write(const std::function<void()>& body);
+
+  std::optional<Resource> get(const resource::Key& key) const;
+  // Resources of kind `k` whose key starts with `parent` (all of them when
+  // `parent` is empty), ordered by key.
+  std::vector<Resource> list(const resource::Kind& k, const resource::Key& parent = {}) const;
+  // Direct children of a resource (any kind), ordered by key.
+  std::vector<Resource> children(const resource::Key& key) const;
+  // Resources whose references name `key`.
+  std::vector<Resource> referrers(const resource::Key& key) const;
+
+  // Creates or updates `r` (must run inside write()). Checks the parent and
+  // every reference exist; records the references. Returns what happened.
+  // Throws Error(not_found) naming a missing parent/reference.
+  PutOutcome put(Resource r);
+  // Deletes a resource (inside write()). Throws Error(not_found) if absent and
+  // Error(conflict) naming children or referrers that block it.
+  void remove(const resource::Key& key);
+  void set_state_info(const resource::Key& key, const std::string& state_info);
+
+  // Generic key/value rows for module state (AppContexts come later).
+  std::optional<std::string> meta(const std::string& name) const;
+  void set_meta(const std::string& name, const std::string& value);
+
+  // A deterministic text dump of every row: tests compare it before and after
+  // a failed operation to prove nothing changed.
+  std::string dump() const;
+
+  // Raw SQL access for modules that own their own tables (schema in migrations).
+  class Impl;
+  Impl& impl() { return *m_impl; }
+
+private:
+  explicit Store(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> m_impl;
+};
+
+// Human name of a resource for messages: "cluster 'p1/c1'" style
+// ("<display> '<anchor path values joined by />'").
+std::string describe(const resource::Kind& k, const resource::Key& key);
+
+}  // namespace emco::store
