@@ -11,12 +11,15 @@
 #include <openssl/ssl.h>
 
 #include <chrono>
+#include <csignal>
 #include <stdexcept>
 
 namespace emco::kube::test {
 
 TestServer::TestServer(Handler handler, std::optional<KeyPair> tls, std::string client_ca_pem)
     : m_handler(std::move(handler)) {
+  // A client that goes away mid-answer must not kill the test binary.
+  ::signal(SIGPIPE, SIG_IGN);
   if (tls) {
     SSL_CTX* ctx = SSL_CTX_new(TLS_server_method());
     BIO* cb = BIO_new_mem_buf(tls->cert_pem.data(), static_cast<int>(tls->cert_pem.size()));

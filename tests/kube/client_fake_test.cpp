@@ -1,0 +1,270 @@
+// KubeClient against a scripted fake transport: request shapes, discovery
+// modes, and the mapping of API errors to categories and messages.
+
+#include <catch2/catch.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include "core/util/error.hpp"
+#include "plugins/targets/kube/kube_client.hpp"
+
+using namespace emco;
+using namespace emco::kube;
+using json = nlohmann::json;
+
+namespace {
+
+struct FakeHttp final : HttpClient {
+  std::function<HttpResponse(const HttpRequest&)> handler;
+  std::vector<HttpRequest>* log;
+  HttpResponse send(const HttpRequest& r) override {
+    log->push_back(r);
+    return handler(r);
+  }
+  HttpStats stats() const override { return {log->size(), 1}; }
+};
+
+const char* k_aggregated_core = R"({"kind":"APIGroupDiscoveryList","apiVersion":"apidiscovery.k8s.io/v2","items":[
+ {"metadata":{},"versions":[{"version":"v1","resources":[
+   {"resource":"namespaces","scope":"Cluster","responseKind":{"group":"","version":"v1","kind":"Namespace"}},
+   {"resource":"configmaps","scope":"Namespaced","responseKind":{"group":"","version":"v1","kind":"ConfigMap"}},
+   {"resource":"noresponsekind","scope":"Namespaced"}]}]}]})";
+const char* k_aggregated_apis = R"({"kind":"APIGroupDiscoveryList","apiVersion":"apidiscovery.k8s.io/v2","items":[
+ {"metadata":{"name":"apps"},"versions":[{"version":"v1","resources":[
+   {"resource":"deployments","scope":"Namespaced","responseKind":{"group":"apps","version":"v1","kind":"Deployment"}}]}]},
+ {"metadata":{"name":"certificates.k8s.io"},"versions":[{"version":"v1","resources":[
+   {"resource":"certificatesigningrequests","scope":"Cluster","responseKind":{"group":"certificates.k8s.io","version":"v1","kind":"CertificateSigningRequest"}}]}]},
+ {"metadata":{"name":"apiextensions.k8s.io"},"versions":[{"version":"v1","resources":[
+   {"resource":"customresourcedefinitions","scope":"Cluster","responseKind":{"group":"apiextensions.k8s.io","version":"v1","kind":"CustomResourceDefinition"}}]}]},
+ {"metadata":{"name":"old.example.com"},"versions":[{"version":"v1","freshness":"Stale","resources":[
+   {"resource":"olds","scope":"Namespaced","responseKind":{"group":"old.example.com","version":"v1","kind":"Old"}}]}]}]})";
+const char* k_aggregated_type = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
+
+struct Fixture {
+  std::vector<HttpRequest> log;
+  std::function<HttpResponse(const HttpRequest&)> handler;
+  bool aggregated = true;
+  int discovery_calls = 0;
+
+  HttpResponse route(const HttpRequest& r) {
+    std::string path = r.url.substr(std::string("https://h:1").size());
+    if (path == "/api" || path == "/apis") {
+      ++discovery_calls;
+      if (aggregated)
+        return {200, {{"content-type", k_aggregated_type}}, path == "/api" ? k_aggregated_core : k_aggregated_apis, {}, {}};
+      if (path == "/api") return {200, {{"content-type", "application/json"}}, R"({"kind":"APIVersions","versions":["v1"]})", {}, {}};
+      return {200, {{"content-type", "application/json"}},
+              R"({"kind":"APIGroupList","groups":[{"name":"apps","versions":[{"groupVersion":"apps/v1","version":"v1"}]}]})", {}, {}};
+    }
+    if (path == "/api/v1")
+      return {200, {}, R"({"kind":"APIResourceList","groupVersion":"v1","resources":[
+        {"name":"namespaces","namespaced":false,"kind":"Namespace"},
+        {"name":"configmaps","namespaced":true,"kind":"ConfigMap"},
+        {"name":"configmaps/status","namespaced":true,"kind":"ConfigMap"}]})", {}, {}};
+    if (path == "/apis/apps/v1")
+      return {200, {}, R"({"kind":"APIResourceList","groupVersion":"apps/v1","resources":[
+        {"name":"deployments","namespaced":true,"kind":"Deployment"}]})", {}, {}};
+    return handler(r);
+  }
+
+  std::unique_ptr<KubeClient> client(ClusterAccess a = {}) {
+    a.label = "p+edge";
+    a.user = "admin";
+    a.server = "https://h:1";
+    KubeClientOptions opts;
+    opts.sleep = [](std::chrono::milliseconds) {};
+    return std::make_unique<KubeClient>(a, opts, [this](const TransportOptions&) {
+      auto f = std::make_unique<FakeHttp>();
+      f->log = &log;
+      f->handler = [this](const HttpRequest& r) { return route(r); };
+      return f;
+    });
+  }
+
+  std::vector<std::string> calls() const {
+    std::vector<std::string> out;
+    for (const auto& r : log) out.push_back(r.method + " " + r.url.substr(std::string("https://h:1").size()));
+    return out;
+  }
+};
+
+HttpResponse status(int code, const std::string& body) { return {code, {}, body, {}, {}}; }
+
+KubeError kube_error_of(const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const KubeError& e) {
+    return e;
+  }
+  return KubeError(KubeErrorCategory::other, -1, "<no error>");
+}
+
+json deployment() {
+  return json::parse(R"({"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","managedFields":[{}]},"spec":{"replicas":1}})");
+}
+
+}  // namespace
+
+TEST_CASE("client: aggregated discovery maps kinds once and caches", "[client]") {
+  Fixture f;
+  f.handler = [](const HttpRequest&) { return status(201, R"({"metadata":{"resourceVersion":"7","uid":"u1","generation":1}})"); };
+  auto c = f.client();
+  CHECK(c->discovery_is_aggregated());
+  ResourceInfo ns = c->resource_for({"", "v1", "Namespace"});
+  CHECK(ns.plural == "namespaces");
+  CHECK_FALSE(ns.namespaced);
+  CHECK(c->resource_for({"apps", "v1", "Deployment"}).namespaced);
+  WriteResult w = c->apply(deployment(), "team");
+  CHECK(w.created);
+  CHECK(w.resource_version == "7");
+  CHECK(w.uid == "u1");
+  CHECK(w.generation == 1);
+  CHECK(f.discovery_calls == 2);
+  const HttpRequest& patch = f.log.back();
+  CHECK(patch.method == "PATCH");
+  CHECK(patch.url == "https://h:1/apis/apps/v1/namespaces/team/deployments/web?fieldManager=emco&force=true");
+  CHECK(std::find(patch.headers.begin(), patch.headers.end(),
+                  std::pair<std::string, std::string>{"Content-Type", "application/apply-patch+yaml"}) != patch.headers.end());
+  json body = json::parse(patch.body);
+  CHECK(body["metadata"]["namespace"] == "team");
+  CHECK_FALSE(body["metadata"].contains("managedFields"));
+  // A stale group version is not served; an unknown kind rediscovers once.
+  KubeError e = kube_error_of([&] { c->resource_for({"old.example.com", "v1", "Old"}); });
+  CHECK(e.category() == KubeErrorCategory::not_found);
+  CHECK(e.message() == "cluster 'p+edge' does not serve kind 'Old' in 'old.example.com/v1'");
+  CHECK(f.discovery_calls == 4);
+  CHECK_THROWS(c->resource_for({"", "v1", "NoResponseKind"}));
+}
+
+TEST_CASE("client: legacy discovery fetches group versions lazily", "[client]") {
+  Fixture f;
+  f.aggregated = false;
+  f.handler = [](const HttpRequest&) { return status(200, "{}"); };
+  auto c = f.client();
+  CHECK_FALSE(c->discovery_is_aggregated());
+  CHECK(c->resource_for({"apps", "v1", "Deployment"}).plural == "deployments");
+  ResourceInfo cm = c->resource_for({"", "v1", "ConfigMap"});
+  CHECK(cm.plural == "configmaps");
+  CHECK(c->resource_for({"", "v1", "Namespace"}).namespaced == false);
+  CHECK(f.calls() == std::vector<std::string>{"GET /api", "GET /apis", "GET /apis/apps/v1", "GET /api/v1"});
+  CHECK(c->path_for(cm, "a b", "x") == "/api/v1/namespaces/a%20b/configmaps/x");
+}
+
+TEST_CASE("client: a missing namespace is created and the apply retried", "[client]") {
+  Fixture f;
+  int patches = 0;
+  f.handler = [&](const HttpRequest& r) {
+    if (r.method == "PATCH" && ++patches == 1)
+      return status(404, R"({"kind":"Status","code":404,"reason":"NotFound","message":"namespaces \"team\" not found","details":{"name":"team","kind":"namespaces"}})");
+    if (r.method == "POST") return status(201, "{}");
+    return status(200, "{}");
+  };
+  auto c = f.client();
+  CHECK_FALSE(c->apply(json::parse(R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cm","namespace":"team"}})"), "").created);
+  auto calls = f.calls();
+  REQUIRE(calls.size() == 5);
+  CHECK(calls[2] == "PATCH /api/v1/namespaces/team/configmaps/cm?fieldManager=emco&force=true");
+  CHECK(calls[3] == "POST /api/v1/namespaces?fieldManager=emco");
+  CHECK(calls[4] == calls[2]);
+  // Known now: no further namespace creation.
+  c->ensure_namespace("team");
+  CHECK(f.log.size() == 5);
+}
+
+TEST_CASE("client: API errors map to categories with the API's words", "[client][bad]") {
+  Fixture f;
+  HttpResponse next;
+  f.handler = [&](const HttpRequest&) { return next; };
+  auto c = f.client();
+  auto apply_error = [&](HttpResponse r) {
+    next = std::move(r);
+    return kube_error_of([&] { c->apply(deployment(), "ns"); });
+  };
+  KubeError e = apply_error(status(401, R"({"kind":"Status","code":401,"message":"Unauthorized"})"));
+  CHECK(e.category() == KubeErrorCategory::unauthorized);
+  CHECK(e.kind() == ErrorKind::unreachable);
+  CHECK(e.message() == "cluster 'p+edge': unauthorised: the server rejected the credentials of user 'admin'");
+
+  e = apply_error(status(403, R"({"kind":"Status","code":403,"reason":"Forbidden","message":"deployments.apps \"web\" is forbidden: User \"bob\" cannot patch resource"})"));
+  CHECK(e.category() == KubeErrorCategory::forbidden);
+  CHECK(e.message() == "cluster 'p+edge': forbidden: deployments.apps \"web\" is forbidden: User \"bob\" cannot patch resource");
+
+  e = apply_error(status(409, R"({"kind":"Status","code":409,"reason":"Conflict","message":"Apply failed with 1 conflict: conflict with \"helm\": .spec.replicas"})"));
+  CHECK(e.category() == KubeErrorCategory::conflict);
+  CHECK(e.kind() == ErrorKind::conflict);
+  CHECK(e.message() == "cluster 'p+edge': deployments.apps 'web' in namespace 'ns': Apply failed with 1 conflict: conflict with \"helm\": .spec.replicas");
+
+  e = apply_error(status(422, R"({"kind":"Status","code":422,"reason":"Invalid","message":"Deployment.apps \"web\" is invalid",
+      "details":{"causes":[{"reason":"FieldValueRequired","message":"Required value","field":"spec.selector"},
+                           {"reason":"FieldValueInvalid","message":"Invalid value: -1","field":"spec.replicas"}]}})"));
+  CHECK(e.category() == KubeErrorCategory::invalid);
+  CHECK(e.kind() == ErrorKind::invalid);
+  CHECK(e.message() == "cluster 'p+edge': deployments.apps 'web' in namespace 'ns': Deployment.apps \"web\" is invalid "
+                       "(causes: spec.selector: Required value; spec.replicas: Invalid value: -1)");
+
+  e = apply_error(status(500, "internal error\n"));
+  CHECK(e.category() == KubeErrorCategory::server_error);
+  CHECK(e.kind() == ErrorKind::failed);
+  CHECK(e.message() == "cluster 'p+edge': deployments.apps 'web' in namespace 'ns': server error 500: internal error");
+  CHECK(e.transient());
+
+  e = apply_error(status(404, R"({"kind":"Status","code":404,"reason":"NotFound","message":"the server could not find the requested resource"})"));
+  CHECK(e.category() == KubeErrorCategory::not_found);
+  CHECK(e.kind() == ErrorKind::not_found);
+
+  HttpResponse failed;
+  failed.failure = TransportFailure::connect;
+  failed.failure_detail = "Failed to connect to h port 1: Connection refused";
+  e = apply_error(failed);
+  CHECK(e.category() == KubeErrorCategory::unreachable);
+  CHECK(e.message() == "cluster 'p+edge': cannot connect to 'https://h:1': Failed to connect to h port 1: Connection refused");
+}
+
+TEST_CASE("client: delete, get, list, CSR approval, CRD establishment", "[client]") {
+  Fixture f;
+  int crd_polls = 0;
+  f.handler = [&](const HttpRequest& r) {
+    std::string path = r.url.substr(std::string("https://h:1").size());
+    if (r.method == "DELETE") return path.find("/gone") != std::string::npos ? status(404, "{}") : status(200, "{}");
+    if (path == "/apis/apps/v1/namespaces/ns/deployments/web") return status(200, deployment().dump());
+    if (path.find("/apis/apps/v1/namespaces/ns/deployments?") == 0) {
+      if (path.find("continue=") == std::string::npos)
+        return status(200, R"({"items":[{"metadata":{"name":"a"}}],"metadata":{"continue":"tok 2"}})");
+      return status(200, R"({"items":[{"metadata":{"name":"b"}}],"metadata":{}})");
+    }
+    if (path == "/apis/certificates.k8s.io/v1/certificatesigningrequests/csr1")
+      return status(200, R"({"apiVersion":"certificates.k8s.io/v1","kind":"CertificateSigningRequest","metadata":{"name":"csr1"},"status":{}})");
+    if (path == "/apis/certificates.k8s.io/v1/certificatesigningrequests/csr1/approval") return status(200, r.body);
+    if (path == "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.com") {
+      if (++crd_polls < 3) return status(200, R"({"status":{"conditions":[{"type":"NamesAccepted","status":"True"}]}})");
+      return status(200, R"({"status":{"conditions":[{"type":"Established","status":"True"}]}})");
+    }
+    return status(404, R"({"kind":"Status","code":404,"message":"not found"})");
+  };
+  auto c = f.client();
+  const Gvk deploy{"apps", "v1", "Deployment"};
+  CHECK(c->remove(deploy, "ns", "web", Propagation::foreground));
+  CHECK(json::parse(f.log.back().body)["propagationPolicy"] == "Foreground");
+  CHECK_FALSE(c->remove(deploy, "ns", "gone"));
+  CHECK(json::parse(f.log.back().body)["propagationPolicy"] == "Background");
+  CHECK(c->get(deploy, "ns", "web")["metadata"]["name"] == "web");
+  CHECK(c->get(deploy, "ns", "absent").is_null());
+  auto items = c->list(deploy, "ns", "app=web");
+  REQUIRE(items.size() == 2);
+  CHECK(items[1]["metadata"]["name"] == "b");
+  CHECK(items[0]["kind"] == "Deployment");
+  CHECK(f.log.back().url == "https://h:1/apis/apps/v1/namespaces/ns/deployments?limit=500&labelSelector=app%3Dweb&continue=tok%202");
+
+  c->approve_csr("csr1");
+  CHECK(f.log.back().method == "PUT");
+  CHECK(f.log.back().url == "https://h:1/apis/certificates.k8s.io/v1/certificatesigningrequests/csr1/approval");
+  json approved = json::parse(f.log.back().body);
+  CHECK(approved["status"]["conditions"][0]["type"] == "Approved");
+  CHECK(approved["status"]["conditions"][0]["status"] == "True");
+
+  int before = f.discovery_calls;
+  c->wait_established("widgets.example.com");
+  CHECK(crd_polls == 3);
+  c->resource_for(deploy);
+  CHECK(f.discovery_calls == before + 2);  // rediscovered once Established
+}

@@ -1,0 +1,225 @@
+// The libcurl transport and KubeClient error mapping against a real local
+// server (plain HTTP and TLS).
+
+#include <catch2/catch.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include "core/util/error.hpp"
+#include "pki.hpp"
+#include "plugins/targets/kube/http.hpp"
+#include "plugins/targets/kube/kube_client.hpp"
+#include "test_server.hpp"
+
+using namespace emco;
+using namespace emco::kube;
+using namespace emco::kube::test;
+using namespace std::chrono_literals;
+
+namespace {
+
+TestResponse version_ok(const TestRequest&) { return {200, R"({"major":"1","minor":"32","gitVersion":"v1.32.0"})", {}}; }
+
+ClusterAccess access_for(const std::string& server, const std::string& ca_pem = {}) {
+  ClusterAccess a;
+  a.label = "p+edge";
+  a.cluster = "edge";
+  a.user = "admin";
+  a.server = server;
+  a.ca_pem = ca_pem;
+  return a;
+}
+
+KubeError kube_error_of(const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const KubeError& e) {
+    return e;
+  }
+  return KubeError(KubeErrorCategory::other, -1, "<no error>");
+}
+
+}  // namespace
+
+TEST_CASE("transport: keep-alive reuses one connection", "[transport]") {
+  TestServer server(version_ok);
+  auto client = make_curl_client({});
+  for (int i = 0; i < 5; ++i) {
+    HttpRequest req;
+    req.url = server.url() + "/version";
+    HttpResponse r = client->send(req);
+    CHECK(r.status == 200);
+    CHECK(r.header("content-type") == "application/json");
+  }
+  CHECK(server.connections() == 1);
+  CHECK(client->stats().requests == 5);
+  CHECK(client->stats().connections == 1);
+}
+
+TEST_CASE("transport: methods, bodies and headers reach the server", "[transport]") {
+  TestRequest seen;
+  TestServer server([&](const TestRequest& r) {
+    seen = r;
+    return TestResponse{201, "{}", {{"X-Test", "yes"}}};
+  });
+  auto client = make_curl_client({});
+  HttpRequest req;
+  req.method = "PATCH";
+  req.url = server.url() + "/api/v1/namespaces/x?fieldManager=emco";
+  req.body = "{\"a\":1}\n";
+  req.headers = {{"Content-Type", "application/apply-patch+yaml"}};
+  HttpResponse r = client->send(req);
+  CHECK(r.status == 201);
+  CHECK(r.header("x-test") == "yes");
+  CHECK(seen.method == "PATCH");
+  CHECK(seen.target == "/api/v1/namespaces/x?fieldManager=emco");
+  CHECK(seen.body == "{\"a\":1}\n");
+  CHECK(seen.headers["content-type"] == "application/apply-patch+yaml");
+  CHECK(seen.headers.count("expect") == 0);
+}
+
+TEST_CASE("transport: TLS with the kubeconfig's CA, client certificate from memory", "[transport][tls]") {
+  KeyPair ca = make_ca("sim-ca");
+  KeyPair server_cert = make_cert(ca, "apiserver", {"localhost", "api.internal"}, {"127.0.0.1"});
+  KeyPair client_cert = make_cert(ca, "admin");
+  TestRequest seen;
+  TestServer server(
+      [&](const TestRequest& r) {
+        seen = r;
+        return version_ok(r);
+      },
+      server_cert, ca.cert_pem);
+  TransportOptions opts;
+  opts.tls.ca_pem = ca.cert_pem;
+  opts.tls.client_cert_pem = client_cert.cert_pem;
+  opts.tls.client_key_pem = client_cert.key_pem;
+  auto client = make_curl_client(opts);
+  HttpRequest req;
+  req.url = server.url() + "/version";
+  HttpResponse r = client->send(req);
+  INFO(r.failure_detail);
+  CHECK(r.status == 200);
+  CHECK(seen.client_cn == "admin");
+
+  SECTION("tls-server-name verifies another name than the URL's host") {
+    TestServer named_server(version_ok, make_cert(ca, "apiserver", {"api.internal"}));  // no IP SAN
+    HttpRequest by_ip;
+    by_ip.url = named_server.url() + "/version";
+    HttpResponse plain = make_curl_client({.tls = {.ca_pem = ca.cert_pem}})->send(by_ip);
+    CHECK(plain.failure == TransportFailure::tls_verify);
+    TransportOptions named;
+    named.tls.ca_pem = ca.cert_pem;
+    named.tls.server_name = "other.internal";
+    CHECK(make_curl_client(named)->send(by_ip).failure == TransportFailure::tls_verify);
+    named.tls.server_name = "api.internal";
+    HttpResponse ok = make_curl_client(named)->send(by_ip);
+    INFO(ok.failure_detail);
+    CHECK(ok.status == 200);
+  }
+  SECTION("insecure-skip-tls-verify accepts an unknown CA") {
+    TransportOptions insecure;
+    insecure.tls.insecure_skip_verify = true;
+    CHECK(make_curl_client(insecure)->send(req).status == 200);
+  }
+}
+
+TEST_CASE("client: a wrong or expired CA is a TLS error naming the cluster", "[transport][tls][bad]") {
+  KeyPair ca = make_ca("real-ca");
+  KeyPair other_ca = make_ca("other-ca");
+  KeyPair expired_ca = make_ca("expired-ca", -7200, -3600);
+  KeyPair good = make_cert(ca, "apiserver", {"localhost"}, {"127.0.0.1"});
+  KeyPair under_expired = make_cert(expired_ca, "apiserver", {"localhost"}, {"127.0.0.1"});
+  {
+    TestServer server(version_ok, good);
+    KubeClient client(access_for(server.url(), other_ca.cert_pem));
+    KubeError e = kube_error_of([&] { client.server_version(2s); });
+    CHECK(e.category() == KubeErrorCategory::tls);
+    CHECK(e.kind() == ErrorKind::unreachable);
+    CHECK(e.message().find("cluster 'p+edge': TLS verification of '" + server.url() + "' failed: ") == 0);
+    CHECK(e.message().find("certificate") != std::string::npos);
+    // Verification is on by default: no CA in the kubeconfig means the system
+    // store, which does not know the test CA either.
+    KubeClient no_ca(access_for(server.url()));
+    CHECK(kube_error_of([&] { no_ca.server_version(2s); }).category() == KubeErrorCategory::tls);
+  }
+  {
+    TestServer server(version_ok, under_expired);
+    KubeClient client(access_for(server.url(), expired_ca.cert_pem));
+    KubeError e = kube_error_of([&] { client.server_version(2s); });
+    CHECK(e.category() == KubeErrorCategory::tls);
+    CHECK(e.message().find("expired") != std::string::npos);
+  }
+}
+
+TEST_CASE("client: unreachable servers give the host-or-port hint", "[transport][bad]") {
+  int port;
+  {
+    TestServer gone(version_ok);
+    port = gone.port();
+  }
+  KubeClient client(access_for("http://127.0.0.1:" + std::to_string(port)));
+  KubeError e = kube_error_of([&] { client.server_version(2s); });
+  CHECK(e.category() == KubeErrorCategory::unreachable);
+  CHECK(e.kind() == ErrorKind::unreachable);
+  CHECK(e.message().find("cluster 'p+edge': cannot connect to 'http://127.0.0.1:") == 0);
+  CHECK(e.hint() == "did you specify the right host or port?");
+  CHECK(e.transient());
+
+  KubeClient dns(access_for("https://no-such-host.invalid:6443"));
+  KubeError d = kube_error_of([&] { dns.server_version(2s); });
+  CHECK(d.category() == KubeErrorCategory::unreachable);
+  CHECK(d.message().find("cannot resolve the host of 'https://no-such-host.invalid:6443'") != std::string::npos);
+
+  TestServer slow([](const TestRequest& r) {
+    TestResponse res = version_ok(r);
+    res.delay_ms = 1500;
+    return res;
+  });
+  KubeClient hung(access_for(slow.url()));
+  KubeError t = kube_error_of([&] { hung.server_version(300ms); });
+  CHECK(t.category() == KubeErrorCategory::unreachable);
+  CHECK(t.message().find("timed out") != std::string::npos);
+}
+
+TEST_CASE("client: Retry-After is honoured for 429 and 503, bounded", "[transport]") {
+  int calls = 0;
+  TestServer server([&](const TestRequest& r) {
+    ++calls;
+    if (calls == 1 || calls < 0) return TestResponse{429, R"({"kind":"Status","code":429,"message":"slow down"})", {{"Retry-After", "2"}}};
+    if (calls == 2) return TestResponse{503, R"({"kind":"Status","code":503,"message":"busy"})", {{"Retry-After", "1"}}};
+    return version_ok(r);
+  });
+  std::vector<std::chrono::milliseconds> waits;
+  KubeClientOptions opts;
+  opts.sleep = [&](std::chrono::milliseconds d) { waits.push_back(d); };
+  KubeClient client(access_for(server.url()), opts);
+  CHECK(client.server_version(2s)["minor"] == "32");
+  CHECK(waits == std::vector<std::chrono::milliseconds>{2000ms, 1000ms});
+  CHECK(server.connections() == 1);
+
+  calls = -100;  // always 429 from here on
+  waits.clear();
+  KubeError e = kube_error_of([&] { client.server_version(2s); });
+  CHECK(waits.size() == 3);
+  CHECK(e.category() == KubeErrorCategory::server_error);
+  CHECK(e.http_status() == 429);
+  CHECK(e.message() == "cluster 'p+edge': GET /version: server error 429: slow down");
+}
+
+TEST_CASE("client: token and basic auth headers", "[transport]") {
+  TestRequest seen;
+  TestServer server([&](const TestRequest& r) {
+    seen = r;
+    return version_ok(r);
+  });
+  ClusterAccess a = access_for(server.url());
+  a.token = "tok";
+  KubeClient(a).server_version(2s);
+  CHECK(seen.headers["authorization"] == "Bearer tok");
+  CHECK(seen.headers["user-agent"] == "emco/0.1");
+  a.token.clear();
+  a.username = "admin";
+  a.password = "pw";
+  KubeClient(a).server_version(2s);
+  CHECK(seen.headers["authorization"] == "Basic YWRtaW46cHc=");
+}
