@@ -405,12 +405,23 @@ struct BuildStats {
   size_t deleted = 0;
 };
 
+int count_blob(const char*, const git_tree_entry* entry, void* payload) {
+  if (git_tree_entry_type(entry) == GIT_OBJECT_BLOB) ++*static_cast<size_t*>(payload);
+  return 0;
+}
+
+size_t count_files(const git_tree* tree) {
+  size_t count = 0;
+  check(git_tree_walk(tree, GIT_TREEWALK_PRE, count_blob, &count), "cannot walk tree");
+  return count;
+}
+
 // The tree for `node` applied to `base` (may be null); nullopt = empty.
 std::optional<git_oid> build_tree(git_repository* repo, const git_tree* base, const DirNode& node, BuildStats& stats) {
   git_treebuilder* raw = nullptr;
   check(git_treebuilder_new(&raw, repo, node.replace ? nullptr : base), "cannot create tree builder");
   BuilderPtr tb(raw);
-  if (node.replace && base) stats.deleted += git_tree_entrycount(base);
+  if (node.replace && base) stats.deleted += count_files(base);
   for (const auto& [name, content] : node.files) {
     const git_tree_entry* existing = git_treebuilder_get(tb.get(), name.c_str());
     if (!content->has_value()) {

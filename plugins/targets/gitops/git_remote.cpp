@@ -111,10 +111,11 @@ RemoteUrl parse_remote_url(std::string_view url) {
   if (!hostport.empty()) {
     int port = 0;
     for (char c : hostport) {
-      if (!std::isdigit(static_cast<unsigned char>(c)) || port > 65535)
-        fail(ErrorKind::invalid, "invalid port in git remote url " + quoted_redacted(url));
+      if (!std::isdigit(static_cast<unsigned char>(c)) || port > 65535) port = -1;
+      if (port < 0) break;
       port = port * 10 + (c - '0');
     }
+    if (port < 1 || port > 65535) fail(ErrorKind::invalid, "invalid port in git remote url " + quoted_redacted(url));
     out.port = port;
   }
   if (out.host.empty()) fail(ErrorKind::invalid, "git remote url " + quoted_redacted(url) + " has no host");

@@ -1,0 +1,345 @@
+#include "plugins/targets/gitops/gitops_layout.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cctype>
+#include <unordered_map>
+
+#include "core/util/error.hpp"
+#include "core/util/strings.hpp"
+
+namespace emco::gitops {
+
+using nlohmann::json;
+
+GitOpsType parse_gitops_type(std::string_view text) {
+  if (text == "fluxcd" || text == "fluxv2") return GitOpsType::fluxcd;
+  if (text == "anthos") return GitOpsType::anthos;
+  if (text == "azureArcV2" || text == "azureArc")
+    fail(ErrorKind::invalid, "gitOpsType '" + std::string(text) + "' is not supported by emco",
+         "use 'fluxcd' (or its alias 'fluxv2') or 'anthos'");
+  std::string hint = "gitOpsType is one of 'fluxcd', 'fluxv2', 'anthos'";
+  std::string near = closest_match(text, {"fluxcd", "fluxv2", "anthos"});
+  if (!near.empty()) hint = "did you mean '" + near + "'?";
+  fail(ErrorKind::invalid, "unknown gitOpsType '" + std::string(text) + "'", hint);
+}
+
+std::string_view gitops_type_name(GitOpsType type) {
+  return type == GitOpsType::anthos ? "anthos" : "fluxcd";
+}
+
+FluxTiming flux_timing(const std::map<std::string, std::string>& kv) {
+  FluxTiming out;
+  auto read = [&](const char* key, long& value) {
+    auto it = kv.find(key);
+    if (it == kv.end() || trim(it->second).empty()) return;
+    std::string text = trim(it->second);
+    long parsed = 0;
+    bool ok = text.size() <= 9;
+    for (char c : text) {
+      if (!std::isdigit(static_cast<unsigned char>(c))) ok = false;
+      else parsed = parsed * 10 + (c - '0');
+    }
+    if (!ok || parsed < 1)
+      fail(ErrorKind::invalid, "invalid value '" + text + "' for '" + key + "'", "give a whole number of seconds");
+    value = parsed;
+  };
+  read("syncInterval", out.sync_interval);
+  read("retryInterval", out.retry_interval);
+  read("timeOut", out.timeout);
+  return out;
+}
+
+std::string go_duration(long seconds) {
+  if (seconds == 0) return "0s";
+  long h = seconds / 3600, m = (seconds % 3600) / 60, s = seconds % 60;
+  std::string out;
+  if (h) out += std::to_string(h) + "h";
+  if (h || m) out += std::to_string(m) + "m";
+  out += std::to_string(s) + "s";
+  return out;
+}
+
+namespace {
+
+void check_name(const std::string& value, const char* what) {
+  if (value.empty()) fail(ErrorKind::invalid, std::string(what) + " is empty in a gitops operation");
+  if (value.find('/') != std::string::npos || value == "." || value == "..")
+    fail(ErrorKind::invalid, std::string(what) + " '" + value + "' cannot be used in a git path");
+}
+
+// Go's encoding/json escapes these inside strings; they cannot occur outside
+// strings in JSON, so a byte-wise replacement is exact.
+std::string go_json(const json& value) {
+  std::string text = value.dump();
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '<') out += "\\u003c";
+    else if (c == '>') out += "\\u003e";
+    else if (c == '&') out += "\\u0026";
+    else if (c == '\xe2' && i + 2 < text.size() && text[i + 1] == '\x80' && (text[i + 2] == '\xa8' || text[i + 2] == '\xa9')) {
+      out += text[i + 2] == '\xa8' ? "\\u2028" : "\\u2029";
+      i += 2;
+    } else out += c;
+  }
+  return out;
+}
+
+bool keeps_no_namespace(const std::string& kind, GitOpsType type) {
+  if (kind == "Namespace") return true;
+  return type == GitOpsType::anthos && (kind == "ClusterRole" || kind == "ClusterRoleBinding" || kind == "RepoSync");
+}
+
+json with_namespace(const json& object, GitOpsType type, const std::string& namespace_name) {
+  if (!object.is_object()) fail(ErrorKind::invalid, "a gitops resource must be an object");
+  json copy = object;
+  std::string kind = copy.value("kind", "");
+  if (keeps_no_namespace(kind, type)) return copy;
+  json& meta = copy["metadata"];
+  if (!meta.is_object()) meta = json::object();
+  auto ns = meta.find("namespace");
+  if (ns == meta.end() || !ns->is_string() || ns->get<std::string>().empty()) meta["namespace"] = namespace_name;
+  return copy;
+}
+
+// Plain YAML scalars where unambiguous, JSON-quoted strings otherwise.
+bool plain_safe(const std::string& s) {
+  if (s.empty()) return false;
+  static const std::vector<std::string> reserved{"true", "false", "null", "yes", "no", "on", "off", "y", "n", "~"};
+  if (std::find(reserved.begin(), reserved.end(), to_lower(s)) != reserved.end()) return false;
+  if (std::isdigit(static_cast<unsigned char>(s[0]))) {
+    // Digits with only number-ish characters (1e5, 1_000, 0x1f, 2024-01-02)
+    // would read back as numbers or dates; "30s" or "1m0s" stay plain.
+    if (s.size() > 1 && (s[1] == 'x' || s[1] == 'o' || s[1] == 'X' || s[1] == 'O')) return false;
+    if (s.find_first_not_of("0123456789._+-eE") == std::string::npos) return false;
+  } else if (!std::isalpha(static_cast<unsigned char>(s[0])) && s[0] != '/' && s[0] != '_') {
+    return false;
+  }
+  for (char c : s)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && std::string_view("-_./+").find(c) == std::string_view::npos)
+      return false;
+  return true;
+}
+
+void emit_yaml(const json& value, int indent, std::string& out) {
+  // Called for object members; scalars are written by the caller's line.
+  for (auto it = value.begin(); it != value.end(); ++it) {
+    out.append(static_cast<size_t>(indent), ' ');
+    out += it.key();
+    out += ':';
+    const json& v = it.value();
+    if (v.is_object()) {
+      if (v.empty()) {
+        out += " {}\n";
+      } else {
+        out += '\n';
+        emit_yaml(v, indent + 2, out);
+      }
+    } else if (v.is_string()) {
+      const auto& s = v.get_ref<const std::string&>();
+      out += ' ';
+      out += plain_safe(s) ? s : json(s).dump();
+      out += '\n';
+    } else {
+      out += ' ';
+      out += v.dump();
+      out += '\n';
+    }
+  }
+}
+
+std::string to_yaml(const json& object) {
+  std::string out;
+  emit_yaml(object, 0, out);
+  return out;
+}
+
+std::string context_dir(const GitOpsCluster& cluster, const ContextMeta& meta) {
+  return cluster_base_dir(cluster, meta) + "/context/" + meta.app_context_id;
+}
+
+std::string flux_repository_path(const GitOpsCluster& cluster, const ContextMeta& meta) {
+  return "clusters/" + cluster.id() + "/" + meta.app_context_id + ".yaml";
+}
+
+std::string flux_kustomization_path(const GitOpsCluster& cluster, const ContextMeta& meta) {
+  return "clusters/" + cluster.id() + "/kust" + meta.app_context_id + ".yaml";
+}
+
+std::string repo_sync_path(const GitOpsCluster& cluster, const ContextMeta& meta, const std::string& app) {
+  return app_dir(cluster, meta, app) + "/repo-sync-" + meta.logical_cloud + "+RepoSync.json";
+}
+
+}  // namespace
+
+std::string cluster_base_dir(const GitOpsCluster& cluster, const ContextMeta& meta) {
+  if (cluster.type == GitOpsType::anthos && meta.level == "1")
+    return "namespaces/" + meta.namespace_name + "/" + cluster.id();
+  return "clusters/" + cluster.id();
+}
+
+std::string app_dir(const GitOpsCluster& cluster, const ContextMeta& meta, const std::string& app) {
+  return context_dir(cluster, meta) + "/app/" + app;
+}
+
+std::string resource_path(const GitOpsCluster& cluster, const ContextMeta& meta, const std::string& app,
+                          const std::string& name, const std::string& kind) {
+  return app_dir(cluster, meta, app) + "/" + name + "+" + kind + ".yaml";
+}
+
+std::string status_path(const GitOpsCluster& cluster, const ContextMeta& meta, const std::string& app,
+                        const std::string& status_context_id) {
+  return app_dir(cluster, meta, app) + "/" + status_context_id + "-" + app + ".yaml";
+}
+
+std::string resource_content(const json& object, GitOpsType type, const std::string& namespace_name) {
+  return go_json(with_namespace(object, type, namespace_name));
+}
+
+std::string status_content(const json& object, GitOpsType type, const std::string& namespace_name) {
+  json copy = with_namespace(object, type, namespace_name);
+  if (type == GitOpsType::anthos) copy.erase("status");
+  return go_json(copy);
+}
+
+std::map<std::string, std::string> flux_objects(const GitOpsCluster& cluster, const ContextMeta& meta) {
+  std::map<std::string, std::string> out;
+  if (cluster.type != GitOpsType::fluxcd) return out;
+  const std::string& ctx = meta.app_context_id;
+  std::string source_name = ctx;
+  std::string kust_namespace = meta.namespace_name;
+  if (meta.is_logical_cloud_context()) {
+    source_name = "flux-system";
+    kust_namespace = "flux-system";
+  } else {
+    json repo = {{"apiVersion", "source.toolkit.fluxcd.io/v1beta1"},
+                 {"kind", "GitRepository"},
+                 {"metadata", {{"name", ctx}, {"namespace", meta.namespace_name}}},
+                 {"spec", {{"interval", "30s"}, {"ref", {{"branch", cluster.remote.branch}}}, {"url", cluster.remote.url}}}};
+    out[flux_repository_path(cluster, meta)] = to_yaml(repo);
+  }
+  json spec = {{"interval", go_duration(cluster.flux.sync_interval)},
+               {"path", "clusters/" + cluster.id() + "/context/" + ctx},
+               {"prune", true},
+               {"retryInterval", go_duration(cluster.flux.retry_interval)},
+               {"sourceRef", {{"kind", "GitRepository"}, {"name", source_name}}},
+               {"timeout", go_duration(cluster.flux.timeout)}};
+  if (meta.level == "1") spec["serviceAccountName"] = meta.logical_cloud_namespace + "-sa";
+  json kust = {{"apiVersion", "kustomize.toolkit.fluxcd.io/v1beta2"},
+               {"kind", "Kustomization"},
+               {"metadata", {{"name", "kust" + ctx}, {"namespace", kust_namespace}}},
+               {"spec", spec}};
+  out[flux_kustomization_path(cluster, meta)] = to_yaml(kust);
+  return out;
+}
+
+std::map<std::string, std::string> anthos_objects(const GitOpsCluster& cluster, const ContextMeta& meta,
+                                                  const std::vector<std::string>& apps, const std::string& stamp) {
+  std::map<std::string, std::string> out;
+  if (cluster.type != GitOpsType::anthos) return out;
+  out[context_dir(cluster, meta) + "/deployed"] = stamp;
+  if (meta.is_logical_cloud_context()) {
+    json sync = {{"apiVersion", "configsync.gke.io/v1beta1"},
+                 {"kind", "RepoSync"},
+                 {"metadata", {{"name", "repo-sync-" + meta.logical_cloud}, {"namespace", meta.logical_cloud_namespace}}},
+                 {"spec",
+                  {{"git",
+                    {{"auth", "none"},
+                     {"branch", cluster.remote.branch},
+                     {"dir", "/namespaces/" + meta.logical_cloud_namespace + "/" + cluster.id()},
+                     {"noSSLVerify", false},
+                     {"repo", cluster.remote.url},
+                     {"revision", "HEAD"}}}}}};
+    std::string text = go_json(sync);
+    for (const auto& app : apps) out[repo_sync_path(cluster, meta, app)] = text;
+  }
+  return out;
+}
+
+std::string_view operation_name(GitOpsOperationKind kind) {
+  switch (kind) {
+    case GitOpsOperationKind::instantiate: return "instantiate";
+    case GitOpsOperationKind::update: return "update";
+    case GitOpsOperationKind::terminate: return "terminate";
+  }
+  return "instantiate";
+}
+
+std::string commit_message(const GitOpsOperation& op) {
+  return "emco: " + std::string(operation_name(op.kind)) + " " + op.project + "/" + op.composite_app + "/" +
+         op.composite_app_version + "/" + op.dig + " revision " + std::to_string(op.revision) + " (context " +
+         op.context.app_context_id + ")";
+}
+
+std::vector<RepositoryCommit> plan_commits(const GitOpsOperation& op) {
+  check_name(op.context.app_context_id, "app context id");
+  const std::string& status_ctx = op.status_context_id.empty() ? op.context.app_context_id : op.status_context_id;
+  const std::string stamp = op.deployed_stamp.empty() ? std::to_string(op.revision) : op.deployed_stamp;
+  const bool terminate = op.kind == GitOpsOperationKind::terminate;
+  const std::string& ns = op.context.namespace_name;
+
+  // Objects shared between clusters are serialized once per Git flavour.
+  std::unordered_map<const json*, std::string> serialized[2];
+  auto content_of = [&](const json& object, GitOpsType type, bool status) -> const std::string& {
+    auto& cache = serialized[type == GitOpsType::anthos ? 1 : 0];
+    auto [it, inserted] = cache.try_emplace(&object);
+    if (inserted) it->second = status ? status_content(object, type, ns) : resource_content(object, type, ns);
+    return it->second;
+  };
+
+  std::vector<RepositoryCommit> commits;
+  std::map<std::string, size_t> by_repo;
+  for (const ClusterWork& work : op.clusters) {
+    const GitOpsCluster& cluster = work.cluster;
+    check_name(cluster.provider, "cluster provider");
+    check_name(cluster.cluster, "cluster name");
+    std::string key = cluster.remote.url + '\n' + cluster.remote.branch;
+    auto [slot, fresh] = by_repo.try_emplace(key, commits.size());
+    if (fresh) {
+      RepositoryCommit commit;
+      commit.remote = cluster.remote;
+      commit.request.message = commit_message(op);
+      commits.push_back(std::move(commit));
+    }
+    RepositoryCommit& commit = commits[slot->second];
+    commit.cluster_ids.push_back(cluster.id());
+    ChangeSet& changes = commit.request.changes;
+
+    std::vector<std::string> apps;
+    auto note_app = [&](const std::string& app) {
+      check_name(app, "app name");
+      if (std::find(apps.begin(), apps.end(), app) == apps.end()) apps.push_back(app);
+    };
+    for (const ResourceChange& r : work.resources) {
+      note_app(r.app);
+      check_name(r.name, "resource name");
+      check_name(r.kind, "resource kind");
+      std::string path = resource_path(cluster, op.context, r.app, r.name, r.kind);
+      if (terminate || !r.object) changes[path] = std::nullopt;
+      else changes[path] = content_of(*r.object, cluster.type, false);
+    }
+    for (const auto& [app, object] : work.status) {
+      note_app(app);
+      std::string path = status_path(cluster, op.context, app, status_ctx);
+      if (terminate || !object) changes[path] = std::nullopt;
+      else changes[path] = content_of(*object, cluster.type, true);
+    }
+
+    std::map<std::string, std::string> config = flux_objects(cluster, op.context);
+    if (op.kind != GitOpsOperationKind::update) {
+      auto anthos = anthos_objects(cluster, op.context, apps, stamp);
+      config.insert(anthos.begin(), anthos.end());
+    }
+    for (auto& [path, text] : config) {
+      if (terminate) changes[path] = std::nullopt;
+      else changes[path] = std::move(text);
+    }
+    if (terminate) changes[context_dir(cluster, op.context) + "/"] = std::nullopt;
+  }
+  return commits;
+}
+
+}  // namespace emco::gitops
