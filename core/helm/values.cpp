@@ -1,0 +1,543 @@
+#include "core/helm/values.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <optional>
+
+#include "core/helm/semver.hpp"
+#include "core/util/error.hpp"
+#include "core/util/strings.hpp"
+
+namespace emco::helm {
+using tmpl::List;
+using tmpl::Map;
+using tmpl::Value;
+
+namespace {
+
+[[noreturn]] void set_error(const std::string& msg) { fail(ErrorKind::invalid, msg); }
+
+std::string go_quote(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+// --- strvals ----------------------------------------------------------------------------
+
+constexpr int k_max_nested_name_level = 30;
+constexpr long k_max_index = 65536;
+
+enum class Status { ok, eof };
+
+class SetParser {
+public:
+  SetParser(std::string_view text, bool as_string) : m_text(text), m_as_string(as_string) {}
+
+  void parse(Value& dest) {
+    while (key(dest, 0) == Status::ok) {
+    }
+  }
+
+private:
+  struct Runes {
+    std::string text;
+    char last = 0;
+    bool eof = false;
+  };
+
+  Runes runes_until(std::string_view stop) {
+    Runes r;
+    for (;;) {
+      if (m_pos >= m_text.size()) {
+        r.eof = true;
+        return r;
+      }
+      char c = m_text[m_pos++];
+      if (stop.find(c) != std::string_view::npos) {
+        r.last = c;
+        return r;
+      }
+      if (c == '\\') {
+        if (m_pos >= m_text.size()) {
+          r.eof = true;
+          return r;
+        }
+        r.text += m_text[m_pos++];
+      } else {
+        r.text += c;
+      }
+    }
+  }
+
+  Value typed(const std::string& v) const {
+    if (m_as_string) return Value(v);
+    std::string lower = to_lower(v);
+    if (lower == "true") return Value(true);
+    if (lower == "false") return Value(false);
+    if (lower == "null") return Value();
+    if (v == "0") return Value::integer(0, tmpl::IntType::int64);
+    if (!v.empty() && v[0] != '0') {
+      // strconv.ParseInt(v, 10, 64): optional sign, decimal digits, in range.
+      std::int64_t i = 0;
+      const char* b = v.data();
+      const char* e = v.data() + v.size();
+      if (*b == '+') ++b;
+      auto [ptr, ec] = std::from_chars(b, e, i);
+      if (ec == std::errc() && ptr == e && b != e && !(v[0] == '+' && (b == e || *b == '-')))
+        return Value::integer(i, tmpl::IntType::int64);
+    }
+    return Value(v);
+  }
+
+  static void set(Value& data, const std::string& key, Value val) {
+    if (key.empty()) return;
+    data.mutable_map()[key] = std::move(val);
+  }
+
+  static List set_index(List list, long index, Value val) {
+    if (index < 0) set_error("negative " + std::to_string(index) + " index not allowed");
+    if (index > k_max_index)
+      set_error("index of " + std::to_string(index) + " is greater than maximum supported index of " +
+                std::to_string(k_max_index));
+    if (static_cast<long>(list.size()) <= index) list.resize(static_cast<size_t>(index) + 1);
+    list[static_cast<size_t>(index)] = std::move(val);
+    return list;
+  }
+
+  long key_index() {
+    auto r = runes_until("]");
+    if (r.eof) set_error("error parsing index: EOF");
+    long i = 0;
+    auto [ptr, ec] = std::from_chars(r.text.data(), r.text.data() + r.text.size(), i);
+    if (r.text.empty() || ec != std::errc() || ptr != r.text.data() + r.text.size())
+      set_error("error parsing index: strconv.Atoi: parsing " + go_quote(r.text) + ": invalid syntax");
+    return i;
+  }
+
+  // Returns nullopt when the input is not a `{...}` list (nothing consumed), or an empty
+  // optional-with-eof via `eof` when the input ended right after '='.
+  std::optional<List> val_list(bool& eof) {
+    eof = false;
+    if (m_pos >= m_text.size()) {
+      eof = true;
+      return List{};
+    }
+    if (m_text[m_pos] != '{') return std::nullopt;
+    ++m_pos;
+    List list;
+    for (;;) {
+      auto r = runes_until(",}");
+      if (r.eof) set_error("list must terminate with '}'");
+      if (r.last == '}') {
+        if (m_pos < m_text.size() && m_text[m_pos] == ',') ++m_pos;
+        list.push_back(typed(r.text));
+        return list;
+      }
+      list.push_back(typed(r.text));
+    }
+  }
+
+  Status key(Value& data, int level) {
+    auto r = runes_until("=[,.");
+    if (r.eof) {
+      if (r.text.empty()) return Status::eof;
+      set_error("key " + go_quote(r.text) + " has no value");
+    }
+    const std::string& k = r.text;
+    switch (r.last) {
+      case '[': {
+        long i = key_index();
+        List list;
+        if (const Value* existing = data.find(k)) {
+          if (!existing->is_list())
+            set_error("unable to parse key: interface conversion: interface {} is " + existing->go_type() +
+                      ", not []interface {}");
+          list = existing->as_list();
+        }
+        Status st = Status::ok;
+        list = list_item(std::move(list), i, level, st);
+        set(data, k, Value(std::move(list)));
+        return st;
+      }
+      case '=': {
+        bool eof = false;
+        auto vl = val_list(eof);
+        if (eof) {
+          set(data, k, Value(""));
+          return Status::eof;
+        }
+        if (vl) {
+          set(data, k, Value(std::move(*vl)));
+          return Status::ok;
+        }
+        auto v = runes_until(",");
+        set(data, k, typed(v.text));
+        return Status::ok;
+      }
+      case ',':
+        set(data, k, Value(""));
+        set_error("key " + go_quote(k) + " has no value (cannot end with ,)");
+      case '.': {
+        if (++level > k_max_nested_name_level)
+          set_error("value name nested level is greater than maximum supported nested level of " +
+                    std::to_string(k_max_nested_name_level));
+        Value inner;
+        if (const Value* existing = data.find(k)) {
+          if (!existing->is_map())
+            set_error("unable to parse key: interface conversion: interface {} is " + existing->go_type() +
+                      ", not map[string]interface {}");
+          inner = *existing;  // the same map: Go mutates it in place
+        } else {
+          inner = Value(Map{});
+        }
+        Status st = key(inner, level);
+        if (st == Status::ok && inner.as_map().empty()) set_error("key map " + go_quote(k) + " has no value");
+        if (!inner.as_map().empty()) set(data, k, inner);
+        return st;
+      }
+      default:
+        set_error("parse error: unexpected token");
+    }
+  }
+
+  List list_item(List list, long i, int level, Status& st) {
+    if (i < 0) set_error("negative " + std::to_string(i) + " index not allowed");
+    auto r = runes_until("[.=");
+    if (!r.text.empty()) set_error("unexpected data at end of array index: " + go_quote(r.text));
+    if (r.eof) {
+      st = Status::eof;
+      return list;
+    }
+    switch (r.last) {
+      case '=': {
+        bool eof = false;
+        auto vl = val_list(eof);
+        if (eof) return set_index(std::move(list), i, Value(""));
+        if (vl) return set_index(std::move(list), i, Value(std::move(*vl)));
+        auto v = runes_until(",");
+        return set_index(std::move(list), i, typed(v.text));
+      }
+      case '[': {
+        long next = key_index();
+        List current;
+        if (static_cast<long>(list.size()) > i && !list[static_cast<size_t>(i)].is_null()) {
+          const Value& existed = list[static_cast<size_t>(i)];
+          if (!existed.is_list())
+            set_error("unable to parse key: interface conversion: interface {} is " + existed.go_type() +
+                      ", not []interface {}");
+          current = existed.as_list();
+        }
+        Status inner_st = Status::ok;
+        List nested = list_item(std::move(current), next, level, inner_st);
+        if (inner_st == Status::eof) {
+          st = Status::eof;
+          return list;
+        }
+        return set_index(std::move(list), i, Value(std::move(nested)));
+      }
+      case '.': {
+        Value inner = Value(Map{});
+        if (static_cast<long>(list.size()) > i) {
+          if (list[static_cast<size_t>(i)].is_map()) inner = list[static_cast<size_t>(i)];
+          else list[static_cast<size_t>(i)] = inner;
+        }
+        Status inner_st = key(inner, level);
+        if (inner_st == Status::eof) {
+          st = Status::eof;
+          return list;
+        }
+        return set_index(std::move(list), i, inner);
+      }
+      default:
+        set_error("parse error: unexpected token");
+    }
+  }
+
+  std::string_view m_text;
+  bool m_as_string;
+  size_t m_pos = 0;
+};
+
+// --- coalescing -------------------------------------------------------------------------
+
+bool is_table(const Value& v) { return v.is_map(); }
+
+void coalesce_tables(Value& dst, Value& src, bool merge);
+
+void coalesce_tables(Value& dst, Value& src, bool merge) {
+  auto& d = dst.mutable_map();
+  auto& s = src.mutable_map();
+  for (const auto& [key, val] : d)
+    if (val.is_null()) s[key] = Value();
+  for (auto& [key, val] : s) {
+    auto it = d.find(key);
+    if (it != d.end() && !merge && it->second.is_null()) {
+      d.erase(it);
+    } else if (it == d.end()) {
+      d[key] = val;
+    } else if (is_table(val)) {
+      if (is_table(it->second)) coalesce_tables(it->second, val, merge);
+    }
+  }
+}
+
+bool is_dependency(const Chart& c, const std::string& key) {
+  for (const auto& sub : c.dependencies)
+    if (sub.name() == key) return true;
+  return false;
+}
+
+void coalesce_chart_values(const Chart& c, Value& v, bool merge) {
+  Value vc = c.values.deep_copy();
+  auto& vm = v.mutable_map();
+  for (auto& [key, val] : vc.mutable_map()) {
+    auto it = vm.find(key);
+    if (it == vm.end()) {
+      vm[key] = val;
+      continue;
+    }
+    if (it->second.is_null() && !merge) {
+      vm.erase(it);
+    } else if (it->second.is_map() && val.is_map()) {
+      coalesce_tables(it->second, val, merge || is_dependency(c, key));
+    }
+  }
+}
+
+void coalesce_globals(Value& dest, const Value& src) {
+  Value dg;
+  if (const Value* g = dest.find("global")) {
+    if (!g->is_map()) return;
+    dg = *g;
+  } else {
+    dg = Value(Map{});
+  }
+  Value sg;
+  if (const Value* g = src.find("global")) {
+    if (!g->is_map()) return;
+    sg = *g;
+  } else {
+    sg = Value(Map{});
+  }
+  auto& dgm = dg.mutable_map();
+  for (const auto& [key, val] : sg.as_map()) {
+    if (is_table(val)) {
+      Value vv = Value(Map(val.as_map()));  // Helm's copyMap: a shallow copy
+      auto it = dgm.find(key);
+      if (it == dgm.end()) {
+        dgm[key] = vv;
+      } else if (it->second.is_map()) {
+        Value destv = it->second;
+        coalesce_tables(vv, destv, true);
+        dgm[key] = vv;
+      }
+    } else if (auto it = dgm.find(key); it != dgm.end() && is_table(it->second)) {
+      // a table in the destination is never replaced by a scalar
+    } else {
+      dgm[key] = val;
+    }
+  }
+  dest.mutable_map()["global"] = dg;
+}
+
+void coalesce(const Chart& c, Value& dest, bool merge);
+
+void coalesce_deps(const Chart& c, Value& dest, bool merge) {
+  for (const auto& sub : c.dependencies) {
+    auto& dm = dest.mutable_map();
+    auto it = dm.find(sub.name());
+    if (it == dm.end()) {
+      dm[sub.name()] = Value(Map{});
+    } else if (!it->second.is_map()) {
+      fail(ErrorKind::invalid, "type mismatch on " + sub.name() + ": %!t(" + it->second.go_type() + ")");
+    }
+    Value dv = dm[sub.name()];
+    coalesce_globals(dv, dest);
+    coalesce(sub, dv, merge);
+    dest.mutable_map()[sub.name()] = dv;
+  }
+}
+
+void coalesce(const Chart& c, Value& dest, bool merge) {
+  coalesce_chart_values(c, dest, merge);
+  coalesce_deps(c, dest, merge);
+}
+
+// --- dependencies -----------------------------------------------------------------------
+
+std::vector<std::string> split_path(std::string_view path) { return split(path, '.'); }
+
+// Helm's PathValue: the value at a dotted path, which must not be a table.
+const Value* path_value(const Value& values, const std::string& path) {
+  auto parts = split_path(path);
+  const Value* table = &values;
+  for (size_t i = 0; i + 1 < parts.size(); ++i) {
+    table = table->find(parts[i]);
+    if (!table || !table->is_map()) return nullptr;
+  }
+  const Value* v = table->find(parts.back());
+  if (!v || v->is_map()) return nullptr;
+  return v;
+}
+
+void process_dependency_enabled(Chart& c, const Value& v, const std::string& path) {
+  if (c.metadata.dependencies.empty()) return;
+  std::vector<Chart> chosen;
+  for (const auto& existing : c.dependencies) {
+    bool listed = false;
+    for (const auto& req : c.metadata.dependencies)
+      if (existing.name() == req.name && semver_satisfies(req.version, existing.metadata.version)) listed = true;
+    if (!listed) chosen.push_back(existing);
+  }
+  for (auto& req : c.metadata.dependencies) {
+    for (const auto& existing : c.dependencies) {
+      if (existing.name() != req.name || !semver_satisfies(req.version, existing.metadata.version)) continue;
+      Chart copy = existing;
+      if (!req.alias.empty()) copy.metadata.name = req.alias;
+      chosen.push_back(std::move(copy));
+      break;
+    }
+    if (!req.alias.empty()) req.name = req.alias;
+  }
+  c.dependencies = std::move(chosen);
+  for (auto& req : c.metadata.dependencies) req.enabled = true;
+
+  Value cvals = coalesce_values(c, v, false);
+  // tags
+  if (const Value* tags = cvals.find("tags"); tags && tags->is_map()) {
+    for (auto& req : c.metadata.dependencies) {
+      bool has_true = false, has_false = false;
+      for (const auto& t : req.tags) {
+        const Value* b = tags->find(t);
+        if (b && b->is_bool()) (b->as_bool() ? has_true : has_false) = true;
+      }
+      if (!has_true && has_false) req.enabled = false;
+      else req.enabled = true;
+    }
+  }
+  // conditions: the first path that holds a bool decides
+  for (auto& req : c.metadata.dependencies) {
+    for (const auto& cond : split(trim(req.condition), ',')) {
+      if (cond.empty()) continue;
+      const Value* b = path_value(cvals, path + cond);
+      if (b && b->is_bool()) {
+        req.enabled = b->as_bool();
+        break;
+      }
+    }
+  }
+  std::vector<std::string> removed;
+  for (const auto& req : c.metadata.dependencies)
+    if (!req.enabled) removed.push_back(req.name);
+  auto is_removed = [&](const std::string& n) {
+    return std::find(removed.begin(), removed.end(), n) != removed.end();
+  };
+  std::vector<Chart> kept;
+  for (auto& sub : c.dependencies)
+    if (!is_removed(sub.name())) kept.push_back(std::move(sub));
+  std::vector<Dependency> kept_meta;
+  for (auto& req : c.metadata.dependencies)
+    if (!is_removed(req.name)) kept_meta.push_back(std::move(req));
+  for (auto& sub : kept) process_dependency_enabled(sub, cvals, path + sub.name() + ".");
+  c.metadata.dependencies = std::move(kept_meta);
+  c.dependencies = std::move(kept);
+}
+
+Value path_to_map(const std::string& path, const Value& data) {
+  if (path == ".") return data;
+  auto parts = split_path(path);
+  Value cur = data;
+  for (auto it = parts.rbegin(); it != parts.rend(); ++it) cur = Value(Map{{*it, cur}});
+  return cur;
+}
+
+void process_import_values(Chart& c) {
+  if (c.metadata.dependencies.empty()) return;
+  Value cvals = coalesce_values(c, Value(Map{}), true);
+  Value b = Value(Map{});
+  for (auto& req : c.metadata.dependencies) {
+    List out;
+    if (req.import_values.is_list()) {
+      for (const auto& riv : req.import_values.as_list()) {
+        std::string child, parent;
+        if (riv.is_map()) {
+          const Value* ch = riv.find("child");
+          const Value* pa = riv.find("parent");
+          child = ch && ch->is_string() ? ch->as_string() : "";
+          parent = pa && pa->is_string() ? pa->as_string() : "";
+        } else if (riv.is_string()) {
+          child = "exports." + riv.as_string();
+          parent = ".";
+        } else {
+          continue;
+        }
+        out.push_back(Value(Map{{"child", child}, {"parent", parent}}));
+        const Value* table = values_table(cvals, req.name + "." + child);
+        if (!table) continue;  // Helm logs "ImportValues missing table" and goes on
+        Value add = path_to_map(parent, table->deep_copy());
+        coalesce_tables(b, add, true);
+      }
+    }
+    req.import_values = Value(std::move(out));
+  }
+  Value merged = cvals.deep_copy();
+  coalesce_tables(merged, b, true);
+  c.values = merged;
+}
+
+void process_dependency_import_values(Chart& c) {
+  for (auto& sub : c.dependencies) process_dependency_import_values(sub);
+  process_import_values(c);
+}
+
+}  // namespace
+
+void parse_set(std::string_view text, Value& dest, bool as_string) {
+  try {
+    SetParser(text, as_string).parse(dest);
+  } catch (const Error& e) {
+    fail(ErrorKind::invalid, std::string("failed parsing ") + (as_string ? "--set-string" : "--set") +
+                                 " data: " + e.message());
+  }
+}
+
+Value merge_maps(const Value& a, const Value& b) {
+  Map out = a.is_map() ? a.as_map() : Map{};
+  if (b.is_map()) {
+    for (const auto& [k, v] : b.as_map()) {
+      auto it = out.find(k);
+      if (v.is_map() && it != out.end() && it->second.is_map()) {
+        it->second = merge_maps(it->second, v);
+        continue;
+      }
+      out[k] = v;
+    }
+  }
+  return Value(std::move(out));
+}
+
+Value coalesce_values(const Chart& chart, const Value& values, bool merge) {
+  Value dest = values.is_map() ? values.deep_copy() : Value(Map{});
+  coalesce(chart, dest, merge);
+  return dest;
+}
+
+void process_dependencies(Chart& chart, const Value& values) {
+  process_dependency_enabled(chart, values, "");
+  process_dependency_import_values(chart);
+}
+
+const Value* values_table(const Value& values, std::string_view path) {
+  const Value* table = &values;
+  for (const auto& part : split_path(path)) {
+    table = table->find(part);
+    if (!table || !table->is_map()) return nullptr;
+  }
+  return table;
+}
+
+}  // namespace emco::helm

@@ -1,0 +1,39 @@
+#pragma once
+// Helm's values pipeline (v3.17 pkg/strvals, pkg/cli/values, pkg/chartutil):
+//
+//   user values = -f files merged in order (merge_maps) <- --set (parse_set) <- --set-string
+//   process_dependencies(chart, user values)   conditions, tags, aliases, import-values
+//   coalesce_values(chart, user values)        chart defaults under user values, subchart
+//                                              values under the subchart's name, globals
+//                                              copied down; a null user value deletes the key
+//
+// All functions copy what they must not mutate: tmpl::Value maps have Go reference semantics.
+
+#include <string>
+#include <string_view>
+
+#include "core/helm/chart.hpp"
+#include "core/template/value.hpp"
+
+namespace emco::helm {
+
+// Parses one --set / --set-string argument into `dest` (a map Value, modified in place), with
+// Helm's strvals syntax: `a.b=c,d=e`, lists `a={x,y}`, indexes `a[0].b=c`, escapes `\,` `\.`
+// `\=`; typed values (--set): true/false, null, int64 (no leading zero), else string.
+// Errors: emco::Error(invalid) "failed parsing --set data: ..." as Helm words them.
+void parse_set(std::string_view text, tmpl::Value& dest, bool as_string = false);
+
+// Helm's mergeMaps for -f files: maps merge recursively, anything else replaces.
+tmpl::Value merge_maps(const tmpl::Value& a, const tmpl::Value& b);
+
+// chartutil.CoalesceValues (merge=false) / MergeValues (merge=true).
+tmpl::Value coalesce_values(const Chart& chart, const tmpl::Value& values, bool merge = false);
+
+// chartutil.ProcessDependenciesWithMerge: drops disabled subcharts (condition, tags), renames
+// aliased ones, and folds import-values into the chart's values. Modifies `chart`.
+void process_dependencies(Chart& chart, const tmpl::Value& values);
+
+// Helm's Values.Table / PathValue lookups on dotted paths; nullptr when absent.
+const tmpl::Value* values_table(const tmpl::Value& values, std::string_view path);
+
+}  // namespace emco::helm
