@@ -167,6 +167,10 @@ public:
 
   HttpStats stats() const;
 
+  // The credentials requests carry now (runs an exec plugin if needed); for
+  // reporting their expiry.
+  Credentials credentials() { return m_credentials.get(); }
+
   // Throws the KubeError that `response` (a non-2xx answer) stands for;
   // `what` names the object or request ("deployments.apps 'web'").
   [[noreturn]] void raise(const HttpResponse& response, const std::string& what) const;
