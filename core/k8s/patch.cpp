@@ -1,0 +1,364 @@
+#include "core/k8s/patch.hpp"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "core/util/error.hpp"
+
+namespace emco::k8s {
+
+using nlohmann::json;
+
+// ---- RFC 6902 ----
+
+namespace {
+
+std::vector<std::string> parse_pointer(const std::string& pointer) {
+  std::vector<std::string> tokens;
+  if (pointer.empty()) return tokens;
+  if (pointer[0] != '/') fail(ErrorKind::invalid, "invalid JSON pointer '" + pointer + "': must start with '/'");
+  size_t pos = 1;
+  while (true) {
+    size_t next = pointer.find('/', pos);
+    std::string raw = pointer.substr(pos, next == std::string::npos ? std::string::npos : next - pos);
+    std::string token;
+    for (size_t i = 0; i < raw.size(); ++i) {
+      if (raw[i] != '~') {
+        token += raw[i];
+        continue;
+      }
+      if (i + 1 < raw.size() && raw[i + 1] == '0')
+        token += '~';
+      else if (i + 1 < raw.size() && raw[i + 1] == '1')
+        token += '/';
+      else
+        fail(ErrorKind::invalid, "invalid JSON pointer '" + pointer + "': bad escape");
+      ++i;
+    }
+    tokens.push_back(std::move(token));
+    if (next == std::string::npos) break;
+    pos = next + 1;
+  }
+  return tokens;
+}
+
+// An array index token: digits only, no leading zero (RFC 6901).
+bool parse_index(const std::string& token, size_t& out) {
+  if (token.empty() || token.size() > 9) return false;
+  if (token.size() > 1 && token[0] == '0') return false;
+  for (char c : token)
+    if (c < '0' || c > '9') return false;
+  out = std::stoul(token);
+  return true;
+}
+
+[[noreturn]] void patch_fail(const std::string& op, const std::string& path, const std::string& why) {
+  fail(ErrorKind::invalid, op + " operation does not apply: " + why + ": '" + path + "'");
+}
+
+json* resolve(json& doc, const std::vector<std::string>& tokens, size_t count, const std::string& op,
+              const std::string& path) {
+  json* cur = &doc;
+  for (size_t i = 0; i < count; ++i) {
+    const auto& t = tokens[i];
+    if (cur->is_object()) {
+      auto it = cur->find(t);
+      if (it == cur->end()) patch_fail(op, path, "doc is missing path");
+      cur = &*it;
+    } else if (cur->is_array()) {
+      size_t idx;
+      if (!parse_index(t, idx) || idx >= cur->size()) patch_fail(op, path, "doc is missing path");
+      cur = &(*cur)[idx];
+    } else {
+      patch_fail(op, path, "doc is missing path");
+    }
+  }
+  return cur;
+}
+
+void add_at(json& doc, const std::string& path, json value, const std::string& op) {
+  auto tokens = parse_pointer(path);
+  if (tokens.empty()) {
+    doc = std::move(value);
+    return;
+  }
+  json& parent = *resolve(doc, tokens, tokens.size() - 1, op, path);
+  const auto& last = tokens.back();
+  if (parent.is_object()) {
+    parent[last] = std::move(value);
+  } else if (parent.is_array()) {
+    if (last == "-") {
+      parent.push_back(std::move(value));
+      return;
+    }
+    size_t idx;
+    if (!parse_index(last, idx) || idx > parent.size()) patch_fail(op, path, "index out of bounds");
+    parent.insert(parent.begin() + static_cast<std::ptrdiff_t>(idx), std::move(value));
+  } else {
+    patch_fail(op, path, "parent is not a container");
+  }
+}
+
+json remove_at(json& doc, const std::string& path, const std::string& op) {
+  auto tokens = parse_pointer(path);
+  if (tokens.empty()) patch_fail(op, path, "cannot remove the whole document");
+  json& parent = *resolve(doc, tokens, tokens.size() - 1, op, path);
+  const auto& last = tokens.back();
+  if (parent.is_object()) {
+    auto it = parent.find(last);
+    if (it == parent.end()) patch_fail(op, path, "doc is missing path");
+    json out = std::move(*it);
+    parent.erase(it);
+    return out;
+  }
+  if (parent.is_array()) {
+    size_t idx;
+    if (!parse_index(last, idx) || idx >= parent.size()) patch_fail(op, path, "doc is missing path");
+    json out = std::move(parent[idx]);
+    parent.erase(parent.begin() + static_cast<std::ptrdiff_t>(idx));
+    return out;
+  }
+  patch_fail(op, path, "doc is missing path");
+}
+
+const json& member(const json& op, const char* name, const std::string& op_name) {
+  auto it = op.find(name);
+  if (it == op.end()) fail(ErrorKind::invalid, op_name + " operation is missing '" + name + "'");
+  return *it;
+}
+
+std::string string_member(const json& op, const char* name, const std::string& op_name) {
+  const json& v = member(op, name, op_name);
+  if (!v.is_string()) fail(ErrorKind::invalid, op_name + " operation has a non-string '" + name + "'");
+  return v.get<std::string>();
+}
+
+}  // namespace
+
+json json_patch(const json& document, const json& patch) {
+  if (!patch.is_array()) fail(ErrorKind::invalid, "json patch must be an array of operations");
+  json doc = document;
+  for (const auto& op : patch) {
+    if (!op.is_object() || !op.contains("op") || !op["op"].is_string())
+      fail(ErrorKind::invalid, "json patch operation must be an object with an 'op'");
+    std::string name = op["op"].get<std::string>();
+    std::string path = string_member(op, "path", name);
+    if (name == "add") {
+      add_at(doc, path, member(op, "value", name), name);
+    } else if (name == "remove") {
+      remove_at(doc, path, name);
+    } else if (name == "replace") {
+      auto tokens = parse_pointer(path);
+      json* target = resolve(doc, tokens, tokens.size(), name, path);
+      *target = member(op, "value", name);
+    } else if (name == "move") {
+      std::string from = string_member(op, "from", name);
+      if (path.size() > from.size() && path.compare(0, from.size(), from) == 0 && path[from.size()] == '/')
+        patch_fail(name, path, "cannot move a value into one of its children");
+      json value = remove_at(doc, from, name);
+      add_at(doc, path, std::move(value), name);
+    } else if (name == "copy") {
+      std::string from = string_member(op, "from", name);
+      auto tokens = parse_pointer(from);
+      json value = *resolve(doc, tokens, tokens.size(), name, from);
+      add_at(doc, path, std::move(value), name);
+    } else if (name == "test") {
+      auto tokens = parse_pointer(path);
+      const json& expected = member(op, "value", name);
+      json* target = resolve(doc, tokens, tokens.size(), name, path);
+      if (*target != expected) fail(ErrorKind::invalid, "testing value '" + path + "' failed");
+    } else {
+      fail(ErrorKind::invalid, "unexpected json patch operation '" + name + "'");
+    }
+  }
+  return doc;
+}
+
+// ---- RFC 7386 ----
+
+json merge_patch(const json& document, const json& patch) {
+  if (!patch.is_object()) return patch;
+  json out = document.is_object() ? document : json::object();
+  for (const auto& [k, v] : patch.items()) {
+    if (v.is_null()) {
+      out.erase(k);
+      continue;
+    }
+    auto it = out.find(k);
+    out[k] = merge_patch(it == out.end() ? json() : *it, v);
+  }
+  return out;
+}
+
+// ---- strategic merge patch ----
+
+namespace {
+
+constexpr const char* k_patch = "$patch";
+constexpr const char* k_retain = "$retainKeys";
+const std::string k_delete_prefix = "$deleteFromPrimitiveList/";
+const std::string k_order_prefix = "$setElementOrder/";
+
+bool is_directive(const std::string& key) { return !key.empty() && key[0] == '$'; }
+
+json merge_map(json original, const json& patch, const Schema& schema, const std::string& path);
+json merge_list(const json& original, const json& patch, const Schema& schema, const std::string& path);
+
+// A patch value meant for a field the original lacks: directives still
+// apply (against nothing), so they never leak into the object.
+json fresh(const json& patch, const Schema& schema, const std::string& path) {
+  if (patch.is_object()) return merge_map(json::object(), patch, schema, path);
+  if (patch.is_array()) return merge_list(json::array(), patch, schema, path);
+  return patch;
+}
+
+json without_directives(const json& m) {
+  json out = json::object();
+  for (const auto& [k, v] : m.items())
+    if (!is_directive(k)) out[k] = v;
+  return out;
+}
+
+void reorder(json& list, const json& order, const ListSchema* ls) {
+  if (!list.is_array() || !order.is_array()) return;
+  auto key_of = [&](const json& item) -> json {
+    if (ls && !ls->merge_key.empty() && item.is_object()) return item.value(ls->merge_key, json());
+    return item;
+  };
+  json sorted = json::array();
+  std::vector<bool> used(list.size(), false);
+  for (const auto& o : order) {
+    json want = (ls && !ls->merge_key.empty() && o.is_object()) ? o.value(ls->merge_key, json()) : o;
+    for (size_t i = 0; i < list.size(); ++i)
+      if (!used[i] && key_of(list[i]) == want) {
+        sorted.push_back(list[i]);
+        used[i] = true;
+        break;
+      }
+  }
+  for (size_t i = 0; i < list.size(); ++i)
+    if (!used[i]) sorted.push_back(list[i]);
+  list = std::move(sorted);
+}
+
+json merge_map(json original, const json& patch, const Schema& schema, const std::string& path) {
+  if (!original.is_object()) original = json::object();
+  if (auto p = patch.find(k_patch); p != patch.end()) {
+    std::string directive = p->is_string() ? p->get<std::string>() : "";
+    if (directive == "replace") return fresh(without_directives(patch), schema, path);
+    if (directive == "delete") return json();
+    if (directive != "merge") fail(ErrorKind::invalid, "unknown patch type '" + directive + "' in '$patch'");
+  }
+  for (const auto& [k, v] : patch.items()) {
+    if (k.rfind(k_delete_prefix, 0) != 0) continue;
+    std::string field = k.substr(k_delete_prefix.size());
+    auto it = original.find(field);
+    if (it == original.end() || !it->is_array() || !v.is_array()) continue;
+    json kept = json::array();
+    for (const auto& item : *it)
+      if (std::find(v.begin(), v.end(), item) == v.end()) kept.push_back(item);
+    *it = std::move(kept);
+  }
+  for (const auto& [k, v] : patch.items()) {
+    if (is_directive(k)) continue;
+    std::string child = child_path(path, k);
+    if (v.is_null()) {
+      original.erase(k);
+      continue;
+    }
+    auto it = original.find(k);
+    if (it == original.end()) {
+      json value = fresh(v, schema, child);
+      if (!value.is_null()) original[k] = std::move(value);
+    } else if (v.is_object() && it->is_object()) {
+      json merged = merge_map(*it, v, schema, child);
+      if (merged.is_null())
+        original.erase(it);
+      else
+        *it = std::move(merged);
+    } else if (v.is_array() && it->is_array()) {
+      *it = merge_list(*it, v, schema, child);
+    } else {
+      *it = fresh(v, schema, child);
+    }
+  }
+  if (auto r = patch.find(k_retain); r != patch.end() && r->is_array()) {
+    for (auto it = original.begin(); it != original.end();) {
+      if (std::find(r->begin(), r->end(), it.key()) == r->end())
+        it = original.erase(it);
+      else
+        ++it;
+    }
+  }
+  for (const auto& [k, v] : patch.items()) {
+    if (k.rfind(k_order_prefix, 0) != 0) continue;
+    std::string field = k.substr(k_order_prefix.size());
+    if (auto it = original.find(field); it != original.end())
+      reorder(*it, v, schema.list(child_path(path, field)));
+  }
+  return original;
+}
+
+json merge_list(const json& original, const json& patch, const Schema& schema, const std::string& path) {
+  const ListSchema* ls = schema.list(path);
+  bool replace_all = false;
+  json items = json::array();
+  for (const auto& item : patch) {
+    if (item.is_object() && item.size() == 1 && item.contains(k_patch)) {
+      if (item[k_patch] == "replace") replace_all = true;
+      continue;
+    }
+    items.push_back(item);
+  }
+  if (replace_all || !ls || !ls->smp_merge) {
+    json out = json::array();
+    for (const auto& item : items) {
+      if (item.is_object() && item.value(k_patch, "") == "delete") continue;
+      out.push_back(fresh(item, schema, path));
+    }
+    return out;
+  }
+  json out = original;
+  if (ls->merge_key.empty()) {
+    for (const auto& item : items)
+      if (std::find(out.begin(), out.end(), item) == out.end()) out.push_back(item);
+    return out;
+  }
+  const std::string& key = ls->merge_key;
+  for (const auto& item : items) {
+    if (!item.is_object()) {
+      out.push_back(item);
+      continue;
+    }
+    if (!item.contains(key))
+      fail(ErrorKind::invalid, "map: " + item.dump() + " does not contain declared merge key: " + key);
+    const json& want = item[key];
+    auto found = std::find_if(out.begin(), out.end(),
+                              [&](const json& o) { return o.is_object() && o.contains(key) && o[key] == want; });
+    if (item.value(k_patch, "") == "delete") {
+      if (found != out.end()) out.erase(found);
+      continue;
+    }
+    if (found != out.end()) {
+      json merged = merge_map(*found, item, schema, path);
+      if (merged.is_null())
+        out.erase(found);
+      else
+        *found = std::move(merged);
+    } else {
+      json value = merge_map(json::object(), item, schema, path);
+      if (!value.is_null()) out.push_back(std::move(value));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+json strategic_merge_patch(const json& document, const json& patch, const Schema& schema) {
+  if (!patch.is_object()) fail(ErrorKind::invalid, "strategic merge patch must be a JSON object");
+  json out = merge_map(document, patch, schema, "");
+  return out.is_null() ? json::object() : out;
+}
+
+}  // namespace emco::k8s

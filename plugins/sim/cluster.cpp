@@ -1,0 +1,1458 @@
+// The Kubernetes API of one simulated cluster: routing, CRUD, apply, patch,
+// delete with garbage collection, CRDs, CSRs, and the "controllers" that make
+// workloads ready.
+
+#include "plugins/sim/cluster.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+
+#include "core/k8s/managed_fields.hpp"
+#include "core/k8s/patch.hpp"
+#include "core/k8s/yaml.hpp"
+#include "core/util/error.hpp"
+#include "core/util/strings.hpp"
+#include "plugins/sim/tls.hpp"
+
+namespace emco::sim::detail {
+
+using nlohmann::json;
+
+namespace {
+
+int64_t now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string rfc3339(int64_t unix_s) {
+  std::time_t t = static_cast<std::time_t>(unix_s);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+int64_t parse_rfc3339(const std::string& s) {
+  std::tm tm{};
+  if (!strptime(s.c_str(), "%Y-%m-%dT%H:%M:%S", &tm)) return 0;
+  return static_cast<int64_t>(timegm(&tm));
+}
+
+std::string uuid() {
+  std::string h = random_hex(16);
+  h[12] = '4';
+  const char variants[] = "89ab";
+  h[16] = variants[static_cast<unsigned char>(h[16]) % 4];
+  return h.substr(0, 8) + "-" + h.substr(8, 4) + "-" + h.substr(12, 4) + "-" + h.substr(16, 4) + "-" + h.substr(20);
+}
+
+std::string base64(const std::string& in) {
+  static const char* t = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  size_t i = 0;
+  for (; i + 2 < in.size(); i += 3) {
+    uint32_t n = (uint8_t(in[i]) << 16) | (uint8_t(in[i + 1]) << 8) | uint8_t(in[i + 2]);
+    out += t[n >> 18];
+    out += t[(n >> 12) & 63];
+    out += t[(n >> 6) & 63];
+    out += t[n & 63];
+  }
+  if (i + 1 == in.size()) {
+    uint32_t n = uint8_t(in[i]) << 16;
+    out += t[n >> 18];
+    out += t[(n >> 12) & 63];
+    out += "==";
+  } else if (i + 2 == in.size()) {
+    uint32_t n = (uint8_t(in[i]) << 16) | (uint8_t(in[i + 1]) << 8);
+    out += t[n >> 18];
+    out += t[(n >> 12) & 63];
+    out += t[(n >> 6) & 63];
+    out += '=';
+  }
+  return out;
+}
+
+bool unbase64(const std::string& in, std::string& out) {
+  out.clear();
+  uint32_t buf = 0;
+  int bits = 0;
+  for (char c : in) {
+    int v;
+    if (c >= 'A' && c <= 'Z')
+      v = c - 'A';
+    else if (c >= 'a' && c <= 'z')
+      v = c - 'a' + 26;
+    else if (c >= '0' && c <= '9')
+      v = c - '0' + 52;
+    else if (c == '+' || c == '-')
+      v = 62;
+    else if (c == '/' || c == '_')
+      v = 63;
+    else if (c == '=' || c == '\n' || c == '\r')
+      continue;
+    else
+      return false;
+    buf = (buf << 6) | static_cast<uint32_t>(v);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out += static_cast<char>((buf >> bits) & 0xff);
+    }
+  }
+  return true;
+}
+
+std::string object_key(const std::string& ns, const std::string& name) { return ns + "/" + name; }
+
+json details(const k8s::ResourceType& t, const std::string& name) {
+  json d = {{"name", name}, {"kind", t.resource}};
+  if (!t.group.empty()) d["group"] = t.group;
+  return d;
+}
+
+Response not_found(const k8s::ResourceType& t, const std::string& name) {
+  return status_error(404, "NotFound", t.group_resource() + " \"" + name + "\" not found", details(t, name));
+}
+
+Response namespace_not_found(const std::string& ns) {
+  return status_error(404, "NotFound", "namespaces \"" + ns + "\" not found",
+                      json{{"name", ns}, {"kind", "namespaces"}});
+}
+
+Response bad_request(const std::string& message) { return status_error(400, "BadRequest", message); }
+
+Response invalid(const k8s::ResourceType& t, const std::string& name, const std::string& field,
+                 const std::string& what, const std::string& cause_type) {
+  json d = details(t, name);
+  d["kind"] = t.kind;
+  d["causes"] = {{{"reason", cause_type}, {"message", what}, {"field", field}}};
+  std::string kind = t.group.empty() ? t.kind : t.kind + "." + t.group;
+  return status_error(422, "Invalid", kind + " \"" + name + "\" is invalid: " + field + ": " + what, d);
+}
+
+Response modified_conflict(const k8s::ResourceType& t, const std::string& name) {
+  return status_error(409, "Conflict",
+                      "Operation cannot be fulfilled on " + t.group_resource() + " \"" + name +
+                          "\": the object has been modified; please apply your changes to the latest version and "
+                          "try again",
+                      details(t, name));
+}
+
+bool is_dns_label(const std::string& s) {
+  if (s.empty() || s.size() > 63) return false;
+  for (char c : s)
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-')) return false;
+  return s.front() != '-' && s.back() != '-';
+}
+
+bool is_dns_subdomain(const std::string& s) {
+  if (s.empty() || s.size() > 253) return false;
+  for (const auto& part : split(s, '.'))
+    if (!is_dns_label(part)) return false;
+  return true;
+}
+
+// The fields of an object that make up its "spec" for generation purposes:
+// everything but metadata and status.
+bool spec_changed(const json& a, const json& b) {
+  for (const auto& [k, v] : b.items()) {
+    if (k == "metadata" || k == "status" || k == "apiVersion" || k == "kind") continue;
+    if (!a.contains(k) || a[k] != v) return true;
+  }
+  for (const auto& [k, v] : a.items()) {
+    if (k == "metadata" || k == "status" || k == "apiVersion" || k == "kind") continue;
+    if (!b.contains(k)) return true;
+  }
+  return false;
+}
+
+// Equality ignoring resourceVersion and managedFields timestamps: a write
+// that changes nothing else is a no-op and keeps the old resourceVersion.
+bool same_content(const json& a, const json& b) {
+  auto strip = [](json o) {
+    if (o.contains("metadata") && o["metadata"].is_object()) {
+      auto& m = o["metadata"];
+      m.erase("resourceVersion");
+      if (m.contains("managedFields") && m["managedFields"].is_array())
+        for (auto& e : m["managedFields"]) e.erase("time");
+    }
+    return o;
+  };
+  return strip(a) == strip(b);
+}
+
+bool is_workload(const k8s::ResourceType& t) {
+  if (t.group == "apps")
+    return t.kind == "Deployment" || t.kind == "StatefulSet" || t.kind == "DaemonSet" || t.kind == "ReplicaSet";
+  if (t.group == "batch") return t.kind == "Job";
+  if (t.group.empty()) return t.kind == "Pod" || t.kind == "ReplicationController";
+  return false;
+}
+
+std::string query(const Request& r, const std::string& key) {
+  auto it = r.query.find(key);
+  return it == r.query.end() ? std::string() : it->second;
+}
+
+std::string media_type(const std::string& content_type) { return trim(split(content_type, ';')[0]); }
+
+std::string manager_from_agent(const std::string& agent) {
+  std::string m = agent.substr(0, agent.find('/'));
+  return m.empty() ? "unknown" : m.substr(0, 128);
+}
+
+std::string age(int64_t seconds) {
+  if (seconds < 0) seconds = 0;
+  if (seconds < 120) return std::to_string(seconds) + "s";
+  if (seconds < 3600 * 3) return std::to_string(seconds / 60) + "m";
+  if (seconds < 86400 * 2) return std::to_string(seconds / 3600) + "h";
+  return std::to_string(seconds / 86400) + "d";
+}
+
+const std::vector<TypeInfo>& builtin_types() {
+  static const std::vector<TypeInfo> types = [] {
+    std::vector<TypeInfo> out;
+    for (const auto& t : k8s::builtin_resources()) {
+      TypeInfo info;
+      info.type = t;
+      info.schema = &k8s::Schema::for_kind(t.group, t.kind);
+      out.push_back(std::move(info));
+    }
+    return out;
+  }();
+  return types;
+}
+
+}  // namespace
+
+Response status_error(int code, const std::string& reason, const std::string& message, const json& d) {
+  json body = {{"kind", "Status"},   {"apiVersion", "v1"}, {"metadata", json::object()}, {"status", "Failure"},
+               {"message", message}, {"reason", reason},  {"code", code}};
+  if (!d.is_null()) body["details"] = d;
+  Response r;
+  r.status = code;
+  r.body = body.dump();
+  return r;
+}
+
+Cluster::Cluster(size_t index, std::string name, std::string url_prefix, const ClusterEnv& env)
+    : m_index(index), m_name(std::move(name)), m_prefix(std::move(url_prefix)), m_env(env) {}
+
+std::string Cluster::next_rv() { return std::to_string(++m_rv); }
+
+std::string Cluster::now() const { return rfc3339(now_ms() / 1000); }
+
+void Cluster::ensure_seeded() {
+  if (m_seeded) return;
+  m_seeded = true;
+  const TypeInfo* ns = find_kind("", "v1", "Namespace");
+  for (const char* n : {"default", "kube-node-lease", "kube-public", "kube-system"}) {
+    std::string key = object_key("", n);
+    if (find(*ns, key)) continue;
+    json obj = {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", n}}}};
+    obj["metadata"]["uid"] = uuid();
+    obj["metadata"]["creationTimestamp"] = now();
+    obj["metadata"]["resourceVersion"] = next_rv();
+    on_write(*ns, nullptr, obj);
+    m_objects[ns->store_key()][key] = std::move(obj);
+  }
+}
+
+std::vector<const TypeInfo*> Cluster::all_types() const {
+  std::vector<const TypeInfo*> out;
+  for (const auto& t : builtin_types()) out.push_back(&t);
+  for (const auto& [k, t] : m_custom_types)
+    if (t.served) out.push_back(&t);
+  return out;
+}
+
+const TypeInfo* Cluster::find_type(const std::string& group, const std::string& version,
+                                   const std::string& resource) const {
+  for (const auto& t : builtin_types())
+    if (t.type.resource == resource && t.type.group == group && t.type.version == version) return &t;
+  auto it = m_custom_types.find(group + "/" + version + "/" + resource);
+  if (it != m_custom_types.end() && it->second.served) return &it->second;
+  return nullptr;
+}
+
+const TypeInfo* Cluster::find_kind(const std::string& group, const std::string& version,
+                                   const std::string& kind) const {
+  for (const auto& t : builtin_types())
+    if (t.type.kind == kind && t.type.group == group && t.type.version == version) return &t;
+  for (const auto& [k, t] : m_custom_types)
+    if (t.served && t.type.kind == kind && t.type.group == group && t.type.version == version) return &t;
+  return nullptr;
+}
+
+json* Cluster::find(const TypeInfo& info, const std::string& key) {
+  auto it = m_objects.find(info.store_key());
+  if (it == m_objects.end()) return nullptr;
+  auto o = it->second.find(key);
+  return o == it->second.end() ? nullptr : &o->second;
+}
+
+bool Cluster::namespace_exists(const std::string& ns) {
+  const TypeInfo* t = find_kind("", "v1", "Namespace");
+  return find(*t, object_key("", ns)) != nullptr;
+}
+
+json Cluster::output(const TypeInfo& info, const std::string& version, const json& obj) const {
+  json out = obj;
+  out["apiVersion"] = info.type.group.empty() ? version : info.type.group + "/" + version;
+  out["kind"] = info.type.kind;
+  return out;
+}
+
+Response Cluster::handle(const Request& r, const WatchSend& send) {
+  ++m_requests;
+  ensure_seeded();
+  try {
+    return route(r, send);
+  } catch (const Error& e) {
+    return status_error(e.kind() == ErrorKind::invalid ? 400 : 500,
+                        e.kind() == ErrorKind::invalid ? "BadRequest" : "InternalError", e.message());
+  } catch (const json::exception& e) {
+    return bad_request(std::string("invalid request: ") + e.what());
+  }
+}
+
+Response Cluster::route(const Request& r, const WatchSend& send) {
+  std::string path = r.path;
+  while (path.size() > 1 && path.back() == '/') path.pop_back();
+  if (path == "/version") return version();
+  if (path == "/healthz" || path == "/livez" || path == "/readyz") {
+    Response ok;
+    ok.content_type = "text/plain; charset=utf-8";
+    ok.body = "ok";
+    return ok;
+  }
+  if (path == "/api" || path == "/apis") {
+    if (r.method != "GET") return status_error(405, "MethodNotAllowed", "the server does not allow this method on the requested resource");
+    return discovery_root(r, path == "/api");
+  }
+  if (path == "/openapi/v3") return openapi_index();
+  if (path == "/openapi/v2") return openapi_v2();
+  if (starts_with(path, "/openapi/v3/")) return openapi_document(path.substr(12));
+
+  auto segs = split(path.substr(1), '/');
+  Target t;
+  size_t rest;
+  std::string group;
+  if (segs.size() >= 2 && segs[0] == "api") {
+    t.version = segs[1];
+    rest = 2;
+  } else if (segs.size() >= 3 && segs[0] == "apis") {
+    group = segs[1];
+    t.version = segs[2];
+    rest = 3;
+  } else if (segs.size() == 2 && segs[0] == "apis") {
+    return discovery_group(segs[1]);
+  } else {
+    return status_error(404, "NotFound", "the server could not find the requested resource");
+  }
+  std::vector<std::string> s(segs.begin() + static_cast<std::ptrdiff_t>(rest), segs.end());
+  if (s.empty()) {
+    if (r.method != "GET") return status_error(405, "MethodNotAllowed", "the server does not allow this method on the requested resource");
+    return discovery_resources(group, t.version);
+  }
+  std::string res_name;
+  if (s[0] == "namespaces" && s.size() >= 3 && !(s.size() == 3 && (s[2] == "status" || s[2] == "finalize"))) {
+    t.ns = s[1];
+    res_name = s[2];
+    if (s.size() >= 4) t.name = s[3];
+    if (s.size() >= 5) t.subresource = s[4];
+    if (s.size() > 5) return status_error(404, "NotFound", "the server could not find the requested resource");
+  } else {
+    res_name = s[0];
+    if (s.size() >= 2) t.name = s[1];
+    if (s.size() >= 3) t.subresource = s[2];
+    if (s.size() > 3) return status_error(404, "NotFound", "the server could not find the requested resource");
+  }
+  t.info = find_type(group, t.version, res_name);
+  if (!t.info) return status_error(404, "NotFound", "the server could not find the requested resource");
+  if (!t.info->type.namespaced && !t.ns.empty())
+    return status_error(404, "NotFound", "the server could not find the requested resource");
+  if (!t.subresource.empty() && !t.info->type.has_subresource(t.subresource))
+    return status_error(404, "NotFound", "the server could not find the requested resource");
+  return resource(r, t, send);
+}
+
+Response Cluster::resource(const Request& r, const Target& t, const WatchSend& send) {
+  const std::string& m = r.method;
+  if (t.name.empty()) {
+    if (m == "GET") {
+      std::string w = query(r, "watch");
+      if (w == "true" || w == "1") return watch_objects(r, t, send);
+      return list_objects(r, t);
+    }
+    if (m == "POST") {
+      if (t.info->type.namespaced && t.ns.empty())
+        return status_error(405, "MethodNotAllowed", "the server does not allow this method on the requested resource");
+      return create_object(r, t);
+    }
+    if (m == "DELETE") return delete_collection(r, t);
+  } else {
+    if (m == "GET") return get_object(r, t);
+    if (m == "PUT") return t.subresource == "approval" ? approve_csr(r, t) : update_object(r, t);
+    if (m == "PATCH") return patch_object(r, t);
+    if (m == "DELETE" && t.subresource.empty()) return delete_object(r, t);
+  }
+  return status_error(405, "MethodNotAllowed", "the server does not allow this method on the requested resource");
+}
+
+Response Cluster::get_object(const Request&, const Target& t) {
+  json* obj = find(*t.info, object_key(t.ns, t.name));
+  if (!obj) return not_found(t.info->type, t.name);
+  if (t.subresource == "scale") {
+    json scale = {{"kind", "Scale"},
+                  {"apiVersion", "autoscaling/v1"},
+                  {"metadata",
+                   {{"name", t.name},
+                    {"namespace", t.ns},
+                    {"uid", (*obj)["metadata"].value("uid", "")},
+                    {"resourceVersion", (*obj)["metadata"].value("resourceVersion", "")},
+                    {"creationTimestamp", (*obj)["metadata"].value("creationTimestamp", "")}}},
+                  {"spec", {{"replicas", obj->value("/spec/replicas"_json_pointer, 1)}}},
+                  {"status", {{"replicas", obj->value("/status/replicas"_json_pointer, 0)}}}};
+    Response r;
+    r.body = scale.dump();
+    return r;
+  }
+  Response r;
+  r.body = output(*t.info, t.version, *obj).dump();
+  return r;
+}
+
+Response Cluster::list_objects(const Request& r, const Target& t) {
+  LabelSelector labels;
+  FieldSelector fields;
+  try {
+    labels = parse_label_selector(query(r, "labelSelector"));
+    fields = parse_field_selector(query(r, "fieldSelector"), t.info->type.kind);
+  } catch (const Error& e) {
+    return bad_request(e.message());
+  }
+  size_t limit = 0;
+  if (auto l = query(r, "limit"); !l.empty()) limit = static_cast<size_t>(std::max(0L, std::atol(l.c_str())));
+  std::string start;
+  if (auto c = query(r, "continue"); !c.empty()) {
+    std::string decoded;
+    json token;
+    if (unbase64(c, decoded)) token = json::parse(decoded, nullptr, false);
+    if (!token.is_object() || !token.contains("start"))
+      return bad_request("continue key is not valid: illegal base64 data");
+    start = token["start"].get<std::string>();
+  }
+  std::string rv = std::to_string(m_rv);
+  json items = json::array();
+  std::string next;
+  size_t remaining = 0;
+  auto sit = m_objects.find(t.info->store_key());
+  if (sit != m_objects.end()) {
+    auto& objs = sit->second;
+    auto it = start.empty() ? objs.begin() : objs.upper_bound(start);
+    std::string prefix = t.ns.empty() ? std::string() : t.ns + "/";
+    if (!prefix.empty() && start.empty()) it = objs.lower_bound(prefix);
+    for (; it != objs.end(); ++it) {
+      if (!prefix.empty() && !starts_with(it->first, prefix)) break;
+      if (!labels.matches(it->second) || !fields.matches(it->second)) continue;
+      if (limit && items.size() == limit) {
+        if (next.empty()) next = std::prev(it)->first;
+        ++remaining;
+        continue;
+      }
+      json item = it->second;
+      if (!t.info->custom) {
+        item.erase("apiVersion");
+        item.erase("kind");
+      } else {
+        item["apiVersion"] = t.info->type.group + "/" + t.version;
+      }
+      items.push_back(std::move(item));
+    }
+  }
+  if (r.accept.find("as=Table") != std::string::npos) {
+    json rows = json::array();
+    int64_t now_s = now_ms() / 1000;
+    for (const auto& item : items) {
+      int64_t created = parse_rfc3339(item["metadata"].value("creationTimestamp", ""));
+      json meta = item["metadata"];
+      meta.erase("managedFields");
+      rows.push_back({{"cells", {meta.value("name", ""), age(now_s - created)}},
+                      {"object",
+                       {{"kind", "PartialObjectMetadata"}, {"apiVersion", "meta.k8s.io/v1"}, {"metadata", meta}}}});
+    }
+    json table = {{"kind", "Table"},
+                  {"apiVersion", "meta.k8s.io/v1"},
+                  {"metadata", {{"resourceVersion", rv}}},
+                  {"columnDefinitions",
+                   {{{"name", "Name"},
+                     {"type", "string"},
+                     {"format", "name"},
+                     {"description", "Name must be unique within a namespace."},
+                     {"priority", 0}},
+                    {{"name", "Age"},
+                     {"type", "string"},
+                     {"format", ""},
+                     {"description", "CreationTimestamp is a timestamp representing the server time when this object was created."},
+                     {"priority", 0}}}},
+                  {"rows", rows}};
+    if (!next.empty()) table["metadata"]["continue"] = base64(json{{"rv", rv}, {"start", next}}.dump());
+    Response out;
+    out.body = table.dump();
+    return out;
+  }
+  json list = {{"kind", t.info->type.kind + "List"},
+               {"apiVersion", t.info->type.group.empty() ? t.version : t.info->type.group + "/" + t.version},
+               {"metadata", {{"resourceVersion", rv}}},
+               {"items", std::move(items)}};
+  if (!next.empty()) {
+    list["metadata"]["continue"] = base64(json{{"rv", rv}, {"start", next}}.dump());
+    if (labels.empty() && fields.empty()) list["metadata"]["remainingItemCount"] = remaining;
+  }
+  Response out;
+  out.body = list.dump();
+  return out;
+}
+
+Response Cluster::watch_objects(const Request& r, const Target& t, const WatchSend& send) {
+  Watch w;
+  try {
+    w.labels = parse_label_selector(query(r, "labelSelector"));
+    w.fields = parse_field_selector(query(r, "fieldSelector"), t.info->type.kind);
+  } catch (const Error& e) {
+    return bad_request(e.message());
+  }
+  w.store_key = t.info->store_key();
+  w.ns = t.ns;
+  w.api_version = t.info->type.group.empty() ? t.version : t.info->type.group + "/" + t.version;
+  w.kind = t.info->type.kind;
+  w.send = send;
+  Response out;
+  out.watch = true;
+  out.watch_id = m_next_watch++;
+  if (auto ts = query(r, "timeoutSeconds"); !ts.empty()) out.watch_timeout_s = std::atoi(ts.c_str());
+  // Without a resourceVersion (or with "0") a watch starts with the current
+  // state as ADDED events; with one, only later changes follow (no history
+  // is kept, so older versions are treated as "now").
+  std::string rv = query(r, "resourceVersion");
+  if (rv.empty() || rv == "0") {
+    auto sit = m_objects.find(w.store_key);
+    if (sit != m_objects.end())
+      for (const auto& [k, obj] : sit->second) {
+        if (!w.ns.empty() && obj["metadata"].value("namespace", "") != w.ns) continue;
+        if (!w.labels.matches(obj) || !w.fields.matches(obj)) continue;
+        json o = obj;
+        o["apiVersion"] = w.api_version;
+        out.body += json{{"type", "ADDED"}, {"object", o}}.dump() + "\n";
+      }
+  }
+  m_watches.emplace(out.watch_id, std::move(w));
+  return out;
+}
+
+void Cluster::close_watch(uint64_t id) { m_watches.erase(id); }
+
+void Cluster::notify(const TypeInfo& info, const char* type, const json& obj) {
+  m_dirty = true;
+  if (m_watches.empty()) return;
+  std::string key = info.store_key();
+  std::string ns = obj["metadata"].value("namespace", "");
+  // Copy: a send may close (erase) its own watch.
+  std::vector<std::pair<WatchSend, std::string>> out;
+  for (const auto& [id, w] : m_watches) {
+    if (w.store_key != key) continue;
+    if (!w.ns.empty() && w.ns != ns) continue;
+    if (!w.labels.matches(obj) || !w.fields.matches(obj)) continue;
+    json o = obj;
+    o["apiVersion"] = w.api_version;
+    out.push_back({w.send, json{{"type", type}, {"object", o}}.dump() + "\n"});
+  }
+  for (auto& [send, line] : out) send(line);
+}
+
+void Cluster::store_put(const TypeInfo& info, const std::string& key, json obj, const char* event) {
+  json& slot = m_objects[info.store_key()][key];
+  slot = std::move(obj);
+  notify(info, event, slot);
+}
+
+void Cluster::store_erase(const TypeInfo& info, const std::string& key) {
+  auto sit = m_objects.find(info.store_key());
+  if (sit == m_objects.end()) return;
+  auto it = sit->second.find(key);
+  if (it == sit->second.end()) return;
+  json obj = std::move(it->second);
+  sit->second.erase(it);
+  if (sit->second.empty()) m_objects.erase(sit);
+  obj["metadata"]["resourceVersion"] = next_rv();
+  notify(info, "DELETED", obj);
+}
+
+// ---- writes ----
+
+Response Cluster::commit(const Target& t, const json* old, json obj, bool dry_run) {
+  const auto& type = t.info->type;
+  auto& meta = obj["metadata"];
+  std::string name = meta.value("name", "");
+  if (old) {
+    const auto& om = (*old)["metadata"];
+    for (const char* k : {"uid", "creationTimestamp", "resourceVersion", "deletionTimestamp"})
+      if (om.contains(k))
+        meta[k] = om[k];
+      else
+        meta.erase(k);
+    if (type.has_generation || t.info->custom) {
+      int64_t gen = om.value("generation", int64_t{1});
+      meta["generation"] = spec_changed(*old, obj) ? gen + 1 : gen;
+    }
+  } else {
+    meta["uid"] = uuid();
+    meta["creationTimestamp"] = now();
+    if (type.has_generation || t.info->custom) meta["generation"] = 1;
+    if (type.namespaced) meta["namespace"] = t.ns;
+  }
+  on_write(*t.info, old, obj);
+  if (old && same_content(*old, obj)) {
+    Response r;
+    r.body = output(*t.info, t.version, *old).dump();
+    return r;
+  }
+  std::string key = object_key(type.namespaced ? t.ns : "", name);
+  if (!dry_run) {
+    meta["resourceVersion"] = next_rv();
+    // An object whose last finalizer went away while it was being deleted.
+    bool finished = meta.contains("deletionTimestamp") &&
+                    (!meta.contains("finalizers") || meta["finalizers"].empty());
+    if (finished) {
+      Response r;
+      r.body = output(*t.info, t.version, obj).dump();
+      remove_object(*t.info, key, true);
+      return r;
+    }
+    store_put(*t.info, key, obj, old ? "MODIFIED" : "ADDED");
+  } else {
+    meta["resourceVersion"] = old ? (*old)["metadata"].value("resourceVersion", "") : "";
+  }
+  Response r;
+  r.status = old ? 200 : 201;
+  r.body = output(*t.info, t.version, obj).dump();
+  return r;
+}
+
+Response Cluster::create_object(const Request& r, const Target& t) {
+  if (!t.subresource.empty())
+    return status_error(405, "MethodNotAllowed", "the server does not allow this method on the requested resource");
+  std::string mt = media_type(r.content_type);
+  json obj;
+  try {
+    obj = k8s::parse_json_or_yaml(r.body);
+  } catch (const Error& e) {
+    return bad_request(e.message());
+  }
+  if (!obj.is_object()) return bad_request("the body of the request must be an object");
+  const auto& type = t.info->type;
+  std::string api_version = type.group.empty() ? t.version : type.group + "/" + t.version;
+  if (obj.value("apiVersion", api_version) != api_version || obj.value("kind", type.kind) != type.kind)
+    return bad_request("the API version in the data (" + obj.value("apiVersion", "") +
+                       ") does not match the expected API version (" + api_version + ")");
+  obj["apiVersion"] = api_version;
+  obj["kind"] = type.kind;
+  if (!obj.contains("metadata") || !obj["metadata"].is_object()) obj["metadata"] = json::object();
+  auto& meta = obj["metadata"];
+  if (!meta.contains("name") || meta["name"] == "") {
+    std::string gen = meta.value("generateName", "");
+    if (gen.empty())
+      return invalid(type, "", "metadata.name", "Required value: name or generateName is required", "FieldValueRequired");
+    meta["name"] = gen + random_hex(3).substr(0, 5);
+  }
+  std::string name = meta.value("name", "");
+  if (type.namespaced) {
+    std::string ns = meta.value("namespace", t.ns);
+    if (ns != t.ns)
+      return bad_request("the namespace of the provided object does not match the namespace sent on the request");
+    if (!namespace_exists(t.ns)) return namespace_not_found(t.ns);
+  }
+  if (!(type.kind == "Namespace" ? is_dns_label(name) : is_dns_subdomain(name)) && !t.info->custom &&
+      type.group != "rbac.authorization.k8s.io")
+    return invalid(type, name, "metadata.name",
+                   "Invalid value: \"" + name + "\": a lowercase RFC 1123 " +
+                       (type.kind == "Namespace" ? "label" : "subdomain") +
+                       " must consist of lower case alphanumeric characters, '-' or '.', and must start and end "
+                       "with an alphanumeric character",
+                   "FieldValueInvalid");
+  std::string key = object_key(type.namespaced ? t.ns : "", name);
+  if (find(*t.info, key))
+    return status_error(409, "AlreadyExists", type.group_resource() + " \"" + name + "\" already exists",
+                        details(type, name));
+  meta.erase("managedFields");
+  meta.erase("resourceVersion");
+  k8s::default_list_keys(obj, *t.info->schema);
+  std::string manager = query(r, "fieldManager");
+  if (manager.empty()) manager = manager_from_agent(r.user_agent);
+  k8s::record_update(json(), obj, *t.info->schema, {manager, obj["apiVersion"], now(), k8s::Scope::main});
+  (void)mt;
+  return commit(t, nullptr, std::move(obj), query(r, "dryRun") == "All");
+}
+
+Response Cluster::update_object(const Request& r, const Target& t) {
+  const auto& type = t.info->type;
+  std::string key = object_key(type.namespaced ? t.ns : "", t.name);
+  json* live = find(*t.info, key);
+  if (!live) return not_found(type, t.name);
+  json obj;
+  try {
+    obj = k8s::parse_json_or_yaml(r.body);
+  } catch (const Error& e) {
+    return bad_request(e.message());
+  }
+  if (!obj.is_object()) return bad_request("the body of the request must be an object");
+  if (t.subresource == "scale") {
+    json updated = *live;
+    updated["spec"]["replicas"] = obj.value("/spec/replicas"_json_pointer, 1);
+    k8s::record_update(*live, updated, *t.info->schema,
+                       {manager_from_agent(r.user_agent), type.api_version(), now(), k8s::Scope::main});
+    Response res = commit(t, live, std::move(updated), query(r, "dryRun") == "All");
+    if (res.status < 300) return get_object(r, t);
+    return res;
+  }
+  if (obj.value("/metadata/name"_json_pointer, t.name) != t.name)
+    return bad_request("the name of the object (" + obj.value("/metadata/name"_json_pointer, std::string()) +
+                       ") does not match the name on the URL (" + t.name + ")");
+  std::string want_rv = obj.value("/metadata/resourceVersion"_json_pointer, std::string());
+  if (!want_rv.empty() && want_rv != (*live)["metadata"].value("resourceVersion", ""))
+    return modified_conflict(type, t.name);
+  json updated = obj;
+  updated["apiVersion"] = type.group.empty() ? t.version : type.group + "/" + t.version;
+  updated["kind"] = type.kind;
+  updated["metadata"]["name"] = t.name;
+  if (type.namespaced) updated["metadata"]["namespace"] = t.ns;
+  k8s::Scope scope = k8s::Scope::main;
+  if (t.subresource == "status") {
+    scope = k8s::Scope::status;
+    json keep = *live;
+    if (obj.contains("status"))
+      keep["status"] = obj["status"];
+    else
+      keep.erase("status");
+    updated = std::move(keep);
+  } else if (type.has_subresource("status")) {
+    if (live->contains("status"))
+      updated["status"] = (*live)["status"];
+    else
+      updated.erase("status");
+  }
+  k8s::default_list_keys(updated, *t.info->schema);
+  std::string manager = query(r, "fieldManager");
+  if (manager.empty()) manager = manager_from_agent(r.user_agent);
+  k8s::record_update(*live, updated, *t.info->schema, {manager, updated["apiVersion"], now(), scope});
+  return commit(t, live, std::move(updated), query(r, "dryRun") == "All");
+}
+
+Response Cluster::patch_object(const Request& r, const Target& t) {
+  const auto& type = t.info->type;
+  std::string mt = media_type(r.content_type);
+  bool apply = mt == "application/apply-patch+yaml" || mt == "application/apply-patch+cbor";
+  std::string manager = query(r, "fieldManager");
+  std::string force = query(r, "force");
+  if (!apply && !force.empty())
+    return status_error(422, "Invalid",
+                        "PatchOptions.meta.k8s.io \"\" is invalid: force: Forbidden: may not be specified for "
+                        "non-apply patch",
+                        json{{"kind", "PatchOptions"}, {"group", "meta.k8s.io"},
+                             {"causes", {{{"reason", "FieldValueForbidden"},
+                                          {"message", "Forbidden: may not be specified for non-apply patch"},
+                                          {"field", "force"}}}}});
+  if (auto dr = query(r, "dryRun"); !dr.empty() && dr != "All")
+    return status_error(422, "Invalid",
+                        "PatchOptions.meta.k8s.io \"\" is invalid: dryRun: Unsupported value: \"" + dr +
+                            "\": supported values: \"All\"");
+  json patch;
+  try {
+    patch = k8s::parse_json_or_yaml(r.body);
+  } catch (const Error& e) {
+    return bad_request(e.message());
+  }
+  if (apply) {
+    if (manager.empty())
+      return status_error(422, "Invalid",
+                          "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for "
+                          "apply patch",
+                          json{{"kind", "PatchOptions"}, {"group", "meta.k8s.io"},
+                               {"causes", {{{"reason", "FieldValueRequired"},
+                                            {"message", "Required value: is required for apply patch"},
+                                            {"field", "fieldManager"}}}}});
+    if (manager.size() > 128)
+      return status_error(422, "Invalid",
+                          "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Too long: may not be more than "
+                          "128 bytes");
+    return apply_object(r, t, patch);
+  }
+  if (t.subresource == "scale") return status_error(415, "UnsupportedMediaType", "scale patches are not supported");
+  std::string key = object_key(type.namespaced ? t.ns : "", t.name);
+  json* live = find(*t.info, key);
+  if (!live) return not_found(type, t.name);
+  json patched;
+  try {
+    if (mt == "application/json-patch+json")
+      patched = k8s::json_patch(*live, patch);
+    else if (mt == "application/merge-patch+json")
+      patched = k8s::merge_patch(*live, patch);
+    else if (mt == "application/strategic-merge-patch+json") {
+      if (!t.info->schema->supports_strategic_merge())
+        return status_error(415, "UnsupportedMediaType",
+                            "the body of the request was in an unknown format - accepted media types include: "
+                            "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml");
+      patched = k8s::strategic_merge_patch(*live, patch, *t.info->schema);
+    } else {
+      return status_error(415, "UnsupportedMediaType",
+                          "the body of the request was in an unknown format - accepted media types include: "
+                          "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml");
+    }
+  } catch (const Error& e) {
+    return status_error(422, "Invalid", e.message());
+  }
+  if (!patched.is_object()) return bad_request("the patched object must be a JSON object");
+  if (patched.value("/metadata/name"_json_pointer, t.name) != t.name)
+    return bad_request("metadata.name: Invalid value: the name of the object cannot change");
+  std::string want_rv = patch.is_object() ? patch.value("/metadata/resourceVersion"_json_pointer, std::string()) : "";
+  if (!want_rv.empty() && want_rv != (*live)["metadata"].value("resourceVersion", ""))
+    return modified_conflict(type, t.name);
+  k8s::Scope scope = k8s::Scope::main;
+  if (t.subresource == "status") {
+    scope = k8s::Scope::status;
+    json keep = *live;
+    if (patched.contains("status"))
+      keep["status"] = patched["status"];
+    else
+      keep.erase("status");
+    patched = std::move(keep);
+  } else if (type.has_subresource("status")) {
+    if (live->contains("status"))
+      patched["status"] = (*live)["status"];
+    else
+      patched.erase("status");
+  }
+  patched["metadata"]["managedFields"] = (*live)["metadata"].value("managedFields", json::array());
+  k8s::default_list_keys(patched, *t.info->schema);
+  if (manager.empty()) manager = manager_from_agent(r.user_agent);
+  std::string api_version = type.group.empty() ? t.version : type.group + "/" + t.version;
+  k8s::record_update(*live, patched, *t.info->schema, {manager, api_version, now(), scope});
+  return commit(t, live, std::move(patched), query(r, "dryRun") == "All");
+}
+
+Response Cluster::apply_object(const Request& r, const Target& t, const json& intent_in) {
+  const auto& type = t.info->type;
+  if (!intent_in.is_object()) return bad_request("the apply patch must be an object");
+  json intent = intent_in;
+  std::string api_version = type.group.empty() ? t.version : type.group + "/" + t.version;
+  if (intent.value("apiVersion", "") != api_version)
+    return bad_request("Incorrect version specified in apply patch. Specified patch version: " +
+                       intent.value("apiVersion", "") + ", expected: " + api_version);
+  if (intent.value("kind", "") != type.kind)
+    return bad_request("Incorrect kind specified in apply patch. Specified patch kind: " + intent.value("kind", "") +
+                       ", expected: " + type.kind);
+  if (!intent.contains("metadata") || !intent["metadata"].is_object()) intent["metadata"] = json::object();
+  auto& meta = intent["metadata"];
+  if (meta.contains("managedFields") && !meta["managedFields"].is_null())
+    return bad_request("metadata.managedFields must be nil");
+  std::string name = meta.value("name", "");
+  if (name != t.name)
+    return bad_request("the name of the object (" + name + ") does not match the name on the URL (" + t.name + ")");
+  if (type.namespaced) {
+    std::string ns = meta.value("namespace", t.ns);
+    if (ns != t.ns)
+      return bad_request("the namespace of the provided object does not match the namespace sent on the request");
+    meta["namespace"] = t.ns;
+  }
+  std::string key = object_key(type.namespaced ? t.ns : "", t.name);
+  json* live = find(*t.info, key);
+  if (!live) {
+    if (t.subresource == "status") return not_found(type, t.name);
+    if (type.namespaced && !namespace_exists(t.ns)) return namespace_not_found(t.ns);
+    if (!(type.kind == "Namespace" ? is_dns_label(name) : is_dns_subdomain(name)) && !t.info->custom &&
+        type.group != "rbac.authorization.k8s.io")
+      return invalid(type, name, "metadata.name",
+                     "Invalid value: \"" + name + "\": a lowercase RFC 1123 " +
+                         (type.kind == "Namespace" ? "label" : "subdomain") +
+                         " must consist of lower case alphanumeric characters, '-' or '.', and must start and end "
+                         "with an alphanumeric character",
+                     "FieldValueInvalid");
+  }
+  std::string want_rv = meta.value("resourceVersion", "");
+  if (!want_rv.empty() && (!live || want_rv != (*live)["metadata"].value("resourceVersion", "")))
+    return modified_conflict(type, t.name);
+  k8s::default_list_keys(intent, *t.info->schema);
+  json merged = live ? *live : json();
+  k8s::Scope scope = t.subresource == "status" ? k8s::Scope::status : k8s::Scope::main;
+  std::string force = query(r, "force");
+  auto conflicts = k8s::apply(merged, intent, *t.info->schema,
+                              {query(r, "fieldManager"), api_version, now(), scope}, force == "true");
+  if (!conflicts.empty() && force != "true") {
+    json causes = json::array();
+    for (const auto& c : conflicts)
+      causes.push_back({{"type", "FieldManagerConflict"}, {"message", "conflict with " + c.manager}, {"field", c.path}});
+    json d = details(type, t.name);
+    d["causes"] = causes;
+    return status_error(409, "Conflict", k8s::conflict_message(conflicts), d);
+  }
+  merged["metadata"]["name"] = t.name;
+  if (type.namespaced) merged["metadata"]["namespace"] = t.ns;
+  return commit(t, live, std::move(merged), query(r, "dryRun") == "All");
+}
+
+Response Cluster::approve_csr(const Request& r, const Target& t) {
+  std::string key = object_key("", t.name);
+  json* live = find(*t.info, key);
+  if (!live) return not_found(t.info->type, t.name);
+  json body;
+  try {
+    body = k8s::parse_json_or_yaml(r.body);
+  } catch (const Error& e) {
+    return bad_request(e.message());
+  }
+  json updated = *live;
+  json conditions = body.value("/status/conditions"_json_pointer, json::array());
+  for (auto& c : conditions) {
+    if (!c.contains("lastUpdateTime")) c["lastUpdateTime"] = now();
+    if (!c.contains("lastTransitionTime")) c["lastTransitionTime"] = now();
+  }
+  updated["status"]["conditions"] = conditions;
+  std::string manager = query(r, "fieldManager");
+  if (manager.empty()) manager = manager_from_agent(r.user_agent);
+  Target st = t;
+  k8s::record_update(*live, updated, *t.info->schema,
+                     {manager, "certificates.k8s.io/v1", now(), k8s::Scope::status});
+  return commit(st, live, std::move(updated), query(r, "dryRun") == "All");
+}
+
+// ---- delete ----
+
+void Cluster::remove_object(const TypeInfo& info, const std::string& key, bool cascade) {
+  json* obj = find(info, key);
+  if (!obj) return;
+  json copy = *obj;
+  std::string uid = copy["metadata"].value("uid", "");
+  store_erase(info, key);
+  const auto& type = info.type;
+  if (type.group.empty() && type.kind == "Namespace") {
+    std::string ns = copy["metadata"].value("name", "");
+    std::vector<std::pair<const TypeInfo*, std::string>> victims;
+    for (const TypeInfo* t : all_types()) {
+      if (!t->type.namespaced) continue;
+      auto sit = m_objects.find(t->store_key());
+      if (sit == m_objects.end()) continue;
+      for (const auto& [k, o] : sit->second)
+        if (starts_with(k, ns + "/")) victims.push_back({t, k});
+    }
+    for (const auto& [t, k] : victims) store_erase(*t, k);
+  }
+  if (type.group == "apiextensions.k8s.io" && type.kind == "CustomResourceDefinition") unregister_crd(copy);
+  // Garbage collection of dependents (ownerReferences to this uid).
+  std::vector<std::pair<const TypeInfo*, std::string>> dependents;
+  for (const TypeInfo* t : all_types()) {
+    auto sit = m_objects.find(t->store_key());
+    if (sit == m_objects.end()) continue;
+    for (auto& [k, o] : sit->second) {
+      auto refs = o["metadata"].find("ownerReferences");
+      if (refs == o["metadata"].end() || !refs->is_array()) continue;
+      for (const auto& ref : *refs)
+        if (ref.value("uid", "") == uid) {
+          dependents.push_back({t, k});
+          break;
+        }
+    }
+  }
+  for (const auto& [t, k] : dependents) {
+    if (cascade) {
+      remove_object(*t, k, true);
+      continue;
+    }
+    json* dep = find(*t, k);
+    if (!dep) continue;
+    json updated = *dep;
+    auto& refs = updated["metadata"]["ownerReferences"];
+    json kept = json::array();
+    for (const auto& ref : refs)
+      if (ref.value("uid", "") != uid) kept.push_back(ref);
+    if (kept.empty())
+      updated["metadata"].erase("ownerReferences");
+    else
+      refs = kept;
+    updated["metadata"]["resourceVersion"] = next_rv();
+    store_put(*t, k, std::move(updated), "MODIFIED");
+  }
+}
+
+Response Cluster::delete_object(const Request& r, const Target& t) {
+  const auto& type = t.info->type;
+  std::string key = object_key(type.namespaced ? t.ns : "", t.name);
+  json* live = find(*t.info, key);
+  if (!live) return not_found(type, t.name);
+  json options = json::object();
+  if (!trim(r.body).empty()) {
+    options = json::parse(r.body, nullptr, false);
+    if (!options.is_object()) return bad_request("the body of the request must be DeleteOptions");
+  }
+  std::string policy = options.value("propagationPolicy", query(r, "propagationPolicy"));
+  if (policy.empty()) policy = "Background";
+  if (policy != "Background" && policy != "Foreground" && policy != "Orphan")
+    return status_error(422, "Invalid",
+                        "DeleteOptions.meta.k8s.io \"\" is invalid: propagationPolicy: Unsupported value: \"" + policy +
+                            "\": supported values: \"Foreground\", \"Background\", \"Orphan\", \"nil\"");
+  if (auto pre = options.find("preconditions"); pre != options.end() && pre->is_object()) {
+    std::string uid = pre->value("uid", "");
+    std::string rv = pre->value("resourceVersion", "");
+    if (!uid.empty() && uid != (*live)["metadata"].value("uid", ""))
+      return status_error(409, "Conflict",
+                          "Operation cannot be fulfilled on " + type.group_resource() + " \"" + t.name +
+                              "\": Precondition failed: UID in precondition: " + uid +
+                              ", UID in object meta: " + (*live)["metadata"].value("uid", ""),
+                          details(type, t.name));
+    if (!rv.empty() && rv != (*live)["metadata"].value("resourceVersion", "")) return modified_conflict(type, t.name);
+  }
+  json obj = output(*t.info, t.version, *live);
+  bool dry_run = query(r, "dryRun") == "All";
+  auto finalizers = obj["metadata"].find("finalizers");
+  if (finalizers != obj["metadata"].end() && finalizers->is_array() && !finalizers->empty()) {
+    if (!dry_run && !(*live)["metadata"].contains("deletionTimestamp")) {
+      (*live)["metadata"]["deletionTimestamp"] = now();
+      (*live)["metadata"]["deletionGracePeriodSeconds"] = 0;
+      (*live)["metadata"]["resourceVersion"] = next_rv();
+      notify(*t.info, "MODIFIED", *live);
+    }
+    Response res;
+    res.status = 202;
+    res.body = output(*t.info, t.version, *live).dump();
+    return res;
+  }
+  if (!dry_run) remove_object(*t.info, key, policy != "Orphan");
+  Response res;
+  if (type.group.empty() && type.kind == "Namespace") {
+    obj["metadata"]["deletionTimestamp"] = now();
+    obj["status"]["phase"] = "Terminating";
+    res.body = obj.dump();
+    return res;
+  }
+  json d = details(type, t.name);
+  d["uid"] = obj["metadata"].value("uid", "");
+  res.body = json{{"kind", "Status"}, {"apiVersion", "v1"}, {"metadata", json::object()}, {"status", "Success"},
+                  {"details", d}}
+                 .dump();
+  return res;
+}
+
+Response Cluster::delete_collection(const Request& r, const Target& t) {
+  LabelSelector labels;
+  FieldSelector fields;
+  try {
+    labels = parse_label_selector(query(r, "labelSelector"));
+    fields = parse_field_selector(query(r, "fieldSelector"), t.info->type.kind);
+  } catch (const Error& e) {
+    return bad_request(e.message());
+  }
+  json items = json::array();
+  std::vector<std::string> keys;
+  auto sit = m_objects.find(t.info->store_key());
+  if (sit != m_objects.end())
+    for (const auto& [k, o] : sit->second) {
+      if (!t.ns.empty() && !starts_with(k, t.ns + "/")) continue;
+      if (!labels.matches(o) || !fields.matches(o)) continue;
+      keys.push_back(k);
+      items.push_back(o);
+    }
+  if (query(r, "dryRun") != "All")
+    for (const auto& k : keys) remove_object(*t.info, k, true);
+  Response res;
+  res.body = json{{"kind", t.info->type.kind + "List"},
+                  {"apiVersion", t.info->type.group.empty() ? t.version : t.info->type.group + "/" + t.version},
+                  {"metadata", {{"resourceVersion", std::to_string(m_rv)}}},
+                  {"items", items}}
+                 .dump();
+  return res;
+}
+
+// ---- controllers ----
+
+void Cluster::on_write(const TypeInfo& info, const json* old, json& obj) {
+  const auto& type = info.type;
+  auto& meta = obj["metadata"];
+  if (type.group.empty() && type.kind == "Namespace") {
+    meta["labels"]["kubernetes.io/metadata.name"] = meta.value("name", "");
+    obj["spec"]["finalizers"] = {"kubernetes"};
+    obj["status"]["phase"] = "Active";
+    return;
+  }
+  if (type.group.empty() && type.kind == "Service") {
+    auto& spec = obj["spec"];
+    if (!spec.is_object()) spec = json::object();
+    if (!spec.contains("type")) spec["type"] = "ClusterIP";
+    if (spec.value("clusterIP", "") == "" && spec["type"] != "ExternalName") {
+      std::string ip = old ? old->value("/spec/clusterIP"_json_pointer, std::string()) : std::string();
+      if (ip.empty()) {
+        uint32_t n = m_next_ip++;
+        ip = "10.96." + std::to_string((n >> 8) & 255) + "." + std::to_string(n & 255);
+      }
+      spec["clusterIP"] = ip;
+      spec["clusterIPs"] = {ip};
+    }
+    if (!spec.contains("sessionAffinity")) spec["sessionAffinity"] = "None";
+    if (!spec.contains("ipFamilies")) spec["ipFamilies"] = {"IPv4"};
+    if (!spec.contains("ipFamilyPolicy")) spec["ipFamilyPolicy"] = "SingleStack";
+    if (!spec.contains("internalTrafficPolicy")) spec["internalTrafficPolicy"] = "Cluster";
+    if (!obj.contains("status")) obj["status"] = {{"loadBalancer", json::object()}};
+    return;
+  }
+  if (type.group == "apiextensions.k8s.io" && type.kind == "CustomResourceDefinition") {
+    bool established = m_env.crd_establish_delay_ms <= 0 ||
+                       (old && old->value("/status/conditions"_json_pointer, json::array()).dump().find(
+                                   "\"Established\"") != std::string::npos);
+    json names = obj.value("/spec/names"_json_pointer, json::object());
+    json stored = json::array();
+    for (const auto& v : obj.value("/spec/versions"_json_pointer, json::array()))
+      if (v.value("storage", false)) stored.push_back(v.value("name", ""));
+    std::string t = now();
+    obj["status"] = {{"acceptedNames", names},
+                     {"storedVersions", stored},
+                     {"conditions",
+                      {{{"type", "NamesAccepted"},
+                        {"status", "True"},
+                        {"reason", "NoConflicts"},
+                        {"message", "no conflicts found"},
+                        {"lastTransitionTime", t}},
+                       {{"type", "Established"},
+                        {"status", established ? "True" : "False"},
+                        {"reason", established ? "InitialNamesAccepted" : "Installing"},
+                        {"message", established ? "the initial names have been accepted"
+                                                : "the initial names have been accepted"},
+                        {"lastTransitionTime", t}}}}};
+    register_crd(obj, established);
+    if (!established)
+      schedule({now_ms() + m_env.crd_establish_delay_ms, Pending::establish, info.store_key(),
+                object_key("", meta.value("name", "")), 0});
+    return;
+  }
+  if (type.group == "certificates.k8s.io" && type.kind == "CertificateSigningRequest") {
+    if (!old) {
+      obj["status"] = json::object();
+      return;
+    }
+    bool approved = false, denied = false;
+    for (const auto& c : obj.value("/status/conditions"_json_pointer, json::array())) {
+      if (c.value("type", "") == "Approved" && c.value("status", "True") == "True") approved = true;
+      if (c.value("type", "") == "Denied" && c.value("status", "True") == "True") denied = true;
+    }
+    if (approved && !denied && !obj.contains("/status/certificate"_json_pointer) && m_env.ca) {
+      std::string pem, error;
+      if (unbase64(obj.value("/spec/request"_json_pointer, std::string()), pem)) {
+        int seconds = obj.value("/spec/expirationSeconds"_json_pointer, 86400 * 365);
+        std::string cert = m_env.ca->sign_request(pem, std::max(1, seconds / 86400), error);
+        if (!cert.empty()) {
+          obj["status"]["certificate"] = base64(cert);
+          trust_certificate(identity_of_pem(cert).fingerprint);
+        } else {
+          obj["status"]["conditions"].push_back({{"type", "Failed"},
+                                                 {"status", "True"},
+                                                 {"reason", "SignerValidationFailure"},
+                                                 {"message", error},
+                                                 {"lastUpdateTime", now()},
+                                                 {"lastTransitionTime", now()}});
+        }
+      }
+    }
+    return;
+  }
+  if (is_workload(type)) {
+    int64_t gen = meta.value("generation", int64_t{1});
+    bool spec_new = !old || !old->contains("status") || spec_changed(*old, obj);
+    if (!spec_new) return;
+    bool ready = m_env.ready_delay_ms <= 0;
+    workload_status(info, obj, ready);
+    if (!ready)
+      schedule({now_ms() + m_env.ready_delay_ms, Pending::ready, info.store_key(),
+                object_key(meta.value("namespace", ""), meta.value("name", "")), gen});
+  }
+}
+
+void Cluster::workload_status(const TypeInfo& info, json& obj, bool ready) {
+  const auto& kind = info.type.kind;
+  int64_t gen = obj["metadata"].value("generation", int64_t{1});
+  int64_t replicas = obj.value("/spec/replicas"_json_pointer, int64_t{1});
+  std::string t = now();
+  json status = json::object();
+  if (kind == "Deployment") {
+    std::string name = obj["metadata"].value("name", "");
+    status = {{"observedGeneration", gen}, {"replicas", replicas}, {"updatedReplicas", replicas}};
+    if (ready) {
+      status["readyReplicas"] = replicas;
+      status["availableReplicas"] = replicas;
+      status["conditions"] = {{{"type", "Available"},
+                               {"status", "True"},
+                               {"reason", "MinimumReplicasAvailable"},
+                               {"message", "Deployment has minimum availability."},
+                               {"lastUpdateTime", t},
+                               {"lastTransitionTime", t}},
+                              {{"type", "Progressing"},
+                               {"status", "True"},
+                               {"reason", "NewReplicaSetAvailable"},
+                               {"message", "ReplicaSet \"" + name + "\" has successfully progressed."},
+                               {"lastUpdateTime", t},
+                               {"lastTransitionTime", t}}};
+    } else {
+      status["unavailableReplicas"] = replicas;
+      status["conditions"] = {{{"type", "Available"},
+                               {"status", "False"},
+                               {"reason", "MinimumReplicasUnavailable"},
+                               {"message", "Deployment does not have minimum availability."},
+                               {"lastUpdateTime", t},
+                               {"lastTransitionTime", t}},
+                              {{"type", "Progressing"},
+                               {"status", "True"},
+                               {"reason", "ReplicaSetUpdated"},
+                               {"message", "ReplicaSet \"" + name + "\" is progressing."},
+                               {"lastUpdateTime", t},
+                               {"lastTransitionTime", t}}};
+    }
+  } else if (kind == "StatefulSet") {
+    status = {{"observedGeneration", gen},
+              {"replicas", replicas},
+              {"currentReplicas", ready ? replicas : 0},
+              {"updatedReplicas", ready ? replicas : 0},
+              {"readyReplicas", ready ? replicas : 0},
+              {"availableReplicas", ready ? replicas : 0},
+              {"currentRevision", obj["metadata"].value("name", "") + "-1"},
+              {"updateRevision", obj["metadata"].value("name", "") + "-1"},
+              {"collisionCount", 0}};
+  } else if (kind == "DaemonSet") {
+    int64_t n = ready ? 1 : 0;
+    status = {{"observedGeneration", gen},      {"currentNumberScheduled", 1}, {"desiredNumberScheduled", 1},
+              {"numberMisscheduled", 0},        {"numberReady", n},            {"numberAvailable", n},
+              {"updatedNumberScheduled", 1}};
+    if (!ready) status["numberUnavailable"] = 1;
+  } else if (kind == "ReplicaSet" || kind == "ReplicationController") {
+    status = {{"observedGeneration", gen},
+              {"replicas", replicas},
+              {"fullyLabeledReplicas", replicas},
+              {"readyReplicas", ready ? replicas : 0},
+              {"availableReplicas", ready ? replicas : 0}};
+  } else if (kind == "Job") {
+    int64_t completions = obj.value("/spec/completions"_json_pointer, int64_t{1});
+    std::string start = obj.value("/status/startTime"_json_pointer, t);
+    if (ready) {
+      status = {{"startTime", start},
+                {"completionTime", t},
+                {"succeeded", completions},
+                {"ready", 0},
+                {"terminating", 0},
+                {"uncountedTerminatedPods", json::object()},
+                {"conditions",
+                 {{{"type", "SuccessCriteriaMet"},
+                   {"status", "True"},
+                   {"reason", "CompletionsReached"},
+                   {"message", "Reached expected number of succeeded pods"},
+                   {"lastProbeTime", t},
+                   {"lastTransitionTime", t}},
+                  {{"type", "Complete"},
+                   {"status", "True"},
+                   {"reason", "CompletionsReached"},
+                   {"message", "Reached expected number of succeeded pods"},
+                   {"lastProbeTime", t},
+                   {"lastTransitionTime", t}}}}};
+    } else {
+      status = {{"startTime", start}, {"active", 1}, {"ready", 0}, {"terminating", 0},
+                {"uncountedTerminatedPods", json::object()}};
+    }
+  } else if (kind == "Pod") {
+    std::string st = ready ? "True" : "False";
+    json containers = json::array();
+    for (const auto& c : obj.value("/spec/containers"_json_pointer, json::array())) {
+      json cs = {{"name", c.value("name", "")},
+                 {"image", c.value("image", "")},
+                 {"imageID", ""},
+                 {"ready", ready},
+                 {"restartCount", 0},
+                 {"started", ready}};
+      cs["state"] = ready ? json{{"running", {{"startedAt", t}}}}
+                          : json{{"waiting", {{"reason", "ContainerCreating"}}}};
+      containers.push_back(cs);
+    }
+    status = {{"phase", ready ? "Running" : "Pending"},
+              {"hostIP", "10.0.0.1"},
+              {"podIP", "10.244.0." + std::to_string(m_next_ip % 250 + 2)},
+              {"startTime", obj.value("/status/startTime"_json_pointer, t)},
+              {"qosClass", "BestEffort"},
+              {"containerStatuses", containers},
+              {"conditions",
+               {{{"type", "PodScheduled"}, {"status", "True"}, {"lastTransitionTime", t}},
+                {{"type", "Initialized"}, {"status", "True"}, {"lastTransitionTime", t}},
+                {{"type", "ContainersReady"}, {"status", st}, {"lastTransitionTime", t}},
+                {{"type", "Ready"}, {"status", st}, {"lastTransitionTime", t}}}}};
+  }
+  obj["status"] = std::move(status);
+}
+
+void Cluster::schedule(Pending p) {
+  int64_t due = p.due_ms;
+  m_pending.push_back(std::move(p));
+  std::push_heap(m_pending.begin(), m_pending.end(),
+                 [](const Pending& a, const Pending& b) { return a.due_ms > b.due_ms; });
+  if (m_env.schedule) m_env.schedule(m_index, due);
+}
+
+int64_t Cluster::tick(int64_t now) {
+  auto later = [](const Pending& a, const Pending& b) { return a.due_ms > b.due_ms; };
+  while (!m_pending.empty() && m_pending.front().due_ms <= now) {
+    std::pop_heap(m_pending.begin(), m_pending.end(), later);
+    Pending p = std::move(m_pending.back());
+    m_pending.pop_back();
+    if (p.kind == Pending::establish) {
+      const TypeInfo* crd_type = find_kind("apiextensions.k8s.io", "v1", "CustomResourceDefinition");
+      json* crd = find(*crd_type, p.object_key);
+      if (!crd) continue;
+      json updated = *crd;
+      for (auto& c : updated["status"]["conditions"])
+        if (c.value("type", "") == "Established") {
+          c["status"] = "True";
+          c["reason"] = "InitialNamesAccepted";
+          c["lastTransitionTime"] = this->now();
+        }
+      register_crd(updated, true);
+      updated["metadata"]["resourceVersion"] = next_rv();
+      store_put(*crd_type, p.object_key, std::move(updated), "MODIFIED");
+      continue;
+    }
+    const TypeInfo* info = nullptr;
+    for (const TypeInfo* t : all_types())
+      if (t->store_key() == p.store_key) info = t;
+    if (!info) continue;
+    json* obj = find(*info, p.object_key);
+    if (!obj || (*obj)["metadata"].value("generation", int64_t{1}) != p.generation) continue;
+    json updated = *obj;
+    workload_status(*info, updated, true);
+    k8s::record_update(*obj, updated, *info->schema,
+                       {"kube-controller-manager", info->type.api_version(), this->now(), k8s::Scope::status});
+    updated["metadata"]["resourceVersion"] = next_rv();
+    store_put(*info, p.object_key, std::move(updated), "MODIFIED");
+  }
+  return m_pending.empty() ? 0 : m_pending.front().due_ms;
+}
+
+void Cluster::register_crd(const json& crd, bool established) {
+  std::string group = crd.value("/spec/group"_json_pointer, std::string());
+  json names = crd.value("/spec/names"_json_pointer, json::object());
+  std::string scope = crd.value("/spec/scope"_json_pointer, std::string("Namespaced"));
+  for (const auto& v : crd.value("/spec/versions"_json_pointer, json::array())) {
+    TypeInfo info;
+    info.custom = true;
+    info.served = established && v.value("served", true);
+    info.type.group = group;
+    info.type.version = v.value("name", "");
+    info.type.kind = names.value("kind", "");
+    info.type.resource = names.value("plural", "");
+    info.type.singular = names.value("singular", to_lower(info.type.kind));
+    info.type.namespaced = scope != "Cluster";
+    info.type.has_generation = true;
+    for (const auto& s : names.value("shortNames", json::array()))
+      if (s.is_string()) info.type.short_names.push_back(s);
+    for (const auto& s : names.value("categories", json::array()))
+      if (s.is_string()) info.type.categories.push_back(s);
+    if (v.contains("/subresources/status"_json_pointer)) info.type.subresources.push_back("status");
+    if (v.contains("/subresources/scale"_json_pointer)) info.type.subresources.push_back("scale");
+    info.own_schema = std::make_shared<k8s::Schema>(
+        k8s::Schema::from_openapi(v.value("/schema/openAPIV3Schema"_json_pointer, json::object())));
+    info.schema = info.own_schema.get();
+    if (info.type.resource.empty() || info.type.version.empty()) continue;
+    m_custom_types[group + "/" + info.type.version + "/" + info.type.resource] = std::move(info);
+  }
+}
+
+void Cluster::unregister_crd(const json& crd) {
+  std::string group = crd.value("/spec/group"_json_pointer, std::string());
+  std::string plural = crd.value("/spec/names/plural"_json_pointer, std::string());
+  for (auto it = m_custom_types.begin(); it != m_custom_types.end();) {
+    if (it->second.type.group == group && it->second.type.resource == plural)
+      it = m_custom_types.erase(it);
+    else
+      ++it;
+  }
+  auto sit = m_objects.find(group + "/" + plural);
+  if (sit == m_objects.end()) return;
+  TypeInfo gone;
+  gone.type.group = group;
+  gone.type.resource = plural;
+  std::vector<std::string> keys;
+  for (const auto& [k, o] : sit->second) keys.push_back(k);
+  for (const auto& k : keys) store_erase(gone, k);
+}
+
+// ---- inspection and persistence ----
+
+json Cluster::get(const std::string& api_version, const std::string& kind, const std::string& ns,
+                  const std::string& name) {
+  ensure_seeded();
+  auto gv = k8s::parse_api_version(api_version);
+  const TypeInfo* info = find_kind(gv.group, gv.version, kind);
+  if (!info) return nullptr;
+  json* obj = find(*info, object_key(info->type.namespaced ? ns : "", name));
+  return obj ? output(*info, gv.version, *obj) : json();
+}
+
+std::vector<json> Cluster::list(const std::string& api_version, const std::string& kind, const std::string& ns) {
+  ensure_seeded();
+  std::vector<json> out;
+  auto gv = k8s::parse_api_version(api_version);
+  const TypeInfo* info = find_kind(gv.group, gv.version, kind);
+  if (!info) return out;
+  auto sit = m_objects.find(info->store_key());
+  if (sit == m_objects.end()) return out;
+  for (const auto& [k, o] : sit->second)
+    if (ns.empty() || starts_with(k, ns + "/")) out.push_back(output(*info, gv.version, o));
+  return out;
+}
+
+size_t Cluster::object_count() {
+  ensure_seeded();
+  size_t n = 0;
+  for (const auto& [k, objs] : m_objects) n += objs.size();
+  return n;
+}
+
+json Cluster::snapshot() {
+  ensure_seeded();
+  json objects = json::array();
+  // CRDs first so that their custom resources have a type on restore.
+  const TypeInfo* crd_type = find_kind("apiextensions.k8s.io", "v1", "CustomResourceDefinition");
+  auto crds = m_objects.find(crd_type->store_key());
+  if (crds != m_objects.end())
+    for (const auto& [k, o] : crds->second) objects.push_back(o);
+  for (const auto& [sk, objs] : m_objects) {
+    if (sk == crd_type->store_key()) continue;
+    for (const auto& [k, o] : objs) objects.push_back(o);
+  }
+  json fingerprints = json::array();
+  for (const auto& f : m_cert_fingerprints) fingerprints.push_back(f);
+  return {{"resourceVersion", m_rv}, {"nextIP", m_next_ip}, {"objects", objects},
+          {"certificates", fingerprints}};
+}
+
+void Cluster::restore(const json& snap) {
+  m_seeded = true;
+  m_rv = snap.value("resourceVersion", uint64_t{1});
+  m_next_ip = snap.value("nextIP", uint32_t{10});
+  for (const auto& f : snap.value("certificates", json::array()))
+    if (f.is_string()) m_cert_fingerprints.insert(f.get<std::string>());
+  for (const auto& o : snap.value("objects", json::array())) {
+    auto gv = k8s::parse_api_version(o.value("apiVersion", ""));
+    const TypeInfo* info = find_kind(gv.group, gv.version, o.value("kind", ""));
+    if (!info) continue;
+    std::string ns = info->type.namespaced ? o["metadata"].value("namespace", "") : "";
+    m_objects[info->store_key()][object_key(ns, o["metadata"].value("name", ""))] = o;
+    if (info->type.group == "apiextensions.k8s.io" && info->type.kind == "CustomResourceDefinition")
+      register_crd(o, true);
+  }
+}
+
+}  // namespace emco::sim::detail

@@ -1,0 +1,198 @@
+#pragma once
+// One simulated cluster's API (internal to plugins/sim): requests in,
+// responses out, no sockets. The server (server.cpp) authenticates, applies
+// faults and calls handle() on its event-loop thread; tests and inspection
+// call the other members under the same lock.
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/k8s/resources.hpp"
+#include "core/k8s/schema.hpp"
+#include "plugins/sim/selectors.hpp"
+
+namespace emco::sim::detail {
+
+class CertAuthority;
+
+struct Identity {
+  std::string user;
+  std::vector<std::string> groups;
+};
+
+struct Request {
+  std::string method;  // "GET", "PATCH", ...
+  std::string path;    // below the cluster prefix, percent-decoded: "/api/v1/namespaces"
+  std::map<std::string, std::string> query;
+  std::string content_type;
+  std::string accept;
+  std::string user_agent;
+  std::string body;
+  Identity identity;
+};
+
+struct Response {
+  int status = 200;
+  std::string content_type = "application/json";
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::string body;
+  bool watch = false;        // a watch stream was opened; body holds its first events
+  uint64_t watch_id = 0;
+  int watch_timeout_s = 0;   // 0: until the client goes away
+};
+
+// What every cluster shares.
+struct ClusterEnv {
+  const CertAuthority* ca = nullptr;
+  int ready_delay_ms = 0;
+  int crd_establish_delay_ms = 0;
+  int version_minor = 32;
+  // Called when the cluster has timed work (readiness, CRD establishment)
+  // due at `due_ms`; the server calls tick() then.
+  std::function<void(size_t cluster_index, int64_t due_ms)> schedule;
+};
+
+struct TypeInfo {
+  k8s::ResourceType type;
+  const k8s::Schema* schema = nullptr;
+  std::shared_ptr<k8s::Schema> own_schema;  // custom resources
+  bool custom = false;
+  bool served = true;  // custom resources: once their CRD is Established
+  std::string store_key() const { return type.group + "/" + type.resource; }
+};
+
+class Cluster {
+public:
+  using WatchSend = std::function<void(const std::string& chunk)>;
+
+  Cluster(size_t index, std::string name, std::string url_prefix, const ClusterEnv& env);
+
+  const std::string& name() const { return m_name; }
+  size_t index() const { return m_index; }
+
+  // `send` receives later events of a watch this request opens.
+  Response handle(const Request& request, const WatchSend& send);
+  void close_watch(uint64_t id);
+
+  // Runs due timed work; returns the next due time (0: none).
+  int64_t tick(int64_t now_ms);
+
+  // Inspection (the caller holds the simulator lock).
+  nlohmann::json get(const std::string& api_version, const std::string& kind, const std::string& ns,
+                     const std::string& name);
+  std::vector<nlohmann::json> list(const std::string& api_version, const std::string& kind, const std::string& ns);
+  size_t object_count();
+  uint64_t requests() const { return m_requests; }
+
+  // Certificates this cluster accepts for client-certificate auth.
+  void trust_certificate(const std::string& fingerprint) { m_cert_fingerprints.insert(fingerprint); }
+  bool trusts_certificate(const std::string& fingerprint) const { return m_cert_fingerprints.count(fingerprint) != 0; }
+
+  nlohmann::json snapshot();
+  void restore(const nlohmann::json& snapshot);
+  bool dirty() const { return m_dirty; }
+  void clear_dirty() { m_dirty = false; }
+
+private:
+  struct Target {  // a parsed resource URL
+    const TypeInfo* info = nullptr;
+    std::string version;  // of the request
+    std::string ns;
+    std::string name;
+    std::string subresource;
+  };
+  struct Watch {
+    std::string store_key;
+    std::string ns;
+    std::string api_version;
+    std::string kind;
+    LabelSelector labels;
+    FieldSelector fields;
+    WatchSend send;
+  };
+  struct Pending {
+    int64_t due_ms;
+    enum Kind { ready, establish } kind;
+    std::string store_key;
+    std::string object_key;
+    int64_t generation;
+  };
+
+  void ensure_seeded();
+  Response route(const Request& r, const WatchSend& send);
+  Response resource(const Request& r, const Target& t, const WatchSend& send);
+  Response get_object(const Request& r, const Target& t);
+  Response list_objects(const Request& r, const Target& t);
+  Response watch_objects(const Request& r, const Target& t, const WatchSend& send);
+  Response create_object(const Request& r, const Target& t);
+  Response update_object(const Request& r, const Target& t);
+  Response patch_object(const Request& r, const Target& t);
+  Response apply_object(const Request& r, const Target& t, const nlohmann::json& intent);
+  Response delete_object(const Request& r, const Target& t);
+  Response delete_collection(const Request& r, const Target& t);
+  Response approve_csr(const Request& r, const Target& t);
+
+  // Stores `obj` (after server-side bookkeeping) and notifies watchers.
+  // Returns the response for a successful write.
+  Response commit(const Target& t, const nlohmann::json* old, nlohmann::json obj, bool dry_run);
+  void store_put(const TypeInfo& info, const std::string& key, nlohmann::json obj, const char* event);
+  void store_erase(const TypeInfo& info, const std::string& key);
+  void remove_object(const TypeInfo& info, const std::string& key, bool cascade);
+  void notify(const TypeInfo& info, const char* type, const nlohmann::json& obj);
+  nlohmann::json* find(const TypeInfo& info, const std::string& key);
+  bool namespace_exists(const std::string& ns);
+  nlohmann::json output(const TypeInfo& info, const std::string& version, const nlohmann::json& obj) const;
+
+  void on_write(const TypeInfo& info, const nlohmann::json* old, nlohmann::json& obj);
+  void workload_status(const TypeInfo& info, nlohmann::json& obj, bool ready);
+  void register_crd(const nlohmann::json& crd, bool established);
+  void unregister_crd(const nlohmann::json& crd);
+  void schedule(Pending p);
+
+  const TypeInfo* find_type(const std::string& group, const std::string& version, const std::string& resource) const;
+  const TypeInfo* find_kind(const std::string& group, const std::string& version, const std::string& kind) const;
+  std::vector<const TypeInfo*> all_types() const;
+
+  // Discovery and OpenAPI (discovery.cpp).
+  Response version() const;
+  Response discovery_root(const Request& r, bool core) const;
+  Response discovery_group(const std::string& group) const;
+  Response discovery_resources(const std::string& group, const std::string& version) const;
+  Response openapi_index() const;
+  Response openapi_v2() const;
+  Response openapi_document(const std::string& gv_path) const;
+  std::string openapi_hash(const std::string& group, const std::string& version) const;
+
+  std::string next_rv();
+  std::string now() const;
+
+  size_t m_index;
+  std::string m_name;
+  std::string m_prefix;  // "/clusters/<name>" or "" on an own port
+  const ClusterEnv& m_env;
+  bool m_seeded = false;
+  bool m_dirty = false;
+  uint64_t m_rv = 1;
+  uint64_t m_requests = 0;
+  uint64_t m_next_watch = 1;
+  uint32_t m_next_ip = 10;
+  std::map<std::string, std::map<std::string, nlohmann::json>> m_objects;  // store key -> ns/name -> object
+  std::map<std::string, TypeInfo> m_custom_types;                          // group/version/resource
+  std::map<uint64_t, Watch> m_watches;
+  std::vector<Pending> m_pending;  // a heap on due_ms
+  std::set<std::string> m_cert_fingerprints;
+};
+
+// A Kubernetes Status error body.
+Response status_error(int code, const std::string& reason, const std::string& message,
+                      const nlohmann::json& details = nullptr);
+
+}  // namespace emco::sim::detail

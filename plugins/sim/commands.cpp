@@ -1,0 +1,145 @@
+// `emco sim start|stop|fault`: process-level wrappers around Simulator.
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+
+#include "core/util/error.hpp"
+#include "plugins/sim/sim.hpp"
+
+namespace emco::sim {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return {};
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void write_private(const std::string& path, const std::string& content) {
+  std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) fail(ErrorKind::failed, "cannot write '" + tmp + "'");
+    out << content;
+  }
+  ::chmod(tmp.c_str(), 0600);
+  fs::rename(tmp, path);
+}
+
+bool alive(pid_t pid) { return pid > 0 && (::kill(pid, 0) == 0 || errno == EPERM); }
+
+pid_t read_pid(const std::string& dir) {
+  std::string text = read_text(dir + "/sim.pid");
+  return static_cast<pid_t>(std::atol(text.c_str()));
+}
+
+}  // namespace
+
+int run_sim_start(const SimStartArgs& args) {
+  if (args.options.dir.empty())
+    fail(ErrorKind::usage, "emco sim start needs a directory", "pass --dir DIR");
+  std::string dir = fs::absolute(args.options.dir).string();
+  pid_t other = read_pid(dir);
+  if (other && other != ::getpid() && alive(other))
+    fail(ErrorKind::conflict, "a simulator is already running in '" + dir + "' (pid " + std::to_string(other) + ")",
+         "run 'emco sim stop --dir " + dir + "' first");
+
+  // Block the signals before the loop thread starts so that only sigwait
+  // below sees them.
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+
+  SimOptions options = args.options;
+  options.dir = dir;
+  Simulator sim(options);
+  sim.start();
+  json info = {{"pid", ::getpid()},
+               {"port", sim.port()},
+               {"clusters", sim.cluster_names().size()},
+               {"kubeconfigs", dir + "/kubeconfigs"},
+               {"ca", sim.ca_path()}};
+  write_private(dir + "/sim.json", info.dump(2) + "\n");
+  write_private(dir + "/sim.pid", std::to_string(::getpid()) + "\n");
+  std::printf("%s\n", (dir + "/kubeconfigs").c_str());
+  std::fflush(stdout);
+
+  int sig = 0;
+  sigwait(&set, &sig);
+  sim.stop();
+  std::error_code ec;
+  fs::remove(dir + "/sim.pid", ec);
+  pthread_sigmask(SIG_UNBLOCK, &set, nullptr);
+  return 0;
+}
+
+int run_sim_stop(const std::string& dir_in, int timeout_s) {
+  std::string dir = fs::absolute(dir_in).string();
+  pid_t pid = read_pid(dir);
+  if (!pid || !alive(pid))
+    fail(ErrorKind::not_found, "no simulator is running in '" + dir + "'", "start one with 'emco sim start'");
+  if (::kill(pid, SIGTERM) != 0)
+    fail(ErrorKind::failed, "cannot signal the simulator (pid " + std::to_string(pid) + ")");
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
+  while (alive(pid)) {
+    if (std::chrono::steady_clock::now() > deadline)
+      fail(ErrorKind::pending, "the simulator (pid " + std::to_string(pid) + ") did not stop within " +
+                                   std::to_string(timeout_s) + "s");
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return 0;
+}
+
+int run_sim_fault(const SimFaultArgs& args) {
+  std::string dir = fs::absolute(args.dir).string();
+  if (!fs::is_directory(dir)) fail(ErrorKind::not_found, "simulator directory '" + dir + "' not found");
+  if (args.clusters.empty()) fail(ErrorKind::usage, "name at least one cluster (or '*')");
+  std::string lock_path = dir + "/faults.lock";
+  int fd = ::open(lock_path.c_str(), O_CREAT | O_RDWR, 0600);
+  if (fd < 0) fail(ErrorKind::failed, "cannot open '" + lock_path + "'");
+  ::flock(fd, LOCK_EX);
+  try {
+    json doc = json::parse(read_text(dir + "/faults.json"), nullptr, false);
+    if (!doc.is_object()) doc = json::object();
+    if (!doc.contains("clusters") || !doc["clusters"].is_object()) doc["clusters"] = json::object();
+    for (const auto& c : args.clusters) {
+      if (args.clear) {
+        if (c == "*")
+          doc["clusters"] = json::object();
+        else
+          doc["clusters"].erase(c);
+      } else {
+        doc["clusters"][c] = fault_to_json(args.fault);
+      }
+    }
+    write_private(dir + "/faults.json", doc.dump(2) + "\n");
+  } catch (...) {
+    ::flock(fd, LOCK_UN);
+    ::close(fd);
+    throw;
+  }
+  ::flock(fd, LOCK_UN);
+  ::close(fd);
+  return 0;
+}
+
+}  // namespace emco::sim
