@@ -36,6 +36,9 @@ struct Options {
   // Seed for rand* / uuidv4 / genCA key material when deterministic output is wanted (tests);
   // 0 = OpenSSL's RNG.
   unsigned long long random_seed = 0;
+  // Name of the template set, as Go's errors quote it ("no template X associated with template
+  // gotpl"); Helm's is "gotpl", and tpl's templates are parsed under this name.
+  std::string set_name = "gotpl";
 };
 
 class Engine {

@@ -1,0 +1,1241 @@
+#include "core/template/parse.hpp"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+
+#include "core/template/format.hpp"
+#include "core/util/error.hpp"
+
+namespace emco::tmpl {
+
+namespace {
+
+enum class It : std::uint8_t {
+  error, bool_, char_, char_constant, comment, complex, assign, declare, eof, field, identifier,
+  left_delim, left_paren, number, pipe, raw_string, right_delim, right_paren, space, string, text,
+  variable,
+  // keywords (after keyword marker)
+  keyword, block, break_, continue_, dot, define, else_, end, if_, nil, range, template_, with
+};
+
+struct Item {
+  It typ = It::eof;
+  int pos = 0;
+  std::string val;
+  int line = 1;
+  std::string str() const {
+    if (typ == It::eof) return "EOF";
+    if (typ == It::error) return val;
+    if (typ > It::keyword) return "<" + val + ">";
+    if (val.size() > 10) {
+      // %.10q: quote the first 10 runes
+      size_t i = 0;
+      int n = 0;
+      while (i < val.size() && n < 10) {
+        unsigned char c = static_cast<unsigned char>(val[i]);
+        i += c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
+        ++n;
+      }
+      if (i > val.size()) i = val.size();
+      return go_quote(val.substr(0, i)) + "...";
+    }
+    return go_quote(val);
+  }
+};
+
+bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
+bool is_alnum(unsigned char c) {
+  return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c >= 0x80;
+}
+
+std::string rune_desc(std::string_view s, size_t i) {
+  // %#U of the rune at s[i]
+  unsigned char c = static_cast<unsigned char>(s[i]);
+  std::uint32_t r = c;
+  int w = 1;
+  if (c >= 0xC0 && c < 0xE0 && i + 1 < s.size()) { r = ((c & 0x1Fu) << 6) | (s[i + 1] & 0x3F); w = 2; }
+  else if (c >= 0xE0 && c < 0xF0 && i + 2 < s.size()) { r = ((c & 0x0Fu) << 12) | ((s[i + 1] & 0x3Fu) << 6) | (s[i + 2] & 0x3F); w = 3; }
+  else if (c >= 0xF0 && i + 3 < s.size()) { r = ((c & 0x07u) << 18) | ((s[i + 1] & 0x3Fu) << 12) | ((s[i + 2] & 0x3Fu) << 6) | (s[i + 3] & 0x3F); w = 4; }
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "U+%04X", r);
+  std::string out = buf;
+  bool printable = r >= 0x20 && r != 0x7F && !(r >= 0x80 && r < 0xA0);
+  if (printable) out += " '" + std::string(s.substr(i, static_cast<size_t>(w))) + "'";
+  return out;
+}
+
+class Lexer {
+public:
+  explicit Lexer(std::string_view input) : m_in(input) {}
+
+  std::vector<Item> run() {
+    while (!m_done) {
+      if (m_inside) inside_action();
+      else lex_text();
+    }
+    return std::move(m_items);
+  }
+
+private:
+  std::string_view m_in;
+  size_t m_pos = 0;
+  size_t m_start = 0;
+  size_t m_line_pos = 0;
+  int m_line = 1;
+  bool m_inside = false;
+  bool m_done = false;
+  int m_paren = 0;
+  std::vector<Item> m_items;
+
+  int line_at(size_t pos) {
+    // positions are requested in increasing order
+    if (pos < m_line_pos) {
+      m_line_pos = 0;
+      m_line = 1;
+    }
+    for (; m_line_pos < pos && m_line_pos < m_in.size(); ++m_line_pos)
+      if (m_in[m_line_pos] == '\n') ++m_line;
+    return m_line;
+  }
+  void emit(It t) {
+    m_items.push_back(Item{t, static_cast<int>(m_start), std::string(m_in.substr(m_start, m_pos - m_start)), line_at(m_start)});
+    m_start = m_pos;
+  }
+  void error(std::string msg) {
+    m_items.push_back(Item{It::error, static_cast<int>(m_start), std::move(msg), line_at(m_start)});
+    m_items.push_back(Item{It::eof, static_cast<int>(m_pos), "", line_at(m_start)});
+    m_done = true;
+  }
+  char peek() const { return m_pos < m_in.size() ? m_in[m_pos] : '\0'; }
+  bool eof() const { return m_pos >= m_in.size(); }
+  bool has_left_trim(size_t p) const { return p + 1 < m_in.size() && m_in[p] == '-' && is_space(m_in[p + 1]); }
+  bool has_right_trim(size_t p) const { return p + 1 < m_in.size() && is_space(m_in[p]) && m_in[p + 1] == '-'; }
+  // returns 0 = not at right delim, 1 = at "}}", 2 = at " -}}"
+  int at_right_delim(size_t p) const {
+    if (has_right_trim(p) && m_in.substr(p + 2).starts_with("}}")) return 2;
+    if (m_in.substr(p).starts_with("}}")) return 1;
+    return 0;
+  }
+  bool at_terminator() const {
+    if (eof()) return true;
+    char r = peek();
+    if (is_space(r)) return true;
+    switch (r) {
+      case '.': case ',': case '|': case ':': case ')': case '(': return true;
+      default: break;
+    }
+    return m_in.substr(m_pos).starts_with("}}");
+  }
+
+  void lex_text() {
+    size_t x = m_in.find("{{", m_pos);
+    if (x == std::string_view::npos) {
+      m_pos = m_in.size();
+      if (m_pos > m_start) emit(It::text);
+      emit(It::eof);
+      m_done = true;
+      return;
+    }
+    if (x > m_start) {
+      m_pos = x;
+      size_t trim = 0;
+      if (has_left_trim(x + 2)) {
+        size_t e = x;
+        while (e > m_start && is_space(m_in[e - 1])) --e;
+        trim = x - e;
+      }
+      m_pos = x - trim;
+      if (m_pos > m_start) emit(It::text);
+      m_pos = x;
+      m_start = x;
+    }
+    // left delim
+    m_pos = x + 2;
+    bool trim_space = has_left_trim(m_pos);
+    size_t after = trim_space ? 2 : 0;
+    if (m_in.substr(m_pos + after).starts_with("/*")) {
+      m_pos += after;
+      m_start = m_pos;
+      lex_comment();
+      return;
+    }
+    Item it{It::left_delim, static_cast<int>(m_start), "{{", line_at(m_start)};
+    m_items.push_back(std::move(it));
+    m_inside = true;
+    m_pos += after;
+    m_start = m_pos;
+    m_paren = 0;
+  }
+
+  void lex_comment() {
+    m_pos += 2;
+    size_t x = m_in.find("*/", m_pos);
+    if (x == std::string_view::npos) {
+      error("unclosed comment");
+      return;
+    }
+    m_pos = x + 2;
+    int d = at_right_delim(m_pos);
+    if (!d) {
+      error("comment ends before closing delimiter");
+      return;
+    }
+    if (d == 2) m_pos += 2;
+    m_pos += 2;
+    if (d == 2)
+      while (m_pos < m_in.size() && is_space(m_in[m_pos])) ++m_pos;
+    m_start = m_pos;
+  }
+
+  void right_delim() {
+    int d = at_right_delim(m_pos);
+    if (d == 2) {
+      m_pos += 2;
+      m_start = m_pos;
+    }
+    m_pos += 2;
+    emit(It::right_delim);
+    if (d == 2) {
+      while (m_pos < m_in.size() && is_space(m_in[m_pos])) ++m_pos;
+      m_start = m_pos;
+    }
+    m_inside = false;
+  }
+
+  void inside_action() {
+    if (at_right_delim(m_pos)) {
+      if (m_paren == 0) {
+        right_delim();
+      } else {
+        error("unclosed left paren");
+      }
+      return;
+    }
+    if (eof()) {
+      error("unclosed action");
+      return;
+    }
+    char r = m_in[m_pos++];
+    if (is_space(r)) {
+      --m_pos;
+      lex_space();
+      return;
+    }
+    switch (r) {
+      case '=': emit(It::assign); return;
+      case ':':
+        if (peek() != '=') {
+          if (!eof()) ++m_pos;
+          error("expected :=");
+          return;
+        }
+        ++m_pos;
+        emit(It::declare);
+        return;
+      case '|': emit(It::pipe); return;
+      case '"': lex_quote(); return;
+      case '`': lex_raw_quote(); return;
+      case '$': lex_field_or_variable(It::variable); return;
+      case '\'': lex_char(); return;
+      case '(':
+        emit(It::left_paren);
+        ++m_paren;
+        return;
+      case ')':
+        emit(It::right_paren);
+        --m_paren;
+        if (m_paren < 0) error("unexpected right paren");
+        return;
+      default: break;
+    }
+    if (r == '.') {
+      if (m_pos < m_in.size() && (m_in[m_pos] < '0' || m_in[m_pos] > '9')) {
+        lex_field_or_variable(It::field);
+        return;
+      }
+    }
+    if (r == '.' || r == '+' || r == '-' || (r >= '0' && r <= '9')) {
+      --m_pos;
+      lex_number();
+      return;
+    }
+    if (is_alnum(static_cast<unsigned char>(r))) {
+      --m_pos;
+      lex_identifier();
+      return;
+    }
+    if (static_cast<unsigned char>(r) < 0x7F && static_cast<unsigned char>(r) >= 0x20) {
+      emit(It::char_);
+      return;
+    }
+    --m_pos;
+    std::string desc = rune_desc(m_in, m_pos);
+    error("unrecognized character in action: " + desc);
+  }
+
+  void lex_space() {
+    int n = 0;
+    while (m_pos < m_in.size() && is_space(m_in[m_pos])) {
+      ++m_pos;
+      ++n;
+    }
+    if (has_right_trim(m_pos - 1) && m_in.substr(m_pos + 1).starts_with("}}")) {
+      --m_pos;
+      if (n == 1) {
+        m_start = m_pos;  // the space belongs to " -}}"
+        return;
+      }
+    }
+    emit(It::space);
+  }
+
+  void lex_identifier() {
+    while (m_pos < m_in.size() && is_alnum(static_cast<unsigned char>(m_in[m_pos]))) ++m_pos;
+    std::string_view word = m_in.substr(m_start, m_pos - m_start);
+    if (!at_terminator()) {
+      error("bad character " + rune_desc(m_in, m_pos));
+      return;
+    }
+    static const std::map<std::string_view, It> keys = {
+        {"block", It::block}, {"break", It::break_}, {"continue", It::continue_}, {"define", It::define},
+        {"else", It::else_}, {"end", It::end}, {"if", It::if_}, {"range", It::range}, {"nil", It::nil},
+        {"template", It::template_}, {"with", It::with}};
+    auto it = keys.find(word);
+    if (it != keys.end()) emit(it->second);
+    else if (word == "true" || word == "false") emit(It::bool_);
+    else emit(It::identifier);
+  }
+
+  void lex_field_or_variable(It typ) {
+    if (at_terminator()) {
+      emit(typ == It::variable ? It::variable : It::dot);
+      return;
+    }
+    while (m_pos < m_in.size() && is_alnum(static_cast<unsigned char>(m_in[m_pos]))) ++m_pos;
+    if (!at_terminator()) {
+      error("bad character " + rune_desc(m_in, m_pos));
+      return;
+    }
+    emit(typ);
+  }
+
+  void lex_char() {
+    while (true) {
+      if (eof()) {
+        error("unterminated character constant");
+        return;
+      }
+      char c = m_in[m_pos++];
+      if (c == '\\') {
+        if (!eof() && m_in[m_pos] != '\n') {
+          ++m_pos;
+          continue;
+        }
+        error("unterminated character constant");
+        return;
+      }
+      if (c == '\n') {
+        error("unterminated character constant");
+        return;
+      }
+      if (c == '\'') break;
+    }
+    emit(It::char_constant);
+  }
+
+  void lex_quote() {
+    while (true) {
+      if (eof()) {
+        error("unterminated quoted string");
+        return;
+      }
+      char c = m_in[m_pos++];
+      if (c == '\\') {
+        if (!eof() && m_in[m_pos] != '\n') {
+          ++m_pos;
+          continue;
+        }
+        error("unterminated quoted string");
+        return;
+      }
+      if (c == '\n') {
+        error("unterminated quoted string");
+        return;
+      }
+      if (c == '"') break;
+    }
+    emit(It::string);
+  }
+
+  void lex_raw_quote() {
+    size_t x = m_in.find('`', m_pos);
+    if (x == std::string_view::npos) {
+      error("unterminated raw quoted string");
+      return;
+    }
+    m_pos = x + 1;
+    emit(It::raw_string);
+  }
+
+  bool accept(std::string_view set) {
+    if (!eof() && set.find(m_in[m_pos]) != std::string_view::npos) {
+      ++m_pos;
+      return true;
+    }
+    return false;
+  }
+  void accept_run(std::string_view set) {
+    while (accept(set)) {
+    }
+  }
+  bool scan_number() {
+    accept("+-");
+    std::string_view digits = "0123456789_";
+    if (accept("0")) {
+      if (accept("xX")) digits = "0123456789abcdefABCDEF_";
+      else if (accept("oO")) digits = "01234567_";
+      else if (accept("bB")) digits = "01_";
+    }
+    accept_run(digits);
+    if (accept(".")) accept_run(digits);
+    if (digits.size() == 11 && accept("eE")) {
+      accept("+-");
+      accept_run("0123456789_");
+    }
+    if (digits.size() == 23 && accept("pP")) {
+      accept("+-");
+      accept_run("0123456789_");
+    }
+    accept("i");
+    if (!eof() && is_alnum(static_cast<unsigned char>(peek()))) {
+      ++m_pos;
+      return false;
+    }
+    return true;
+  }
+  void lex_number() {
+    if (!scan_number()) {
+      error("bad number syntax: " + go_quote(m_in.substr(m_start, m_pos - m_start)));
+      return;
+    }
+    char s = peek();
+    if (s == '+' || s == '-') {
+      if (!scan_number() || m_in[m_pos - 1] != 'i') {
+        error("bad number syntax: " + go_quote(m_in.substr(m_start, m_pos - m_start)));
+        return;
+      }
+      emit(It::complex);
+      return;
+    }
+    emit(It::number);
+  }
+};
+
+// strconv.Unquote for "..." , `...` and '...'
+bool unquote(std::string_view s, std::string& out) {
+  out.clear();
+  if (s.size() < 2) return false;
+  char q = s.front();
+  if (q != s.back()) return false;
+  s = s.substr(1, s.size() - 2);
+  if (q == '`') {
+    if (s.find('`') != std::string_view::npos) return false;
+    for (char c : s)
+      if (c != '\r') out.push_back(c);
+    return true;
+  }
+  if (q != '"' && q != '\'') return false;
+  auto hexval = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  };
+  auto put_rune = [&](std::uint32_t r) {
+    if (r < 0x80) out.push_back(static_cast<char>(r));
+    else if (r < 0x800) {
+      out.push_back(static_cast<char>(0xC0 | (r >> 6)));
+      out.push_back(static_cast<char>(0x80 | (r & 0x3F)));
+    } else if (r < 0x10000) {
+      out.push_back(static_cast<char>(0xE0 | (r >> 12)));
+      out.push_back(static_cast<char>(0x80 | ((r >> 6) & 0x3F)));
+      out.push_back(static_cast<char>(0x80 | (r & 0x3F)));
+    } else {
+      out.push_back(static_cast<char>(0xF0 | (r >> 18)));
+      out.push_back(static_cast<char>(0x80 | ((r >> 12) & 0x3F)));
+      out.push_back(static_cast<char>(0x80 | ((r >> 6) & 0x3F)));
+      out.push_back(static_cast<char>(0x80 | (r & 0x3F)));
+    }
+  };
+  size_t runes = 0;
+  for (size_t i = 0; i < s.size();) {
+    char c = s[i];
+    ++runes;
+    if (c == q && q == '"') return false;
+    if (c == '\n') return false;
+    if (c != '\\') {
+      out.push_back(c);
+      ++i;
+      unsigned char uc = static_cast<unsigned char>(c);
+      if (uc >= 0xC0) {
+        size_t extra = uc < 0xE0 ? 1 : uc < 0xF0 ? 2 : 3;
+        for (size_t k = 0; k < extra && i < s.size(); ++k) out.push_back(s[i++]);
+      }
+      continue;
+    }
+    if (i + 1 >= s.size()) return false;
+    char e = s[i + 1];
+    i += 2;
+    switch (e) {
+      case 'a': out.push_back('\a'); break;
+      case 'b': out.push_back('\b'); break;
+      case 'f': out.push_back('\f'); break;
+      case 'n': out.push_back('\n'); break;
+      case 'r': out.push_back('\r'); break;
+      case 't': out.push_back('\t'); break;
+      case 'v': out.push_back('\v'); break;
+      case '\\': out.push_back('\\'); break;
+      case '\'':
+        if (q != '\'') return false;
+        out.push_back('\'');
+        break;
+      case '"':
+        if (q != '"') return false;
+        out.push_back('"');
+        break;
+      case 'x': case 'u': case 'U': {
+        size_t n = e == 'x' ? 2 : e == 'u' ? 4 : 8;
+        if (i + n > s.size()) return false;
+        std::uint32_t v = 0;
+        for (size_t k = 0; k < n; ++k) {
+          int h = hexval(s[i + k]);
+          if (h < 0) return false;
+          v = (v << 4) | static_cast<std::uint32_t>(h);
+        }
+        i += n;
+        if (e == 'x') out.push_back(static_cast<char>(v));
+        else {
+          if (v > 0x10FFFF || (v >= 0xD800 && v < 0xE000)) return false;
+          put_rune(v);
+        }
+        break;
+      }
+      case '0': case '1': case '2': case '3': case '4': case '5': case '6': case '7': {
+        if (i + 2 > s.size()) return false;
+        std::uint32_t v = static_cast<std::uint32_t>(e - '0');
+        for (size_t k = 0; k < 2; ++k) {
+          char d = s[i + k];
+          if (d < '0' || d > '7') return false;
+          v = v * 8 + static_cast<std::uint32_t>(d - '0');
+        }
+        if (v > 255) return false;
+        i += 2;
+        out.push_back(static_cast<char>(v));
+        break;
+      }
+      default: return false;
+    }
+  }
+  if (q == '\'') {
+    // exactly one rune
+    size_t n = 0;
+    for (size_t i = 0; i < out.size(); ++i)
+      if ((static_cast<unsigned char>(out[i]) & 0xC0) != 0x80) ++n;
+    if (n != 1 && !(runes == 1 && !out.empty())) return false;
+  }
+  return true;
+}
+
+struct ParseError {
+  std::string msg;
+};
+
+class Parser {
+public:
+  Parser(const std::string& name, std::shared_ptr<const std::string> text, std::vector<Item> items,
+         const std::function<bool(const std::string&)>& has_function, std::shared_ptr<Arena> arena,
+         std::vector<std::shared_ptr<Tree>>& out)
+      : m_parse_name(name), m_text(std::move(text)), m_items(std::move(items)), m_has_function(has_function),
+        m_arena(std::move(arena)), m_out(out) {}
+
+  void parse_file() {
+    auto tree = new_tree(m_parse_name);
+    m_vars = {"$"};
+    tree->root = m_arena->make(NodeType::list, peek().pos);
+    while (peek().typ != It::eof) {
+      if (peek().typ == It::left_delim) {
+        Item delim = next();
+        if (next_non_space().typ == It::define) {
+          parse_definition();
+          continue;
+        }
+        backup2(delim);
+      }
+      Node* n = text_or_action();
+      if (n->type == NodeType::comment) continue;
+      if (is_end(n) || is_else(n)) errorf("unexpected " + node_string(n));
+      tree->root->nodes.push_back(n);
+    }
+    add(tree, true);
+  }
+
+private:
+  std::string m_parse_name;
+  std::shared_ptr<const std::string> m_text;
+  std::vector<Item> m_items;
+  size_t m_next = 0;
+  Item m_token[3];
+  int m_peek_count = 0;
+  const std::function<bool(const std::string&)>& m_has_function;
+  std::shared_ptr<Arena> m_arena;
+  std::vector<std::shared_ptr<Tree>>& m_out;
+  std::map<std::string, std::shared_ptr<Tree>> m_set;
+  std::vector<std::string> m_vars;
+  int m_range_depth = 0;
+  int m_action_line = 0;
+  int m_depth = 0;
+  Node m_end_marker;
+  Node m_else_marker;
+  std::vector<Node*> m_markers;
+
+  static constexpr int k_max_depth = 1000;
+
+  std::shared_ptr<Tree> new_tree(const std::string& name) {
+    auto t = std::make_shared<Tree>();
+    t->name = name;
+    t->parse_name = m_parse_name;
+    t->text = m_text;
+    t->arena = m_arena;
+    return t;
+  }
+
+  // end/else pseudo nodes (Go's nodeEnd/nodeElse)
+  Node* make_end(int pos) {
+    Node* n = m_arena->make(NodeType::comment, pos);
+    n->text = "{{end}}";
+    n->is_assign = true;  // marks "end"
+    return n;
+  }
+  Node* make_else(int pos, int line) {
+    Node* n = m_arena->make(NodeType::comment, pos, line);
+    n->text = "{{else}}";
+    n->is_assign = false;
+    n->number_is_int = true;  // marks "else"
+    return n;
+  }
+  static bool is_end(const Node* n) { return n->type == NodeType::comment && n->is_assign; }
+  static bool is_else(const Node* n) { return n->type == NodeType::comment && n->number_is_int; }
+  static std::string node_string(const Node* n) { return n->type == NodeType::comment ? n->text : n->to_string(); }
+
+  [[noreturn]] void errorf(const std::string& msg) {
+    throw ParseError{"template: " + m_parse_name + ":" + std::to_string(m_token[0].line) + ": " + msg};
+  }
+
+  Item lex_next() {
+    if (m_next < m_items.size()) return m_items[m_next++];
+    Item e;
+    e.typ = It::eof;
+    e.pos = static_cast<int>(m_text->size());
+    e.line = m_items.empty() ? 1 : m_items.back().line;
+    return e;
+  }
+  Item next() {
+    if (m_peek_count > 0) --m_peek_count;
+    else m_token[0] = lex_next();
+    return m_token[m_peek_count];
+  }
+  void backup() { ++m_peek_count; }
+  void backup2(const Item& t1) {
+    m_token[1] = t1;
+    m_peek_count = 2;
+  }
+  void backup3(const Item& t2, const Item& t1) {
+    m_token[1] = t1;
+    m_token[2] = t2;
+    m_peek_count = 3;
+  }
+  Item peek() {
+    if (m_peek_count > 0) return m_token[m_peek_count - 1];
+    m_peek_count = 1;
+    m_token[0] = lex_next();
+    return m_token[0];
+  }
+  Item next_non_space() {
+    Item t;
+    do {
+      t = next();
+    } while (t.typ == It::space);
+    return t;
+  }
+  Item peek_non_space() {
+    Item t = next_non_space();
+    backup();
+    return t;
+  }
+  Item expect(It typ, const std::string& context) {
+    Item t = next_non_space();
+    if (t.typ != typ) unexpected(t, context);
+    return t;
+  }
+  Item expect_one_of(It a, It b, const std::string& context) {
+    Item t = next_non_space();
+    if (t.typ != a && t.typ != b) unexpected(t, context);
+    return t;
+  }
+  [[noreturn]] void unexpected(const Item& t, const std::string& context) {
+    if (t.typ == It::error) {
+      std::string extra;
+      if (m_action_line != 0 && m_action_line != t.line) {
+        extra = " in action started at " + m_parse_name + ":" + std::to_string(m_action_line);
+        if (t.val.ends_with(" action")) extra = extra.substr(std::string(" in action").size());
+      }
+      errorf(t.str() + extra);
+    }
+    errorf("unexpected " + t.str() + " in " + context);
+  }
+
+  void add(const std::shared_ptr<Tree>& t, bool main) {
+    auto it = m_set.find(t->name);
+    if (it == m_set.end() || is_empty_tree(it->second->root)) {
+      if (it != m_set.end()) {
+        for (auto& o : m_out)
+          if (o == it->second) o = t;
+        it->second = t;
+      } else {
+        m_set[t->name] = t;
+        if (main) m_out.insert(m_out.begin(), t);
+        else m_out.push_back(t);
+      }
+      return;
+    }
+    if (!is_empty_tree(t->root)) errorf("template: multiple definition of template " + go_quote(t->name));
+  }
+
+  void parse_definition() {
+    const std::string context = "define clause";
+    Item name = expect_one_of(It::string, It::raw_string, context);
+    std::string unq;
+    if (!unquote(name.val, unq)) errorf("invalid syntax");
+    auto tree = new_tree(unq);
+    auto saved_vars = m_vars;
+    m_vars = {"$"};
+    expect(It::right_delim, context);
+    auto [list, end] = item_list();
+    if (!is_end(end)) errorf("unexpected " + node_string(end) + " in " + context);
+    tree->root = list;
+    add(tree, false);
+    m_vars = saved_vars;
+  }
+
+  std::pair<Node*, Node*> item_list() {
+    Node* list = m_arena->make(NodeType::list, peek_non_space().pos);
+    while (peek_non_space().typ != It::eof) {
+      Node* n = text_or_action();
+      if (is_end(n) || is_else(n)) return {list, n};
+      if (n->type == NodeType::comment) continue;
+      list->nodes.push_back(n);
+    }
+    errorf("unexpected EOF");
+  }
+
+  Node* text_or_action() {
+    Item token = next_non_space();
+    switch (token.typ) {
+      case It::text: {
+        Node* n = m_arena->make(NodeType::text, token.pos);
+        n->text = token.val;
+        return n;
+      }
+      case It::left_delim: {
+        int saved = m_action_line;
+        m_action_line = token.line;
+        Node* n = action();
+        m_action_line = saved == 0 ? 0 : saved;
+        m_action_line = 0;
+        return n;
+      }
+      case It::comment: {
+        Node* n = m_arena->make(NodeType::comment, token.pos);
+        return n;
+      }
+      default: unexpected(token, "input");
+    }
+  }
+
+  Node* action() {
+    Item token = next_non_space();
+    switch (token.typ) {
+      case It::block: return block_control();
+      case It::break_: return break_control(token, "{{break}}", NodeType::break_);
+      case It::continue_: return break_control(token, "{{continue}}", NodeType::continue_);
+      case It::else_: return else_control();
+      case It::end: return end_control();
+      case It::if_: return control(NodeType::if_, "if");
+      case It::range: return control(NodeType::range, "range");
+      case It::template_: return template_control();
+      case It::with: return control(NodeType::with, "with");
+      default: break;
+    }
+    backup();
+    Item t = peek();
+    Node* n = m_arena->make(NodeType::action, t.pos, t.line);
+    n->pipe = pipeline("command", It::right_delim);
+    return n;
+  }
+
+  Node* break_control(const Item& tok, const char* what, NodeType type) {
+    Item t = next_non_space();
+    if (t.typ != It::right_delim) unexpected(t, what);
+    if (m_range_depth == 0) errorf(std::string(what) + " outside {{range}}");
+    return m_arena->make(type, tok.pos, tok.line);
+  }
+
+  Node* pipeline(const std::string& context, It end) {
+    Item token = peek_non_space();
+    Node* pipe = m_arena->make(NodeType::pipe, token.pos, token.line);
+  decls:
+    Item v = peek_non_space();
+    if (v.typ == It::variable) {
+      next();
+      Item after = peek();
+      Item nx = peek_non_space();
+      if (nx.typ == It::assign || nx.typ == It::declare) {
+        pipe->is_assign = nx.typ == It::assign;
+        next_non_space();
+        Node* var = m_arena->make(NodeType::variable, v.pos);
+        var->idents = {v.val};
+        pipe->decls.push_back(var);
+        m_vars.push_back(v.val);
+      } else if (nx.typ == It::char_ && nx.val == ",") {
+        next_non_space();
+        Node* var = m_arena->make(NodeType::variable, v.pos);
+        var->idents = {v.val};
+        pipe->decls.push_back(var);
+        m_vars.push_back(v.val);
+        if (context == "range" && pipe->decls.size() < 2) {
+          It p = peek_non_space().typ;
+          if (p == It::variable || p == It::right_delim || p == It::right_paren) goto decls;
+          errorf("range can only initialize variables");
+        }
+        errorf("too many declarations in " + context);
+      } else if (after.typ == It::space) {
+        backup3(v, after);
+      } else {
+        backup2(v);
+      }
+    }
+    while (true) {
+      Item t = next_non_space();
+      if (t.typ == end) {
+        check_pipeline(pipe, context);
+        return pipe;
+      }
+      switch (t.typ) {
+        case It::bool_: case It::char_constant: case It::complex: case It::dot: case It::field:
+        case It::identifier: case It::number: case It::nil: case It::raw_string: case It::string:
+        case It::variable: case It::left_paren:
+          backup();
+          pipe->nodes.push_back(command());
+          break;
+        default: unexpected(t, context);
+      }
+    }
+  }
+
+  void check_pipeline(Node* pipe, const std::string& context) {
+    if (pipe->nodes.empty()) errorf("missing value for " + context);
+    for (size_t i = 1; i < pipe->nodes.size(); ++i) {
+      switch (pipe->nodes[i]->nodes[0]->type) {
+        case NodeType::boolean: case NodeType::dot: case NodeType::nil: case NodeType::number: case NodeType::string:
+          errorf("non executable command in pipeline stage " + std::to_string(i + 1));
+        default: break;
+      }
+    }
+  }
+
+  Node* control(NodeType type, const std::string& context) {
+    size_t nvars = m_vars.size();
+    Node* pipe = pipeline(context, It::right_delim);
+    if (type == NodeType::range) ++m_range_depth;
+    if (++m_depth > k_max_depth) errorf("max expression depth exceeded");
+    auto [list, next_node] = item_list();
+    --m_depth;
+    if (type == NodeType::range) --m_range_depth;
+    Node* else_list = nullptr;
+    if (is_else(next_node)) {
+      if (context == "if" && peek().typ == It::if_) {
+        next();
+        else_list = m_arena->make(NodeType::list, next_node->pos);
+        if (++m_depth > k_max_depth) errorf("max expression depth exceeded");
+        else_list->nodes.push_back(control(NodeType::if_, "if"));
+        --m_depth;
+      } else if (context == "with" && peek().typ == It::with) {
+        next();
+        else_list = m_arena->make(NodeType::list, next_node->pos);
+        if (++m_depth > k_max_depth) errorf("max expression depth exceeded");
+        else_list->nodes.push_back(control(NodeType::with, "with"));
+        --m_depth;
+      } else {
+        auto [el, nn] = item_list();
+        if (!is_end(nn)) errorf("expected end; found " + node_string(nn));
+        else_list = el;
+      }
+    }
+    m_vars.resize(nvars);
+    Node* n = m_arena->make(type, pipe->pos, pipe->line);
+    n->pipe = pipe;
+    n->list = list;
+    n->else_list = else_list;
+    return n;
+  }
+
+  Node* else_control() {
+    Item p = peek_non_space();
+    if (p.typ == It::if_ || p.typ == It::with) return make_else(p.pos, p.line);
+    Item t = expect(It::right_delim, "else");
+    return make_else(t.pos, t.line);
+  }
+
+  Node* end_control() { return make_end(expect(It::right_delim, "end").pos); }
+
+  std::string template_name(const Item& token, const std::string& context) {
+    if (token.typ != It::string && token.typ != It::raw_string) unexpected(token, context);
+    std::string s;
+    if (!unquote(token.val, s)) errorf("invalid syntax");
+    return s;
+  }
+
+  Node* block_control() {
+    const std::string context = "block clause";
+    Item token = next_non_space();
+    std::string name = template_name(token, context);
+    Node* pipe = pipeline(context, It::right_delim);
+    auto tree = new_tree(name);
+    auto saved_vars = m_vars;
+    m_vars = {"$"};
+    auto [list, end] = item_list();
+    if (!is_end(end)) errorf("unexpected " + node_string(end) + " in " + context);
+    tree->root = list;
+    add(tree, false);
+    m_vars = saved_vars;
+    Node* n = m_arena->make(NodeType::template_, token.pos, token.line);
+    n->text = name;
+    n->pipe = pipe;
+    return n;
+  }
+
+  Node* template_control() {
+    const std::string context = "template clause";
+    Item token = next_non_space();
+    std::string name = template_name(token, context);
+    Node* pipe = nullptr;
+    if (next_non_space().typ != It::right_delim) {
+      backup();
+      pipe = pipeline(context, It::right_delim);
+    }
+    Node* n = m_arena->make(NodeType::template_, token.pos, token.line);
+    n->text = name;
+    n->pipe = pipe;
+    return n;
+  }
+
+  Node* command() {
+    Node* cmd = m_arena->make(NodeType::command, peek_non_space().pos);
+    while (true) {
+      peek_non_space();
+      Node* op = operand();
+      if (op) cmd->nodes.push_back(op);
+      Item t = next();
+      if (t.typ == It::space) continue;
+      if (t.typ == It::right_delim || t.typ == It::right_paren) backup();
+      else if (t.typ != It::pipe) unexpected(t, "operand");
+      break;
+    }
+    if (cmd->nodes.empty()) errorf("empty command");
+    return cmd;
+  }
+
+  Node* operand() {
+    Node* node = term();
+    if (!node) return nullptr;
+    if (peek().typ == It::field) {
+      Node* chain = m_arena->make(NodeType::chain, peek().pos);
+      chain->pipe = node;
+      while (peek().typ == It::field) {
+        std::string f = next().val;
+        chain->idents.push_back(f.substr(1));
+      }
+      switch (node->type) {
+        case NodeType::field: {
+          Node* n = m_arena->make(NodeType::field, chain->pos);
+          n->idents = node->idents;
+          for (auto& f : chain->idents) n->idents.push_back(f);
+          return n;
+        }
+        case NodeType::variable: {
+          Node* n = m_arena->make(NodeType::variable, chain->pos);
+          n->idents = node->idents;
+          for (auto& f : chain->idents) n->idents.push_back(f);
+          return n;
+        }
+        case NodeType::boolean: case NodeType::string: case NodeType::number: case NodeType::nil:
+        case NodeType::dot:
+          errorf("unexpected . after term " + go_quote(node->to_string()));
+        default: return chain;
+      }
+    }
+    return node;
+  }
+
+  Node* term() {
+    Item token = next_non_space();
+    switch (token.typ) {
+      case It::identifier: {
+        if (!m_has_function(token.val)) errorf("function " + go_quote(token.val) + " not defined");
+        Node* n = m_arena->make(NodeType::identifier, token.pos);
+        n->text = token.val;
+        return n;
+      }
+      case It::dot: return m_arena->make(NodeType::dot, token.pos);
+      case It::nil: return m_arena->make(NodeType::nil, token.pos);
+      case It::variable: {
+        Node* n = m_arena->make(NodeType::variable, token.pos);
+        size_t dot = token.val.find('.');
+        std::string head = token.val.substr(0, dot);
+        n->idents.push_back(head);
+        bool found = false;
+        for (auto& v : m_vars)
+          if (v == head) found = true;
+        if (!found) errorf("undefined variable " + go_quote(head));
+        return n;
+      }
+      case It::field: {
+        Node* n = m_arena->make(NodeType::field, token.pos);
+        n->idents.push_back(token.val.substr(1));
+        return n;
+      }
+      case It::bool_: {
+        Node* n = m_arena->make(NodeType::boolean, token.pos);
+        n->constant = Value(token.val == "true");
+        n->text = token.val;
+        return n;
+      }
+      case It::char_constant: case It::complex: case It::number: return number(token);
+      case It::left_paren: {
+        if (++m_depth > k_max_depth) errorf("max expression depth exceeded");
+        Node* p = pipeline("parenthesized pipeline", It::right_paren);
+        --m_depth;
+        return p;
+      }
+      case It::string: case It::raw_string: {
+        std::string s;
+        if (!unquote(token.val, s)) errorf("invalid syntax");
+        Node* n = m_arena->make(NodeType::string, token.pos);
+        n->text = token.val;
+        n->constant = Value(std::move(s));
+        return n;
+      }
+      default: break;
+    }
+    backup();
+    return nullptr;
+  }
+
+  Node* number(const Item& token) {
+    Node* n = m_arena->make(NodeType::number, token.pos);
+    n->text = token.val;
+    const std::string& text = token.val;
+    if (token.typ == It::char_constant) {
+      std::string s;
+      if (!unquote(text, s) || s.empty()) errorf("malformed character constant: " + text);
+      std::uint32_t r = static_cast<unsigned char>(s[0]);
+      if (r >= 0xC0) {
+        size_t w = r < 0xE0 ? 2 : r < 0xF0 ? 3 : 4;
+        r &= (w == 2 ? 0x1F : w == 3 ? 0x0F : 0x07);
+        for (size_t k = 1; k < w && k < s.size(); ++k) r = (r << 6) | (s[k] & 0x3F);
+      }
+      n->constant = Value(static_cast<std::int64_t>(r));
+      n->number_is_int = true;
+      return n;
+    }
+    if (token.typ == It::complex) errorf("complex numbers are not supported: " + text);
+    std::string clean;
+    for (char c : text)
+      if (c != '_') clean.push_back(c);
+    bool has_prefix = false;
+    {
+      std::string_view t = clean;
+      if (!t.empty() && (t[0] == '+' || t[0] == '-')) t.remove_prefix(1);
+      has_prefix = t.size() > 1 && t[0] == '0' && std::string_view("xXoObB").find(t[1]) != std::string_view::npos;
+    }
+    // integer?
+    std::string digits = clean;
+    int base = 10;
+    bool neg = false;
+    {
+      std::string_view t = digits;
+      if (!t.empty() && (t[0] == '+' || t[0] == '-')) {
+        neg = t[0] == '-';
+        t.remove_prefix(1);
+      }
+      if (has_prefix) {
+        char p = t[1];
+        base = (p == 'x' || p == 'X') ? 16 : (p == 'o' || p == 'O') ? 8 : 2;
+        t.remove_prefix(2);
+      } else if (t.size() > 1 && t[0] == '0') {
+        base = 8;
+        t.remove_prefix(1);
+      }
+      digits = std::string(t);
+    }
+    bool is_intlike = !digits.empty() && digits.find_first_of(base == 16 ? "pP." : ".eEpP") == std::string::npos;
+    if (is_intlike) {
+      errno = 0;
+      char* endp = nullptr;
+      unsigned long long u = std::strtoull(digits.c_str(), &endp, base);
+      if (*endp == '\0' && errno == 0) {
+        if ((!neg && u <= static_cast<unsigned long long>(INT64_MAX)) ||
+            (neg && u <= static_cast<unsigned long long>(INT64_MAX) + 1ULL)) {
+          std::int64_t v = neg ? static_cast<std::int64_t>(0 - u) : static_cast<std::int64_t>(u);
+          n->constant = Value(v);
+          n->number_is_int = true;
+          return n;
+        }
+        if (!neg) {
+          n->number_error = text + " overflows int";
+          n->constant = Value(static_cast<double>(u));
+          return n;
+        }
+      }
+      if (base != 10 || *endp != '\0') errorf("illegal number syntax: " + go_quote(text));
+      errorf("integer overflow: " + go_quote(text));
+    }
+    if (base == 16 || base == 2 || (base == 8 && has_prefix)) errorf("illegal number syntax: " + go_quote(text));
+    errno = 0;
+    char* endp = nullptr;
+    double f = std::strtod(clean.c_str(), &endp);
+    if (*endp != '\0' || clean.empty()) errorf("illegal number syntax: " + go_quote(text));
+    n->constant = Value(f);
+    if (std::isfinite(f) && f == std::floor(f) && std::fabs(f) < 9.2e18) n->number_is_int = true;
+    return n;
+  }
+};
+
+}  // namespace
+
+std::string Node::to_string() const {
+  switch (type) {
+    case NodeType::list: {
+      std::string s;
+      for (auto* n : nodes) s += n->to_string();
+      return s;
+    }
+    case NodeType::text: return text;
+    case NodeType::comment: return text;
+    case NodeType::action: return "{{" + pipe->to_string() + "}}";
+    case NodeType::pipe: {
+      std::string s;
+      if (!decls.empty()) {
+        for (size_t i = 0; i < decls.size(); ++i) {
+          if (i > 0) s += ", ";
+          s += decls[i]->to_string();
+        }
+        s += is_assign ? " = " : " := ";
+      }
+      for (size_t i = 0; i < nodes.size(); ++i) {
+        if (i > 0) s += " | ";
+        s += nodes[i]->to_string();
+      }
+      return s;
+    }
+    case NodeType::command: {
+      std::string s;
+      for (size_t i = 0; i < nodes.size(); ++i) {
+        if (i > 0) s += " ";
+        if (nodes[i]->type == NodeType::pipe) s += "(" + nodes[i]->to_string() + ")";
+        else s += nodes[i]->to_string();
+      }
+      return s;
+    }
+    case NodeType::field: {
+      std::string s;
+      for (auto& i : idents) s += "." + i;
+      return s;
+    }
+    case NodeType::variable: {
+      std::string s;
+      for (size_t i = 0; i < idents.size(); ++i) {
+        if (i > 0) s += ".";
+        s += idents[i];
+      }
+      return s;
+    }
+    case NodeType::chain: {
+      std::string s = pipe->to_string();
+      if (pipe->type == NodeType::pipe) s = "(" + s + ")";
+      for (auto& f : idents) s += "." + f;
+      return s;
+    }
+    case NodeType::identifier: return text;
+    case NodeType::dot: return ".";
+    case NodeType::nil: return "nil";
+    case NodeType::boolean: case NodeType::number: case NodeType::string: return text;
+    case NodeType::if_: case NodeType::range: case NodeType::with: {
+      const char* kw = type == NodeType::if_ ? "if" : type == NodeType::range ? "range" : "with";
+      std::string s = std::string("{{") + kw + " " + pipe->to_string() + "}}" + list->to_string();
+      if (else_list) s += "{{else}}" + else_list->to_string();
+      return s + "{{end}}";
+    }
+    case NodeType::template_:
+      if (!pipe) return "{{template " + go_quote(text) + "}}";
+      return "{{template " + go_quote(text) + " " + pipe->to_string() + "}}";
+    case NodeType::break_: return "{{break}}";
+    case NodeType::continue_: return "{{continue}}";
+  }
+  return "";
+}
+
+std::string Tree::location(const Node* n) const {
+  size_t pos = static_cast<size_t>(n->pos);
+  std::string_view t = std::string_view(*text).substr(0, std::min(pos, text->size()));
+  size_t nl = t.rfind('\n');
+  size_t col = nl == std::string_view::npos ? pos : pos - (nl + 1);
+  size_t line = 1;
+  for (char c : t)
+    if (c == '\n') ++line;
+  return parse_name + ":" + std::to_string(line) + ":" + std::to_string(col);
+}
+
+bool is_empty_tree(const Node* n) {
+  if (!n) return true;
+  switch (n->type) {
+    case NodeType::list:
+      for (auto* c : n->nodes)
+        if (!is_empty_tree(c)) return false;
+      return true;
+    case NodeType::text:
+      for (char c : n->text)
+        if (!is_space(c) && c != '\v' && c != '\f') return false;
+      return true;
+    case NodeType::comment: return true;
+    default: return false;
+  }
+}
+
+std::vector<std::shared_ptr<Tree>> parse_template(const std::string& name, std::string_view text,
+                                                  const std::function<bool(const std::string&)>& has_function) {
+  auto owned = std::make_shared<const std::string>(text);
+  Lexer lexer(*owned);
+  std::vector<Item> items = lexer.run();
+  std::vector<std::shared_ptr<Tree>> out;
+  Parser parser(name, owned, std::move(items), has_function, std::make_shared<Arena>(), out);
+  try {
+    parser.parse_file();
+  } catch (const ParseError& e) {
+    throw Error(ErrorKind::invalid, e.msg);
+  }
+  return out;
+}
+
+}  // namespace emco::tmpl

@@ -1,0 +1,70 @@
+#pragma once
+// Go text/template lexer and parser (internal to core/template). Mirrors text/template/parse:
+// the same node kinds, the same error messages ("template: NAME:LINE: ...").
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/template/value.hpp"
+
+namespace emco::tmpl {
+
+enum class NodeType : std::uint8_t {
+  list, text, action, if_, range, with, template_, break_, continue_, pipe, command,
+  field, variable, chain, identifier, dot, nil, boolean, number, string, comment
+};
+
+struct Node {
+  NodeType type{};
+  int pos = 0;   // byte offset in the file's text
+  int line = 0;
+  std::string text;                 // text; identifier; template name; literal's source text
+  std::vector<std::string> idents;  // field (".a.b" -> a,b) / variable ("$x.a" -> $x,a) / chain fields
+  std::vector<Node*> nodes;         // list items; command args; pipe commands
+  std::vector<Node*> decls;         // pipe: declared variables
+  bool is_assign = false;           // pipe: "=" rather than ":="
+  Node* pipe = nullptr;             // action/if/range/with/template; chain: its head node
+  Node* list = nullptr;
+  Node* else_list = nullptr;
+  Value constant;                   // bool/number/string literal's value as an untyped constant yields
+  bool number_is_int = false;       // number: fits Go int (usable where an int is required)
+  std::string number_error;         // number: overflow message for idealConstant
+  std::string to_string() const;    // Go's Node.String()
+};
+
+struct Arena {
+  std::deque<Node> nodes;
+  Node* make(NodeType t, int pos, int line = 0) {
+    nodes.emplace_back();
+    Node* n = &nodes.back();
+    n->type = t;
+    n->pos = pos;
+    n->line = line;
+    return n;
+  }
+};
+
+struct Tree {
+  std::string name;        // the template's name (define name or file name)
+  std::string parse_name;  // the file it was parsed from (error locations)
+  std::shared_ptr<const std::string> text;
+  std::shared_ptr<Arena> arena;
+  Node* root = nullptr;
+  // "file:line:col" of a node, Go's ErrorContext location.
+  std::string location(const Node* n) const;
+};
+
+bool is_empty_tree(const Node* n);
+
+// Parses `text` named `name`. Returns the file's own tree first, then one per {{define}} /
+// {{block}} in source order. Throws emco::Error(invalid) with Go's message on a syntax error.
+std::vector<std::shared_ptr<Tree>> parse_template(const std::string& name, std::string_view text,
+                                                  const std::function<bool(const std::string&)>& has_function);
+
+}  // namespace emco::tmpl

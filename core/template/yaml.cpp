@@ -1,0 +1,971 @@
+// YAML -> Value (yaml-cpp, with goyaml.v2 / yaml.v3 typing rules) and Value -> YAML as Helm's
+// toYaml writes it (sigs.k8s.io/yaml: JSON round trip, then the goyaml.v2 emitter).
+#include <yaml-cpp/yaml.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+
+#include "core/template/format.hpp"
+#include "core/template/value.hpp"
+#include "core/util/error.hpp"
+
+namespace emco::tmpl {
+
+namespace {
+
+// ---- goyaml.v2 / yaml.v3 plain scalar resolution ----
+
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+bool is_base60_float(std::string_view s) {
+  // ^[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?$
+  size_t i = 0;
+  if (i < s.size() && (s[i] == '-' || s[i] == '+')) ++i;
+  if (i >= s.size() || !is_digit(s[i])) return false;
+  ++i;
+  while (i < s.size() && (is_digit(s[i]) || s[i] == '_')) ++i;
+  int groups = 0;
+  while (i < s.size() && s[i] == ':') {
+    ++i;
+    size_t start = i;
+    if (i < s.size() && s[i] >= '0' && s[i] <= '5' && i + 1 < s.size() && is_digit(s[i + 1])) i += 2;
+    else if (i < s.size() && is_digit(s[i])) i += 1;
+    if (i == start) return false;
+    ++groups;
+  }
+  if (groups == 0) return false;
+  if (i < s.size() && s[i] == '.') {
+    ++i;
+    while (i < s.size() && (is_digit(s[i]) || s[i] == '_')) ++i;
+  }
+  return i == s.size();
+}
+
+bool yaml_style_float(std::string_view s) {
+  // ^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$
+  size_t i = 0;
+  if (i < s.size() && (s[i] == '-' || s[i] == '+')) ++i;
+  if (i < s.size() && s[i] == '.') {
+    ++i;
+    size_t st = i;
+    while (i < s.size() && is_digit(s[i])) ++i;
+    if (i == st) return false;
+  } else {
+    size_t st = i;
+    while (i < s.size() && is_digit(s[i])) ++i;
+    if (i == st) return false;
+    if (i < s.size() && s[i] == '.') {
+      ++i;
+      while (i < s.size() && is_digit(s[i])) ++i;
+    }
+  }
+  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+    ++i;
+    if (i < s.size() && (s[i] == '-' || s[i] == '+')) ++i;
+    size_t st = i;
+    while (i < s.size() && is_digit(s[i])) ++i;
+    if (i == st) return false;
+  }
+  return i == s.size();
+}
+
+// strconv.ParseInt/ParseUint(s, 0, 64) on an underscore-free string
+enum class IntParse { none, int64, uint64 };
+IntParse parse_int_base0(const std::string& s, std::int64_t& i, std::uint64_t& u) {
+  if (s.empty()) return IntParse::none;
+  size_t p = 0;
+  bool neg = false;
+  if (s[0] == '+' || s[0] == '-') {
+    neg = s[0] == '-';
+    p = 1;
+  }
+  int base = 10;
+  if (s.size() > p + 1 && s[p] == '0') {
+    char c = s[p + 1];
+    if (c == 'x' || c == 'X') base = 16, p += 2;
+    else if (c == 'b' || c == 'B') base = 2, p += 2;
+    else if (c == 'o' || c == 'O') base = 8, p += 2;
+    else base = 8, p += 1;
+  }
+  if (p >= s.size()) {
+    if (base == 8 && s.size() >= 1 && s.back() == '0') {
+      i = 0;
+      return IntParse::int64;
+    }
+    return IntParse::none;
+  }
+  if (s[p] == '+' || s[p] == '-') return IntParse::none;
+  for (size_t k = p; k < s.size(); ++k) {
+    char c = s[k];
+    int d = is_digit(c) ? c - '0' : (c >= 'a' && c <= 'f') ? c - 'a' + 10 : (c >= 'A' && c <= 'F') ? c - 'A' + 10 : 99;
+    if (d >= base) return IntParse::none;
+  }
+  errno = 0;
+  char* end = nullptr;
+  unsigned long long v = std::strtoull(s.c_str() + p, &end, base);
+  if (errno != 0 || *end) return IntParse::none;
+  if (neg) {
+    if (v > 9223372036854775808ULL) return IntParse::none;
+    i = static_cast<std::int64_t>(0 - v);
+    return IntParse::int64;
+  }
+  if (v <= 9223372036854775807ULL) {
+    i = static_cast<std::int64_t>(v);
+    return IntParse::int64;
+  }
+  u = v;
+  return IntParse::uint64;
+}
+
+bool looks_like_timestamp(std::string_view s) {
+  // goyaml.v2 parseTimestamp: YYYY-M-D with optional time part
+  size_t i = 0;
+  while (i < s.size() && is_digit(s[i])) ++i;
+  if (i != 4 || i == s.size() || s[i] != '-') return false;
+  auto digits = [&](size_t& p, size_t min, size_t max) {
+    size_t st = p;
+    while (p < s.size() && is_digit(s[p]) && p - st < max) ++p;
+    return p - st >= min;
+  };
+  size_t p = 5;
+  if (!digits(p, 1, 2) || p >= s.size() || s[p] != '-') return false;
+  ++p;
+  if (!digits(p, 1, 2)) return false;
+  if (p == s.size()) return true;
+  if (s[p] != 'T' && s[p] != 't' && s[p] != ' ') return false;
+  ++p;
+  if (!digits(p, 1, 2) || p >= s.size() || s[p] != ':') return false;
+  ++p;
+  if (!digits(p, 1, 2) || p >= s.size() || s[p] != ':') return false;
+  ++p;
+  if (!digits(p, 1, 2)) return false;
+  if (p < s.size() && s[p] == '.') {
+    ++p;
+    if (!digits(p, 1, 9)) return false;
+  }
+  if (p == s.size()) return true;
+  if (s[p] == 'Z') return p + 1 == s.size();
+  if (s[p] == '+' || s[p] == '-') {
+    ++p;
+    if (!digits(p, 2, 2) || p >= s.size() || s[p] != ':') return false;
+    ++p;
+    return digits(p, 2, 2) && p == s.size();
+  }
+  return false;
+}
+
+enum class Tag { null, boolean, integer, uinteger, floating, timestamp, str };
+
+struct Resolved {
+  Tag tag = Tag::str;
+  bool b = false;
+  std::int64_t i = 0;
+  std::uint64_t u = 0;
+  double f = 0;
+};
+
+// goyaml.v2 resolve("", s) for a plain scalar
+Resolved resolve_v2(const std::string& s) {
+  Resolved r;
+  static const char* nulls[] = {"", "~", "null", "Null", "NULL"};
+  static const char* trues[] = {"y", "Y", "yes", "Yes", "YES", "on", "On", "ON", "true", "True", "TRUE"};
+  static const char* falses[] = {"n", "N", "no", "No", "NO", "off", "Off", "OFF", "false", "False", "FALSE"};
+  for (auto* n : nulls)
+    if (s == n) return Resolved{Tag::null};
+  for (auto* t : trues)
+    if (s == t) {
+      r.tag = Tag::boolean;
+      r.b = true;
+      return r;
+    }
+  for (auto* t : falses)
+    if (s == t) {
+      r.tag = Tag::boolean;
+      return r;
+    }
+  if (s == ".nan" || s == ".NaN" || s == ".NAN") return Resolved{Tag::floating, false, 0, 0, std::nan("")};
+  if (s == ".inf" || s == ".Inf" || s == ".INF" || s == "+.inf" || s == "+.Inf" || s == "+.INF")
+    return Resolved{Tag::floating, false, 0, 0, INFINITY};
+  if (s == "-.inf" || s == "-.Inf" || s == "-.INF") return Resolved{Tag::floating, false, 0, 0, -INFINITY};
+  char c = s[0];
+  if (c == '.') {
+    char* end = nullptr;
+    double f = std::strtod(s.c_str(), &end);
+    if (*end == '\0' && yaml_style_float(s)) return Resolved{Tag::floating, false, 0, 0, f};
+    return r;
+  }
+  if (c == '+' || c == '-' || is_digit(c)) {
+    if (looks_like_timestamp(s)) return Resolved{Tag::timestamp};
+    std::string plain;
+    for (char ch : s)
+      if (ch != '_') plain.push_back(ch);
+    std::int64_t i = 0;
+    std::uint64_t u = 0;
+    switch (parse_int_base0(plain, i, u)) {
+      case IntParse::int64: return Resolved{Tag::integer, false, i, 0, 0};
+      case IntParse::uint64: return Resolved{Tag::uinteger, false, 0, u, 0};
+      default: break;
+    }
+    if (yaml_style_float(plain)) {
+      char* end = nullptr;
+      double f = std::strtod(plain.c_str(), &end);
+      if (*end == '\0') return Resolved{Tag::floating, false, 0, 0, f};
+    }
+    if (plain.starts_with("0b") || plain.starts_with("-0b")) {
+      bool neg = plain[0] == '-';
+      std::string digits = plain.substr(neg ? 3 : 2);
+      if (!digits.empty() && digits.find_first_not_of("01") == std::string::npos && digits.size() <= 63) {
+        std::int64_t v = static_cast<std::int64_t>(std::strtoull(digits.c_str(), nullptr, 2));
+        return Resolved{Tag::integer, false, neg ? -v : v, 0, 0};
+      }
+    }
+  }
+  return r;
+}
+
+// yaml.v3 resolve for a plain scalar (YAML 1.2 core schema)
+Resolved resolve_v3(const std::string& s) {
+  Resolved r;
+  if (s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL") return Resolved{Tag::null};
+  if (s == "true" || s == "True" || s == "TRUE") return Resolved{Tag::boolean, true};
+  if (s == "false" || s == "False" || s == "FALSE") return Resolved{Tag::boolean, false};
+  if (s == ".nan" || s == ".NaN" || s == ".NAN") return Resolved{Tag::floating, false, 0, 0, std::nan("")};
+  if (s == ".inf" || s == ".Inf" || s == ".INF" || s == "+.inf" || s == "+.Inf" || s == "+.INF")
+    return Resolved{Tag::floating, false, 0, 0, INFINITY};
+  if (s == "-.inf" || s == "-.Inf" || s == "-.INF") return Resolved{Tag::floating, false, 0, 0, -INFINITY};
+  char c = s[0];
+  if (c == '+' || c == '-' || c == '.' || is_digit(c)) {
+    std::string plain;
+    for (char ch : s)
+      if (ch != '_') plain.push_back(ch);
+    std::int64_t i = 0;
+    std::uint64_t u = 0;
+    if (c != '.') {
+      IntParse p = parse_int_base0(plain, i, u);
+      // yaml.v3 reads "0777"-style numbers as decimal-looking ints only via 0o; plain leading
+      // zeros are parsed by ParseInt(base 0) as octal, which v3 also does.
+      if (p == IntParse::int64) return Resolved{Tag::integer, false, i, 0, 0};
+      if (p == IntParse::uint64) return Resolved{Tag::uinteger, false, 0, u, 0};
+    }
+    if (yaml_style_float(plain)) {
+      char* end = nullptr;
+      double f = std::strtod(plain.c_str(), &end);
+      if (*end == '\0') return Resolved{Tag::floating, false, 0, 0, f};
+    }
+    if (looks_like_timestamp(s)) return Resolved{Tag::timestamp};
+  }
+  return r;
+}
+
+std::string float_key(double f) {
+  // strconv.FormatFloat(f, 'g', -1, 32) as sigs.k8s.io/yaml does for float keys
+  if (std::isnan(f)) return ".nan";
+  if (std::isinf(f)) return f < 0 ? "-.inf" : ".inf";
+  return format_float_g(static_cast<double>(static_cast<float>(f)));
+}
+
+class Converter {
+public:
+  Converter(YamlMode mode, const std::string& source) : m_mode(mode), m_source(source) {}
+
+  Value convert(const YAML::Node& n, int depth = 0) {
+    if (depth > 10000) fail_at(n, "document nested too deeply");
+    switch (n.Type()) {
+      case YAML::NodeType::Undefined:
+      case YAML::NodeType::Null: return Value();
+      case YAML::NodeType::Scalar: return scalar(n);
+      case YAML::NodeType::Sequence: {
+        List l;
+        l.reserve(n.size());
+        for (const auto& e : n) l.push_back(convert(e, depth + 1));
+        return Value(std::move(l));
+      }
+      case YAML::NodeType::Map: {
+        Map m;
+        for (const auto& kv : n) {
+          const YAML::Node& k = kv.first;
+          if (k.IsScalar() && k.Tag() == "?" && k.Scalar() == "<<") {
+            merge_into(m, kv.second, depth);
+            continue;
+          }
+          m[key_string(k)] = convert(kv.second, depth + 1);
+        }
+        return Value(std::move(m));
+      }
+    }
+    return Value();
+  }
+
+private:
+  YamlMode m_mode;
+  const std::string& m_source;
+
+  [[noreturn]] void fail_at(const YAML::Node& n, const std::string& msg) {
+    auto mark = n.Mark();
+    throw Error(ErrorKind::invalid, m_source + ":" + std::to_string(mark.line + 1) + ":" + std::to_string(mark.column + 1) +
+                                        ": " + msg);
+  }
+
+  void merge_into(Map& m, const YAML::Node& v, int depth) {
+    if (v.IsMap()) {
+      Value merged = convert(v, depth + 1);
+      for (const auto& [k, e] : merged.as_map()) m[k] = e;
+    } else if (v.IsSequence()) {
+      // later maps in the list take lower precedence
+      for (size_t i = v.size(); i-- > 0;) {
+        if (!v[i].IsMap()) fail_at(v, "map merge requires map or sequence of maps as the value");
+        Value merged = convert(v[i], depth + 1);
+        for (const auto& [k, e] : merged.as_map()) m[k] = e;
+      }
+    } else {
+      fail_at(v, "map merge requires map or sequence of maps as the value");
+    }
+  }
+
+  std::string key_string(const YAML::Node& k) {
+    if (k.IsNull()) return m_mode == YamlMode::helm ? "null" : "";
+    if (!k.IsScalar()) {
+      if (m_mode == YamlMode::helm) fail_at(k, "unsupported map key: a collection");
+      fail_at(k, "invalid map key: a collection");
+    }
+    Value v = scalar(k);
+    switch (v.kind()) {
+      case Kind::string: return v.as_string();
+      case Kind::boolean: return v.as_bool() ? "true" : "false";
+      case Kind::integer: return std::to_string(v.as_int());
+      case Kind::floating: {
+        double f = v.as_float();
+        if (m_mode == YamlMode::helm) {
+          // the key was an int in YAML if it round-trips
+          Resolved r = resolve_v2(k.Scalar());
+          if (r.tag == Tag::integer) return std::to_string(r.i);
+          if (r.tag == Tag::uinteger) return std::to_string(r.u);
+          return float_key(f);
+        }
+        return format_float_g(f);
+      }
+      default: return k.Scalar();
+    }
+  }
+
+  Value number_value(double f) { return Value(f); }
+
+  Value scalar(const YAML::Node& n) {
+    const std::string& s = n.Scalar();
+    const std::string& tag = n.Tag();
+    if (tag == "!" || tag == "tag:yaml.org,2002:str") return Value(s);
+    if (tag == "tag:yaml.org,2002:binary") return Value(s);
+    Resolved r = m_mode == YamlMode::helm ? resolve_v2(s) : resolve_v3(s);
+    if (tag == "tag:yaml.org,2002:int" || tag == "tag:yaml.org,2002:float" || tag == "tag:yaml.org,2002:bool" ||
+        tag == "tag:yaml.org,2002:null") {
+      // explicit tag: the resolved kind must match
+    } else if (tag != "?" && !tag.empty()) {
+      return Value(s);
+    }
+    switch (r.tag) {
+      case Tag::null: return Value();
+      case Tag::boolean: return Value(r.b);
+      case Tag::integer:
+        if (m_mode == YamlMode::helm) return Value(static_cast<double>(r.i));
+        return Value::integer(r.i, IntType::int_);
+      case Tag::uinteger:
+        if (m_mode == YamlMode::helm) return Value(static_cast<double>(r.u));
+        return Value(static_cast<double>(r.u));
+      case Tag::floating:
+        if (m_mode == YamlMode::helm && !std::isfinite(r.f))
+          fail_at(n, "error converting YAML to JSON: json: unsupported value: " + format_float_g(r.f));
+        return Value(r.f);
+      case Tag::timestamp:
+      case Tag::str: return Value(s);
+    }
+    return Value(s);
+  }
+};
+
+[[noreturn]] void rethrow_yaml(const YAML::Exception& e, const std::string& source) {
+  std::string msg = e.msg;
+  throw Error(ErrorKind::invalid,
+              source + ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1) + ": " + msg);
+}
+
+}  // namespace
+
+Value parse_yaml(std::string_view text, YamlMode mode, const std::string& source) {
+  auto docs = parse_yaml_documents(text, mode, source);
+  if (docs.empty()) return Value();
+  return docs.front();
+}
+
+std::vector<Value> parse_yaml_documents(std::string_view text, YamlMode mode, const std::string& source) {
+  std::vector<Value> out;
+  try {
+    std::vector<YAML::Node> nodes = YAML::LoadAll(std::string(text));
+    Converter c(mode, source);
+    for (const auto& n : nodes) out.push_back(c.convert(n));
+  } catch (const YAML::Exception& e) {
+    rethrow_yaml(e, source);
+  }
+  return out;
+}
+
+// ---- the goyaml.v2 emitter ----
+
+namespace {
+
+bool is_letter_rune(std::uint32_t r) {
+  if (r < 0x80) return (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z');
+  return r >= 0xAA;  // approximation of unicode.IsLetter for non-ASCII
+}
+bool is_digit_rune(std::uint32_t r) { return r >= '0' && r <= '9'; }
+
+std::vector<std::uint32_t> runes_of(const std::string& s) {
+  std::vector<std::uint32_t> out;
+  for (size_t i = 0; i < s.size();) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    std::uint32_t r = c;
+    size_t w = 1;
+    if (c >= 0xF0) w = 4, r = c & 0x07;
+    else if (c >= 0xE0) w = 3, r = c & 0x0F;
+    else if (c >= 0xC0) w = 2, r = c & 0x1F;
+    for (size_t k = 1; k < w && i + k < s.size(); ++k) r = (r << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3F);
+    out.push_back(r);
+    i += w;
+  }
+  return out;
+}
+
+// goyaml.v2 keyList.Less for string keys
+bool key_less(const std::string& a, const std::string& b) {
+  auto ar = runes_of(a), br = runes_of(b);
+  for (size_t i = 0; i < ar.size() && i < br.size(); ++i) {
+    if (ar[i] == br[i]) continue;
+    bool al = is_letter_rune(ar[i]), bl = is_letter_rune(br[i]);
+    if (al && bl) return ar[i] < br[i];
+    if (al || bl) return bl;
+    std::int64_t an = 0, bn = 0;
+    if (ar[i] == '0' || br[i] == '0') {
+      for (size_t j = i; j-- > 0 && is_digit_rune(ar[j]);) {
+        if (ar[j] != '0') {
+          an = 1;
+          bn = 1;
+          break;
+        }
+      }
+    }
+    size_t ai = i, bi = i;
+    for (; ai < ar.size() && is_digit_rune(ar[ai]); ++ai) an = an * 10 + static_cast<std::int64_t>(ar[ai] - '0');
+    for (; bi < br.size() && is_digit_rune(br[bi]); ++bi) bn = bn * 10 + static_cast<std::int64_t>(br[bi] - '0');
+    if (an != bn) return an < bn;
+    if (ai != bi) return ai < bi;
+    return ar[i] < br[i];
+  }
+  return ar.size() < br.size();
+}
+
+int utf8_width(unsigned char c) {
+  if ((c & 0x80) == 0) return 1;
+  if ((c & 0xE0) == 0xC0) return 2;
+  if ((c & 0xF0) == 0xE0) return 3;
+  if ((c & 0xF8) == 0xF0) return 4;
+  return 1;
+}
+
+bool is_printable_at(const std::string& b, size_t i) {
+  unsigned char c = static_cast<unsigned char>(b[i]);
+  auto at = [&](size_t k) -> unsigned char { return i + k < b.size() ? static_cast<unsigned char>(b[i + k]) : 0; };
+  return c == 0x0A || (c >= 0x20 && c <= 0x7E) || (c == 0xC2 && at(1) >= 0xA0) || (c > 0xC2 && c < 0xED) ||
+         (c == 0xED && at(1) < 0xA0) || c == 0xEE ||
+         (c == 0xEF && !(at(1) == 0xBB && at(2) == 0xBF) && !(at(1) == 0xBF && (at(2) == 0xBE || at(2) == 0xBF)));
+}
+bool is_break_at(const std::string& b, size_t i) {
+  unsigned char c = static_cast<unsigned char>(b[i]);
+  auto at = [&](size_t k) -> unsigned char { return i + k < b.size() ? static_cast<unsigned char>(b[i + k]) : 0; };
+  return c == '\r' || c == '\n' || (c == 0xC2 && at(1) == 0x85) || (c == 0xE2 && at(1) == 0x80 && at(2) == 0xA8) ||
+         (c == 0xE2 && at(1) == 0x80 && at(2) == 0xA9);
+}
+bool is_space_at(const std::string& b, size_t i) { return i < b.size() && b[i] == ' '; }
+bool is_blank_at(const std::string& b, size_t i) { return i < b.size() && (b[i] == ' ' || b[i] == '\t'); }
+bool is_blankz_at(const std::string& b, size_t i) {
+  return i >= b.size() || is_blank_at(b, i) || is_break_at(b, i) || b[i] == '\0';
+}
+
+struct Analysis {
+  bool multiline = false;
+  bool block_plain_allowed = true;
+  bool single_quoted_allowed = true;
+  bool block_allowed = true;
+};
+
+Analysis analyze(const std::string& v) {
+  Analysis a;
+  if (v.empty()) {
+    a.block_plain_allowed = true;
+    a.single_quoted_allowed = true;
+    a.block_allowed = false;
+    return a;
+  }
+  bool block_ind = false, flow_ind = false, line_breaks = false, special = false;
+  bool leading_space = false, leading_break = false, trailing_space = false, trailing_break = false;
+  bool break_space = false, space_break = false, prev_space = false, prev_break = false;
+  if (v.size() >= 3 && (v.starts_with("---") || v.starts_with("..."))) block_ind = flow_ind = true;
+  bool preceded_ws = true;
+  for (size_t i = 0; i < v.size();) {
+    size_t w = static_cast<size_t>(utf8_width(static_cast<unsigned char>(v[i])));
+    bool followed_ws = i + w >= v.size() || is_blank_at(v, i + w) || is_break_at(v, i + w);
+    char c = v[i];
+    if (i == 0) {
+      switch (c) {
+        case '#': case ',': case '[': case ']': case '{': case '}': case '&': case '*': case '!': case '|':
+        case '>': case '\'': case '"': case '%': case '@': case '`':
+          flow_ind = block_ind = true;
+          break;
+        case '?': case ':':
+          flow_ind = true;
+          if (followed_ws) block_ind = true;
+          break;
+        case '-':
+          if (followed_ws) flow_ind = block_ind = true;
+          break;
+        default: break;
+      }
+    } else {
+      switch (c) {
+        case ',': case '?': case '[': case ']': case '{': case '}': flow_ind = true; break;
+        case ':':
+          flow_ind = true;
+          if (followed_ws) block_ind = true;
+          break;
+        case '#':
+          if (preceded_ws) flow_ind = block_ind = true;
+          break;
+        default: break;
+      }
+    }
+    if (!is_printable_at(v, i)) special = true;
+    if (is_space_at(v, i)) {
+      if (i == 0) leading_space = true;
+      if (i + w == v.size()) trailing_space = true;
+      if (prev_break) break_space = true;
+      prev_space = true;
+      prev_break = false;
+    } else if (is_break_at(v, i)) {
+      line_breaks = true;
+      if (i == 0) leading_break = true;
+      if (i + w == v.size()) trailing_break = true;
+      if (prev_space) space_break = true;
+      prev_space = false;
+      prev_break = true;
+    } else {
+      prev_space = prev_break = false;
+    }
+    preceded_ws = is_blankz_at(v, i);
+    i += w;
+  }
+  a.multiline = line_breaks;
+  if (leading_space || leading_break || trailing_space || trailing_break) a.block_plain_allowed = false;
+  if (trailing_space) a.block_allowed = false;
+  if (break_space) {
+    a.block_plain_allowed = false;
+    a.single_quoted_allowed = false;
+  }
+  if (space_break || special) {
+    a.block_plain_allowed = false;
+    a.single_quoted_allowed = false;
+    a.block_allowed = false;
+  }
+  if (line_breaks) a.block_plain_allowed = false;
+  if (block_ind) a.block_plain_allowed = false;
+  (void)flow_ind;
+  return a;
+}
+
+enum class Style { plain, single, dbl, literal };
+
+class Emitter {
+public:
+  std::string out;
+
+  void root(const Value& v) {
+    switch (v.kind()) {
+      case Kind::map:
+        if (v.as_map().empty()) {
+          write("{}");
+          nl();
+        } else {
+          mapping(v.as_map(), 0, false);
+        }
+        return;
+      case Kind::list:
+        if (v.as_list().empty()) {
+          write("[]");
+          nl();
+        } else {
+          sequence(v.as_list(), 0, false);
+        }
+        return;
+      default:
+        scalar_value(v, 0, true);
+        nl_if_needed();
+        return;
+    }
+  }
+
+private:
+  size_t m_column = 0;
+  static constexpr size_t k_best_width = 80;
+
+  void put(char c) {
+    out.push_back(c);
+    if (c == '\n') m_column = 0;
+    else if ((static_cast<unsigned char>(c) & 0xC0) != 0x80) ++m_column;
+  }
+  void write(std::string_view s) {
+    for (char c : s) put(c);
+  }
+  void nl() { put('\n'); }
+  void nl_if_needed() {
+    if (out.empty() || out.back() != '\n') nl();
+  }
+  void indent_to(int indent) {
+    for (int i = 0; i < indent; ++i) put(' ');
+  }
+  void write_indent(int indent) {
+    nl();
+    indent_to(indent);
+  }
+
+  // value written after "key:" (or at root/sequence item); `indent` is the block indent for
+  // continuation lines of this node.
+  void mapping(const Map& m, int indent, bool first_inline) {
+    std::vector<const std::pair<const std::string, Value>*> entries;
+    entries.reserve(m.size());
+    for (const auto& e : m) entries.push_back(&e);
+    std::stable_sort(entries.begin(), entries.end(),
+                     [](const auto* a, const auto* b) { return key_less(a->first, b->first); });
+    bool first = true;
+    for (const auto* e : entries) {
+      if (!(first && first_inline)) indent_to(indent);
+      first = false;
+      write_string(e->first, indent, true);
+      put(':');
+      value_after_key(e->second, indent);
+    }
+  }
+
+  void sequence(const List& l, int indent, bool first_inline) {
+    bool first = true;
+    for (const auto& e : l) {
+      if (!(first && first_inline)) indent_to(indent);
+      first = false;
+      put('-');
+      const Value v = resolve_object(e);
+      switch (v.kind()) {
+        case Kind::map:
+          if (v.as_map().empty()) {
+            write(" {}");
+            nl();
+          } else {
+            put(' ');
+            mapping(v.as_map(), indent + 2, true);
+          }
+          break;
+        case Kind::list:
+          if (v.as_list().empty()) {
+            write(" []");
+            nl();
+          } else {
+            put(' ');
+            sequence(v.as_list(), indent + 2, true);
+          }
+          break;
+        default:
+          put(' ');
+          scalar_value(v, indent + 2, false);
+          nl_if_needed();
+      }
+    }
+  }
+
+  void value_after_key(const Value& v0, int indent) {
+    const Value v = resolve_object(v0);
+    switch (v.kind()) {
+      case Kind::map:
+        if (v.as_map().empty()) {
+          write(" {}");
+          nl();
+        } else {
+          nl();
+          mapping(v.as_map(), indent + 2, false);
+        }
+        return;
+      case Kind::list:
+        if (v.as_list().empty()) {
+          write(" []");
+          nl();
+        } else {
+          nl();
+          sequence(v.as_list(), indent, false);
+        }
+        return;
+      default:
+        put(' ');
+        scalar_value(v, indent + 2, false);
+        nl_if_needed();
+    }
+  }
+
+  static Value resolve_object(const Value& v) {
+    if (!v.is_object()) return v;
+    auto d = v.as_object()->data();
+    if (!d) throw Error(ErrorKind::invalid, "cannot convert '" + v.as_object()->type_name() + "' to YAML");
+    return *d;
+  }
+
+  void scalar_value(const Value& v0, int indent, bool root) {
+    (void)root;
+    const Value v = resolve_object(v0);
+    switch (v.kind()) {
+      case Kind::null: write("null"); return;
+      case Kind::boolean: write(v.as_bool() ? "true" : "false"); return;
+      case Kind::integer: write(std::to_string(v.as_int())); return;
+      case Kind::floating: {
+        double f = v.as_float();
+        if (!std::isfinite(f)) throw Error(ErrorKind::invalid, "json: unsupported value: " + format_float_g(f));
+        std::string j = format_json_float(f);
+        if (j.find_first_of(".eE") == std::string::npos) {
+          std::int64_t i;
+          std::uint64_t u;
+          if (parse_int_base0(j, i, u) != IntParse::none) {
+            write(j);
+            return;
+          }
+        }
+        write(format_float_g(f));
+        return;
+      }
+      case Kind::string: write_string(v.as_string(), indent, false); return;
+      default: return;
+    }
+  }
+
+  static std::string sanitize_utf8(const std::string& s) {
+    std::string out;
+    out.reserve(s.size());
+    for (size_t i = 0; i < s.size();) {
+      unsigned char c = static_cast<unsigned char>(s[i]);
+      int w = utf8_width(c);
+      bool ok = true;
+      if (c >= 0x80 && (w == 1 || c < 0xC2 || c > 0xF4)) ok = false;
+      if (ok && i + static_cast<size_t>(w) > s.size()) ok = false;
+      std::uint32_t r = 0;
+      if (ok && w > 1) {
+        r = c & (w == 2 ? 0x1F : w == 3 ? 0x0F : 0x07);
+        for (int k = 1; k < w; ++k) {
+          unsigned char cc = static_cast<unsigned char>(s[i + static_cast<size_t>(k)]);
+          if ((cc & 0xC0) != 0x80) {
+            ok = false;
+            break;
+          }
+          r = (r << 6) | (cc & 0x3F);
+        }
+        if (ok && ((w == 3 && (r < 0x800 || (r >= 0xD800 && r <= 0xDFFF))) || (w == 4 && (r < 0x10000 || r > 0x10FFFF))))
+          ok = false;
+      }
+      if (!ok) {
+        out += "\xEF\xBF\xBD";
+        i += 1;
+        continue;
+      }
+      out.append(s, i, static_cast<size_t>(w));
+      i += static_cast<size_t>(w);
+    }
+    return out;
+  }
+
+  void write_string(const std::string& raw, int indent, bool simple_key) {
+    std::string s = sanitize_utf8(raw);
+    Resolved r = resolve_v2(s);
+    bool can_plain = r.tag == Tag::str && !is_base60_float(s);
+    Style style;
+    if (s.find('\n') != std::string::npos) style = Style::literal;
+    else if (can_plain) style = Style::plain;
+    else style = Style::dbl;
+    Analysis a = analyze(s);
+    if (simple_key && a.multiline) style = Style::dbl;
+    if (style == Style::plain) {
+      if (!a.block_plain_allowed) style = Style::single;
+      if (s.empty() && simple_key) style = Style::single;
+    }
+    if (style == Style::single && !a.single_quoted_allowed) style = Style::dbl;
+    if (style == Style::literal && (!a.block_allowed || simple_key)) style = Style::dbl;
+    bool allow_breaks = !simple_key;
+    switch (style) {
+      case Style::plain: write_plain(s, indent, allow_breaks); break;
+      case Style::single: write_single(s, indent, allow_breaks); break;
+      case Style::dbl: write_double(s, indent, allow_breaks); break;
+      case Style::literal: write_literal(s, indent); break;
+    }
+  }
+
+  void write_plain(const std::string& s, int indent, bool allow_breaks) {
+    bool spaces = false;
+    for (size_t i = 0; i < s.size();) {
+      if (is_space_at(s, i)) {
+        if (allow_breaks && !spaces && m_column > k_best_width && !is_space_at(s, i + 1)) {
+          write_indent(indent);
+          i += 1;
+        } else {
+          put(s[i]);
+          i += 1;
+        }
+        spaces = true;
+      } else {
+        size_t w = static_cast<size_t>(utf8_width(static_cast<unsigned char>(s[i])));
+        for (size_t k = 0; k < w && i < s.size(); ++k) put(s[i++]);
+        spaces = false;
+      }
+    }
+  }
+
+  void write_single(const std::string& s, int indent, bool allow_breaks) {
+    put('\'');
+    bool spaces = false;
+    for (size_t i = 0; i < s.size();) {
+      if (is_space_at(s, i)) {
+        if (allow_breaks && !spaces && m_column > k_best_width && i > 0 && i < s.size() - 1 && !is_space_at(s, i + 1)) {
+          write_indent(indent);
+          i += 1;
+        } else {
+          put(s[i]);
+          i += 1;
+        }
+        spaces = true;
+      } else {
+        if (s[i] == '\'') put('\'');
+        size_t w = static_cast<size_t>(utf8_width(static_cast<unsigned char>(s[i])));
+        for (size_t k = 0; k < w && i < s.size(); ++k) put(s[i++]);
+        spaces = false;
+      }
+    }
+    put('\'');
+  }
+
+  void write_double(const std::string& s, int indent, bool allow_breaks) {
+    static const char* hex = "0123456789ABCDEF";
+    put('"');
+    bool spaces = false;
+    for (size_t i = 0; i < s.size();) {
+      unsigned char c = static_cast<unsigned char>(s[i]);
+      bool bom = c == 0xEF && i + 2 < s.size() && static_cast<unsigned char>(s[i + 1]) == 0xBB &&
+                 static_cast<unsigned char>(s[i + 2]) == 0xBF;
+      if (!is_printable_at(s, i) || bom || is_break_at(s, i) || c == '"' || c == '\\') {
+        int w = utf8_width(c);
+        std::uint32_t v = w == 1 ? c : w == 2 ? (c & 0x1Fu) : w == 3 ? (c & 0x0Fu) : (c & 0x07u);
+        for (int k = 1; k < w && i + static_cast<size_t>(k) < s.size(); ++k)
+          v = (v << 6) | (static_cast<unsigned char>(s[i + static_cast<size_t>(k)]) & 0x3F);
+        i += static_cast<size_t>(w);
+        put('\\');
+        switch (v) {
+          case 0x00: put('0'); break;
+          case 0x07: put('a'); break;
+          case 0x08: put('b'); break;
+          case 0x09: put('t'); break;
+          case 0x0A: put('n'); break;
+          case 0x0B: put('v'); break;
+          case 0x0C: put('f'); break;
+          case 0x0D: put('r'); break;
+          case 0x1B: put('e'); break;
+          case 0x22: put('"'); break;
+          case 0x5C: put('\\'); break;
+          case 0x85: put('N'); break;
+          case 0xA0: put('_'); break;
+          case 0x2028: put('L'); break;
+          case 0x2029: put('P'); break;
+          default: {
+            int digits;
+            if (v <= 0xFF) {
+              put('x');
+              digits = 2;
+            } else if (v <= 0xFFFF) {
+              put('u');
+              digits = 4;
+            } else {
+              put('U');
+              digits = 8;
+            }
+            for (int k = (digits - 1) * 4; k >= 0; k -= 4) put(hex[(v >> k) & 0x0F]);
+          }
+        }
+        spaces = false;
+      } else if (is_space_at(s, i)) {
+        if (allow_breaks && !spaces && m_column > k_best_width && i > 0 && i < s.size() - 1) {
+          write_indent(indent);
+          if (is_space_at(s, i + 1)) put('\\');
+          i += 1;
+        } else {
+          put(s[i]);
+          i += 1;
+        }
+        spaces = true;
+      } else {
+        size_t w = static_cast<size_t>(utf8_width(c));
+        for (size_t k = 0; k < w && i < s.size(); ++k) put(s[i++]);
+        spaces = false;
+      }
+    }
+    put('"');
+  }
+
+  void write_literal(const std::string& s, int indent) {
+    put('|');
+    if (is_space_at(s, 0) || is_break_at(s, 0)) put('2');
+    // chomping
+    size_t i = s.size() - 1;
+    while (i > 0 && (static_cast<unsigned char>(s[i]) & 0xC0) == 0x80) --i;
+    if (!is_break_at(s, i)) {
+      put('-');
+    } else if (i == 0) {
+      put('+');
+    } else {
+      --i;
+      while (i > 0 && (static_cast<unsigned char>(s[i]) & 0xC0) == 0x80) --i;
+      if (is_break_at(s, i)) put('+');
+    }
+    nl();
+    bool breaks = true;
+    for (size_t k = 0; k < s.size();) {
+      if (is_break_at(s, k)) {
+        unsigned char c = static_cast<unsigned char>(s[k]);
+        if (c == '\r' && k + 1 < s.size() && s[k + 1] == '\n') {
+          nl();
+          k += 2;
+        } else if (c == '\r' || c == '\n') {
+          nl();
+          k += 1;
+        } else {
+          size_t w = static_cast<size_t>(utf8_width(c));
+          for (size_t j = 0; j < w; ++j) put(s[k + j]);
+          m_column = 0;
+          k += w;
+        }
+        breaks = true;
+      } else {
+        if (breaks) indent_to(indent);
+        size_t w = static_cast<size_t>(utf8_width(static_cast<unsigned char>(s[k])));
+        for (size_t j = 0; j < w && k < s.size(); ++j) put(s[k++]);
+        breaks = false;
+      }
+    }
+  }
+};
+
+}  // namespace
+
+std::string to_yaml(const Value& v) {
+  Emitter e;
+  e.root(v);
+  return std::move(e.out);
+}
+
+}  // namespace emco::tmpl
