@@ -1,0 +1,596 @@
+#include "core/helm/helm.hpp"
+
+#include <re2/re2.h>
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <ostream>
+#include <sstream>
+
+#include "core/helm/manifests.hpp"
+#include "core/helm/schema.hpp"
+#include "core/helm/semver.hpp"
+#include "core/helm/values.hpp"
+#include "core/template/engine.hpp"
+#include "core/util/strings.hpp"
+
+namespace emco::helm {
+using tmpl::List;
+using tmpl::Map;
+using tmpl::Value;
+
+namespace {
+
+constexpr const char* k_helm_version = "v3.17.3";
+constexpr const char* k_helm_commit = "e4da49785aa6e6ee2b86efd5dd9e43400318262b";
+constexpr const char* k_go_version = "go1.23.7";
+
+// Helm's chartutil.DefaultVersionSet: every group/version of client-go's scheme (Kubernetes
+// 1.32) plus apiextensions; no kinds and no third-party groups.
+const std::vector<std::string>& default_api_versions() {
+  static const std::vector<std::string> v = {
+      "v1",
+      "admissionregistration.k8s.io/v1",
+      "admissionregistration.k8s.io/v1alpha1",
+      "admissionregistration.k8s.io/v1beta1",
+      "internal.apiserver.k8s.io/v1alpha1",
+      "apps/v1",
+      "apps/v1beta1",
+      "apps/v1beta2",
+      "authentication.k8s.io/v1",
+      "authentication.k8s.io/v1alpha1",
+      "authentication.k8s.io/v1beta1",
+      "authorization.k8s.io/v1",
+      "authorization.k8s.io/v1beta1",
+      "autoscaling/v1",
+      "autoscaling/v2",
+      "autoscaling/v2beta1",
+      "autoscaling/v2beta2",
+      "batch/v1",
+      "batch/v1beta1",
+      "certificates.k8s.io/v1",
+      "certificates.k8s.io/v1alpha1",
+      "certificates.k8s.io/v1beta1",
+      "coordination.k8s.io/v1",
+      "coordination.k8s.io/v1alpha2",
+      "coordination.k8s.io/v1beta1",
+      "discovery.k8s.io/v1",
+      "discovery.k8s.io/v1beta1",
+      "events.k8s.io/v1",
+      "events.k8s.io/v1beta1",
+      "extensions/v1beta1",
+      "flowcontrol.apiserver.k8s.io/v1",
+      "flowcontrol.apiserver.k8s.io/v1beta1",
+      "flowcontrol.apiserver.k8s.io/v1beta2",
+      "flowcontrol.apiserver.k8s.io/v1beta3",
+      "networking.k8s.io/v1",
+      "networking.k8s.io/v1alpha1",
+      "networking.k8s.io/v1beta1",
+      "node.k8s.io/v1",
+      "node.k8s.io/v1alpha1",
+      "node.k8s.io/v1beta1",
+      "policy/v1",
+      "policy/v1beta1",
+      "rbac.authorization.k8s.io/v1",
+      "rbac.authorization.k8s.io/v1alpha1",
+      "rbac.authorization.k8s.io/v1beta1",
+      "resource.k8s.io/v1alpha3",
+      "resource.k8s.io/v1beta1",
+      "scheduling.k8s.io/v1",
+      "scheduling.k8s.io/v1alpha1",
+      "scheduling.k8s.io/v1beta1",
+      "storage.k8s.io/v1",
+      "storage.k8s.io/v1alpha1",
+      "storage.k8s.io/v1beta1",
+      "storagemigration.k8s.io/v1alpha1",
+      "apiextensions.k8s.io/v1",
+      "apiextensions.k8s.io/v1beta1",
+  };
+  return v;
+}
+
+std::string base64(std::string_view in) {
+  static const char* tbl = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((in.size() + 2) / 3 * 4);
+  size_t i = 0;
+  for (; i + 2 < in.size(); i += 3) {
+    unsigned n = (static_cast<unsigned char>(in[i]) << 16) | (static_cast<unsigned char>(in[i + 1]) << 8) |
+                 static_cast<unsigned char>(in[i + 2]);
+    out += tbl[(n >> 18) & 63];
+    out += tbl[(n >> 12) & 63];
+    out += tbl[(n >> 6) & 63];
+    out += tbl[n & 63];
+  }
+  if (i + 1 == in.size()) {
+    unsigned n = static_cast<unsigned char>(in[i]) << 16;
+    out += tbl[(n >> 18) & 63];
+    out += tbl[(n >> 12) & 63];
+    out += "==";
+  } else if (i + 2 == in.size()) {
+    unsigned n = (static_cast<unsigned char>(in[i]) << 16) | (static_cast<unsigned char>(in[i + 1]) << 8);
+    out += tbl[(n >> 18) & 63];
+    out += tbl[(n >> 12) & 63];
+    out += tbl[(n >> 6) & 63];
+    out += '=';
+  }
+  return out;
+}
+
+// gobwas/glob (what .Files.Glob uses) with '/' as separator, translated to RE2:
+// * and ? stay inside one path segment, ** crosses segments, [..] / [!..] classes, {a,b}.
+std::string glob_to_regex(std::string_view g) {
+  std::string re = "^";
+  int braces = 0;
+  for (size_t i = 0; i < g.size(); ++i) {
+    char c = g[i];
+    switch (c) {
+      case '*':
+        if (i + 1 < g.size() && g[i + 1] == '*') {
+          re += ".*";
+          ++i;
+        } else {
+          re += "[^/]*";
+        }
+        break;
+      case '?':
+        re += "[^/]";
+        break;
+      case '[': {
+        size_t j = i + 1;
+        std::string cls = "[";
+        if (j < g.size() && g[j] == '!') {
+          cls += '^';
+          ++j;
+        }
+        for (; j < g.size() && g[j] != ']'; ++j) {
+          if (g[j] == '\\' || g[j] == '[' || g[j] == '^') cls += '\\';
+          cls += g[j];
+        }
+        if (j >= g.size()) fail(ErrorKind::invalid, "unexpected end of input in glob '" + std::string(g) + "'");
+        re += cls + "]";
+        i = j;
+        break;
+      }
+      case '{':
+        ++braces;
+        re += "(?:";
+        break;
+      case '}':
+        if (braces > 0) {
+          --braces;
+          re += ")";
+        } else {
+          re += "\\}";
+        }
+        break;
+      case ',':
+        re += braces > 0 ? "|" : ",";
+        break;
+      case '\\':
+        if (i + 1 < g.size()) {
+          ++i;
+          re += RE2::QuoteMeta(std::string(1, g[i]));
+        }
+        break;
+      default:
+        re += RE2::QuoteMeta(std::string(1, c));
+    }
+  }
+  if (braces > 0) fail(ErrorKind::invalid, "unexpected end of input in glob '" + std::string(g) + "'");
+  return re + "$";
+}
+
+// Helm's .Files: the chart's non-template files, keyed by path.
+class FilesObject : public tmpl::Object {
+public:
+  explicit FilesObject(std::shared_ptr<const std::map<std::string, std::string>> files) : m_files(std::move(files)) {}
+
+  std::string type_name() const override { return "engine.files"; }
+  bool has_method(std::string_view name) const override {
+    return name == "Get" || name == "GetBytes" || name == "Glob" || name == "Lines" || name == "AsConfig" ||
+           name == "AsSecrets";
+  }
+  Value call_method(std::string_view name, const std::vector<Value>& args) const override {
+    auto want = [&](size_t n) {
+      if (args.size() != n)
+        fail(ErrorKind::failed, "wrong number of args for " + std::string(name) + ": want " + std::to_string(n) +
+                                    " got " + std::to_string(args.size()));
+    };
+    auto str_arg = [&]() -> std::string {
+      if (!args[0].is_string())
+        fail(ErrorKind::failed, "wrong type for value; expected string; got " + args[0].go_type());
+      return args[0].as_string();
+    };
+    if (name == "Get" || name == "GetBytes") {
+      want(1);
+      auto it = m_files->find(str_arg());
+      return Value(it == m_files->end() ? std::string() : it->second);
+    }
+    if (name == "Glob") {
+      want(1);
+      RE2 re(glob_to_regex(str_arg()));
+      auto out = std::make_shared<std::map<std::string, std::string>>();
+      for (const auto& [k, v] : *m_files)
+        if (RE2::FullMatch(k, re)) out->emplace(k, v);
+      return Value(std::shared_ptr<const tmpl::Object>(std::make_shared<FilesObject>(std::move(out))));
+    }
+    if (name == "Lines") {
+      want(1);
+      auto it = m_files->find(str_arg());
+      List lines;
+      if (it == m_files->end() || it->second.empty()) return Value(std::move(lines));
+      std::string s = it->second;
+      if (s.back() == '\n') s.pop_back();
+      for (auto& l : split(s, '\n')) lines.push_back(Value(std::move(l)));
+      return Value(std::move(lines));
+    }
+    if (name == "AsConfig" || name == "AsSecrets") {
+      want(0);
+      Map m;
+      for (const auto& [k, v] : *m_files) {
+        auto base = k.substr(k.rfind('/') == std::string::npos ? 0 : k.rfind('/') + 1);
+        m[base] = Value(name == "AsConfig" ? v : base64(v));
+      }
+      std::string y = tmpl::to_yaml(Value(std::move(m)));
+      if (!y.empty() && y.back() == '\n') y.pop_back();
+      return Value(std::move(y));
+    }
+    return Object::call_method(name, args);
+  }
+  std::optional<Value> data() const override {
+    Map m;
+    for (const auto& [k, v] : *m_files) m[k] = Value(v);
+    return Value(std::move(m));
+  }
+
+private:
+  std::shared_ptr<const std::map<std::string, std::string>> m_files;
+};
+
+class KubeVersionObject : public tmpl::Object {
+public:
+  KubeVersionObject(std::string version, std::string major, std::string minor)
+      : m_version(std::move(version)), m_major(std::move(major)), m_minor(std::move(minor)) {}
+  std::string type_name() const override { return "chartutil.KubeVersion"; }
+  std::optional<Value> field(std::string_view name) const override {
+    if (name == "Version") return Value(m_version);
+    if (name == "Major") return Value(m_major);
+    if (name == "Minor") return Value(m_minor);
+    return std::nullopt;
+  }
+  bool has_method(std::string_view name) const override { return name == "GitVersion" || name == "String"; }
+  Value call_method(std::string_view name, const std::vector<Value>& args) const override {
+    if (!args.empty())
+      fail(ErrorKind::failed, "wrong number of args for " + std::string(name) + ": want 0 got " +
+                                  std::to_string(args.size()));
+    return Value(m_version);
+  }
+  std::optional<Value> data() const override { return Value(m_version); }
+
+private:
+  std::string m_version, m_major, m_minor;
+};
+
+class VersionSetObject : public tmpl::Object {
+public:
+  explicit VersionSetObject(std::vector<std::string> versions) : m_versions(std::move(versions)) {}
+  std::string type_name() const override { return "chartutil.VersionSet"; }
+  bool has_method(std::string_view name) const override { return name == "Has"; }
+  Value call_method(std::string_view name, const std::vector<Value>& args) const override {
+    if (name != "Has") return Object::call_method(name, args);
+    if (args.size() != 1)
+      fail(ErrorKind::failed, "wrong number of args for Has: want 1 got " + std::to_string(args.size()));
+    if (!args[0].is_string())
+      fail(ErrorKind::failed, "wrong type for value; expected string; got " + args[0].go_type());
+    return Value(std::find(m_versions.begin(), m_versions.end(), args[0].as_string()) != m_versions.end());
+  }
+  std::optional<Value> data() const override {
+    List l;
+    for (const auto& v : m_versions) l.push_back(Value(v));
+    return Value(std::move(l));
+  }
+
+private:
+  std::vector<std::string> m_versions;
+};
+
+Value capabilities_value(const RenderOptions& opts) {
+  auto sv = parse_semver(opts.kube_version);
+  if (!sv) fail(ErrorKind::invalid, "invalid kube version '" + opts.kube_version + "'");
+  auto kube = std::make_shared<KubeVersionObject>(
+      "v" + std::to_string(sv->major) + "." + std::to_string(sv->minor) + "." + std::to_string(sv->patch),
+      std::to_string(sv->major), std::to_string(sv->minor));
+  std::vector<std::string> apis = default_api_versions();
+  apis.insert(apis.end(), opts.extra_api_versions.begin(), opts.extra_api_versions.end());
+  return Value(Map{
+      {"KubeVersion", Value(std::shared_ptr<const tmpl::Object>(kube))},
+      {"APIVersions", Value(std::shared_ptr<const tmpl::Object>(std::make_shared<VersionSetObject>(apis)))},
+      {"HelmVersion", Value(Map{{"Version", k_helm_version},
+                                {"GitCommit", k_helm_commit},
+                                {"GitTreeState", "clean"},
+                                {"GoVersion", k_go_version}})},
+  });
+}
+
+struct Renderable {
+  const std::string* text = nullptr;
+  Value vals;  // the chart's shared top-level map (Go mutates .Template into it)
+  std::string base_path;
+};
+
+std::string chart_path_join(const std::string& a, const std::string& b) { return a.empty() ? b : a + "/" + b; }
+
+// Helm's recAllTpls: builds each chart's dot and collects its templates under full names.
+Value collect_templates(const Chart& c, const std::string& full_path, bool is_root, const Value& parent,
+                        std::map<std::string, Renderable>& out) {
+  Map subcharts_map;
+  Value subcharts(std::move(subcharts_map));
+  auto files = std::make_shared<std::map<std::string, std::string>>();
+  for (const auto& f : c.files) (*files)[f.name] = f.data;
+  Value values;
+  if (is_root) {
+    const Value* v = parent.find("Values");
+    values = v ? *v : Value(Map{});
+  } else {
+    const Value* pv = parent.find("Values");
+    const Value* table = pv ? pv->find(c.name()) : nullptr;
+    values = table && table->is_map() ? *table : Value(Map{});
+  }
+  Value next(Map{
+      {"Chart", metadata_value(c.metadata, is_root)},
+      {"Files", Value(std::shared_ptr<const tmpl::Object>(std::make_shared<FilesObject>(files)))},
+      {"Release", parent.find("Release") ? *parent.find("Release") : Value()},
+      {"Capabilities", parent.find("Capabilities") ? *parent.find("Capabilities") : Value()},
+      {"Values", values},
+      {"Subcharts", subcharts},
+  });
+  for (const auto& sub : c.dependencies)
+    subcharts.mutable_map()[sub.name()] =
+        collect_templates(sub, full_path + "/charts/" + sub.name(), false, next, out);
+  for (const auto& t : c.templates) {
+    if (c.is_library()) {
+      auto base = t.name.substr(t.name.rfind('/') + 1);
+      if (!starts_with(base, "_")) continue;
+    }
+    out[chart_path_join(full_path, t.name)] = Renderable{&t.data, next, full_path + "/templates"};
+  }
+  return next;
+}
+
+// Helm's sortTemplates: deepest paths first, then reverse lexical order.
+std::vector<std::string> template_order(const std::map<std::string, Renderable>& tpls) {
+  std::vector<std::string> keys;
+  for (const auto& [k, _] : tpls) keys.push_back(k);
+  std::sort(keys.begin(), keys.end(), [](const std::string& a, const std::string& b) {
+    auto ca = std::count(a.begin(), a.end(), '/'), cb = std::count(b.begin(), b.end(), '/');
+    if (ca != cb) return ca > cb;
+    return a > b;
+  });
+  return keys;
+}
+
+// Helm's cleanupParseError.
+std::string parse_error_message(const std::string& filename, const std::string& msg) {
+  std::vector<std::string> tokens;
+  size_t start = 0;
+  for (;;) {
+    auto p = msg.find(": ", start);
+    tokens.push_back(msg.substr(start, p == std::string::npos ? std::string::npos : p - start));
+    if (p == std::string::npos) break;
+    start = p + 2;
+  }
+  if (tokens.size() == 1) return "parse error in (" + filename + "): " + msg;
+  return "parse error at (" + tokens[1] + "): " + tokens.back();
+}
+
+// Helm's cleanupExecError: `fail`/`required` messages get Helm's "execution error at (...)".
+std::string exec_error_message(const std::string& filename, const std::string& msg) {
+  if (!starts_with(msg, "template: ")) return msg;
+  auto first = msg.find(": ");
+  auto second = msg.find(": ", first + 2);
+  if (second == std::string::npos) return "execution error in (" + filename + "): " + msg;
+  std::string location = msg.substr(first + 2, second - first - 2);
+  std::string rest = msg.substr(second + 2);
+  size_t best = std::string::npos;
+  size_t skip = 0;
+  for (const char* marker : {"error calling fail: ", "error calling required: "}) {
+    auto p = rest.find(marker);
+    if (p != std::string::npos && (best == std::string::npos || p < best)) {
+      best = p;
+      skip = std::char_traits<char>::length(marker);
+    }
+  }
+  if (best == std::string::npos) return msg;
+  return "execution error at (" + location + "): " + rest.substr(best + skip);
+}
+
+void collect_crds(const Chart& c, const std::string& full_path, std::vector<RenderedCrd>& out) {
+  for (const auto& f : c.crds()) out.push_back({full_path + "/" + f.name, f.data});
+  for (const auto& sub : c.dependencies) collect_crds(sub, full_path + "/charts/" + sub.name(), out);
+}
+
+bool valid_release_name(const std::string& name) {
+  static const RE2 re("^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$");
+  return !name.empty() && name.size() <= 53 && RE2::FullMatch(name, re);
+}
+
+}  // namespace
+
+RenderResult render(const Chart& input, const RenderOptions& opts) {
+  RenderResult result;
+  result.include_crds = opts.include_crds;
+  if (!valid_release_name(opts.release_name))
+    fail(ErrorKind::invalid,
+         "release name \"" + opts.release_name +
+             "\": invalid release name, must match regex ^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$ "
+             "and the length must not be longer than 53");
+  if (!input.metadata.type.empty() && input.metadata.type != "application")
+    fail(ErrorKind::invalid, input.metadata.type + " charts are not installable");
+  {
+    std::vector<std::string> missing;
+    for (const auto& req : input.metadata.dependencies) {
+      bool found = false;
+      for (const auto& d : input.dependencies) found = found || d.name() == req.name;
+      if (!found) missing.push_back(req.name);
+    }
+    if (!missing.empty())
+      fail(ErrorKind::invalid,
+           "An error occurred while checking for chart dependencies. You may need to run `helm dependency build` to "
+           "fetch missing dependencies: found in Chart.yaml, but missing in charts/ directory: " +
+               join(missing, ", "));
+  }
+
+  Chart chart = input;
+  Value user = opts.values.is_map() ? opts.values.deep_copy() : Value(Map{});
+  process_dependencies(chart, user);
+
+  Value values = coalesce_values(chart, user, false);
+  if (!opts.skip_schema_validation) {
+    std::string problems = validate_chart_schemas(chart, values);
+    if (!problems.empty())
+      fail(ErrorKind::invalid,
+           "values don't meet the specifications of the schema(s) in the following chart(s):\n" + problems);
+  }
+
+  if (!chart.metadata.kube_version.empty() && !semver_satisfies(chart.metadata.kube_version, opts.kube_version))
+    throw RenderFailure(ErrorKind::invalid, "chart requires kubeVersion: " + chart.metadata.kube_version +
+                                                " which is incompatible with Kubernetes " + opts.kube_version);
+
+  Value top(Map{
+      {"Values", values},
+      {"Release", Value(Map{{"Name", opts.release_name},
+                            {"Namespace", opts.namespace_name},
+                            {"Revision", 1},
+                            {"Service", "Helm"},
+                            {"IsUpgrade", false},
+                            {"IsInstall", true}})},
+      {"Capabilities", capabilities_value(opts)},
+  });
+  std::map<std::string, Renderable> tpls;
+  collect_templates(chart, chart.name(), true, top, tpls);
+
+  tmpl::Options eopts;
+  eopts.helm_functions = true;
+  eopts.missingkey_zero = true;
+  eopts.random_seed = opts.random_seed;
+  tmpl::Engine engine(eopts);
+  auto order = template_order(tpls);
+  for (const auto& name : order) {
+    try {
+      engine.add(name, *tpls[name].text);
+    } catch (const Error& e) {
+      throw RenderFailure(ErrorKind::invalid, parse_error_message(name, e.message()));
+    }
+  }
+  std::map<std::string, std::string> rendered;
+  for (const auto& name : order) {
+    auto base = name.substr(name.rfind('/') + 1);
+    if (starts_with(base, "_")) continue;
+    Renderable& r = tpls[name];
+    r.vals.mutable_map()["Template"] = Value(Map{{"Name", name}, {"BasePath", r.base_path}});
+    try {
+      rendered[name] = engine.execute(name, r.vals);
+    } catch (const Error& e) {
+      throw RenderFailure(ErrorKind::failed, exec_error_message(name, e.message()));
+    }
+  }
+
+  const std::string root_notes = chart.name() + "/templates/NOTES.txt";
+  for (auto it = rendered.begin(); it != rendered.end();) {
+    if (ends_with(it->first, "NOTES.txt")) {
+      if (opts.sub_notes || it->first == root_notes) {
+        if (!result.notes.empty()) result.notes += "\n";
+        result.notes += it->second;
+      }
+      it = rendered.erase(it);
+    } else {
+      ++it;
+    }
+  }
+
+  SortedManifests sorted;
+  try {
+    sorted = sort_manifests(rendered);
+  } catch (const Error& e) {
+    throw RenderFailure(ErrorKind::invalid, e.message());
+  }
+  for (auto& line : sorted.log_lines) result.warnings.push_back(std::move(line));
+  for (auto& m : sorted.manifests)
+    result.manifests.push_back({std::move(m.source), std::move(m.content), std::move(m.head.api_version),
+                                std::move(m.head.kind), std::move(m.head.name)});
+  for (auto& h : sorted.hooks)
+    result.hooks.push_back({std::move(h.source), std::move(h.content), std::move(h.kind), std::move(h.name),
+                            std::move(h.events), h.weight, std::move(h.delete_policies)});
+  collect_crds(chart, chart.name(), result.crds);
+  return result;
+}
+
+std::string template_output(const RenderResult& r) {
+  // helm: the release manifest (CRDs, then manifests) trimmed plus "\n", then each hook.
+  std::string manifest;
+  if (r.include_crds)
+    for (const auto& c : r.crds) manifest += "---\n# Source: " + c.source + "\n" + c.content + "\n";
+  for (const auto& m : r.manifests) manifest += "---\n# Source: " + m.source + "\n" + m.content + "\n";
+  std::string out = trim(manifest) + "\n";
+  for (const auto& h : r.hooks) out += "---\n# Source: " + h.source + "\n" + h.content + "\n";
+  return out;
+}
+
+Value user_values(const std::vector<std::string>& value_files, const std::vector<std::string>& set,
+                  const std::vector<std::string>& set_string) {
+  Value base(Map{});
+  for (const auto& path : value_files) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) fail(ErrorKind::not_found, "open " + path + ": no such file or directory");
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    Value current;
+    try {
+      current = tmpl::parse_yaml(ss.str(), tmpl::YamlMode::helm, path);
+    } catch (const Error& e) {
+      fail(ErrorKind::invalid, "failed to parse " + path + ": " + e.message());
+    }
+    if (!current.is_null() && !current.is_map())
+      fail(ErrorKind::invalid, "failed to parse " + path + ": error unmarshaling JSON: top level is not a map");
+    if (current.is_map()) base = merge_maps(base, current);
+  }
+  for (const auto& s : set) parse_set(s, base, false);
+  for (const auto& s : set_string) parse_set(s, base, true);
+  return base;
+}
+
+int template_main(const TemplateArgs& args, std::ostream& out, std::ostream& err) {
+  try {
+    RenderOptions opts;
+    opts.release_name = args.release_name;
+    opts.namespace_name = args.namespace_name;
+    opts.include_crds = args.include_crds;
+    Chart chart = load_chart(args.chart);
+    if (chart.metadata.deprecated) err << "WARNING: This chart is deprecated\n";
+    opts.values = user_values(args.value_files, args.set, args.set_string);
+    RenderResult result;
+    try {
+      result = render(chart, opts);
+    } catch (const RenderFailure& e) {
+      err << "Error: " << e.message() << "\n\nUse --debug flag to render out invalid YAML\n";
+      return 1;
+    }
+    for (const auto& w : result.warnings) err << w << "\n";
+    if (args.skip_tests)
+      result.hooks.erase(std::remove_if(result.hooks.begin(), result.hooks.end(),
+                                        [](const RenderedHook& h) {
+                                          return std::find(h.events.begin(), h.events.end(), "test") != h.events.end();
+                                        }),
+                         result.hooks.end());
+    out << template_output(result);
+    return 0;
+  } catch (const Error& e) {
+    err << "Error: " << e.message() << "\n";
+    return 1;
+  }
+}
+
+}  // namespace emco::helm

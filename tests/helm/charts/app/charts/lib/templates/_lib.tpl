@@ -1,0 +1,3 @@
+{{- define "lib.label" -}}
+lib: "yes"
+{{- end -}}

@@ -1,0 +1,171 @@
+// Golden tests: our own small charts rendered like `helm template`; the expected files
+// were produced by the real helm v3.17.3 (see tests/helm/charts/README).
+#include <catch2/catch.hpp>
+
+#include <archive.h>
+#include <archive_entry.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "core/helm/helm.hpp"
+
+using namespace emco::helm;
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path k_charts = fs::path(EMCO_SOURCE_DIR) / "tests/helm/charts";
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+struct Outcome {
+  int rc;
+  std::string out;
+  std::string err;
+};
+
+Outcome run(TemplateArgs args) {
+  args.release_name = "rel";
+  args.namespace_name = "ns";
+  std::ostringstream out, err;
+  int rc = template_main(args, out, err);
+  return {rc, out.str(), err.str()};
+}
+
+void check_golden(const std::string& chart, const std::string& variant, TemplateArgs args) {
+  args.chart = (k_charts / chart).string();
+  Outcome o = run(args);
+  INFO(chart << "/" << variant << "\n" << o.err);
+  CHECK(o.out == slurp(k_charts / (chart + "-" + variant + ".expected")));
+  fs::path err_file = k_charts / (chart + "-" + variant + ".stderr");
+  CHECK(o.err == (fs::exists(err_file) ? slurp(err_file) : std::string()));
+  CHECK(o.rc == (o.err.find("Error: ") != std::string::npos ? 1 : 0));
+}
+
+// Packs a chart directory into an in-memory .tgz with the chart name as top directory.
+std::string pack(const fs::path& dir, const std::string& top) {
+  std::string buf(1 << 20, '\0');
+  size_t used = 0;
+  archive* a = archive_write_new();
+  archive_write_add_filter_gzip(a);
+  archive_write_set_format_pax_restricted(a);
+  archive_write_open_memory(a, buf.data(), buf.size(), &used);
+  for (const auto& e : fs::recursive_directory_iterator(dir)) {
+    if (!e.is_regular_file()) continue;
+    std::string data = slurp(e.path());
+    archive_entry* en = archive_entry_new();
+    std::string name = top + "/" + fs::relative(e.path(), dir).generic_string();
+    archive_entry_set_pathname(en, name.c_str());
+    archive_entry_set_filetype(en, AE_IFREG);
+    archive_entry_set_perm(en, 0644);
+    archive_entry_set_size(en, static_cast<la_int64_t>(data.size()));
+    archive_write_header(a, en);
+    archive_write_data(a, data.data(), data.size());
+    archive_entry_free(en);
+  }
+  archive_write_close(a);
+  archive_write_free(a);
+  buf.resize(used);
+  return buf;
+}
+
+}  // namespace
+
+TEST_CASE("golden: app chart (subcharts, library, tgz alias, imports, hooks, files)", "[helm][render]") {
+  check_golden("app", "default", {});
+  TemplateArgs custom;
+  custom.value_files = {(k_charts / "app-custom.yaml").string()};
+  custom.set = {"image.tag=2.0,labels.num=7"};
+  custom.set_string = {"labels.str=08"};
+  check_golden("app", "custom", custom);
+  TemplateArgs failnotes;
+  failnotes.set = {"sub.failNotes=true"};
+  check_golden("app", "failnotes", failnotes);
+  TemplateArgs nosub;
+  nosub.set = {"sub.enabled=false"};
+  check_golden("app", "nosub", nosub);
+  TemplateArgs schema;
+  schema.set = {"replicas=0"};
+  check_golden("app", "schema", schema);
+}
+
+TEST_CASE("golden: apiVersion v1 chart with requirements.yaml, tags and conditions", "[helm][render]") {
+  check_golden("legacy", "default", {});
+  TemplateArgs tags;
+  tags.set = {"tags.optional=true,child.on=false"};
+  check_golden("legacy", "tags", tags);
+}
+
+TEST_CASE("render() exposes manifests, hooks, CRDs and notes", "[helm][render]") {
+  Chart chart = load_chart(k_charts / "app");
+  RenderOptions opts;
+  opts.release_name = "rel";
+  opts.namespace_name = "ns";
+  RenderResult r = render(chart, opts);
+  REQUIRE(r.manifests.size() == 8);
+  CHECK(r.manifests[0].kind == "ServiceAccount");
+  CHECK(r.manifests[5].kind == "Deployment");
+  CHECK(r.manifests[5].name == "rel-app");
+  CHECK(r.manifests[5].source == "app/templates/deployment.yaml");
+  REQUIRE(r.hooks.size() == 3);
+  CHECK(r.hooks[2].events == std::vector<std::string>{"pre-install", "pre-upgrade"});
+  CHECK(r.hooks[2].weight == 5);
+  REQUIRE(r.crds.size() == 1);
+  CHECK(r.crds[0].source == "app/crds/crd.yaml");
+  CHECK(r.notes == "Installed rel.\n");
+  // With include_crds the CRD files come first, as helm --include-crds prints them.
+  opts.include_crds = true;
+  std::string out = template_output(render(chart, opts));
+  CHECK(out.rfind("---\n# Source: app/crds/crd.yaml\napiVersion: apiextensions.k8s.io/v1\n", 0) == 0);
+  // The chart is not modified by rendering.
+  CHECK(chart.dependencies.size() == 3);
+}
+
+TEST_CASE("charts load from .tgz packages the same as from directories", "[helm][render]") {
+  std::string tgz = pack(k_charts / "app", "app");
+  Chart from_tgz = load_chart_files(read_chart_archive(tgz));
+  RenderOptions opts;
+  opts.release_name = "rel";
+  opts.namespace_name = "ns";
+  // Directory loading honours .helmignore; a package holds what was packed, so compare the
+  // manifests only.
+  auto a = render(from_tgz, opts), b = render(load_chart(k_charts / "app"), opts);
+  REQUIRE(a.manifests.size() == b.manifests.size());
+  for (size_t i = 0; i < a.manifests.size(); ++i) CHECK(a.manifests[i].source == b.manifests[i].source);
+}
+
+TEST_CASE("hostile templates fail cleanly", "[helm][render]") {
+  fs::path dir = fs::temp_directory_path() / ("emco-helm-hostile-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir / "templates");
+  std::ofstream(dir / "Chart.yaml") << "apiVersion: v2\nname: bad\nversion: 1.0.0\n";
+  auto render_with = [&](const std::string& tpl) {
+    std::ofstream(dir / "templates" / "t.yaml", std::ios::trunc) << tpl;
+    TemplateArgs args;
+    args.chart = dir.string();
+    return run(args);
+  };
+  auto syntax = render_with("a: {{ .Values.x \n");
+  CHECK(syntax.rc == 1);
+  CHECK_THAT(syntax.err, Catch::StartsWith("Error: parse error at (bad/templates/t.yaml:"));
+  auto required = render_with("a: {{ required \"x is required\" .Values.x }}\n");
+  CHECK(required.err ==
+        "Error: execution error at (bad/templates/t.yaml:1:6): x is required\n\nUse --debug flag to render out invalid "
+        "YAML\n");
+  auto recursion = render_with("{{ define \"loop\" }}{{ include \"loop\" . }}{{ end }}{{ include \"loop\" . }}\n");
+  CHECK(recursion.rc == 1);
+  CHECK_THAT(recursion.err, Catch::Contains("rendering template has a nested reference name: loop"));
+  auto yaml = render_with("a: b: c\n");
+  CHECK_THAT(yaml.err, Catch::StartsWith("Error: YAML parse error on bad/templates/t.yaml: error converting YAML"));
+  std::ofstream(dir / "Chart.yaml", std::ios::trunc) << "apiVersion: v2\nname: bad\nversion: 1.0.0\nkubeVersion: <1.20\n";
+  auto kube = render_with("a: b\n");
+  CHECK_THAT(kube.err, Catch::Contains("chart requires kubeVersion: <1.20 which is incompatible with Kubernetes v1.32.0"));
+  fs::remove_all(dir);
+}
