@@ -669,7 +669,8 @@ std::string Engine::execute(const std::string& name, const Value& dot) const {
   RunState run;
   std::string out;
   Exec exec(*m_impl, run, &m_impl->set, t, &out);
-  exec.run(EV{dot, false, false});
+  // Execute(nil) gives Go an invalid dot: fields of it evaluate to "no value" without error
+  exec.run(EV{dot, dot.is_null(), false});
   if (m_impl->opts.missingkey_zero) Exec::remove_no_value(out);
   return out;
 }

@@ -573,8 +573,8 @@ public:
         backup2(delim);
       }
       Node* n = text_or_action();
-      if (n->type == NodeType::comment) continue;
       if (is_end(n) || is_else(n)) errorf("unexpected " + node_string(n));
+      if (n->type == NodeType::comment) continue;
       tree->root->nodes.push_back(n);
     }
     add(tree, true);
@@ -748,10 +748,8 @@ private:
         return n;
       }
       case It::left_delim: {
-        int saved = m_action_line;
         m_action_line = token.line;
         Node* n = action();
-        m_action_line = saved == 0 ? 0 : saved;
         m_action_line = 0;
         return n;
       }
@@ -1110,6 +1108,15 @@ private:
       }
       if (base != 10 || *endp != '\0') errorf("illegal number syntax: " + go_quote(text));
       errorf("integer overflow: " + go_quote(text));
+    }
+    if (base == 16 && clean.find_first_of("pP") != std::string::npos) {
+      // hexadecimal floating point ("0x1p-2")
+      char* hend = nullptr;
+      double hf = std::strtod(clean.c_str(), &hend);
+      if (*hend != '\0') errorf("illegal number syntax: " + go_quote(text));
+      n->constant = Value(hf);
+      if (std::isfinite(hf) && hf == std::floor(hf) && std::fabs(hf) < 9.2e18) n->number_is_int = true;
+      return n;
     }
     if (base == 16 || base == 2 || (base == 8 && has_prefix)) errorf("illegal number syntax: " + go_quote(text));
     errno = 0;

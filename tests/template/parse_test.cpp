@@ -1,0 +1,92 @@
+// Parse errors worded as Go's text/template/parse words them.
+#include <catch2/catch.hpp>
+
+#include "core/util/error.hpp"
+#include "helpers.hpp"
+
+using namespace emco::tmpl;
+using namespace emco::tmpl::test;
+
+namespace {
+std::string parse_error(const std::string& text) {
+  try {
+    Engine e;
+    e.add("t", text);
+  } catch (const emco::Error& err) {
+    CHECK(err.kind() == emco::ErrorKind::invalid);
+    return err.message();
+  }
+  return "";
+}
+}  // namespace
+
+TEST_CASE("parse: unterminated actions and strings", "[template][parse]") {
+  CHECK(parse_error("abc {{ .x ") == "template: t:1: unclosed action");
+  CHECK(parse_error("{{ \"abc }}") == "template: t:1: unterminated quoted string");
+  CHECK(parse_error("{{ `abc }}") == "template: t:1: unterminated raw quoted string");
+  CHECK(parse_error("{{ 'a }}") == "template: t:1: unterminated character constant");
+  CHECK(parse_error("{{/* never closed") == "template: t:1: unclosed comment");
+  CHECK(parse_error("{{/* c */ x }}") == "template: t:1: comment ends before closing delimiter");
+}
+
+TEST_CASE("parse: structure errors", "[template][parse]") {
+  CHECK(parse_error("{{ if .x }}yes") == "template: t:1: unexpected EOF");
+  CHECK(parse_error("{{ end }}") == "template: t:1: unexpected {{end}}");
+  CHECK(parse_error("{{ else }}") == "template: t:1: unexpected {{else}}");
+  CHECK(parse_error("{{ range .x }}{{ else }}{{ else }}{{ end }}") == "template: t:1: expected end; found {{else}}");
+  CHECK(parse_error("{{ break }}") == "template: t:1: {{break}} outside {{range}}");
+  CHECK(parse_error("{{ continue }}") == "template: t:1: {{continue}} outside {{range}}");
+  CHECK(parse_error("{{ if }}{{ end }}") == "template: t:1: missing value for if");
+  CHECK(parse_error("{{ }}") == "template: t:1: missing value for command");
+  CHECK(parse_error("{{ .x | 3 }}") == "template: t:1: non executable command in pipeline stage 2");
+}
+
+TEST_CASE("parse: unknown functions and variables", "[template][parse]") {
+  CHECK(parse_error("{{ nosuchfunc 1 }}") == "template: t:1: function \"nosuchfunc\" not defined");
+  CHECK(parse_error("{{ $x }}") == "template: t:1: undefined variable \"$x\"");
+  // a variable declared inside if is gone after its end
+  CHECK(parse_error("{{ if true }}{{ $y := 1 }}{{ end }}{{ $y }}") == "template: t:1: undefined variable \"$y\"");
+  // Go's builtins only when helm functions are off
+  Options go_only;
+  go_only.helm_functions = false;
+  Engine e(go_only);
+  CHECK_THROWS_WITH(e.add("t", "{{ upper .x }}"), "template: t:1: function \"upper\" not defined");
+}
+
+TEST_CASE("parse: the line number is the line of the offending token", "[template][parse]") {
+  CHECK(parse_error("line one\nline two\n{{ if }}") == "template: t:3: missing value for if");
+  // the error token is on line 4; Go names the line where the action started
+  CHECK(parse_error("a\n{{ define \"x\" }}\n{{ .y \n") == "template: t:4: unclosed action started at t:3");
+}
+
+TEST_CASE("parse: parentheses and bad characters", "[template][parse]") {
+  CHECK(parse_error("{{ (1 }}") == "template: t:1: unclosed left paren");
+  CHECK(parse_error("{{ 1) }}") == "template: t:1: unexpected \")\" in command");
+  CHECK(parse_error("{{ 3x }}") == "template: t:1: bad number syntax: \"3x\"");
+  CHECK(parse_error("{{ .x.y. }}").find("template: t:1: ") == 0);
+  CHECK(parse_error("{{ \"a\".b }}") == "template: t:1: unexpected . after term \"\\\"a\\\"\"");
+}
+
+TEST_CASE("parse: duplicate definitions in one text are an error, across texts the later wins", "[template][parse]") {
+  CHECK(parse_error("{{ define \"a\" }}1{{ end }}{{ define \"a\" }}2{{ end }}") ==
+        "template: t:1: template: multiple definition of template \"a\"");
+  Engine e;
+  e.add("one", "{{ define \"a\" }}first{{ end }}");
+  e.add("two", "{{ define \"a\" }}second{{ end }}");
+  e.add("three", "{{ define \"a\" }}  {{ end }}");  // empty: does not replace
+  e.add("main", "{{ template \"a\" }}");
+  CHECK(e.execute("main", Value()) == "second");
+  CHECK(e.has("a"));
+  CHECK_FALSE(e.has("b"));
+}
+
+TEST_CASE("parse: hostile nesting errors cleanly instead of overflowing the stack", "[template][parse]") {
+  std::string deep = "{{ " + std::string(100000, '(') + "1" + std::string(100000, ')') + " }}";
+  CHECK(parse_error(deep) == "template: t:1: max expression depth exceeded");
+  std::string ifs;
+  for (int i = 0; i < 50000; ++i) ifs += "{{ if 1 }}";
+  CHECK(parse_error(ifs) == "template: t:1: max expression depth exceeded");
+  // moderate nesting is fine
+  std::string ok = "{{ " + std::string(200, '(') + "1" + std::string(200, ')') + " }}";
+  CHECK(render(ok) == "1");
+}
