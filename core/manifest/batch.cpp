@@ -26,7 +26,7 @@ using resource::Kind;
 namespace {
 
 [[noreturn]] void bad(const std::string& where, ErrorKind kind, const std::string& msg, const std::string& hint = {}) {
-  fail(kind, where + ": " + msg, hint);
+  fail(kind, where.empty() ? msg : where + ": " + msg, hint);
 }
 
 const resource::Schema& metadata_schema() {
@@ -154,6 +154,7 @@ ItemResult error_item(const Document& d, const Error& e) {
   ItemResult it;
   it.where = d.where();
   it.anchor = d.anchor_text;
+  it.document_anchor = d.anchor_text;
   it.outcome = "error";
   it.error = e.message();
   it.hint = e.hint();
@@ -214,7 +215,8 @@ store::Resource prepare_resource(const Document& doc, Clock& clock) {
   if (!doc.files.empty() && k.file == resource::FileMode::none)
     bad(doc.where(doc.multi_file ? "files" : "file"), ErrorKind::invalid,
         "a " + k.display + " takes no file", "remove the file:/files: entry");
-  if (doc.files.empty() && k.file_required)
+  for (const auto& f : doc.inline_files) r.contents.push_back({f.name, f.filename, f.data});
+  if (doc.files.empty() && r.contents.empty() && k.file_required)
     bad(doc.where(), ErrorKind::invalid, "a " + k.display + " needs its " + k.file_what + " (file:)",
         "add 'file: <path>' to the document");
   for (size_t i = 0; i < doc.files.size(); ++i) {
@@ -288,6 +290,11 @@ BatchResult run_batch(store::Store& st, Verb verb, const std::vector<File>& file
   }
 
   BatchResult result;
+  size_t emitted = 0;
+  auto emit_pending = [&] {
+    for (; emitted < result.items.size(); ++emitted)
+      if (opts.on_item) opts.on_item(result.items[emitted]);
+  };
   auto record_error = [&](const Document& d, const Error& e) {
     result.items.push_back(error_item(d, e));
     ++result.errors;
@@ -297,6 +304,7 @@ BatchResult run_batch(store::Store& st, Verb verb, const std::vector<File>& file
   auto run_declarative = [&](const Document& d) {
     ItemResult it;
     it.where = d.where();
+    it.document_anchor = d.anchor_text;
     it.kind = d.anchor.kind->id;
     switch (verb) {
       case Verb::apply:
@@ -361,6 +369,7 @@ BatchResult run_batch(store::Store& st, Verb verb, const std::vector<File>& file
     std::string op = d.anchor.operation;
     ItemResult it;
     it.where = d.where();
+    it.document_anchor = d.anchor_text;
     it.anchor = lifecycle_anchor(d);
     it.kind = d.anchor.kind->id;
     it.name = d.anchor.key.parts.empty() ? "" : d.anchor.key.parts.back().second;
@@ -396,22 +405,31 @@ BatchResult run_batch(store::Store& st, Verb verb, const std::vector<File>& file
   auto run_all_declarative = [&] {
     if (opts.continue_on_error) {
       for (const Document* d : declarative) {
+        if (opts.stop_at_first_error && result.errors) return;
+        size_t before = result.items.size();
         try {
           st.write([&] { run_declarative(*d); });
         } catch (const Error& e) {
+          result.items.resize(before);
           record_error(*d, e);
         }
+        emit_pending();
       }
     } else if (verb == Verb::get) {
-      for (const Document* d : declarative) run_declarative(*d);
+      for (const Document* d : declarative) {
+        run_declarative(*d);
+        emit_pending();
+      }
     } else {
       st.write([&] {
         for (const Document* d : declarative) run_declarative(*d);
       });
+      emit_pending();  // only once committed
     }
   };
   auto run_all_operations = [&] {
     for (const Document* d : operations) {
+      if (opts.stop_at_first_error && result.errors) return;
       if (opts.continue_on_error) {
         try {
           run_lifecycle(*d);
@@ -421,6 +439,7 @@ BatchResult run_batch(store::Store& st, Verb verb, const std::vector<File>& file
       } else {
         run_lifecycle(*d);
       }
+      emit_pending();
     }
   };
 

@@ -12,6 +12,7 @@
 // With continue_on_error each document commits on its own and errors are
 // collected (emcoctl's keep-going behaviour).
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -25,15 +26,22 @@ namespace emco::manifest {
 
 enum class Verb { apply, update, get, remove };
 
+struct ItemResult;
+
 struct BatchOptions {
   bool continue_on_error = false;
   bool ignore_not_found = false;  // delete: a missing resource is not an error
+  bool stop_at_first_error = false;  // with continue_on_error: keep what ran, stop there (emcoctl -s)
   Clock* clock = nullptr;         // defaults to system_clock()
+  // Called for each finished item as soon as it is final (declarative items
+  // after their transaction committed), so output survives a later error.
+  std::function<void(const ItemResult&)> on_item;
 };
 
 struct ItemResult {
   std::string where;     // FILE:LINE
   std::string anchor;    // resource anchor (or the lifecycle anchor)
+  std::string document_anchor;  // the anchor as the document wrote it
   std::string kind;      // kind id
   std::string name;
   std::string outcome;   // created|configured|unchanged|deleted|approved|...|skipped|error

@@ -20,6 +20,7 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 std::string Document::where(const std::string& path) const {
+  if (line == 0) return "";  // built from the command line: no file position
   std::string p = path;
   for (;;) {
     if (auto it = lines.find(p); it != lines.end()) return source + ":" + std::to_string(it->second);

@@ -37,6 +37,12 @@ struct Document {
   std::shared_ptr<nlohmann::json> body;  // {"metadata":..., "spec":..., "clusterLabel":...}
   std::vector<std::string> files;  // file:/files: paths as written
   bool multi_file = false;         // files: rather than file:
+  // Contents given directly instead of paths (noun commands updating a
+  // resource without re-reading its file): name, filename, bytes.
+  struct InlineFile {
+    std::string name, filename, data;
+  };
+  std::vector<InlineFile> inline_files;
   std::map<std::string, int> lines;  // dotted path ("spec.intent.allOf[0]") -> line
   std::vector<std::string> warnings;
 

@@ -36,6 +36,7 @@ Error::Error(ErrorKind kind, std::string message, std::string hint)
     : std::runtime_error(message), m_kind(kind), m_message(std::move(message)), m_hint(std::move(hint)) {}
 
 Error Error::with_context(const std::string& prefix) const {
+  if (prefix.empty()) return *this;
   return Error(m_kind, prefix + ": " + m_message, m_hint);
 }
 
@@ -43,4 +44,23 @@ void fail(ErrorKind kind, std::string message, std::string hint) {
   throw Error(kind, std::move(message), std::move(hint));
 }
 
+}  // namespace emco
+
+namespace emco {
+const std::vector<ExitCodeDoc>& exit_code_docs() {
+  static const std::vector<ExitCodeDoc> docs = {
+      {0, "success"},
+      {1, "an operation ran and failed (a deployment or a check failed)"},
+      {2, "emco dig plan: the plan has changes (nothing failed)"},
+      {3, "invalid input: YAML syntax, unknown or mistyped field, invalid name or value"},
+      {4, "not found: a named resource, its parent or a referenced resource does not exist"},
+      {5, "conflict: the resource exists, is still referenced or has children, or its state forbids the operation"},
+      {6, "workspace error: no workspace found, or it cannot be opened"},
+      {7, "unreachable: a cluster or git remote could not be reached or refused the credentials"},
+      {8, "still pending: waited up to --timeout; the work continues in a later invocation"},
+      {64, "usage error: unknown command or flag, missing argument"},
+      {70, "internal error: a bug in emco (please report it)"},
+  };
+  return docs;
+}
 }  // namespace emco

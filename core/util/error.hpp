@@ -11,6 +11,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace emco {
 
@@ -53,7 +54,7 @@ public:
   const std::string& hint() const { return m_hint; }
 
   // A copy with `prefix + ": "` in front of the message (adds file:line or the
-  // resource an error happened in while it travels up).
+  // resource an error happened in while it travels up); unchanged when prefix is empty.
   Error with_context(const std::string& prefix) const;
 
 private:
@@ -64,4 +65,14 @@ private:
 
 [[noreturn]] void fail(ErrorKind kind, std::string message, std::string hint = {});
 
+}  // namespace emco
+
+namespace emco {
+// The documented meaning of every exit code, in code order. README.md and
+// manpages/emco.1 show this table; tests/cli checks they agree with it.
+struct ExitCodeDoc {
+  int code;
+  const char* meaning;
+};
+const std::vector<ExitCodeDoc>& exit_code_docs();
 }  // namespace emco

@@ -1,0 +1,69 @@
+// Commands given a bare anchor instead of a file: `emco get projects`,
+// `emco apply .../approve`, `emco delete projects/p1`.
+
+#include <nlohmann/json.hpp>
+
+#include "cli/batch_output.hpp"
+#include "cli/table.hpp"
+#include "core/lifecycle/lifecycle.hpp"
+#include "core/util/error.hpp"
+
+namespace emco::cli {
+
+using nlohmann::json;
+using resource::AnchorTarget;
+
+int run_anchor(Context& ctx, manifest::Verb verb, const std::string& text, Format format, const manifest::BatchOptions& opts) {
+  auto anchor = resource::parse_anchor(text);
+  auto& st = ctx.store();
+  if (verb == manifest::Verb::get) {
+    switch (anchor.target) {
+      case AnchorTarget::collection: {
+        if (!anchor.key.parts.empty() && !st.get(anchor.key))
+          fail(ErrorKind::not_found, store::describe(resource::kind(anchor.kind->parent), anchor.key) + " does not exist");
+        auto items = st.list(*anchor.kind, anchor.key);
+        print_resources(ctx, items, format, true);
+        return 0;
+      }
+      case AnchorTarget::resource: {
+        auto r = st.get(anchor.key);
+        if (!r) fail(ErrorKind::not_found, store::describe(*anchor.kind, anchor.key) + " does not exist");
+        print_resources(ctx, {*r}, format, false);
+        return 0;
+      }
+      case AnchorTarget::status: {
+        auto r = st.get(anchor.key);
+        if (!r) fail(ErrorKind::not_found, store::describe(*anchor.kind, anchor.key) + " does not exist");
+        json out = {{"name", r->key.parts.back().second}};
+        if (!r->state_info.empty()) {
+          out["states"] = json::parse(r->state_info);
+          out["deployedStatus"] = lifecycle::current_state(r->state_info);
+        }
+        if (format == Format::yaml) print_yaml(ctx.out, out);
+        else print_json(ctx.out, out);
+        return 0;
+      }
+      case AnchorTarget::operation:
+        fail(ErrorKind::usage, "'" + anchor.text + "' is a lifecycle operation, not something to get",
+             "run it with 'emco apply " + anchor.text + "'");
+    }
+  }
+  // apply/delete/update of one anchor: a one-document batch with an empty body.
+  manifest::Document doc;
+  doc.source = "<command line>";
+  doc.line = 0;  // no file position
+  doc.index = 1;
+  doc.anchor_text = text;
+  doc.anchor = anchor;
+  doc.body = std::make_shared<json>(json{{"metadata", json::object()}});
+  if (anchor.target == AnchorTarget::collection && verb != manifest::Verb::get)
+    fail(ErrorKind::usage, "'" + anchor.text + "' is a collection; name a resource or use -f FILE",
+         "e.g. 'emco delete " + anchor.text + "/<name>'");
+  if (anchor.target == AnchorTarget::resource) doc.name = anchor.key.parts.back().second;
+  manifest::File file;
+  file.source = doc.source;
+  file.documents.push_back(doc);
+  return run_and_print(ctx, verb, {file}, opts, format);
+}
+
+}  // namespace emco::cli

@@ -1,0 +1,132 @@
+#include "cli/batch_output.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include "core/lifecycle/lifecycle.hpp"
+#include "core/util/error.hpp"
+#include "core/util/strings.hpp"
+
+namespace emco::cli {
+
+using nlohmann::json;
+
+namespace {
+
+void print_line(Context& ctx, const manifest::ItemResult& it, Format format) {
+  if (it.outcome == "error") {
+    ctx.err << "emco: error: " << it.error << "\n";
+    if (!it.hint.empty()) ctx.err << "hint: " << it.hint << "\n";
+  } else if (format == Format::name) {
+    ctx.out << it.anchor << "\n";
+  } else if (!it.object.empty()) {
+    ctx.out << it.object << "\n";
+  } else {
+    ctx.out << it.anchor << " " << it.outcome << "\n";
+  }
+}
+
+}  // namespace
+
+int run_and_print(Context& ctx, manifest::Verb verb, const std::vector<manifest::File>& files, manifest::BatchOptions opts,
+                  Format format) {
+  bool streaming = format == Format::table || format == Format::name;
+  if (streaming) opts.on_item = [&](const manifest::ItemResult& it) { print_line(ctx, it, format); };
+  auto result = manifest::run_batch(ctx.store(), verb, files, opts);
+  if (streaming) {
+    for (const auto& it : result.items)
+      if (it.outcome == "error") return static_cast<int>(exit_code(static_cast<ErrorKind>(it.exit_kind)));
+    return 0;
+  }
+  return print_batch_result(ctx, result, format);
+}
+
+int print_batch_result(Context& ctx, const manifest::BatchResult& result, Format format) {
+  int code = 0;
+  json items = json::array();
+  for (const auto& it : result.items) {
+    if (it.outcome == "error" && code == 0) code = static_cast<int>(exit_code(static_cast<ErrorKind>(it.exit_kind)));
+    if (format == Format::json || format == Format::yaml) {
+      json j = {{"where", it.where}, {"anchor", it.anchor}, {"kind", it.kind}, {"name", it.name}, {"outcome", it.outcome}};
+      if (!it.error.empty()) j["error"] = it.error;
+      if (!it.object.empty()) j["object"] = json::parse(it.object);
+      items.push_back(j);
+      continue;
+    }
+    print_line(ctx, it, format);
+  }
+  if (format == Format::json) print_json(ctx.out, items);
+  if (format == Format::yaml) print_yaml(ctx.out, items);
+  return code;
+}
+
+namespace {
+
+std::vector<std::string> extra_header(const resource::Kind& k) {
+  if (k.id == "cluster") return {"PROVIDER", "DELIVERY"};
+  if (k.id == "deploymentIntentGroup") return {"STATE", "LOGICAL CLOUD", "RELEASE"};
+  if (k.id == "logicalCloud") return {"LEVEL", "NAMESPACE", "STATE"};
+  if (k.id == "compositeApp") return {"VERSION"};
+  if (k.id == "controller" || k.id == "dtcController" || k.id == "clmController") return {"TYPE", "PRIORITY"};
+  if (k.id == "appProfile" || k.id == "genericAppPlacementIntent" || k.id == "appDependency") return {"APP"};
+  if (k.id == "clusterReference") return {"CLUSTER"};
+  return {};
+}
+
+std::vector<std::string> extra_cells(const store::Resource& r, const json& spec) {
+  const auto& k = *r.kind;
+  auto s = [&](const char* f, const std::string& d = "") {
+    auto it = spec.find(f);
+    if (it == spec.end() || it->is_null()) return d;
+    return it->is_string() ? it->get<std::string>() : it->dump();
+  };
+  if (k.id == "cluster")
+    return {r.key.parts[0].second, spec.contains("gitOps") ? "gitops (" + spec["gitOps"].value("gitOpsType", "") + ")" : "kubeconfig"};
+  if (k.id == "deploymentIntentGroup") return {lifecycle::current_state(r.state_info), s("logicalCloud"), s("version")};
+  if (k.id == "logicalCloud") return {s("level", "1"), s("namespace"), lifecycle::current_state(r.state_info)};
+  if (k.id == "compositeApp") return {r.key.parts.back().second};
+  if (k.id == "controller" || k.id == "dtcController" || k.id == "clmController") return {s("type"), s("priority")};
+  if (k.id == "appProfile" || k.id == "genericAppPlacementIntent" || k.id == "appDependency") return {s("app")};
+  if (k.id == "clusterReference") return {s("clusterProvider") + "+" + s("cluster")};
+  return {};
+}
+
+}  // namespace
+
+void print_resources(Context& ctx, const std::vector<store::Resource>& resources, Format format, bool as_list, bool show_secrets) {
+  if (format == Format::json || format == Format::yaml) {
+    json out;
+    if (as_list) {
+      out = json::array();
+      for (const auto& r : resources) out.push_back(json::parse(manifest::render_object(r, show_secrets)));
+    } else {
+      out = resources.empty() ? json(nullptr) : json::parse(manifest::render_object(resources.front(), show_secrets));
+    }
+    if (format == Format::json) print_json(ctx.out, out);
+    else print_yaml(ctx.out, out);
+    return;
+  }
+  if (format == Format::name) {
+    for (const auto& r : resources) ctx.out << resource::resource_anchor(*r.kind, r.key) << "\n";
+    return;
+  }
+  if (resources.empty()) {
+    ctx.note("no resources found");
+    return;
+  }
+  const auto& k = *resources.front().kind;
+  std::vector<std::string> header = {"NAME"};
+  for (auto& h : extra_header(k)) header.push_back(h);
+  header.push_back("DESCRIPTION");
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& r : resources) {
+    auto data = json::parse(r.data);
+    std::string name = k.id == "compositeApp" ? r.key.parts[r.key.parts.size() - 2].second : r.key.parts.back().second;
+    std::vector<std::string> row = {name};
+    for (auto& c : extra_cells(r, data.value("spec", json::object()))) row.push_back(c);
+    row.push_back(data["metadata"].value("description", ""));
+    rows.push_back(row);
+  }
+  print_table(ctx.out, header, rows);
+}
+
+}  // namespace emco::cli

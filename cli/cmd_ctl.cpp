@@ -1,0 +1,230 @@
+// emcoctl compatibility: `emco ctl ...` or the binary invoked as `emcoctl`.
+// Accepts emcoctl's flags and prints its output format (emcoctl-format.md §9)
+// so scripts that parse "Response:" keep working; everything happens in the
+// local workspace instead of REST calls.
+
+#include <chrono>
+#include <fstream>
+#include <iterator>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+#include <yaml-cpp/yaml.h>
+
+#include "cli/batch_output.hpp"
+#include "cli/render.hpp"
+#include "cli/table.hpp"
+#include "core/util/error.hpp"
+#include "core/util/strings.hpp"
+
+namespace emco::cli {
+
+using nlohmann::json;
+
+namespace {
+
+struct Endpoint {
+  std::string host = "localhost";
+  int port = 0;
+};
+
+// Service -> endpoint, from emcoctl's built-in defaults and --config.
+std::map<std::string, Endpoint> endpoints(const std::string& config_path, Context& ctx) {
+  std::map<std::string, Endpoint> e = {
+      {"orchestrator", {"localhost", 9015}}, {"clm", {"localhost", 9061}},         {"ncm", {"localhost", 9081}},
+      {"dcm", {"localhost", 9077}},          {"ovnaction", {"localhost", 9051}},   {"dtc", {"localhost", 9018}},
+      {"gac", {"localhost", 9020}},          {"hpaPlacement", {"localhost", 9091}}, {"sfc", {"localhost", 9055}},
+      {"sfcClient", {"localhost", 9057}},    {"ca-certs", {"localhost", 9036}},     {"workflowMgr", {"localhost", 9095}},
+  };
+  std::string path = config_path;
+  if (path.empty()) {
+    const char* home = std::getenv("HOME");
+    if (home) path = std::string(home) + "/.emco.yaml";
+    std::ifstream probe(path);
+    if (!probe) return e;
+  }
+  YAML::Node cfg;
+  try {
+    cfg = YAML::LoadFile(path);
+  } catch (const YAML::Exception& ex) {
+    if (config_path.empty()) return e;
+    fail(ErrorKind::invalid, "cannot read config '" + path + "': " + ex.msg);
+  }
+  auto read = [](const YAML::Node& n, Endpoint& ep) {
+    for (const auto& kv : n) {
+      std::string k = to_lower(kv.first.as<std::string>());
+      if (k == "host") ep.host = kv.second.as<std::string>();
+      if (k == "port") ep.port = kv.second.as<int>();
+    }
+  };
+  std::optional<Endpoint> ingress;
+  for (const auto& kv : cfg) {
+    std::string name = kv.first.as<std::string>();
+    if (!kv.second.IsMap()) continue;
+    if (to_lower(name) == "ingress") {
+      Endpoint ep;
+      read(kv.second, ep);
+      ingress = ep;
+      continue;
+    }
+    for (auto& [svc, ep] : e)
+      if (to_lower(svc) == to_lower(name) || (svc == "ca-certs" && to_lower(name) == "cacert")) read(kv.second, ep);
+  }
+  if (ingress)
+    for (auto& [svc, ep] : e) ep = *ingress;
+  (void)ctx;
+  return e;
+}
+
+std::string service_of(const resource::Anchor& a) {
+  if (a.kind->id == "cluster" && (a.target == resource::AnchorTarget::operation || a.target == resource::AnchorTarget::status))
+    return "ncm";
+  return a.kind->service;
+}
+
+std::string base_url(const std::map<std::string, Endpoint>& eps, const std::string& service) {
+  auto it = eps.find(service);
+  if (it == eps.end()) it = eps.find("orchestrator");
+  std::string host = it->second.host.find(':') != std::string::npos ? "[" + it->second.host + "]" : it->second.host;
+  return "http://" + host + ":" + std::to_string(it->second.port) + "/v2/";
+}
+
+int status_code(const manifest::ItemResult& it, manifest::Verb verb) {
+  if (it.outcome == "error") {
+    switch (static_cast<ErrorKind>(it.exit_kind)) {
+      case ErrorKind::not_found: return 404;
+      case ErrorKind::conflict: return 409;
+      case ErrorKind::invalid: return 400;
+      default: return 500;
+    }
+  }
+  if (it.outcome == "skipped") return 0;
+  if (it.outcome == "deleted") return 204;
+  if (it.anchor != it.document_anchor && verb == manifest::Verb::apply && it.outcome == "created") return 201;
+  if (it.outcome == "created") return 201;
+  if (it.outcome == "configured" || it.outcome == "unchanged" || it.outcome == "found") return 200;
+  return 202;  // lifecycle operations
+}
+
+int run_ctl(Context& ctx, const Invocation& inv) {
+  const std::string verb_word = inv.args.at(0);
+  manifest::Verb verb;
+  if (verb_word == "apply") verb = manifest::Verb::apply;
+  else if (verb_word == "update") verb = manifest::Verb::update;
+  else if (verb_word == "get") verb = manifest::Verb::get;
+  else if (verb_word == "delete") verb = manifest::Verb::remove;
+  else
+    fail(ErrorKind::usage, "unknown emcoctl command '" + verb_word + "'", "emcoctl commands are apply, update, get, delete");
+  auto eps = endpoints(inv.get("config"), ctx);
+  int wait_seconds = 0;
+  if (inv.has("waitTime")) {
+    try {
+      wait_seconds = std::stoi(inv.get("waitTime"));
+    } catch (const std::exception&) {
+      fail(ErrorKind::usage, "'-w " + inv.get("waitTime") + "' is not a number of seconds");
+    }
+  }
+
+  std::vector<manifest::File> files;
+  if (inv.has("filename")) {
+    manifest::ReadOptions ro;
+    ro.strict_top_level = false;  // emcoctl ignores unknown top-level keys
+    if (inv.has("values")) ro.render = make_values_renderer(inv.all("values").front());
+    files = manifest::read_files(inv.all("filename").front(), ro);  // emcoctl reads only the first -f
+  } else {
+    if (inv.args.size() < 2) fail(ErrorKind::usage, "emcoctl " + verb_word + " needs -f FILE or an anchor");
+    if (verb == manifest::Verb::get) {
+      for (size_t i = 1; i < inv.args.size(); ++i) {
+        auto a = resource::parse_anchor(inv.args[i]);
+        ctx.out << "---\nGET  --> URL: " << base_url(eps, service_of(a)) << inv.args[i] << "\n";
+        std::ostringstream body;
+        Context inner(body, ctx.err, std::nullopt);
+        int code = 200;
+        try {
+          run_anchor(ctx, manifest::Verb::get, inv.args[i], Format::json, {});
+        } catch (const Error& e) {
+          code = e.kind() == ErrorKind::not_found ? 404 : 400;
+          ctx.out << "Response Code: " << code << "\nResponse: " << e.message() << "\n";
+        }
+      }
+      return 0;
+    }
+    manifest::File f;
+    for (size_t i = 1; i < inv.args.size(); ++i) {
+      manifest::Document d;
+      d.source = "<command line>";
+      d.line = d.index = static_cast<int>(i);
+      d.anchor_text = inv.args[i];
+      d.anchor = resource::parse_anchor(inv.args[i]);
+      if (d.anchor.target == resource::AnchorTarget::resource) d.name = d.anchor.key.parts.back().second;
+      d.body = std::make_shared<json>(json{{"metadata", json::object()}});
+      f.documents.push_back(std::move(d));
+    }
+    files.push_back(std::move(f));
+  }
+  manifest::BatchOptions opts;
+  opts.continue_on_error = true;
+  opts.stop_at_first_error = inv.has("stop");
+  auto result = manifest::run_batch(ctx.store(), verb, files, opts);
+  for (const auto& it : result.items) {
+    int code = status_code(it, verb);
+    if (code == 0) continue;
+    auto a = resource::parse_anchor(it.document_anchor);
+    std::string method = verb == manifest::Verb::get ? "GET" : verb == manifest::Verb::update ? "PUT" : "POST";
+    std::string url_anchor = it.document_anchor;
+    if (verb == manifest::Verb::remove) {
+      if (a.target == resource::AnchorTarget::operation) {
+        method = "POST";
+        url_anchor = resource::resource_anchor(*a.kind, a.key) + "/terminate";
+      } else {
+        method = "DELETE";
+        url_anchor = it.anchor;
+      }
+    } else if (verb == manifest::Verb::get || verb == manifest::Verb::update) {
+      url_anchor = it.anchor;
+    }
+    ctx.out << "---\n" << method << "  --> URL: " << base_url(eps, service_of(a)) << url_anchor << "\n";
+    ctx.out << "Response Code: " << code << "\n";
+    if (it.outcome == "error") {
+      ctx.out << "Response: " << it.error << "\n";
+      continue;
+    }
+    if (!it.object.empty()) {
+      ctx.out << "Response: " << it.object << "\n";
+    } else if (code == 201 || code == 200) {
+      if (auto r = ctx.store().get(resource::parse_anchor(it.anchor).key)) ctx.out << "Response: " << manifest::render_object(*r, false) << "\n";
+    }
+    if (code == 202 && wait_seconds > 0) {
+      ctx.out << "API Response code 202. Waiting...\n";
+      std::this_thread::sleep_for(std::chrono::seconds(wait_seconds));
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+std::vector<CommandSpec> ctl_commands() {
+  return {{.path = {"ctl"},
+           .summary = "run an emcoctl command against the local workspace",
+           .description = "Accepts emcoctl's command line and prints its output format, so scripts written for EMCO\n"
+                          "keep working. A symlink named 'emcoctl' to emco behaves the same. Without -s, API errors\n"
+                          "are printed and processing continues (exit status 0), as emcoctl does.",
+           .args = {{.name = "COMMAND", .help = "apply, update, get or delete"},
+                    {.name = "ANCHOR", .help = "anchor for a single call", .optional = true, .variadic = true,
+                     .complete = Complete::anchor}},
+           .flags = {{.name = "config", .value = "FILE", .help = "emcoctl config (only used to print matching URLs)",
+                      .complete = Complete::file},
+                     {.name = "filename", .short_name = 'f', .value = "FILE", .help = "input file (only the first is read)",
+                      .repeatable = true, .complete = Complete::file},
+                     {.name = "values", .short_name = 'v', .value = "FILE", .help = "values for templating", .repeatable = true,
+                      .complete = Complete::file},
+                     {.name = "token", .short_name = 't', .value = "TOKEN", .help = "accepted and ignored (no server)", .repeatable = true},
+                     {.name = "stop", .short_name = 's', .help = "stop at the first failing document"},
+                     {.name = "waitTime", .short_name = 'w', .value = "SECONDS", .help = "sleep after each accepted lifecycle call"}},
+           .examples = {"emcoctl --config emco-cfg.yaml apply -f prerequisites.yaml -v values.yaml",
+                        "emco ctl get projects/proj1/composite-apps/ca/v1/deployment-intent-groups/dig/status"},
+           .handler = run_ctl}};
+}
+
+}  // namespace emco::cli

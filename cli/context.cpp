@@ -1,0 +1,26 @@
+#include "cli/context.hpp"
+
+#include <filesystem>
+
+namespace emco::cli {
+
+Context::Context(std::ostream& o, std::ostream& e, std::optional<std::string> workspace_flag)
+    : out(o), err(e), m_workspace_flag(std::move(workspace_flag)) {}
+
+const store::Workspace& Context::workspace() {
+  if (!m_workspace) m_workspace = store::find_workspace(m_workspace_flag, std::filesystem::current_path());
+  return *m_workspace;
+}
+
+store::Store& Context::store() {
+  if (!m_store) m_store = store::Store::open(workspace());
+  return *m_store;
+}
+
+void Context::note(const std::string& message) {
+  if (!quiet) err << "emco: " << message << "\n";
+}
+
+void Context::warn(const std::string& message) { err << "emco: warning: " << message << "\n"; }
+
+}  // namespace emco::cli

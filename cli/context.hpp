@@ -1,0 +1,36 @@
+#pragma once
+// What a command handler needs: the parsed invocation's global options, the
+// output streams, the clock, and the workspace store (opened on first use).
+
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "core/store/store.hpp"
+#include "core/util/clock.hpp"
+
+namespace emco::cli {
+
+class Context {
+public:
+  Context(std::ostream& out, std::ostream& err, std::optional<std::string> workspace_flag);
+
+  std::ostream& out;
+  std::ostream& err;
+  bool quiet = false;
+
+  store::Store& store();               // finds and opens the workspace (Error(workspace) if none)
+  const store::Workspace& workspace();
+  Clock& clock() { return system_clock(); }
+  // A message for a human on stderr ("emco: ..."), suppressed by --quiet.
+  void note(const std::string& message);
+  void warn(const std::string& message);  // "emco: warning: ..." always
+
+private:
+  std::optional<std::string> m_workspace_flag;
+  std::optional<store::Workspace> m_workspace;
+  std::unique_ptr<store::Store> m_store;
+};
+
+}  // namespace emco::cli

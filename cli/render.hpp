@@ -1,0 +1,13 @@
+#pragma once
+// `-v values.yaml`: emcoctl renders each batch file as a Go text/template
+// over the values (Go's builtins only, missing keys print "<no value>").
+
+#include <string>
+
+#include "core/manifest/manifest.hpp"
+
+namespace emco::cli {
+
+manifest::Renderer make_values_renderer(const std::string& values_file);
+
+}  // namespace emco::cli

@@ -1,0 +1,92 @@
+#pragma once
+// The command table: every emco command as data. One table drives argument
+// parsing, --help, the man pages in manpages/ and the bash/zsh/fish
+// completions in completions/ (cli/docs.cpp); tests/cli checks that the
+// committed files agree with it.
+
+#include <functional>
+#include <iosfwd>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace emco::cli {
+
+// What a flag's or argument's value completes to.
+enum class Complete { none, file, directory, anchor, choice };
+
+struct FlagSpec {
+  std::string name;                  // long name without dashes ("output")
+  char short_name = 0;               // 'o', or 0
+  std::string value;                 // value placeholder ("FORMAT"); empty = boolean switch
+  std::string help;
+  bool repeatable = false;
+  std::vector<std::string> choices;  // allowed values (completion and validation)
+  Complete complete = Complete::none;
+  std::string default_value;
+};
+
+struct ArgSpec {
+  std::string name;  // "NAME", "FILE"
+  std::string help;
+  bool optional = false;
+  bool variadic = false;
+  Complete complete = Complete::none;
+};
+
+class Context;
+struct Invocation;
+using Handler = std::function<int(Context&, const Invocation&)>;
+
+struct CommandSpec {
+  std::vector<std::string> path;  // {"cluster", "label", "add"}
+  std::string summary;            // one line, lowercase, no final period
+  std::string description;        // paragraphs for --help and the man page
+  std::vector<ArgSpec> args;
+  std::vector<FlagSpec> flags;
+  bool needs_workspace = true;    // opens the workspace before running
+  bool hidden = false;            // internal commands (docs generator)
+  std::vector<std::string> examples;
+  Handler handler;
+};
+
+// Global flags every command accepts (--workspace, --help, ...).
+const std::vector<FlagSpec>& global_flags();
+
+// The whole table, in display order.
+const std::vector<CommandSpec>& commands();
+
+// Noun groups ("cluster", "app", ...) with their one-line summary, for help
+// and one man page per noun.
+struct NounSpec {
+  std::string name;
+  std::string summary;
+};
+const std::vector<NounSpec>& nouns();
+
+struct Invocation {
+  const CommandSpec* command = nullptr;
+  std::vector<std::string> args;
+  std::map<std::string, std::vector<std::string>> flags;  // long name -> values ("" for switches)
+
+  bool has(const std::string& flag) const { return flags.count(flag) > 0; }
+  std::string get(const std::string& flag, const std::string& fallback = "") const;
+  const std::vector<std::string>& all(const std::string& flag) const;
+};
+
+// Parses argv (without the program name). Throws Error(usage) with a
+// "did you mean" hint for unknown commands and flags. Returns nullopt after
+// printing help (--help, `emco help X`, a bare noun).
+std::optional<Invocation> parse(const std::vector<std::string>& argv, std::ostream& out);
+
+// Help text of one command / of a noun / of the whole program.
+void print_command_help(const CommandSpec& c, std::ostream& out);
+void print_group_help(const std::vector<std::string>& prefix, std::ostream& out);
+
+// Sections of the table, one per file, concatenated by commands().
+std::vector<CommandSpec> core_commands();      // init, apply, get, delete, update, version, ...
+std::vector<CommandSpec> resource_commands();  // cluster, project, app, dig, lc, controller
+std::vector<CommandSpec> ctl_commands();       // emcoctl compatibility
+
+}  // namespace emco::cli
