@@ -1,0 +1,153 @@
+// The YAML loader's typing rules and toYaml's byte-exact output (goyaml.v2 emitter).
+#include <catch2/catch.hpp>
+
+#include "core/util/error.hpp"
+#include "helpers.hpp"
+
+using namespace emco::tmpl;
+using namespace emco::tmpl::test;
+
+TEST_CASE("yaml: helm mode types values as sigs.k8s.io/yaml does", "[template][yaml]") {
+  Value v = yaml("i: 1\nf: 1.5\nb1: yes\nb2: on\nb3: False\ns: 'yes'\nhex: 0x10\noct: 010\nund: 1_000\n"
+                 "date: 2024-01-15\nnil1: ~\nnil2:\nstr: hello world\n1: one\ntrue: t\n");
+  CHECK(v.find("i")->is_float());
+  CHECK(v.find("i")->as_float() == 1.0);
+  CHECK(v.find("f")->as_float() == 1.5);
+  CHECK(v.find("b1")->as_bool());
+  CHECK(v.find("b2")->as_bool());
+  CHECK_FALSE(v.find("b3")->as_bool());
+  CHECK(v.find("s")->as_string() == "yes");
+  CHECK(v.find("hex")->as_float() == 16.0);
+  CHECK(v.find("oct")->as_float() == 8.0);
+  CHECK(v.find("und")->as_float() == 1000.0);
+  CHECK(v.find("date")->as_string() == "2024-01-15");
+  CHECK(v.find("nil1")->is_null());
+  CHECK(v.find("nil2")->is_null());
+  CHECK(v.find("str")->as_string() == "hello world");
+  CHECK(v.find("1")->as_string() == "one");
+  CHECK(v.find("true")->as_string() == "t");
+}
+
+TEST_CASE("yaml: go_yaml mode keeps ints and YAML 1.2 booleans", "[template][yaml]") {
+  Value v = parse_yaml("i: 1\nf: 1.5\nb: yes\nt: true\n", YamlMode::go_yaml, "v.yaml");
+  CHECK(v.find("i")->is_int());
+  CHECK(v.find("i")->go_type() == "int");
+  CHECK(v.find("f")->is_float());
+  CHECK(v.find("b")->as_string() == "yes");
+  CHECK(v.find("t")->as_bool());
+}
+
+TEST_CASE("yaml: anchors, aliases, merge keys and documents", "[template][yaml]") {
+  Value v = yaml("base: &b {p: 1, q: 1}\nd:\n  <<: *b\n  q: 2\nref: *b\n");
+  CHECK(render("{{ .d.p }} {{ .d.q }} {{ .ref.q }}", v) == "1 2 1");
+  // YAML 1.1: y/n/yes/no/on/off are booleans, also as keys (which become "true"/"false")
+  CHECK(render("{{ .true }} {{ index .list 1 }}", yaml("y: key\nlist: [x, n]\n")) == "key false");
+  auto docs = parse_yaml_documents("a: 1\n---\nb: 2\n", YamlMode::helm, "m.yaml");
+  REQUIRE(docs.size() == 2);
+  CHECK(docs[1].find("b") != nullptr);
+  CHECK(yaml("").is_null());
+}
+
+TEST_CASE("yaml: syntax errors carry source:line:col", "[template][yaml]") {
+  try {
+    yaml("a: 1\nb: [1, 2\n");
+    FAIL("no error");
+  } catch (const emco::Error& e) {
+    CHECK(e.kind() == emco::ErrorKind::invalid);
+    CHECK(e.message().rfind("test.yaml:", 0) == 0);
+  }
+  CHECK_THROWS_AS(yaml("a: b: c"), emco::Error);
+}
+
+TEST_CASE("toYaml: key order, nesting and collections", "[template][yaml]") {
+  CHECK(to_yaml(yaml("b: 1\na: x\n")) == "a: x\nb: 1\n");
+  CHECK(to_yaml(yaml("k: [1, 2]\n")) == "k:\n- 1\n- 2\n");
+  CHECK(to_yaml(yaml("- {a: 1, b: 2}\n- [x, z]\n- []\n- {}\n")) == "- a: 1\n  b: 2\n- - x\n  - z\n- []\n- {}\n");
+  CHECK(to_yaml(yaml("a: {}\nb: []\nc: ~\nd: {e: {f: g}}\n")) == "a: {}\nb: []\nc: null\nd:\n  e:\n    f: g\n");
+  CHECK(to_yaml(Value(Map{})) == "{}\n");
+  CHECK(to_yaml(Value("abc")) == "abc\n");
+  // goyaml.v2 orders keys "naturally": non-letters first, digit runs by value
+  CHECK(to_yaml(yaml("a10: 1\na9: 1\nB: 1\n_x: 1\na: 1\n")) == "_x: 1\nB: 1\na: 1\na9: 1\na10: 1\n");
+}
+
+TEST_CASE("toYaml: numbers go through JSON first", "[template][yaml]") {
+  Map m;
+  m["a"] = Value(1e6);
+  m["b"] = Value(1.5);
+  m["c"] = Value(1e21);
+  m["d"] = Value(123456789.5);
+  m["e"] = Value(1e-7);
+  m["f"] = Value(5);
+  m["g"] = Value(true);
+  CHECK(to_yaml(Value(m)) == "a: 1000000\nb: 1.5\nc: 1e+21\nd: 1.234567895e+08\ne: 1e-07\nf: 5\ng: true\n");
+}
+
+TEST_CASE("toYaml: strings are quoted when YAML 1.1 would read them as something else", "[template][yaml]") {
+  auto one = [](const std::string& s) {
+    Map m;
+    m["k"] = Value(s);
+    return to_yaml(Value(m));
+  };
+  CHECK(one("abc") == "k: abc\n");
+  CHECK(one("true") == "k: \"true\"\n");
+  CHECK(one("yes") == "k: \"yes\"\n");
+  CHECK(one("1.5") == "k: \"1.5\"\n");
+  CHECK(one("012") == "k: \"012\"\n");
+  CHECK(one("08") == "k: \"08\"\n");
+  CHECK(one("0x1F") == "k: \"0x1F\"\n");
+  CHECK(one("null") == "k: \"null\"\n");
+  CHECK(one("~") == "k: \"~\"\n");
+  CHECK(one("") == "k: \"\"\n");
+  CHECK(one("1:20") == "k: \"1:20\"\n");
+  CHECK(one("2024-01-15") == "k: \"2024-01-15\"\n");
+  CHECK(one(".5") == "k: \".5\"\n");
+  CHECK(one("-") == "k: '-'\n");
+  CHECK(one("a: b") == "k: 'a: b'\n");
+  CHECK(one("a #b") == "k: 'a #b'\n");
+  CHECK(one("*x") == "k: '*x'\n");
+  CHECK(one(" lead") == "k: ' lead'\n");
+  CHECK(one("trail ") == "k: 'trail '\n");
+  CHECK(one("it's") == "k: it's\n");
+  CHECK(one("'q") == "k: '''q'\n");
+  CHECK(one("with\ttab") == "k: \"with\\ttab\"\n");
+  CHECK(one("caf\u00e9") == "k: caf\u00e9\n");
+  CHECK(one("a:b") == "k: a:b\n");
+}
+
+TEST_CASE("toYaml: multi-line strings use block scalars", "[template][yaml]") {
+  auto one = [](const std::string& s) {
+    Map m;
+    m["k"] = Value(s);
+    return to_yaml(Value(m));
+  };
+  CHECK(one("a\nb") == "k: |-\n  a\n  b\n");
+  CHECK(one("a\nb\n") == "k: |\n  a\n  b\n");
+  CHECK(one("a\n\n") == "k: |+\n  a\n\n");
+  CHECK(one(" lead\nx") == "k: |2-\n   lead\n  x\n");
+  CHECK(one("a\n\nb") == "k: |-\n  a\n\n  b\n");
+  CHECK(one("a \nb") == "k: \"a \\nb\"\n");
+  CHECK(one("a\n b") == "k: |-\n  a\n   b\n");
+  CHECK(to_yaml(yaml("- |\n  x\n  y\n")) == "- |\n  x\n  y\n");
+  CHECK(to_yaml(Value(List{Value("p\nq")})) == "- |-\n  p\n  q\n");
+}
+
+TEST_CASE("toYaml: long strings fold at 80 columns like goyaml.v2", "[template][yaml]") {
+  std::string words;
+  for (int i = 0; i < 25; ++i) words += (i ? " " : "") + std::string("abcd");
+  Map m;
+  m["k"] = Value(words);
+  std::string first, second;
+  for (int i = 0; i < 16; ++i) first += (i ? " " : "") + std::string("abcd");
+  for (int i = 0; i < 9; ++i) second += (i ? " " : "") + std::string("abcd");
+  CHECK(to_yaml(Value(m)) == "k: " + first + "\n  " + second + "\n");
+  // keys never fold
+  Map k;
+  k[words] = Value(1);
+  CHECK(to_yaml(Value(k)) == words + ": 1\n");
+}
+
+TEST_CASE("toYaml through the template function trims the final newline", "[template][yaml]") {
+  Value v = yaml("labels:\n  app: web\n  tier: \"1\"\n");
+  CHECK(render("{{ toYaml .labels | nindent 4 }}", v) == "\n    app: web\n    tier: \"1\"");
+  CHECK(render("{{ toYaml .missing }}", v) == "null");
+}
