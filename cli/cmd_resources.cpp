@@ -248,7 +248,8 @@ void add_verbs(std::vector<CommandSpec>& out, const Noun& n) {
                  }});
 }
 
-void add_operations(std::vector<CommandSpec>& out, const Noun& n, const std::vector<std::pair<std::string, std::string>>& ops) {
+void add_operations(std::vector<CommandSpec>& out, const Noun& n, const std::vector<std::pair<std::string, std::string>>& ops,
+                    bool with_status = true) {
   const Kind& k = resource::kind(n.kind);
   for (const auto& [op, summary] : ops) {
     auto path = n.words;
@@ -263,6 +264,7 @@ void add_operations(std::vector<CommandSpec>& out, const Noun& n, const std::vec
                      return 0;
                    }});
   }
+  if (!with_status) return;
   auto path = n.words;
   path.push_back("status");
   out.push_back({.path = path,
@@ -427,11 +429,9 @@ std::vector<CommandSpec> resource_commands() {
            },
            .examples = {"emco dig create proj1/collection/v1/dig1 --composite-profile default --release r1 --logical-cloud lc0"}};
   add_verbs(v, dig);
-  add_operations(v, dig, {{"approve", "approve a deployment intent group for instantiation"},
-                          {"instantiate", "deploy an approved deployment intent group"},
-                          {"terminate", "remove a deployment intent group's resources from its clusters"},
-                          {"stop", "stop an instantiate or terminate that is still retrying"},
-                          {"update", "roll out intent changes to an instantiated deployment intent group"}});
+  // Deployment commands (instantiate, terminate, update, rollback, status,
+  // ...) live in cli/cmd_deploy.cpp with their waiting and progress flags.
+  add_operations(v, dig, {{"approve", "approve a deployment intent group for instantiation"}}, false);
   add_verbs(v, {.words = {"dig", "intent"}, .kind = "groupIntent", .address = "PROJECT/COMPOSITE-APP/VERSION/DIG/INTENT",
                 .flags = {{.name = "placement", .value = "NAME", .help = "the generic placement intent"},
                           {.name = "controller", .value = "CONTROLLER=INTENT", .help = "a controller's intent", .repeatable = true}},
