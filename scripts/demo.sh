@@ -46,7 +46,7 @@ run "$emco" apply -f 03-app.yaml -v values.yaml
 run "$emco" cluster list
 run "$emco" dig list
 run "$emco" apply "projects/quickstart/composite-apps/hello-app/v1/deployment-intent-groups/hello-dig/approve"
-run "$emco" dig status quickstart/hello-app/v1/hello-dig
+run "$emco" get "projects/quickstart/composite-apps/hello-app/v1/deployment-intent-groups/hello-dig/status" -o yaml
 say "re-applying unchanged files changes nothing"
 "$emco" apply -f 03-app.yaml -v values.yaml | sed -n '1,3p'
 echo
