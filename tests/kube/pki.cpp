@@ -110,4 +110,23 @@ KeyPair make_cert(const KeyPair& ca, const std::string& cn, const std::vector<st
   return build(cn, &ca, dns, ips, not_before_s, not_after_s);
 }
 
+KeyPair make_csr(const std::string& cn) {
+  EVP_PKEY* key = EVP_EC_gen("P-256");
+  X509_REQ* req = X509_REQ_new();
+  X509_REQ_set_version(req, 0);
+  X509_NAME* name = X509_REQ_get_subject_name(req);
+  X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, reinterpret_cast<const unsigned char*>(cn.c_str()), -1, -1, 0);
+  X509_REQ_set_pubkey(req, key);
+  X509_REQ_sign(req, key, EVP_sha256());
+  BIO* bio = BIO_new(BIO_s_mem());
+  PEM_write_bio_X509_REQ(bio, req);
+  char* data = nullptr;
+  long len = BIO_get_mem_data(bio, &data);
+  KeyPair out{std::string(data, static_cast<size_t>(len)), to_pem(key)};
+  BIO_free(bio);
+  X509_REQ_free(req);
+  EVP_PKEY_free(key);
+  return out;
+}
+
 }  // namespace emco::kube::test

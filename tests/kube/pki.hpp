@@ -18,4 +18,7 @@ KeyPair make_ca(const std::string& cn, long not_before_s = -3600, long not_after
 KeyPair make_cert(const KeyPair& ca, const std::string& cn, const std::vector<std::string>& dns = {},
                   const std::vector<std::string>& ips = {}, long not_before_s = -3600, long not_after_s = 86400);
 
+// A PKCS#10 request for `cn` (cert_pem holds the request) and its key.
+KeyPair make_csr(const std::string& cn);
+
 }  // namespace emco::kube::test

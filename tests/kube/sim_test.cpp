@@ -1,0 +1,319 @@
+// KubeTarget and cluster check against the in-process simulator (plugins/sim).
+
+#include <catch2/catch.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "core/util/error.hpp"
+#include "helpers.hpp"
+#include "pki.hpp"
+#include "plugins/sim/sim.hpp"
+#include "plugins/targets/kube/cluster_check.hpp"
+#include "plugins/targets/kube/kube_target.hpp"
+#include "plugins/targets/kube/pem.hpp"
+
+using namespace emco;
+using namespace emco::kube;
+using json = nlohmann::json;
+using namespace std::chrono_literals;
+
+namespace {
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+struct Fleet {
+  sim::Simulator sim;
+  explicit Fleet(int clusters, sim::AuthMode auth = sim::AuthMode::token, int crd_delay_ms = 0)
+      : sim([&] {
+          sim::SimOptions o;
+          o.clusters = clusters;
+          o.ready_delay_ms = 200;
+          o.auth = auth;
+          o.crd_establish_delay_ms = crd_delay_ms;
+          return o;
+        }()) {
+    sim.start();
+  }
+  std::string name(size_t i) const { return sim.cluster_names().at(i); }
+  std::string kubeconfig(size_t i) const { return slurp(sim.kubeconfig_path(name(i))); }
+};
+
+KubeTargetOptions fast_options() {
+  KubeTargetOptions o;
+  o.client.max_retry_wait = 50ms;
+  o.client.establish_timeout = 10s;
+  o.probe_timeout = 2s;
+  return o;
+}
+
+KubeError kube_error_of(const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const KubeError& e) {
+    return e;
+  }
+  return KubeError(KubeErrorCategory::other, -1, "<no error>");
+}
+
+const char* k_app = R"(
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: web-config, labels: {app: web}}
+data: {color: blue}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, labels: {app: web}}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers: [{name: web, image: nginx:1.25}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web}
+spec:
+  selector: {app: web}
+  ports: [{port: 80, targetPort: 80}]
+---
+apiVersion: example.com/v1
+kind: Widget
+metadata: {name: w1}
+spec: {size: 3}
+---
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: widgets.example.com}
+spec:
+  group: example.com
+  scope: Namespaced
+  names: {plural: widgets, singular: widget, kind: Widget}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
+---
+apiVersion: v1
+kind: Namespace
+metadata: {name: apps}
+)";
+
+}  // namespace
+
+TEST_CASE("sim: apply an app with a CRD and its CR, re-apply, update, read, ready, delete", "[sim]") {
+  Fleet fleet(1, sim::AuthMode::token, 300);
+  const std::string c = fleet.name(0);
+  KubeTarget target("p+" + c, fleet.kubeconfig(0), "apps", fast_options());
+
+  ProbeResult probe = target.probe();
+  CHECK(probe.reachable);
+  CHECK(probe.version.rfind("v1.32", 0) == 0);
+  CHECK_FALSE(probe.error);
+
+  std::vector<ApplyResult> first = target.apply_all(k_app);
+  REQUIRE(first.size() == 6);
+  // Namespace first, CRD second (waited for Established), then file order.
+  CHECK(first[0].ref.gvk.kind == "Namespace");
+  CHECK(first[1].ref.gvk.kind == "CustomResourceDefinition");
+  CHECK(first[2].ref.gvk.kind == "ConfigMap");
+  CHECK(first[5].ref.gvk.kind == "Widget");
+  for (const auto& r : first) CHECK(r.action == ApplyAction::created);
+  CHECK(first[2].ref.ns == "apps");
+  CHECK(first[1].ref.ns.empty());
+
+  json cm = fleet.sim.get(c, "v1", "ConfigMap", "apps", "web-config");
+  REQUIRE(cm.is_object());
+  CHECK(cm["data"]["color"] == "blue");
+  bool emco_manages = false;
+  for (const auto& mf : cm["metadata"]["managedFields"])
+    if (mf["manager"] == "emco" && mf["operation"] == "Apply") emco_manages = true;
+  CHECK(emco_manages);
+  CHECK(fleet.sim.get(c, "example.com/v1", "Widget", "apps", "w1")["spec"]["size"] == 3);
+
+  SECTION("re-applying unchanged content does not write") {
+    // Let the workload controller finish its status writes first.
+    ObjectRef deploy{{"apps", "v1", "Deployment"}, "", "web"};
+    for (int i = 0; i < 100 && !target.ready(deploy).ready; ++i) std::this_thread::sleep_for(50ms);
+    std::vector<std::string> live_versions;
+    for (const auto& r : first) live_versions.push_back(target.read(r.ref)["metadata"]["resourceVersion"]);
+    std::vector<ApplyResult> again = target.apply_all(k_app);
+    REQUIRE(again.size() == 6);
+    CHECK(again[1].action == ApplyAction::exists);  // CRD: create-if-absent
+    for (size_t i : {0, 2, 3, 4, 5}) {
+      INFO(again[i].ref.gvk.kind);
+      CHECK(again[i].action == ApplyAction::configured);
+      CHECK(again[i].resource_version == live_versions[i]);
+    }
+  }
+  SECTION("an update changes the live object") {
+    ApplyResult r = target.apply(std::string_view(R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"web-config"},"data":{"color":"green"}})"));
+    CHECK(r.action == ApplyAction::configured);
+    CHECK(r.resource_version != first[2].resource_version);
+    json live = target.read({{"", "v1", "ConfigMap"}, "", "web-config"});
+    CHECK(live["data"]["color"] == "green");
+    CHECK(fleet.sim.get(c, "v1", "ConfigMap", "apps", "web-config")["data"]["color"] == "green");
+  }
+  SECTION("workloads become ready, list by label") {
+    ObjectRef deploy{{"apps", "v1", "Deployment"}, "", "web"};
+    Readiness ready = target.ready(deploy);
+    for (int i = 0; i < 100 && !ready.ready; ++i) {
+      std::this_thread::sleep_for(50ms);
+      ready = target.ready(deploy);
+    }
+    CHECK(ready.ready);
+    CHECK(target.ready({{"", "v1", "Service"}, "", "web"}).ready);
+    CHECK(target.ready({{"", "v1", "ConfigMap"}, "", "absent"}).reason == "not present");
+    auto items = target.client().list({"", "v1", "ConfigMap"}, "apps", "app=web");
+    REQUIRE(items.size() == 1);
+    CHECK(items[0]["metadata"]["name"] == "web-config");
+    CHECK(target.client().list({"", "v1", "ConfigMap"}, "apps", "app=other").empty());
+  }
+  SECTION("delete with propagation; deleting again reports absence") {
+    CHECK(target.remove({{"apps", "v1", "Deployment"}, "", "web"}, Propagation::foreground));
+    CHECK(fleet.sim.get(c, "apps/v1", "Deployment", "apps", "web").is_null());
+    CHECK_FALSE(target.remove({{"apps", "v1", "Deployment"}, "", "web"}));
+    CHECK(target.remove({{"", "v1", "Namespace"}, "", "apps"}));
+    // The namespace's contents went with it.
+    for (int i = 0; i < 100 && !fleet.sim.get(c, "v1", "ConfigMap", "apps", "web-config").is_null(); ++i)
+      std::this_thread::sleep_for(20ms);
+    CHECK(fleet.sim.get(c, "v1", "ConfigMap", "apps", "web-config").is_null());
+  }
+  SECTION("one connection carries everything (keep-alive)") {
+    for (int i = 0; i < 20; ++i) target.read({{"", "v1", "ConfigMap"}, "", "web-config"});
+    HttpStats s = target.client().stats();
+    CHECK(s.requests > 30);
+    CHECK(s.connections == 1);
+  }
+}
+
+TEST_CASE("sim: a missing target namespace is created; CSR approval", "[sim]") {
+  Fleet fleet(1, sim::AuthMode::client_cert);
+  const std::string c = fleet.name(0);
+  KubeTarget target(c, fleet.kubeconfig(0), "fresh-ns", fast_options());
+  ApplyResult r = target.apply(std::string_view("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\ndata: {a: b}\n"));
+  CHECK(r.action == ApplyAction::created);
+  CHECK(fleet.sim.get(c, "v1", "Namespace", "", "fresh-ns").is_object());
+  CHECK(fleet.sim.get(c, "v1", "ConfigMap", "fresh-ns", "x").is_object());
+
+  // A CSR from a fresh key, approved by emco and signed by the simulator's CA;
+  // the issued certificate then authenticates.
+  test::KeyPair csr = test::make_csr("edge-agent");
+  std::string csr_yaml = "apiVersion: certificates.k8s.io/v1\nkind: CertificateSigningRequest\nmetadata: {name: edge-csr}\n"
+                         "spec: {signerName: kubernetes.io/kube-apiserver-client, usages: [client auth], request: " +
+                         base64_encode(csr.cert_pem) + "}\n";
+  CHECK(target.apply(std::string_view(csr_yaml)).action == ApplyAction::created);
+  target.client().approve_csr("edge-csr");
+  target.client().approve_csr("edge-csr");  // already approved: no-op
+  json live = target.read({{"certificates.k8s.io", "v1", "CertificateSigningRequest"}, "", "edge-csr"});
+  int approvals = 0;
+  for (const auto& cond : live["status"]["conditions"])
+    if (cond["type"] == "Approved" && cond["status"] == "True") ++approvals;
+  CHECK(approvals == 1);
+  REQUIRE(live["status"].contains("certificate"));
+  std::string issued = *base64_decode(live["status"]["certificate"].get<std::string>());
+  CHECK(inspect_certificates(issued, "issued").subject == "CN=edge-agent");
+  ClusterAccess agent = target.client().access();
+  agent.client_cert_pem = issued;
+  agent.client_key_pem = csr.key_pem;
+  KubeClient as_agent(agent);
+  CHECK(as_agent.server_version(2s).contains("gitVersion"));
+  CHECK(as_agent.get({"", "v1", "Namespace"}, "", "fresh-ns").is_object());
+}
+
+TEST_CASE("sim: errors are mapped (credentials, faults, wrong CA)", "[sim][bad]") {
+  Fleet fleet(2);
+  const std::string c = fleet.name(0);
+  const std::string cm = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n";
+
+  SECTION("a wrong token is unauthorised") {
+    std::string text = fleet.kubeconfig(0);
+    auto pos = text.find("token: ");
+    text = text.substr(0, pos) + "token: wrong\n" + text.substr(text.find('\n', pos) + 1);
+    KubeTarget bad("p+" + c, text, "default", fast_options());
+    KubeError e = kube_error_of([&] { bad.apply(std::string_view(cm)); });
+    CHECK(e.category() == KubeErrorCategory::unauthorized);
+    CHECK(e.message().find("cluster 'p+" + c + "': unauthorised") == 0);
+    CHECK(e.message().find("wrong") == std::string::npos);
+  }
+  SECTION("expired credentials, 503 with Retry-After, refused connections") {
+    KubeTarget target(c, fleet.kubeconfig(0), "default", fast_options());
+    CHECK(target.apply(std::string_view(cm)).action == ApplyAction::created);
+    sim::Fault f;
+    f.expired_credentials = true;
+    fleet.sim.set_fault(c, f);
+    CHECK(kube_error_of([&] { target.apply(std::string_view(cm)); }).category() == KubeErrorCategory::unauthorized);
+    f = {};
+    f.error_rate = 1.0;
+    f.error_code = 503;
+    fleet.sim.set_fault(c, f);
+    uint64_t before = target.client().stats().requests;
+    KubeError e = kube_error_of([&] { target.apply(std::string_view(cm)); });
+    CHECK(e.category() == KubeErrorCategory::server_error);
+    CHECK(e.http_status() == 503);
+    CHECK(target.client().stats().requests - before == 4);  // 1 + 3 retries
+    f = {};
+    f.refuse = true;
+    fleet.sim.set_fault(c, f);
+    KubeError refused = kube_error_of([&] { target.read({{"", "v1", "ConfigMap"}, "", "x"}); });
+    CHECK(refused.category() == KubeErrorCategory::unreachable);
+    CHECK(refused.hint() == "did you specify the right host or port?");
+    ProbeResult p = target.probe();
+    CHECK_FALSE(p.reachable);
+    CHECK(p.error == KubeErrorCategory::unreachable);
+    fleet.sim.set_fault(c, {});
+    CHECK(target.probe().reachable);
+  }
+  SECTION("a wrong CA is a TLS error naming the cluster") {
+    std::string text = fleet.kubeconfig(1);
+    auto pos = text.find("certificate-authority-data: ") + std::string("certificate-authority-data: ").size();
+    text = text.substr(0, pos) + base64_encode(test::make_ca("impostor").cert_pem) + text.substr(text.find('\n', pos));
+    KubeTarget target("p+" + fleet.name(1), text, "default", fast_options());
+    KubeError e = kube_error_of([&] { target.apply(std::string_view(cm)); });
+    CHECK(e.category() == KubeErrorCategory::tls);
+    CHECK(e.message().find("cluster 'p+" + fleet.name(1) + "': TLS verification of 'https://") == 0);
+  }
+  SECTION("invalid objects and unknown kinds") {
+    KubeTarget target(c, fleet.kubeconfig(0), "default", fast_options());
+    KubeError e = kube_error_of([&] { target.apply(std::string_view("apiVersion: example.com/v1\nkind: Gadget\nmetadata: {name: g}\n")); });
+    CHECK(e.category() == KubeErrorCategory::not_found);
+    CHECK(e.message() == "cluster '" + c + "' does not serve kind 'Gadget' in 'example.com/v1'");
+    e = kube_error_of([&] { target.apply(std::string_view("apiVersion: v1\nkind: ConfigMap\nmetadata: {generateName: x-}\n")); });
+    CHECK(e.category() == KubeErrorCategory::invalid);
+  }
+}
+
+TEST_CASE("sim: cluster check over a fleet", "[sim][check]") {
+  Fleet fleet(3);
+  sim::Fault down;
+  down.refuse = true;
+  fleet.sim.set_fault(fleet.name(2), down);
+  std::vector<ClusterCheckInput> inputs;
+  for (size_t i = 0; i < 3; ++i) inputs.push_back({"p+" + fleet.name(i), fleet.kubeconfig(i), "", "apps"});
+  ClusterCheckOptions opts;
+  opts.timeout = 2s;
+  auto results = check_clusters(inputs, opts);
+  for (size_t i = 0; i < 2; ++i) {
+    INFO(format_check_table(results));
+    CHECK(results[i].check("reachable").status == CheckStatus::ok);
+    CHECK(results[i].check("tls").status == CheckStatus::ok);
+    CHECK(results[i].check("credentials").status == CheckStatus::ok);
+    CHECK(results[i].check("permissions").status == CheckStatus::ok);
+    CHECK(results[i].version.rfind("v1.32", 0) == 0);
+    CHECK_FALSE(results[i].failed());
+  }
+  CHECK(results[2].check("reachable").status == CheckStatus::failed);
+  CHECK(check_exit_code(results) == 1);
+}
