@@ -77,6 +77,494 @@ std::string scalar_text(const YAML::Node& node) {
   return "";
 }
 
+
+// --- fast path ----------------------------------------------------------------------------
+//
+// Rendered charts are large (CRDs of a megabyte) and yaml-cpp is slow, so documents are first
+// read by a small recognizer of the plain block-YAML subset templates produce: block maps and
+// sequences indented with spaces, plain/quoted scalars, block scalars (| >), one-line flow
+// collections and comments. It only ever answers "valid, and here is the head" for text it
+// fully understands; anything else (anchors, tags, multi-line plain scalars, odd indentation,
+// and every error) goes to yaml-cpp, which decides and words the error.
+namespace fast {
+
+struct Line {
+  int indent = 0;
+  std::string_view text;  // without indentation and trailing spaces
+};
+
+bool is_space(char c) { return c == ' ' || c == '\t'; }
+
+std::string_view rtrim(std::string_view s) {
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+// Cuts a trailing " #comment" from text that holds no quotes.
+std::string_view strip_comment(std::string_view s) {
+  for (size_t i = 0; i < s.size(); ++i)
+    if (s[i] == '#' && (i == 0 || is_space(s[i - 1]))) return rtrim(s.substr(0, i));
+  return s;
+}
+
+bool plain_start_ok(std::string_view s) {
+  if (s.empty()) return false;
+  char c = s[0];
+  if (std::string_view("[]{},#&*!|>'\"%@`").find(c) != std::string_view::npos) return false;
+  if ((c == '-' || c == '?' || c == ':') && (s.size() == 1 || is_space(s[1]))) return false;
+  return true;
+}
+
+// A plain scalar in block context on one line: no ": " inside, no trailing ':'.
+bool plain_ok(std::string_view s) {
+  if (!plain_start_ok(s)) return false;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == ':' && (i + 1 == s.size() || is_space(s[i + 1]))) return false;
+    if (s[i] == '\t') return false;
+  }
+  return true;
+}
+
+// YAML 1.1 plain scalars that do not resolve to strings (goyaml.v2): the head must be text.
+bool plain_is_string(std::string_view s) {
+  static const RE2 non_string(
+      "^(?:~|null|Null|NULL|y|Y|yes|Yes|YES|n|N|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF|"
+      "[-+]?(?:0|[1-9][0-9_]*)|[-+]?0[0-7_]+|[-+]?0x[0-9a-fA-F_]+|[-+]?0b[01_]+|"
+      "[-+]?(?:[0-9][0-9_]*)?\\.[0-9_]*(?:[eE][-+][0-9]+)?|[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\\.[0-9_]*)?|"
+      "[-+]?\\.(?:inf|Inf|INF)|\\.(?:nan|NaN|NAN)|[-+]?[0-9][0-9_]*[eE][-+]?[0-9]+)$");
+  return !RE2::FullMatch(re2::StringPiece(s.data(), s.size()), non_string);
+}
+
+// Parses a double- or single-quoted scalar starting at s[0]; sets `end` past the closing
+// quote and `value` to its text. False when it is not closed on this line or uses escapes
+// we do not decode.
+bool quoted(std::string_view s, size_t& end, std::string& value) {
+  char q = s[0];
+  value.clear();
+  for (size_t i = 1; i < s.size(); ++i) {
+    char c = s[i];
+    if (q == '\'') {
+      if (c == '\'') {
+        if (i + 1 < s.size() && s[i + 1] == '\'') {
+          value += '\'';
+          ++i;
+          continue;
+        }
+        end = i + 1;
+        return true;
+      }
+      value += c;
+    } else {
+      if (c == '"') {
+        end = i + 1;
+        return true;
+      }
+      if (c == '\\') {
+        if (i + 1 >= s.size()) return false;
+        char e = s[++i];
+        switch (e) {
+          case '"': value += '"'; break;
+          case '\\': value += '\\'; break;
+          case '/': value += '/'; break;
+          case 'n': value += '\n'; break;
+          case 't': value += '\t'; break;
+          case 'r': value += '\r'; break;
+          case ' ': value += ' '; break;
+          case '0': value += '\0'; break;
+          default: return false;  // other escapes: let yaml-cpp judge
+        }
+        continue;
+      }
+      value += c;
+    }
+  }
+  return false;
+}
+
+// After a quoted scalar only spaces and a comment may follow.
+bool only_comment(std::string_view rest) {
+  rest = rtrim(rest);
+  if (rest.empty()) return true;
+  return is_space(rest[0]) && strip_comment(rest).find_first_not_of(" \t") == std::string_view::npos;
+}
+
+// One-line flow collection: [a, "b", {c: d}] with plain/quoted scalars.
+bool flow(std::string_view s, size_t& i, int depth) {
+  if (depth > 32) return false;
+  char open = s[i], close = open == '[' ? ']' : '}';
+  ++i;
+  auto skip = [&] {
+    while (i < s.size() && s[i] == ' ') ++i;
+  };
+  auto scalar = [&](bool is_key) -> bool {
+    skip();
+    if (i >= s.size()) return false;
+    if (s[i] == '[' || s[i] == '{') return !is_key && flow(s, i, depth + 1);
+    if (s[i] == '"' || s[i] == '\'') {
+      size_t end = 0;
+      std::string v;
+      if (!quoted(s.substr(i), end, v)) return false;
+      i += end;
+      return true;
+    }
+    size_t start = i;
+    while (i < s.size() && std::string_view(",[]{}").find(s[i]) == std::string_view::npos) {
+      if (s[i] == ':' && (i + 1 >= s.size() || s[i + 1] == ' ' || std::string_view(",[]{}").find(s[i + 1]) != std::string_view::npos))
+        break;
+      if (s[i] == '#' && i > start && s[i - 1] == ' ') return false;
+      ++i;
+    }
+    std::string_view tok = rtrim(s.substr(start, i - start));
+    return !tok.empty() && plain_start_ok(tok);
+  };
+  skip();
+  if (i < s.size() && s[i] == close) {
+    ++i;
+    return true;
+  }
+  for (;;) {
+    if (!scalar(open == '{')) return false;
+    skip();
+    if (open == '{') {
+      if (i >= s.size() || s[i] != ':') return false;
+      ++i;
+      if (i < s.size() && s[i] != ' ') return false;
+      if (!scalar(false)) return false;
+      skip();
+    }
+    if (i >= s.size()) return false;
+    if (s[i] == ',') {
+      ++i;
+      continue;
+    }
+    if (s[i] == close) {
+      ++i;
+      return true;
+    }
+    return false;
+  }
+}
+
+class Reader {
+public:
+  explicit Reader(const std::string& doc) {
+    size_t pos = 0;
+    while (pos <= doc.size()) {
+      size_t nl = doc.find('\n', pos);
+      std::string_view raw(doc.data() + pos, (nl == std::string::npos ? doc.size() : nl) - pos);
+      m_raw.push_back(raw);
+      if (nl == std::string::npos) break;
+      pos = nl + 1;
+    }
+  }
+
+  bool run(ManifestHead& head) {
+    size_t i = 0;
+    while (i < m_raw.size()) {
+      std::string_view raw = m_raw[i];
+      for (char c : raw)
+        if ((static_cast<unsigned char>(c) < 0x20 && c != '\t') || c == 0x7f) return false;
+      size_t ind = raw.find_first_not_of(' ');
+      if (ind == std::string_view::npos) {  // blank line
+        ++i;
+        continue;
+      }
+      std::string_view text = rtrim(raw.substr(ind));
+      if (text.empty()) {
+        ++i;
+        continue;
+      }
+      if (text[0] == '\t') return false;
+      if (text[0] == '#') {
+        ++i;
+        continue;
+      }
+      if (starts_with(text, "---") || starts_with(text, "...") || text[0] == '%') return false;
+      ++i;
+      if (!line(static_cast<int>(ind), text, i)) return false;
+    }
+    if (!m_seen_content) return false;  // comment-only documents: yaml-cpp
+    head = std::move(m_head);
+    return true;
+  }
+
+private:
+  struct Frame {
+    int indent;
+    bool is_seq;
+    bool compact;     // a sequence at its parent key's indentation
+    std::string key;  // the key this block is the value of ("" for items / root)
+  };
+
+  // Where a key with no value (or a bare "-") waits for its block.
+  struct Pending {
+    bool active = false;
+    int indent = 0;
+    bool from_key = false;
+    std::string key;
+  };
+
+  bool push(Frame f) {
+    if (m_stack.size() == 1 && f.key == "metadata") {
+      if (f.is_seq) return false;  // Helm cannot read a list as metadata
+      m_head.has_metadata = true;
+    }
+    if (m_stack.size() == 2 && m_stack[1].key == "metadata" && f.key == "annotations" && f.is_seq) return false;
+    m_stack.push_back(std::move(f));
+    return true;
+  }
+
+  bool line(int ind, std::string_view text, size_t& next) {
+    m_seen_content = true;
+    bool dash = text == "-" || starts_with(text, "- ");
+    if (m_pending.active) {
+      Pending p = m_pending;
+      m_pending.active = false;
+      if (ind > p.indent) {
+        std::string k;
+        size_t after = 0;
+        if (dash || map_key(text, k, after)) return push({ind, dash, false, p.key}) && content(ind, text, next);
+        // A scalar or flow value on the line after its key or dash.
+        if (p.from_key && head_position(p.key)) return false;
+        return value(p.indent, text, next, nullptr);
+      }
+      if (ind == p.indent && p.from_key && dash) return push({ind, true, true, p.key}) && content(ind, text, next);
+    }
+    if (m_stack.empty()) {
+      if (ind != 0 || dash) return false;  // the root must be a mapping
+      m_stack.push_back({0, false, false, ""});
+      return content(ind, text, next);
+    }
+    while (!m_stack.empty() && m_stack.back().indent > ind) m_stack.pop_back();
+    if (m_stack.empty() || m_stack.back().indent != ind) return false;
+    if (m_stack.back().is_seq && !dash) {
+      if (!m_stack.back().compact) return false;
+      m_stack.pop_back();
+      if (m_stack.empty() || m_stack.back().indent != ind || m_stack.back().is_seq) return false;
+    }
+    if (!m_stack.back().is_seq && dash) return false;
+    return content(ind, text, next);
+  }
+
+  // Whether `key` in the current frame is one of the head fields Helm reads.
+  bool head_position(const std::string& key) const {
+    return (at_path({""}) && (key == "apiVersion" || key == "kind" || key == "metadata")) ||
+           (at_path({"", "metadata"}) && (key == "name" || key == "annotations")) ||
+           at_path({"", "metadata", "annotations"});
+  }
+
+  // Path of keys from the root to the current frame, for head extraction.
+  bool at_path(std::initializer_list<std::string_view> path) const {
+    if (m_stack.size() != path.size()) return false;
+    size_t k = 0;
+    for (auto p : path) {
+      if (k > 0 && m_stack[k].key != p) return false;
+      if (m_stack[k].is_seq) return false;
+      ++k;
+    }
+    return true;
+  }
+
+  bool content(int ind, std::string_view text, size_t& next) {
+    if (m_stack.back().is_seq) {
+      // "- rest": the rest starts at column ind + 2 + extra spaces
+      if (text == "-") {
+        m_pending = {true, ind, false, ""};
+        return true;
+      }
+      std::string_view rest = text.substr(2);
+      size_t extra = rest.find_first_not_of(' ');
+      if (extra == std::string_view::npos) {
+        m_pending = {true, ind, false, ""};
+        return true;
+      }
+      int col = ind + 2 + static_cast<int>(extra);
+      rest = rest.substr(extra);
+      if (rest[0] == '#') {
+        m_pending = {true, ind, false, ""};
+        return true;
+      }
+      if (rest == "-" || starts_with(rest, "- ")) {
+        m_stack.push_back({col, true, false, ""});
+        return content(col, rest, next);
+      }
+      std::string key;
+      size_t after = 0;
+      if (map_key(rest, key, after)) {
+        m_stack.push_back({col, false, false, ""});
+        return entry(col, rest, key, after, next);
+      }
+      return value(ind, rest, next, nullptr);
+    }
+    std::string key;
+    size_t after = 0;
+    if (!map_key(text, key, after)) return false;
+    return entry(ind, text, key, after, next);
+  }
+
+  // Recognizes `key:` (plain or quoted key) and where its value starts.
+  static bool map_key(std::string_view text, std::string& key, size_t& after) {
+    if (text[0] == '"' || text[0] == '\'') {
+      size_t end = 0;
+      if (!quoted(text, end, key)) return false;
+      if (end >= text.size() || text[end] != ':') return false;
+      if (end + 1 < text.size() && text[end + 1] != ' ') return false;
+      after = end + 1;
+      return true;
+    }
+    if (!plain_start_ok(text)) return false;
+    for (size_t i = 0; i < text.size(); ++i) {
+      if (text[i] == '#' && i > 0 && is_space(text[i - 1])) return false;
+      if (text[i] == ':' && (i + 1 == text.size() || text[i + 1] == ' ')) {
+        key = std::string(rtrim(text.substr(0, i)));
+        if (key.empty() || key.find('\t') != std::string::npos) return false;
+        after = i + 1;
+        return true;
+      }
+    }
+    return false;
+  }
+
+  bool entry(int ind, std::string_view text, const std::string& key, size_t after, size_t& next) {
+    std::string_view rest = text.substr(after);
+    size_t start = rest.find_first_not_of(' ');
+    if (start == std::string_view::npos || rest[start] == '#') {
+      m_pending = {true, ind, true, key};
+      // metadata / annotations blocks are reached through their key
+      return true;
+    }
+    rest = rest.substr(start);
+    bool wanted = (at_path({""}) && (key == "apiVersion" || key == "kind")) ||
+                  (at_path({"", "metadata"}) && key == "name") || at_path({"", "metadata", "annotations"});
+    std::string scalar;
+    bool is_scalar = false;
+    if (!value(ind, rest, next, wanted ? &scalar : nullptr, &is_scalar)) return false;
+    // The head: apiVersion, kind, metadata.name, metadata.annotations.* must be plain text;
+    // metadata and annotations written inline (scalar or flow) go to yaml-cpp.
+    if (at_path({""})) {
+      if (key == "metadata") return false;
+      if (key == "apiVersion" || key == "kind") {
+        if (!is_scalar) return false;
+        (key == "kind" ? m_head.kind : m_head.api_version) = scalar;
+      }
+    } else if (at_path({"", "metadata"})) {
+      if (key == "annotations") return false;
+      if (key == "name") {
+        if (!is_scalar) return false;
+        m_head.name = scalar;
+      }
+    } else if (at_path({"", "metadata", "annotations"})) {
+      if (!is_scalar) return false;
+      m_head.annotations[key] = scalar;
+    }
+    return true;
+  }
+
+  // A value on the same line as its key or dash. `scalar` receives one-line scalar text.
+  bool value(int ind, std::string_view rest, size_t& next, std::string* scalar, bool* is_scalar = nullptr) {
+    char c = rest[0];
+    if (c == '"' || c == '\'') {
+      size_t end = 0;
+      std::string v;
+      if (quoted(rest, end, v)) {
+        if (!only_comment(rest.substr(end))) return false;
+        if (scalar) *scalar = v;
+        if (is_scalar) *is_scalar = true;
+        return true;
+      }
+      // A quoted scalar over several lines (never a head field): every continuation line
+      // indented deeper than the parent, checked as one joined line.
+      if (scalar) return false;
+      std::string joined(rest);
+      for (size_t j = next; j < m_raw.size(); ++j) {
+        std::string_view raw = m_raw[j];
+        size_t k = raw.find_first_not_of(' ');
+        if (k != std::string_view::npos && static_cast<int>(k) <= ind) return false;
+        for (char ch : raw)
+          if ((static_cast<unsigned char>(ch) < 0x20 && ch != '\t') || ch == 0x7f) return false;
+        joined += ' ';
+        joined += k == std::string_view::npos ? std::string_view() : rtrim(raw.substr(k));
+        if (quoted(joined, end, v)) {
+          if (!only_comment(std::string_view(joined).substr(end))) return false;
+          next = j + 1;
+          if (is_scalar) *is_scalar = true;
+          return true;
+        }
+      }
+      return false;
+    }
+    if (c == '|' || c == '>') return block_scalar(ind, rest, next);
+    if (c == '[' || c == '{') {
+      size_t i = 0;
+      if (!flow(rest, i, 0)) return false;
+      return only_comment(rest.substr(i));
+    }
+    std::string_view v = strip_comment(rest);
+    if (!plain_ok(v)) return false;
+    // More indented lines continue a plain scalar (folded into one); a comment ends it.
+    bool ended = v.size() != rest.size();
+    size_t continued_to = 0;
+    for (size_t j = next; j < m_raw.size(); ++j) {
+      std::string_view raw = m_raw[j];
+      size_t k = raw.find_first_not_of(' ');
+      if (k == std::string_view::npos || rtrim(raw.substr(k)).empty()) continue;
+      if (static_cast<int>(k) <= ind) break;
+      std::string_view t = rtrim(raw.substr(k));
+      if (t[0] == '#') {
+        ended = true;
+        continue;
+      }
+      if (ended || !plain_ok(t) || strip_comment(t).size() != t.size()) return false;
+      for (char ch : raw)
+        if ((static_cast<unsigned char>(ch) < 0x20) || ch == 0x7f) return false;
+      continued_to = j + 1;
+    }
+    if (continued_to > 0) {
+      if (scalar) return false;  // a head field folded over lines: yaml-cpp reads it
+      next = continued_to;
+    }
+    if (scalar) {
+      if (!plain_is_string(v)) return false;
+      *scalar = std::string(v);
+    }
+    if (is_scalar) *is_scalar = true;
+    return true;
+  }
+
+  bool block_scalar(int parent, std::string_view header, size_t& next) {
+    std::string_view h = strip_comment(header);
+    if (h.size() > 2 || (h.size() == 2 && h[1] != '-' && h[1] != '+')) return false;
+    int content = -1;
+    while (next < m_raw.size()) {
+      std::string_view raw = m_raw[next];
+      size_t k = raw.find_first_not_of(' ');
+      if (k == std::string_view::npos) {  // blank (spaces only) lines belong to the scalar
+        ++next;
+        continue;
+      }
+      if (static_cast<int>(k) <= parent) break;
+      if (content < 0) {
+        if (raw[k] == '\t') return false;
+        content = static_cast<int>(k);
+      } else if (static_cast<int>(k) < content) {
+        return false;  // less indented than the first line: yaml-cpp decides
+      }
+      for (char c : raw)
+        if ((static_cast<unsigned char>(c) < 0x20 && c != '\t') || c == 0x7f) return false;
+      ++next;
+    }
+    return true;
+  }
+
+  std::vector<std::string_view> m_raw;
+  std::vector<Frame> m_stack;
+  Pending m_pending;
+  ManifestHead m_head;
+  bool m_seen_content = false;
+};
+
+}  // namespace fast
+
 }  // namespace
 
 std::vector<std::string> split_manifests(std::string_view text) {
@@ -102,7 +590,15 @@ std::vector<std::string> split_manifests(std::string_view text) {
   return docs;
 }
 
+bool read_head_fast(const std::string& doc, ManifestHead& head) { return fast::Reader(doc).run(head); }
+
 ManifestHead parse_manifest_head(const std::string& doc) {
+  ManifestHead head;
+  if (read_head_fast(doc, head)) return head;
+  return parse_manifest_head_slow(doc);
+}
+
+ManifestHead parse_manifest_head_slow(const std::string& doc) {
   ManifestHead head;
   YAML::Node root;
   try {

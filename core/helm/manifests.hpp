@@ -30,6 +30,12 @@ struct ManifestHead {
 // that does not parse, e.g. "error converting YAML to JSON: yaml: line 21: mapping values
 // are not allowed in this context".
 ManifestHead parse_manifest_head(const std::string& doc);
+// parse_manifest_head first tries read_head_fast, a quick reader of the plain block-YAML
+// subset templates produce (true = the document is valid YAML and `head` is filled; false =
+// not sure), and otherwise parse_manifest_head_slow, which parses with yaml-cpp. Exposed so
+// tests can hold the two to the same answers.
+bool read_head_fast(const std::string& doc, ManifestHead& head);
+ManifestHead parse_manifest_head_slow(const std::string& doc);
 
 struct Manifest {
   std::string source;   // template path, e.g. "chart/templates/deployment.yaml"

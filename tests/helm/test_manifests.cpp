@@ -1,6 +1,10 @@
 // Manifest splitting, heads, hooks and install-order sorting (Helm's releaseutil).
 #include <catch2/catch.hpp>
 
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
 #include "core/helm/manifests.hpp"
 #include "core/util/error.hpp"
 
@@ -53,4 +57,84 @@ TEST_CASE("sort_manifests orders by kind, keeps hooks apart", "[helm][manifests]
                                 "manifest_sorter.go:190: info: skipping unknown hook: \"crd-install\""});
   CHECK_THROWS_WITH(sort_manifests({{"c/templates/bad.yaml", "a: b: c\n"}}),
                     Catch::StartsWith("YAML parse error on c/templates/bad.yaml: error converting YAML to JSON"));
+}
+
+namespace {
+
+bool same_head(const ManifestHead& a, const ManifestHead& b) {
+  return a.api_version == b.api_version && a.kind == b.kind && a.name == b.name && a.annotations == b.annotations &&
+         a.has_metadata == b.has_metadata;
+}
+
+}  // namespace
+
+TEST_CASE("the fast head reader never accepts invalid YAML", "[helm][manifests]") {
+  const std::vector<std::string> invalid = {
+      "a: b: c",
+      "a:\n  b: c\n d: e",
+      "a: 'x",
+      "a: [x",
+      "a: {x: y",
+      "- a\nb: c",
+      "a:\n- b\nc",
+      "a: \"\\q\"",
+      "kind: x\n  more: y",
+      "a: |\n    x\n  y\nb: c",
+      "a:\tb",
+      "a: b\n\tc: d",
+      "a: - b",
+      "image: emco-metricscollector:",
+      "a: b\na b c\n",
+      "a: \"x\" y",
+      "a: [b, c] d",
+      "a: *anchor",
+      "a: !tag x",
+      "? complex\n: value",
+      "metadata:\n  - name: x",
+  };
+  for (const auto& doc : invalid) {
+    INFO(doc);
+    ManifestHead h;
+    CHECK_FALSE(read_head_fast(doc, h));
+  }
+}
+
+TEST_CASE("the fast head reader agrees with yaml-cpp", "[helm][manifests]") {
+  const std::vector<std::string> valid = {
+      "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x # comment\n  annotations:\n    \"helm.sh/hook\": "
+      "'pre-install'\n    a: \"q\\\"uote\"\ndata:\n  k: |\n    line\n\n    more: stuff\n  j: >-\n    folded\n",
+      "kind: List\nitems:\n- a\n-   b: c\n    d: [1, \"two\", {x: y}]\n- - nested\n  - more\n-\n  key: v\n",
+      "metadata:\n  labels:\n  - compact\n  - seq\n  name: nm\nkind: 'K'\n",
+      "# leading comment\napiVersion: apps/v1\n\n\nkind: Deployment\nspec:\n  x: {}\n  y: []\n  z: \"\"\n",
+      "kind: Secret\nmetadata:\n  name: s\n  annotations:\n    weight: \"5\"\nstringData:\n  url: http://host:80/path\n",
+  };
+  for (const auto& doc : valid) {
+    INFO(doc);
+    ManifestHead fast;
+    REQUIRE(read_head_fast(doc, fast));
+    CHECK(same_head(fast, parse_manifest_head_slow(doc)));
+  }
+  // Every document of helm's recorded outputs (when the corpus is present next to the repo):
+  // whatever the fast reader accepts, it reads exactly as yaml-cpp does, and it accepts most.
+  std::filesystem::path corpus = std::filesystem::path(EMCO_SOURCE_DIR).parent_path() / "shared" / "charts";
+  if (!std::filesystem::exists(corpus)) return;
+  size_t docs = 0, fast_docs = 0;
+  for (const auto& chart : std::filesystem::directory_iterator(corpus)) {
+    for (const std::string variant : {"default", "custom"}) {
+      std::ifstream in(chart.path() / ("expected-" + variant + ".yaml"));
+      if (!in) continue;
+      std::stringstream ss;
+      ss << in.rdbuf();
+      for (const auto& doc : split_manifests(ss.str())) {
+        ++docs;
+        ManifestHead fast;
+        if (!read_head_fast(doc, fast)) continue;
+        ++fast_docs;
+        INFO(chart.path().filename().string() << "\n" << doc.substr(0, 400));
+        CHECK(same_head(fast, parse_manifest_head_slow(doc)));
+      }
+    }
+  }
+  CHECK(docs > 500);
+  CHECK(fast_docs * 10 >= docs * 9);
 }
