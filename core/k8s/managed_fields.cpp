@@ -191,8 +191,12 @@ json scoped_view(const json& object, Scope scope) {
     if (k == "metadata") {
       if (scope == Scope::status || !v.is_object()) continue;
       json meta = json::object();
-      for (const auto& [mk, mv] : v.items())
-        if (!is_server_metadata(mk)) meta[mk] = mv;
+      for (const auto& [mk, mv] : v.items()) {
+        if (is_server_metadata(mk)) continue;
+        // Go drops empty maps and lists of ObjectMeta (omitempty).
+        if ((mv.is_object() || mv.is_array()) && mv.empty()) continue;
+        meta[mk] = mv;
+      }
       if (!meta.empty()) out[k] = std::move(meta);
       continue;
     }

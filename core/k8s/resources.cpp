@@ -46,6 +46,12 @@ ResourceType make(std::string group, std::string version, std::string kind, std:
   return t;
 }
 
+ResourceType review(std::string group, std::string kind, std::string resource, Scope scope = cluster) {
+  ResourceType t = make(std::move(group), "v1", std::move(kind), std::move(resource), scope, {}, {}, no_generation);
+  t.verbs = {"create"};
+  return t;
+}
+
 std::vector<ResourceType> build_table() {
   const std::vector<std::string> st{"status"};
   const std::vector<std::string> all{"all"};
@@ -72,6 +78,12 @@ std::vector<ResourceType> build_table() {
            cluster, {}, {}, generation, {"api-extensions"}),
       make("admissionregistration.k8s.io", "v1", "ValidatingWebhookConfiguration",
            "validatingwebhookconfigurations", cluster, {}, {}, generation, {"api-extensions"}),
+      // authentication.k8s.io/v1, authorization.k8s.io/v1 (create-only reviews)
+      review("authentication.k8s.io", "SelfSubjectReview", "selfsubjectreviews"),
+      review("authorization.k8s.io", "LocalSubjectAccessReview", "localsubjectaccessreviews", namespaced),
+      review("authorization.k8s.io", "SelfSubjectAccessReview", "selfsubjectaccessreviews"),
+      review("authorization.k8s.io", "SelfSubjectRulesReview", "selfsubjectrulesreviews"),
+      review("authorization.k8s.io", "SubjectAccessReview", "subjectaccessreviews"),
       // apiextensions.k8s.io/v1
       make("apiextensions.k8s.io", "v1", "CustomResourceDefinition", "customresourcedefinitions", cluster,
            {"crd", "crds"}, st, generation, {"api-extensions"}),

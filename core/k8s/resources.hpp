@@ -21,6 +21,10 @@ struct ResourceType {
   std::vector<std::string> categories;
   std::vector<std::string> subresources;  // "status", "scale", "approval"
   bool has_generation = false;  // metadata.generation tracks spec changes
+  // Verbs the API serves; empty means the usual eight (create, delete,
+  // deletecollection, get, list, patch, update, watch). Reviews such as
+  // SelfSubjectAccessReview are create-only and never stored.
+  std::vector<std::string> verbs;
 
   // "apps/v1", or "v1" for the core group.
   std::string api_version() const;

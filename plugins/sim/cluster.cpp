@@ -380,8 +380,38 @@ Response Cluster::route(const Request& r, const WatchSend& send) {
   return resource(r, t, send);
 }
 
+bool Cluster::allowed(const Identity& who, const std::string& verb, const std::string& group,
+                      const std::string& resource, const std::string& ns) const {
+  return !m_env.authorize || m_env.authorize(who, verb, group, resource, ns);
+}
+
 Response Cluster::resource(const Request& r, const Target& t, const WatchSend& send) {
   const std::string& m = r.method;
+  if (!t.info->type.verbs.empty()) {  // create-only reviews
+    if (m == "POST" && t.name.empty()) return review(r, t);
+    return status_error(405, "MethodNotAllowed", "the server does not allow this method on the requested resource");
+  }
+  std::string verb;
+  if (m == "GET") {
+    std::string w = query(r, "watch");
+    verb = !t.name.empty() ? "get" : (w == "true" || w == "1") ? "watch" : "list";
+  } else if (m == "POST") {
+    verb = "create";
+  } else if (m == "PUT") {
+    verb = "update";
+  } else if (m == "PATCH") {
+    verb = "patch";
+  } else if (m == "DELETE") {
+    verb = t.name.empty() ? "deletecollection" : "delete";
+  }
+  std::string resource_name = t.info->type.resource + (t.subresource.empty() ? "" : "/" + t.subresource);
+  if (!verb.empty() && !allowed(r.identity, verb, t.info->type.group, resource_name, t.ns)) {
+    std::string msg = t.info->type.group_resource() + (t.name.empty() ? "" : " \"" + t.name + "\"") +
+                      " is forbidden: User \"" + r.identity.user + "\" cannot " + verb + " resource \"" +
+                      resource_name + "\" in API group \"" + t.info->type.group + "\"" +
+                      (t.ns.empty() ? std::string(" at the cluster scope") : " in the namespace \"" + t.ns + "\"");
+    return status_error(403, "Forbidden", msg, details(t.info->type, t.name));
+  }
   if (t.name.empty()) {
     if (m == "GET") {
       std::string w = query(r, "watch");
@@ -927,6 +957,51 @@ Response Cluster::approve_csr(const Request& r, const Target& t) {
   k8s::record_update(*live, updated, *t.info->schema,
                      {manager, "certificates.k8s.io/v1", now(), k8s::Scope::status});
   return commit(st, live, std::move(updated), query(r, "dryRun") == "All");
+}
+
+Response Cluster::review(const Request& r, const Target& t) {
+  json obj;
+  try {
+    obj = k8s::parse_json_or_yaml(r.body);
+  } catch (const Error& e) {
+    return bad_request(e.message());
+  }
+  if (!obj.is_object()) return bad_request("the body of the request must be an object");
+  const std::string& kind = t.info->type.kind;
+  json status = json::object();
+  if (kind == "SelfSubjectReview") {
+    status["userInfo"] = {{"username", r.identity.user}, {"groups", r.identity.groups}};
+  } else if (kind == "SelfSubjectRulesReview") {
+    bool all = allowed(r.identity, "*", "*", "*", obj.value("/spec/namespace"_json_pointer, std::string()));
+    status = {{"resourceRules", all ? json::array({{{"verbs", {"*"}}, {"apiGroups", {"*"}}, {"resources", {"*"}}}})
+                                    : json::array()},
+              {"nonResourceRules", all ? json::array({{{"verbs", {"*"}}, {"nonResourceURLs", {"*"}}}}) : json::array()},
+              {"incomplete", !all}};
+  } else {
+    Identity who = r.identity;
+    if (kind != "SelfSubjectAccessReview") {
+      who.user = obj.value("/spec/user"_json_pointer, std::string());
+      who.groups.clear();
+      for (const auto& g : obj.value("/spec/groups"_json_pointer, json::array()))
+        if (g.is_string()) who.groups.push_back(g);
+    }
+    json attrs = obj.value("/spec/resourceAttributes"_json_pointer, json::object());
+    std::string ns = kind == "LocalSubjectAccessReview" ? t.ns : attrs.value("namespace", "");
+    std::string resource = attrs.value("resource", "");
+    if (attrs.contains("subresource") && attrs["subresource"] != "") resource += "/" + attrs.value("subresource", "");
+    bool ok = allowed(who, attrs.value("verb", ""), attrs.value("group", ""), resource, ns);
+    status["allowed"] = ok;
+    if (!ok) status["denied"] = true;
+  }
+  obj["status"] = status;
+  obj["apiVersion"] = t.info->type.api_version();
+  obj["kind"] = kind;
+  if (!obj.contains("metadata")) obj["metadata"] = json::object();
+  obj["metadata"]["creationTimestamp"] = nullptr;
+  Response res;
+  res.status = 201;
+  res.body = obj.dump();
+  return res;
 }
 
 // ---- delete ----

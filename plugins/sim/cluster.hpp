@@ -58,6 +58,11 @@ struct ClusterEnv {
   // Called when the cluster has timed work (readiness, CRD establishment)
   // due at `due_ms`; the server calls tick() then.
   std::function<void(size_t cluster_index, int64_t due_ms)> schedule;
+  // Authorization (RBAC comes later): whether `who` may `verb` the resource;
+  // unset allows everything, as for system:masters.
+  std::function<bool(const Identity& who, const std::string& verb, const std::string& group,
+                     const std::string& resource, const std::string& ns)>
+      authorize;
 };
 
 struct TypeInfo {
@@ -139,6 +144,9 @@ private:
   Response delete_object(const Request& r, const Target& t);
   Response delete_collection(const Request& r, const Target& t);
   Response approve_csr(const Request& r, const Target& t);
+  Response review(const Request& r, const Target& t);
+  bool allowed(const Identity& who, const std::string& verb, const std::string& group, const std::string& resource,
+               const std::string& ns) const;
 
   // Stores `obj` (after server-side bookkeeping) and notifies watchers.
   // Returns the response for a successful write.

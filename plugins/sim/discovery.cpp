@@ -30,7 +30,7 @@ json aggregated_resource(const k8s::ResourceType& t) {
             {"responseKind", response_kind(t, "")},
             {"scope", t.namespaced ? "Namespaced" : "Cluster"},
             {"singularResource", t.singular},
-            {"verbs", k_verbs}};
+            {"verbs", t.verbs.empty() ? k_verbs : t.verbs}};
   if (!t.short_names.empty()) r["shortNames"] = t.short_names;
   if (!t.categories.empty()) r["categories"] = t.categories;
   if (!t.subresources.empty()) {
@@ -116,7 +116,7 @@ json openapi_doc(const std::vector<const TypeInfo*>& types, int minor) {
                 {"x-kubernetes-action", "delete"},
                 {"x-kubernetes-group-version-kind", gvk},
                 {"responses", ok}};
-    paths[path] = {{"get", get}, {"put", put}, {"patch", patch}, {"delete", del}};
+    if (t.verbs.empty()) paths[path] = {{"get", get}, {"put", put}, {"patch", patch}, {"delete", del}};
     std::string collection = base + (t.namespaced ? "/namespaces/{namespace}/" : "/") + t.resource;
     json post = {{"operationId", "create" + t.kind},
                  {"x-kubernetes-action", "post"},
@@ -128,7 +128,10 @@ json openapi_doc(const std::vector<const TypeInfo*>& types, int minor) {
                  {"x-kubernetes-action", "list"},
                  {"x-kubernetes-group-version-kind", gvk},
                  {"responses", ok}};
-    paths[collection] = {{"get", list}, {"post", post}};
+    if (t.verbs.empty())
+      paths[collection] = {{"get", list}, {"post", post}};
+    else
+      paths[collection] = {{"post", post}};
   }
   return {{"openapi", "3.0.0"},
           {"info", {{"title", "Kubernetes"}, {"version", "v1." + std::to_string(minor) + ".0"}}},
@@ -249,7 +252,7 @@ Response Cluster::discovery_resources(const std::string& group, const std::strin
     const auto& t = info->type;
     if (t.group != group || t.version != version) continue;
     json r = {{"name", t.resource}, {"singularName", t.singular}, {"namespaced", t.namespaced},
-              {"kind", t.kind},     {"verbs", k_verbs}};
+              {"kind", t.kind},     {"verbs", t.verbs.empty() ? k_verbs : t.verbs}};
     if (!t.short_names.empty()) r["shortNames"] = t.short_names;
     if (!t.categories.empty()) r["categories"] = t.categories;
     resources.push_back(r);
