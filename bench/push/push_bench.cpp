@@ -1,0 +1,192 @@
+// Direct-delivery benchmark: push one app to many simulated clusters.
+//
+//   push_bench serve DIR CLUSTERS
+//       runs a simulator fleet (no readiness delay) until SIGTERM; prints
+//       the kubeconfig directory once serving
+//   push_bench push KUBECONFIG_DIR APP.yaml [PARALLEL]
+//       applies APP.yaml to every cluster (one KubeTarget per cluster,
+//       PARALLEL workers, keep-alive), then verifies each cluster holds
+//       every object; prints key=value results
+//   push_bench capacity KUBECONFIG_DIR SECONDS [PARALLEL]
+//       the simulator's own capacity for this request mix: PARALLEL workers,
+//       each on one cluster's keep-alive connection, re-applying one
+//       ConfigMap (a no-op server-side apply) and, separately, GET /version
+//
+// Results go to stdout as `key=value` lines for run.sh.
+
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/util/error.hpp"
+#include "plugins/sim/sim.hpp"
+#include "plugins/targets/kube/kube_target.hpp"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using nlohmann::json;
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+struct Cluster {
+  std::string name;
+  std::string kubeconfig;
+};
+
+std::vector<Cluster> load_clusters(const std::string& dir) {
+  std::vector<Cluster> clusters;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.path().extension() != ".yaml") continue;
+    clusters.push_back({entry.path().stem().string(), slurp(entry.path().string())});
+  }
+  std::sort(clusters.begin(), clusters.end(), [](const Cluster& a, const Cluster& b) { return a.name < b.name; });
+  return clusters;
+}
+
+long peak_rss_kb() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_maxrss;
+}
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// Runs fn(i) for i in [0, n) on `parallel` threads.
+template <typename Fn>
+void parallel_for(size_t n, size_t parallel, Fn&& fn) {
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t i; (i = next++) < n;) fn(i);
+  };
+  std::vector<std::thread> threads;
+  for (size_t t = 1; t < std::min(parallel, n); ++t) threads.emplace_back(worker);
+  worker();
+  for (auto& t : threads) t.join();
+}
+
+int serve(const std::string& dir, int clusters) {
+  emco::sim::SimStartArgs args;
+  args.options.dir = dir;
+  args.options.clusters = clusters;
+  args.options.ready_delay_ms = 0;
+  return emco::sim::run_sim_start(args);
+}
+
+int push(const std::string& kubeconfig_dir, const std::string& app_path, size_t parallel) {
+  std::vector<Cluster> clusters = load_clusters(kubeconfig_dir);
+  const std::string app = slurp(app_path);
+  const std::vector<json> objects = emco::kube::parse_manifests(app);
+  std::atomic<uint64_t> requests{0}, connections{0}, failures{0}, verified{0};
+  std::mutex print_mutex;
+  auto start = Clock::now();
+  parallel_for(clusters.size(), parallel, [&](size_t i) {
+    try {
+      emco::kube::KubeTarget target(clusters[i].name, clusters[i].kubeconfig, "bench-app");
+      auto results = target.apply_all(app);
+      if (results.size() != objects.size()) throw std::runtime_error("applied " + std::to_string(results.size()));
+      auto s = target.client().stats();
+      requests += s.requests;
+      connections += s.connections;
+    } catch (const std::exception& e) {
+      ++failures;
+      std::lock_guard lock(print_mutex);
+      std::fprintf(stderr, "push_bench: %s: %s\n", clusters[i].name.c_str(), e.what());
+    }
+  });
+  double push_s = seconds_since(start);
+  long push_rss = peak_rss_kb();
+
+  // Verification (not timed): every object is on every cluster.
+  parallel_for(clusters.size(), parallel, [&](size_t i) {
+    try {
+      emco::kube::KubeTarget target(clusters[i].name, clusters[i].kubeconfig, "bench-app");
+      size_t present = 0;
+      for (const auto& o : objects)
+        if (!target.read(emco::kube::ref_of(o)).is_null()) ++present;
+      if (present == objects.size()) ++verified;
+    } catch (const std::exception& e) {
+      std::lock_guard lock(print_mutex);
+      std::fprintf(stderr, "push_bench: verify %s: %s\n", clusters[i].name.c_str(), e.what());
+    }
+  });
+
+  std::printf("clusters=%zu\nresources_per_cluster=%zu\nparallel=%zu\n", clusters.size(), objects.size(), parallel);
+  std::printf("push_seconds=%.3f\nclusters_per_second=%.1f\n", push_s, static_cast<double>(clusters.size()) / push_s);
+  std::printf("requests=%llu\nrequests_per_second=%.0f\nconnections=%llu\n",
+              static_cast<unsigned long long>(requests.load()), static_cast<double>(requests.load()) / push_s,
+              static_cast<unsigned long long>(connections.load()));
+  std::printf("failures=%llu\nverified_clusters=%llu\npeak_rss_kb=%ld\n", static_cast<unsigned long long>(failures.load()),
+              static_cast<unsigned long long>(verified.load()), push_rss);
+  return failures == 0 && verified == clusters.size() ? 0 : 1;
+}
+
+int capacity(const std::string& kubeconfig_dir, double seconds, size_t parallel) {
+  std::vector<Cluster> clusters = load_clusters(kubeconfig_dir);
+  parallel = std::min(parallel, clusters.size());
+  const json cm = {{"apiVersion", "v1"},
+                   {"kind", "ConfigMap"},
+                   {"metadata", {{"name", "capacity-probe"}}},
+                   {"data", {{"k", "v"}}}};
+  auto measure = [&](bool apply) {
+    std::atomic<uint64_t> done{0};
+    std::atomic<bool> stop{false};
+    auto start = Clock::now();
+    parallel_for(parallel, parallel, [&](size_t i) {
+      emco::kube::KubeTarget target(clusters[i].name, clusters[i].kubeconfig, "default");
+      target.apply(cm);  // warm: discovery, connection, object exists
+      while (!stop) {
+        if (apply) target.client().apply(cm, "default");
+        else target.client().server_version(std::chrono::seconds(5));
+        ++done;
+        if (seconds_since(start) >= seconds) stop = true;
+      }
+    });
+    return static_cast<double>(done.load()) / seconds_since(start);
+  };
+  double apply_rate = measure(true);
+  double version_rate = measure(false);
+  std::printf("capacity_parallel=%zu\ncapacity_apply_per_second=%.0f\ncapacity_version_per_second=%.0f\n", parallel,
+              apply_rate, version_rate);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  try {
+    if (args.size() >= 3 && args[0] == "serve") return serve(args[1], std::atoi(args[2].c_str()));
+    if (args.size() >= 3 && args[0] == "push")
+      return push(args[1], args[2], args.size() > 3 ? static_cast<size_t>(std::atoi(args[3].c_str())) : 32);
+    if (args.size() >= 3 && args[0] == "capacity")
+      return capacity(args[1], std::atof(args[2].c_str()), args.size() > 3 ? static_cast<size_t>(std::atoi(args[3].c_str())) : 32);
+  } catch (const emco::Error& e) {
+    std::fprintf(stderr, "push_bench: %s\n", e.message().c_str());
+    return 1;
+  }
+  std::fprintf(stderr,
+               "usage: push_bench serve DIR CLUSTERS | push KUBECONFIG_DIR APP.yaml [PARALLEL] | "
+               "capacity KUBECONFIG_DIR SECONDS [PARALLEL]\n");
+  return 64;
+}
