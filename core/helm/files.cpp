@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <fstream>
 #include <memory>
-#include <sstream>
 #include <sys/stat.h>
 
 #include "core/util/error.hpp"
@@ -246,11 +245,13 @@ bool IgnoreRules::ignored(const std::string& path, bool is_dir) const {
 namespace {
 
 std::string read_whole_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) fail(ErrorKind::invalid, "cannot read '" + path.string() + "'");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  std::string data(static_cast<size_t>(in.tellg()), '\0');
+  in.seekg(0);
+  if (!in.read(data.data(), static_cast<std::streamsize>(data.size())))
+    fail(ErrorKind::invalid, "cannot read '" + path.string() + "'");
+  return data;
 }
 
 void walk_dir(const fs::path& dir, const std::string& rel, const IgnoreRules& rules, const ArchiveLimits& limits,
