@@ -1,0 +1,563 @@
+#include "core/sync/engine.hpp"
+
+#include <algorithm>
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <thread>
+
+namespace emco::sync {
+
+using namespace std::chrono;
+
+const char* status_name(ResourceStatus s) {
+  switch (s) {
+    case ResourceStatus::pending: return "Pending";
+    case ResourceStatus::applied: return "Applied";
+    case ResourceStatus::failed: return "Failed";
+    case ResourceStatus::retrying: return "Retrying";
+    case ResourceStatus::deleted: return "Deleted";
+  }
+  return "Pending";
+}
+
+const char* connectivity_name(Connectivity c) {
+  switch (c) {
+    case Connectivity::unknown: return "Unknown";
+    case Connectivity::available: return "Available";
+    case Connectivity::retrying: return "Retrying";
+  }
+  return "Unknown";
+}
+
+ResourceStatus parse_status(const std::string& text) {
+  for (auto s : {ResourceStatus::applied, ResourceStatus::failed, ResourceStatus::retrying, ResourceStatus::deleted})
+    if (text == status_name(s)) return s;
+  return ResourceStatus::pending;
+}
+
+Connectivity parse_connectivity(const std::string& text) {
+  for (auto c : {Connectivity::available, Connectivity::retrying})
+    if (text == connectivity_name(c)) return c;
+  return Connectivity::unknown;
+}
+
+const char* outcome_name(Outcome o) {
+  switch (o) {
+    case Outcome::succeeded: return "succeeded";
+    case Outcome::failed: return "failed";
+    case Outcome::stopped: return "stopped";
+    case Outcome::interrupted: return "interrupted";
+  }
+  return "failed";
+}
+
+namespace {
+
+int64_t now_ms() { return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count(); }
+
+enum class JobEnd { ok, failed, cancelled };
+
+// State shared by the calling thread and the workers.
+class Runner {
+public:
+  Runner(const Work& work, const TargetFactory& factory, const Options& options)
+      : m_work(work), m_factory(factory), m_options(options) {}
+
+  Result run(const Hooks& hooks);
+
+private:
+  struct AppState {
+    enum Phase { waiting, running, succeeded, failed } phase = waiting;
+    std::vector<size_t> jobs;
+    size_t finished = 0;
+    bool any_failed = false;
+    std::string failure;
+    steady_clock::time_point done_at{};
+    bool readiness_started = false;
+    std::optional<steady_clock::time_point> ready_at;
+  };
+
+  // ---- cancellable waiting ----
+  bool cancelled() const { return m_cancel.load(); }
+  // Sleeps up to `d`; false when the run was cancelled meanwhile.
+  bool sleep_for(milliseconds d) {
+    std::unique_lock lock(m_wait_mutex);
+    m_wait_cv.wait_for(lock, d, [&] { return m_cancel.load(); });
+    return !m_cancel.load();
+  }
+  void cancel() {
+    {
+      std::lock_guard lock(m_wait_mutex);
+      m_cancel = true;
+    }
+    m_wait_cv.notify_all();
+    m_task_cv.notify_all();
+  }
+
+  // ---- updates (any thread) ----
+  void emit(Update u) {
+    u.time_ms = now_ms();
+    std::lock_guard lock(m_update_mutex);
+    m_updates.push_back(std::move(u));
+  }
+  void emit_resource(const Job& j, const Step& s, ResourceStatus st, std::string message = {}) {
+    if (!s.record) return;
+    Update u;
+    u.app = j.app;
+    u.cluster = j.cluster;
+    u.resource = s.resource;
+    u.status = st;
+    u.message = std::move(message);
+    emit(std::move(u));
+  }
+  void emit_connectivity(const Job& j, Connectivity c) {
+    Update u;
+    u.connectivity = true;
+    u.app = j.app;
+    u.cluster = j.cluster;
+    u.conn = c;
+    emit(std::move(u));
+  }
+
+  std::shared_ptr<Target> target_for(const std::string& cluster) {
+    std::lock_guard lock(m_target_mutex);
+    auto it = m_targets.find(cluster);
+    if (it != m_targets.end()) return it->second;
+    auto t = m_factory(cluster, m_work.ns);
+    m_targets[cluster] = t;
+    return t;
+  }
+
+  milliseconds jitter(milliseconds d) {
+    thread_local std::mt19937 rng(std::random_device{}());
+    std::uniform_real_distribution<double> dist(0.8, 1.2);
+    return milliseconds(static_cast<int64_t>(static_cast<double>(d.count()) * dist(rng)));
+  }
+
+  void execute(Target& t, const Step& s) {
+    switch (s.action) {
+      case StepAction::apply: t.apply(s.manifest, false); return;
+      case StepAction::create: t.apply(s.manifest, true); return;
+      case StepAction::apply_wait: {
+        t.apply(s.manifest, false);
+        auto until = steady_clock::now() + m_options.hook_timeout;
+        for (;;) {
+          auto st = t.state(s.manifest);
+          if (st.ready) return;
+          if (steady_clock::now() >= until)
+            throw TargetError(false, false, "'" + s.resource + "' did not become ready within " +
+                                                std::to_string(duration_cast<seconds>(m_options.hook_timeout).count()) +
+                                                "s" + (st.reason.empty() ? "" : ": " + st.reason));
+          if (!sleep_for(m_options.ready_poll)) return;
+        }
+      }
+      case StepAction::remove: t.remove(s.manifest); return;
+      case StepAction::remove_quiet:
+        try {
+          t.remove(s.manifest);
+        } catch (const std::exception&) {
+          // Cleanup of hooks and CRDs ignores every failure (rsync does too).
+        }
+        return;
+    }
+  }
+
+  JobEnd run_job(const Job& j, std::string& failure);
+  void run_readiness(size_t app_index);
+
+  // ---- the pool ----
+  void submit(std::function<void()> task) {
+    {
+      std::lock_guard lock(m_task_mutex);
+      m_tasks.push_back(std::move(task));
+    }
+    m_task_cv.notify_one();
+  }
+  void worker_loop() {
+    for (;;) {
+      std::function<void()> task;
+      {
+        std::unique_lock lock(m_task_mutex);
+        m_task_cv.wait(lock, [&] { return m_closing || m_cancel.load() || !m_tasks.empty(); });
+        if (m_cancel.load() || (m_closing && m_tasks.empty())) return;
+        task = std::move(m_tasks.front());
+        m_tasks.pop_front();
+      }
+      task();
+    }
+  }
+  void notify_main() {
+    {
+      std::lock_guard lock(m_done_mutex);
+      m_events = true;
+    }
+    m_done_cv.notify_all();
+  }
+
+  const Work& m_work;
+  const TargetFactory& m_factory;
+  const Options& m_options;
+
+  std::atomic<bool> m_cancel{false};
+  std::mutex m_wait_mutex;
+  std::condition_variable m_wait_cv;
+
+  std::mutex m_update_mutex;
+  std::vector<Update> m_updates;
+
+  std::mutex m_target_mutex;
+  std::map<std::string, std::shared_ptr<Target>> m_targets;
+
+  std::mutex m_task_mutex;
+  std::condition_variable m_task_cv;
+  std::deque<std::function<void()>> m_tasks;
+  bool m_closing = false;
+
+  // Completions reported to the calling thread.
+  std::mutex m_done_mutex;
+  std::condition_variable m_done_cv;
+  bool m_events = false;
+  std::vector<std::pair<size_t, std::pair<JobEnd, std::string>>> m_job_ends;  // job index -> end
+  std::vector<size_t> m_ready_apps;
+
+  std::atomic<size_t> m_steps_done{0};
+  std::atomic<size_t> m_retrying{0};
+  std::vector<AppState> m_apps;
+};
+
+JobEnd Runner::run_job(const Job& j, std::string& failure) {
+  std::shared_ptr<Target> target;
+  try {
+    target = target_for(j.cluster);
+  } catch (const std::exception& e) {
+    failure = e.what();
+    for (const auto& s : j.steps) emit_resource(j, s, ResourceStatus::failed, failure);
+    return JobEnd::failed;
+  }
+  bool reachable = false;
+  Connectivity reported = Connectivity::unknown;
+  int attempts = 0;
+  milliseconds backoff = m_options.backoff_initial;
+  for (size_t i = 0; i < j.steps.size();) {
+    if (cancelled()) return JobEnd::cancelled;
+    const Step& s = j.steps[i];
+    try {
+      if (!reachable) {
+        target->probe();
+        reachable = true;
+        if (reported != Connectivity::available) emit_connectivity(j, reported = Connectivity::available);
+      }
+      execute(*target, s);
+      if (cancelled()) return JobEnd::cancelled;  // a hook wait was cut short
+      bool removal = s.action == StepAction::remove || s.action == StepAction::remove_quiet;
+      emit_resource(j, s, removal ? ResourceStatus::deleted : ResourceStatus::applied);
+      ++m_steps_done;
+      attempts = 0;
+      backoff = m_options.backoff_initial;
+      ++i;
+    } catch (const std::exception& e) {
+      auto* te = dynamic_cast<const TargetError*>(&e);
+      std::string message = te ? te->message() : e.what();
+      if (te && te->transient()) {
+        if (te->unreachable()) {
+          reachable = false;
+          if (reported != Connectivity::retrying) emit_connectivity(j, reported = Connectivity::retrying);
+        }
+        ++attempts;
+        if (m_options.max_retries >= 0 && attempts > m_options.max_retries) {
+          emit_resource(j, s, ResourceStatus::failed, message + " (gave up after " + std::to_string(attempts) + " attempts)");
+          failure = message;
+          return JobEnd::failed;
+        }
+        emit_resource(j, s, ResourceStatus::retrying, message);
+        ++m_retrying;
+        bool go_on = sleep_for(jitter(backoff));
+        --m_retrying;
+        if (!go_on) return JobEnd::cancelled;
+        backoff = std::min(backoff * 2, m_options.backoff_max);
+        continue;
+      }
+      emit_resource(j, s, ResourceStatus::failed, message);
+      ++m_steps_done;
+      if (s.action == StepAction::remove) {
+        // A failed delete only marks that resource (rsync's terminate rule).
+        ++i;
+        continue;
+      }
+      failure = message;
+      return JobEnd::failed;
+    }
+  }
+  try {
+    target->flush();
+  } catch (const std::exception& e) {
+    failure = e.what();
+    return JobEnd::failed;
+  }
+  return JobEnd::ok;
+}
+
+void Runner::run_readiness(size_t app_index) {
+  // Waits until every recorded applied object of the app is ready on its cluster.
+  for (size_t ji : m_apps[app_index].jobs) {
+    const Job& j = m_work.jobs[ji];
+    std::shared_ptr<Target> target;
+    try {
+      target = target_for(j.cluster);
+    } catch (const std::exception&) {
+      continue;  // the job itself failed on this already
+    }
+    for (const auto& s : j.steps) {
+      if (!s.record || s.action == StepAction::remove || s.action == StepAction::remove_quiet) continue;
+      for (;;) {
+        if (cancelled()) return;
+        try {
+          if (target->state(s.manifest).ready) break;
+        } catch (const std::exception&) {
+          // Unreachable for now: keep polling until the run ends.
+        }
+        if (!sleep_for(m_options.ready_poll)) return;
+      }
+    }
+  }
+  {
+    std::lock_guard lock(m_done_mutex);
+    m_ready_apps.push_back(app_index);
+    m_events = true;
+  }
+  m_done_cv.notify_all();
+}
+
+Result Runner::run(const Hooks& hooks) {
+  auto start = steady_clock::now();
+  std::map<std::string, size_t> app_index;
+  for (size_t i = 0; i < m_work.apps.size(); ++i) app_index[m_work.apps[i].name] = i;
+  m_apps.resize(m_work.apps.size());
+  Result result;
+  size_t total_steps = 0;
+  for (size_t ji = 0; ji < m_work.jobs.size(); ++ji) {
+    auto it = app_index.find(m_work.jobs[ji].app);
+    if (it == app_index.end()) continue;  // a job of an unknown app: nothing schedules it
+    m_apps[it->second].jobs.push_back(ji);
+    total_steps += m_work.jobs[ji].steps.size();
+  }
+  size_t total_jobs = 0;
+  for (const auto& a : m_apps) total_jobs += a.jobs.size();
+
+  size_t nthreads = static_cast<size_t>(std::max(1, m_options.parallel));
+  nthreads = std::min(nthreads, std::max<size_t>(1, total_jobs));
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < nthreads; ++i) threads.emplace_back([this] { worker_loop(); });
+
+  size_t done = 0, failed = 0;
+  Outcome cancel_outcome = Outcome::succeeded;
+
+  auto progress = [&] {
+    Progress p;
+    p.jobs = total_jobs;
+    p.done = done;
+    p.failed = failed;
+    p.retrying = m_retrying.load();
+    p.steps = total_steps;
+    p.steps_done = m_steps_done.load();
+    p.elapsed = duration_cast<milliseconds>(steady_clock::now() - start);
+    return p;
+  };
+  auto flush = [&] {
+    std::vector<Update> batch;
+    {
+      std::lock_guard lock(m_update_mutex);
+      batch.swap(m_updates);
+    }
+    if (!batch.empty() && hooks.flush) hooks.flush(std::move(batch));
+  };
+  auto finish_app = [&](size_t ai) {
+    auto& a = m_apps[ai];
+    a.phase = a.any_failed ? AppState::failed : AppState::succeeded;
+    a.done_at = steady_clock::now();
+  };
+  auto needs_ready = [&](size_t ai) {
+    for (const auto& other : m_work.apps)
+      for (const auto& d : other.depends_on)
+        if (d.ready && d.app == m_work.apps[ai].name) return true;
+    return false;
+  };
+
+  for (;;) {
+    // Start every waiting app whose dependencies allow it.
+    bool changed = true;
+    while (changed && !cancelled()) {
+      changed = false;
+      for (size_t ai = 0; ai < m_apps.size(); ++ai) {
+        auto& a = m_apps[ai];
+        if (a.phase != AppState::waiting) continue;
+        bool eligible = true;
+        std::string dep_failure;
+        for (const auto& d : m_work.apps[ai].depends_on) {
+          auto it = app_index.find(d.app);
+          if (it == app_index.end() || it->second == ai) continue;  // the planner validates names
+          const auto& da = m_apps[it->second];
+          if (da.phase == AppState::failed) {
+            dep_failure = "dependency '" + d.app + "' failed";
+            break;
+          }
+          if (da.phase != AppState::succeeded) {
+            eligible = false;
+            continue;
+          }
+          auto since = da.done_at;
+          if (d.ready) {
+            if (!da.ready_at) {
+              eligible = false;
+              continue;
+            }
+            since = *da.ready_at;
+          }
+          if (steady_clock::now() < since + seconds(d.wait_s)) eligible = false;
+        }
+        if (!dep_failure.empty()) {
+          a.phase = AppState::failed;
+          a.done_at = steady_clock::now();
+          for (size_t ji : a.jobs) {
+            const Job& j = m_work.jobs[ji];
+            for (const auto& s : j.steps) emit_resource(j, s, ResourceStatus::failed, dep_failure);
+            ++failed;
+            if (result.failures.size() < 50)
+              result.failures.push_back(j.app + " on " + j.cluster + ": " + dep_failure);
+          }
+          changed = true;
+          continue;
+        }
+        if (!eligible) continue;
+        a.phase = AppState::running;
+        changed = true;
+        if (a.jobs.empty()) {
+          finish_app(ai);
+          continue;
+        }
+        for (size_t ji : a.jobs) {
+          submit([this, ji] {
+            std::string failure;
+            JobEnd end = run_job(m_work.jobs[ji], failure);
+            {
+              std::lock_guard lock(m_done_mutex);
+              m_job_ends.push_back({ji, {end, failure}});
+              m_events = true;
+            }
+            m_done_cv.notify_all();
+          });
+        }
+      }
+      // Apps that finished at once (no jobs) may unblock others; readiness
+      // checks start for finished apps somebody waits on.
+      for (size_t ai = 0; ai < m_apps.size(); ++ai) {
+        auto& a = m_apps[ai];
+        if (a.phase == AppState::succeeded && !a.readiness_started && needs_ready(ai)) {
+          a.readiness_started = true;
+          if (a.jobs.empty()) a.ready_at = steady_clock::now();
+          else submit([this, ai] { run_readiness(ai); });
+        }
+      }
+    }
+
+    bool all_finished = std::all_of(m_apps.begin(), m_apps.end(), [](const AppState& a) {
+      return a.phase == AppState::succeeded || a.phase == AppState::failed;
+    });
+    if (all_finished || cancelled()) break;
+
+    // Nothing running and nothing startable: a dependency cycle.
+    bool any_running = std::any_of(m_apps.begin(), m_apps.end(), [](const AppState& a) { return a.phase == AppState::running; });
+    bool any_timed = false;
+    for (size_t ai = 0; ai < m_apps.size(); ++ai)
+      if (m_apps[ai].phase == AppState::succeeded && needs_ready(ai) && !m_apps[ai].ready_at) any_running = true;
+    // A waiting app whose dependencies are all satisfied but for their `wait`.
+    for (size_t ai = 0; ai < m_apps.size(); ++ai) {
+      if (m_apps[ai].phase != AppState::waiting) continue;
+      bool only_time = true;
+      for (const auto& d : m_work.apps[ai].depends_on) {
+        auto it = app_index.find(d.app);
+        if (it == app_index.end() || it->second == ai) continue;
+        const auto& da = m_apps[it->second];
+        if (da.phase != AppState::succeeded || (d.ready && !da.ready_at)) only_time = false;
+      }
+      any_timed = any_timed || only_time;
+    }
+    if (!any_running && !any_timed) {
+      for (size_t ai = 0; ai < m_apps.size(); ++ai) {
+        auto& a = m_apps[ai];
+        if (a.phase != AppState::waiting) continue;
+        a.phase = AppState::failed;
+        for (size_t ji : a.jobs) {
+          ++failed;
+          if (result.failures.size() < 50)
+            result.failures.push_back(m_work.jobs[ji].app + " on " + m_work.jobs[ji].cluster +
+                                      ": its dependencies form a cycle");
+        }
+      }
+      continue;
+    }
+
+    {
+      std::unique_lock lock(m_done_mutex);
+      m_done_cv.wait_for(lock, m_options.poll, [&] { return m_events; });
+      m_events = false;
+      for (auto& [ji, end] : m_job_ends) {
+        const Job& j = m_work.jobs[ji];
+        size_t ai = app_index[j.app];
+        auto& a = m_apps[ai];
+        ++a.finished;
+        if (end.first == JobEnd::ok) {
+          ++done;
+        } else if (end.first == JobEnd::failed) {
+          ++failed;
+          a.any_failed = true;
+          if (result.failures.size() < 50) result.failures.push_back(j.app + " on " + j.cluster + ": " + end.second);
+        }
+        if (a.finished == a.jobs.size() && end.first != JobEnd::cancelled) finish_app(ai);
+      }
+      m_job_ends.clear();
+      for (size_t ai : m_ready_apps) m_apps[ai].ready_at = steady_clock::now();
+      m_ready_apps.clear();
+    }
+    flush();
+    if (hooks.progress) hooks.progress(progress());
+    if (hooks.stop_requested && hooks.stop_requested()) {
+      cancel_outcome = Outcome::stopped;
+      cancel();
+    } else if ((m_options.interrupt && m_options.interrupt->load()) || steady_clock::now() >= m_options.deadline) {
+      cancel_outcome = Outcome::interrupted;
+      cancel();
+    }
+  }
+
+  {
+    std::lock_guard lock(m_task_mutex);
+    m_closing = true;
+  }
+  m_task_cv.notify_all();
+  for (auto& t : threads) t.join();
+  // Jobs that ended while the pool wound down.
+  for (auto& [ji, end] : m_job_ends) {
+    if (end.first == JobEnd::ok) ++done;
+    else if (end.first == JobEnd::failed) ++failed;
+  }
+  flush();
+  result.progress = progress();
+  if (hooks.progress) hooks.progress(result.progress);
+  if (cancelled()) result.outcome = cancel_outcome;
+  else result.outcome = failed > 0 ? Outcome::failed : Outcome::succeeded;
+  return result;
+}
+
+}  // namespace
+
+Result run(const Work& work, const TargetFactory& factory, const Options& options, const Hooks& hooks) {
+  Runner runner(work, factory, options);
+  return runner.run(hooks);
+}
+
+}  // namespace emco::sync

@@ -1,0 +1,136 @@
+#pragma once
+// The sync engine's executor: runs one operation (a Work: apps, their
+// dependencies, and per (app, cluster) an ordered list of steps) over a
+// bounded pool of worker threads, with reachability retry and backoff, hook
+// waits, app dependencies, stop and interruption.
+//
+// Threading contract: run() is called on one thread (the "calling thread")
+// and returns when the work has ended. Workers never touch the database:
+// status updates are collected and handed to Hooks::flush on the calling
+// thread in batches (every Options::poll), and Hooks::stop_requested /
+// Hooks::progress are called there too, so persistence stays
+// single-threaded and cheap (one transaction per batch).
+//
+// Per job (one app on one cluster): steps run strictly in order. Before the
+// first step and after any transient failure the cluster is probed; while
+// unreachable its connectivity is Retrying, the step's resource Retrying, and
+// the probe is repeated with exponential backoff (Options::backoff_*) until
+// it answers, max_retries is exceeded (-1 = forever), or the run is
+// cancelled. A permanent apply failure marks the resource Failed and ends
+// the job (failed); a permanent remove failure marks the resource Failed and
+// the job continues (as rsync does). Steps that wait (hooks) poll the object
+// until it is ready.
+//
+// Dependencies: an app starts when every app it depends on has finished
+// successfully (Deployed) or is ready on all its clusters (Ready), plus the
+// dependency's `wait` seconds. A failed dependency fails its dependents
+// without running them.
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/sync/target.hpp"
+
+namespace emco::sync {
+
+enum class ResourceStatus { pending, applied, failed, retrying, deleted };
+enum class Connectivity { unknown, available, retrying };
+const char* status_name(ResourceStatus s);     // "Pending", "Applied", ...
+const char* connectivity_name(Connectivity c); // "Unknown", "Available", "Retrying"
+ResourceStatus parse_status(const std::string& text);           // unknown text -> pending
+Connectivity parse_connectivity(const std::string& text);       // unknown text -> unknown
+
+enum class StepAction {
+  apply,          // server-side apply; status Applied
+  create,         // create-if-absent (CRDs); status Applied
+  apply_wait,     // apply then wait until ready (hooks); status Applied
+  remove,         // delete; status Deleted (failure: Failed, job continues)
+  remove_quiet,   // delete ignoring every failure (hook/CRD cleanup); no status
+};
+
+struct Step {
+  StepAction action = StepAction::apply;
+  std::string resource;  // the AppContext resource key "<name>+<Kind>"
+  std::string manifest;  // the object text
+  bool record = true;    // write its status
+};
+
+struct Job {
+  std::string app;
+  std::string cluster;  // "<provider>+<cluster>"
+  std::vector<Step> steps;
+};
+
+struct Dependency {
+  std::string app;
+  bool ready = false;  // opStatus Ready (else Deployed)
+  int wait_s = 0;
+};
+
+struct WorkApp {
+  std::string name;
+  std::vector<Dependency> depends_on;
+};
+
+struct Work {
+  std::string ns;                // the context namespace (objects without one go there)
+  std::vector<WorkApp> apps;     // in apporder
+  std::vector<Job> jobs;         // any order; started per app order, gated by dependencies
+};
+
+struct Update {
+  bool connectivity = false;  // else a resource status
+  std::string app, cluster, resource;
+  ResourceStatus status = ResourceStatus::pending;
+  Connectivity conn = Connectivity::unknown;
+  std::string message;
+  int64_t time_ms = 0;
+};
+
+struct Progress {
+  size_t jobs = 0, done = 0, failed = 0, retrying = 0;  // retrying: running jobs now waiting for a cluster
+  size_t steps = 0, steps_done = 0;
+  std::chrono::milliseconds elapsed{0};
+};
+
+struct Hooks {
+  std::function<void(std::vector<Update>&&)> flush;  // persist a batch (calling thread)
+  std::function<bool()> stop_requested;              // polled every Options::poll
+  std::function<void(const Progress&)> progress;     // every Options::poll and at the end
+};
+
+struct Options {
+  int parallel = 16;
+  std::chrono::milliseconds backoff_initial{250};
+  std::chrono::milliseconds backoff_max{2000};
+  int max_retries = -1;                        // per step; -1 = retry forever
+  std::chrono::milliseconds poll{200};         // stop flag, flush and progress period
+  std::chrono::milliseconds hook_timeout{std::chrono::minutes(5)};
+  std::chrono::milliseconds ready_poll{500};   // hook and Ready-dependency polling
+  // Set from elsewhere (signal handler, timeout): end at once, leaving the
+  // work to be resumed (Outcome::interrupted).
+  const std::atomic<bool>* interrupt = nullptr;
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
+};
+
+enum class Outcome {
+  succeeded,    // every job finished
+  failed,       // at least one job failed
+  stopped,      // stop_requested() said so: waits were cancelled
+  interrupted,  // interrupt or deadline: the operation must be resumed later
+};
+const char* outcome_name(Outcome o);
+
+struct Result {
+  Outcome outcome = Outcome::succeeded;
+  Progress progress;
+  std::vector<std::string> failures;  // "app on cluster: message", at most a few dozen
+};
+
+Result run(const Work& work, const TargetFactory& factory, const Options& options, const Hooks& hooks);
+
+}  // namespace emco::sync

@@ -1,0 +1,419 @@
+// The sync engine's executor over fake targets: ordering, parallelism bound,
+// retry with backoff, permanent failures, dependencies, hooks, stop and
+// interruption.
+
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "core/sync/engine.hpp"
+
+using namespace emco;
+using namespace emco::sync;
+using namespace std::chrono_literals;
+
+namespace {
+
+// A cluster that records what it was sent. Manifests are plain names in
+// these tests ("cm-a"); "fail:" makes a permanent failure, and the cluster
+// can be unreachable for the first N probes/calls.
+struct FakeCluster {
+  std::mutex m;
+  std::vector<std::string> log;  // "apply x", "create x", "remove x"
+  std::set<std::string> objects;
+  int unreachable_calls = 0;     // calls that throw unreachable before it answers
+  bool always_unreachable = false;
+  std::map<std::string, int> not_ready_reads;  // object -> reads reporting not ready
+  std::atomic<int> active{0};
+  std::atomic<int>* global_active = nullptr;
+  std::atomic<int>* global_peak = nullptr;
+};
+
+class FakeTarget : public Target {
+public:
+  explicit FakeTarget(FakeCluster& c) : m_c(c) {}
+  void probe() override { gate(); }
+  void apply(std::string_view manifest, bool create_only) override {
+    Busy b(m_c);
+    gate();
+    std::string name(manifest);
+    if (name.rfind("fail:", 0) == 0) throw TargetError(false, false, "admission webhook denied '" + name + "'");
+    std::lock_guard lock(m_c.m);
+    m_c.log.push_back(std::string(create_only ? "create " : "apply ") + name);
+    m_c.objects.insert(name);
+  }
+  bool remove(std::string_view manifest) override {
+    gate();
+    std::string name(manifest);
+    if (name.rfind("fail:", 0) == 0) throw TargetError(false, false, "forbidden");
+    std::lock_guard lock(m_c.m);
+    m_c.log.push_back("remove " + name);
+    return m_c.objects.erase(name) > 0;
+  }
+  ObjectState state(std::string_view manifest) override {
+    gate();
+    std::lock_guard lock(m_c.m);
+    std::string name(manifest);
+    ObjectState s;
+    s.present = m_c.objects.count(name) > 0;
+    auto& n = m_c.not_ready_reads[name];
+    s.ready = s.present && n <= 0;
+    if (n > 0) --n;
+    return s;
+  }
+  std::string read(std::string_view) override { return {}; }
+
+private:
+  struct Busy {
+    FakeCluster& c;
+    explicit Busy(FakeCluster& cl) : c(cl) {
+      if (c.global_active) {
+        int now = ++*c.global_active;
+        int peak = c.global_peak->load();
+        while (now > peak && !c.global_peak->compare_exchange_weak(peak, now)) {
+        }
+        std::this_thread::sleep_for(2ms);
+      }
+    }
+    ~Busy() {
+      if (c.global_active) --*c.global_active;
+    }
+  };
+  void gate() {
+    std::lock_guard lock(m_c.m);
+    if (m_c.always_unreachable) throw TargetError(true, true, "connection refused");
+    if (m_c.unreachable_calls > 0) {
+      --m_c.unreachable_calls;
+      throw TargetError(true, true, "connection refused");
+    }
+  }
+  FakeCluster& m_c;
+};
+
+struct Fleet {
+  std::map<std::string, FakeCluster> clusters;
+  TargetFactory factory() {
+    return [this](const std::string& cluster, const std::string&) -> std::shared_ptr<Target> {
+      return std::make_shared<FakeTarget>(clusters[cluster]);
+    };
+  }
+};
+
+Options fast() {
+  Options o;
+  o.backoff_initial = 5ms;
+  o.backoff_max = 20ms;
+  o.poll = 10ms;
+  o.ready_poll = 5ms;
+  return o;
+}
+
+Job job(const std::string& app, const std::string& cluster, std::vector<std::string> names,
+        StepAction action = StepAction::apply) {
+  Job j{app, cluster, {}};
+  for (auto& n : names) j.steps.push_back({action, n + "+ConfigMap", n, true});
+  return j;
+}
+
+struct Recorder {
+  std::vector<Update> updates;
+  Hooks hooks() {
+    Hooks h;
+    h.flush = [this](std::vector<Update>&& batch) {
+      for (auto& u : batch) updates.push_back(std::move(u));
+    };
+    return h;
+  }
+  // The last recorded status of a resource.
+  std::string last(const std::string& cluster, const std::string& resource) const {
+    std::string s = "none";
+    for (const auto& u : updates)
+      if (!u.connectivity && u.cluster == cluster && u.resource == resource) s = status_name(u.status);
+    return s;
+  }
+  std::vector<std::string> connectivity(const std::string& cluster) const {
+    std::vector<std::string> v;
+    for (const auto& u : updates)
+      if (u.connectivity && u.cluster == cluster) v.push_back(connectivity_name(u.conn));
+    return v;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("resources are applied in order within a cluster and statuses recorded", "[sync][engine]") {
+  Fleet fleet;
+  Work w;
+  w.apps = {{"app1", {}}};
+  w.jobs = {job("app1", "p+c1", {"a", "b", "c"}), job("app1", "p+c2", {"a", "b", "c"})};
+  Recorder rec;
+  auto r = run(w, fleet.factory(), fast(), rec.hooks());
+  CHECK(r.outcome == Outcome::succeeded);
+  CHECK(r.progress.done == 2);
+  CHECK(r.progress.steps_done == 6);
+  for (auto c : {"p+c1", "p+c2"}) {
+    CHECK(fleet.clusters[c].log == std::vector<std::string>{"apply a", "apply b", "apply c"});
+    CHECK(rec.last(c, "b+ConfigMap") == "Applied");
+    CHECK(rec.connectivity(c) == std::vector<std::string>{"Available"});
+  }
+}
+
+TEST_CASE("parallel workers stay within the bound", "[sync][engine]") {
+  Fleet fleet;
+  std::atomic<int> active{0}, peak{0};
+  Work w;
+  w.apps = {{"app1", {}}};
+  for (int i = 0; i < 24; ++i) {
+    std::string c = "p+c" + std::to_string(i);
+    fleet.clusters[c].global_active = &active;
+    fleet.clusters[c].global_peak = &peak;
+    w.jobs.push_back(job("app1", c, {"a", "b"}));
+  }
+  Options o = fast();
+  o.parallel = 4;
+  Recorder rec;
+  auto r = run(w, fleet.factory(), o, rec.hooks());
+  CHECK(r.outcome == Outcome::succeeded);
+  CHECK(peak.load() <= 4);
+  CHECK(peak.load() >= 2);  // it did run in parallel
+}
+
+TEST_CASE("an unreachable cluster is retried with backoff and shows Retrying", "[sync][engine]") {
+  Fleet fleet;
+  fleet.clusters["p+c1"].unreachable_calls = 3;
+  Work w;
+  w.apps = {{"app1", {}}};
+  w.jobs = {job("app1", "p+c1", {"a", "b"})};
+  Recorder rec;
+  auto r = run(w, fleet.factory(), fast(), rec.hooks());
+  CHECK(r.outcome == Outcome::succeeded);
+  auto conn = rec.connectivity("p+c1");
+  REQUIRE(conn.size() == 2);
+  CHECK(conn[0] == "Retrying");
+  CHECK(conn[1] == "Available");
+  bool saw_retrying = false;
+  for (const auto& u : rec.updates)
+    if (!u.connectivity && u.status == ResourceStatus::retrying) saw_retrying = true;
+  CHECK(saw_retrying);
+  CHECK(rec.last("p+c1", "a+ConfigMap") == "Applied");
+  CHECK(fleet.clusters["p+c1"].objects == std::set<std::string>{"a", "b"});
+}
+
+TEST_CASE("max_retries gives up and marks the resource Failed", "[sync][engine]") {
+  Fleet fleet;
+  fleet.clusters["p+c1"].always_unreachable = true;
+  Work w;
+  w.apps = {{"app1", {}}};
+  w.jobs = {job("app1", "p+c1", {"a"}), job("app1", "p+c2", {"a"})};
+  Options o = fast();
+  o.max_retries = 2;
+  Recorder rec;
+  auto r = run(w, fleet.factory(), o, rec.hooks());
+  CHECK(r.outcome == Outcome::failed);
+  CHECK(r.progress.failed == 1);
+  CHECK(r.progress.done == 1);
+  CHECK(rec.last("p+c1", "a+ConfigMap") == "Failed");
+  CHECK(rec.last("p+c2", "a+ConfigMap") == "Applied");
+  REQUIRE(r.failures.size() == 1);
+  CHECK(r.failures[0].find("p+c1") != std::string::npos);
+}
+
+TEST_CASE("a permanent apply failure stops that cluster only", "[sync][engine]") {
+  Fleet fleet;
+  Work w;
+  w.apps = {{"app1", {}}};
+  w.jobs = {job("app1", "p+c1", {"a", "fail:b", "c"}), job("app1", "p+c2", {"a", "b", "c"})};
+  Recorder rec;
+  auto r = run(w, fleet.factory(), fast(), rec.hooks());
+  CHECK(r.outcome == Outcome::failed);
+  CHECK(fleet.clusters["p+c1"].log == std::vector<std::string>{"apply a"});
+  CHECK(rec.last("p+c1", "fail:b+ConfigMap") == "Failed");
+  CHECK(rec.last("p+c1", "c+ConfigMap") == "none");
+  CHECK(fleet.clusters["p+c2"].objects.size() == 3);
+}
+
+TEST_CASE("a failed delete marks the resource and the job goes on", "[sync][engine]") {
+  Fleet fleet;
+  fleet.clusters["p+c1"].objects = {"a", "c"};
+  Work w;
+  w.apps = {{"app1", {}}};
+  w.jobs = {job("app1", "p+c1", {"a", "fail:b", "c"}, StepAction::remove)};
+  Recorder rec;
+  auto r = run(w, fleet.factory(), fast(), rec.hooks());
+  CHECK(r.outcome == Outcome::succeeded);
+  CHECK(fleet.clusters["p+c1"].objects.empty());
+  CHECK(rec.last("p+c1", "fail:b+ConfigMap") == "Failed");
+  CHECK(rec.last("p+c1", "c+ConfigMap") == "Deleted");
+}
+
+TEST_CASE("an app starts after the apps it depends on", "[sync][engine]") {
+  Fleet fleet;
+  Work w;
+  w.apps = {{"db", {}}, {"web", {{"db", false, 0}}}, {"cache", {}}};
+  // Jobs listed in an order that would run web first without the gate.
+  w.jobs = {job("web", "p+c2", {"web"}), job("cache", "p+c1", {"cache"}), job("db", "p+c1", {"db"})};
+  Options o = fast();
+  o.parallel = 1;
+  Recorder rec;
+  auto r = run(w, fleet.factory(), o, rec.hooks());
+  CHECK(r.outcome == Outcome::succeeded);
+  // The order of Applied updates: db before web.
+  size_t db_at = 0, web_at = 0;
+  for (size_t i = 0; i < rec.updates.size(); ++i) {
+    if (rec.updates[i].resource == "db+ConfigMap") db_at = i;
+    if (rec.updates[i].resource == "web+ConfigMap") web_at = i;
+  }
+  CHECK(db_at < web_at);
+}
+
+TEST_CASE("a Ready dependency waits until the objects are ready", "[sync][engine]") {
+  Fleet fleet;
+  fleet.clusters["p+c1"].not_ready_reads["db"] = 3;
+  Work w;
+  w.apps = {{"db", {}}, {"web", {{"db", true, 0}}}};
+  w.jobs = {job("db", "p+c1", {"db"}), job("web", "p+c2", {"web"})};
+  Recorder rec;
+  auto r = run(w, fleet.factory(), fast(), rec.hooks());
+  CHECK(r.outcome == Outcome::succeeded);
+  CHECK(fleet.clusters["p+c1"].not_ready_reads["db"] == 0);  // all three not-ready reads were consumed
+  CHECK(fleet.clusters["p+c2"].objects.count("web") == 1);
+}
+
+TEST_CASE("a failed dependency fails its dependents without running them", "[sync][engine]") {
+  Fleet fleet;
+  Work w;
+  w.apps = {{"db", {}}, {"web", {{"db", false, 0}}}};
+  w.jobs = {job("db", "p+c1", {"fail:db"}), job("web", "p+c2", {"web"})};
+  Recorder rec;
+  auto r = run(w, fleet.factory(), fast(), rec.hooks());
+  CHECK(r.outcome == Outcome::failed);
+  CHECK(r.progress.failed == 2);
+  CHECK(fleet.clusters["p+c2"].log.empty());
+  CHECK(rec.last("p+c2", "web+ConfigMap") == "Failed");
+}
+
+TEST_CASE("a dependency cycle fails instead of hanging", "[sync][engine]") {
+  Fleet fleet;
+  Work w;
+  w.apps = {{"a", {{"b", false, 0}}}, {"b", {{"a", false, 0}}}};
+  w.jobs = {job("a", "p+c1", {"a"}), job("b", "p+c1", {"b"})};
+  Recorder rec;
+  auto r = run(w, fleet.factory(), fast(), rec.hooks());
+  CHECK(r.outcome == Outcome::failed);
+  CHECK(r.progress.failed == 2);
+}
+
+TEST_CASE("hooks wait until ready; CRDs are created if absent", "[sync][engine]") {
+  Fleet fleet;
+  fleet.clusters["p+c1"].not_ready_reads["job"] = 2;
+  Work w;
+  w.apps = {{"app1", {}}};
+  Job j{"app1", "p+c1", {}};
+  j.steps.push_back({StepAction::create, "crd+CustomResourceDefinition", "crd", true});
+  j.steps.push_back({StepAction::apply_wait, "job+Job", "job", true});
+  j.steps.push_back({StepAction::apply, "a+ConfigMap", "a", true});
+  w.jobs = {j};
+  Recorder rec;
+  auto r = run(w, fleet.factory(), fast(), rec.hooks());
+  CHECK(r.outcome == Outcome::succeeded);
+  CHECK(fleet.clusters["p+c1"].log == std::vector<std::string>{"create crd", "apply job", "apply a"});
+  CHECK(fleet.clusters["p+c1"].not_ready_reads["job"] == 0);
+}
+
+TEST_CASE("a hook that never becomes ready fails after the hook timeout", "[sync][engine]") {
+  Fleet fleet;
+  fleet.clusters["p+c1"].not_ready_reads["job"] = 1000000;
+  Work w;
+  w.apps = {{"app1", {}}};
+  Job j{"app1", "p+c1", {{StepAction::apply_wait, "job+Job", "job", true}, {StepAction::apply, "a+ConfigMap", "a", true}}};
+  w.jobs = {j};
+  Options o = fast();
+  o.hook_timeout = 50ms;
+  Recorder rec;
+  auto r = run(w, fleet.factory(), o, rec.hooks());
+  CHECK(r.outcome == Outcome::failed);
+  CHECK(rec.last("p+c1", "job+Job") == "Failed");
+  CHECK(rec.last("p+c1", "a+ConfigMap") == "none");
+}
+
+TEST_CASE("stop during a retry ends the run within a second", "[sync][engine]") {
+  Fleet fleet;
+  fleet.clusters["p+c1"].always_unreachable = true;
+  Work w;
+  w.apps = {{"app1", {}}};
+  w.jobs = {job("app1", "p+c1", {"a"})};
+  Options o = fast();
+  o.backoff_initial = 10s;  // the worker sits in a long backoff
+  o.backoff_max = 10s;
+  o.poll = 200ms;
+  std::atomic<bool> stop{false};
+  Recorder rec;
+  Hooks h = rec.hooks();
+  h.stop_requested = [&] { return stop.load(); };
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(300ms);
+    stop = true;
+  });
+  auto t0 = std::chrono::steady_clock::now();
+  auto r = run(w, fleet.factory(), o, h);
+  auto took = std::chrono::steady_clock::now() - t0;
+  stopper.join();
+  CHECK(r.outcome == Outcome::stopped);
+  CHECK(took < 300ms + 1s);
+  CHECK(rec.last("p+c1", "a+ConfigMap") == "Retrying");
+}
+
+TEST_CASE("an interrupt or a deadline leaves the work unfinished", "[sync][engine]") {
+  Fleet fleet;
+  fleet.clusters["p+c1"].always_unreachable = true;
+  Work w;
+  w.apps = {{"app1", {}}};
+  w.jobs = {job("app1", "p+c1", {"a"}), job("app1", "p+c2", {"a"})};
+  Options o = fast();
+  SECTION("deadline") {
+    o.deadline = std::chrono::steady_clock::now() + 100ms;
+    Recorder rec;
+    auto r = run(w, fleet.factory(), o, rec.hooks());
+    CHECK(r.outcome == Outcome::interrupted);
+    CHECK(r.progress.done == 1);
+  }
+  SECTION("interrupt flag") {
+    std::atomic<bool> flag{false};
+    o.interrupt = &flag;
+    Recorder rec;
+    Hooks h = rec.hooks();
+    int polls = 0;
+    h.progress = [&](const Progress& p) {
+      if (++polls == 5) flag = true;
+      CHECK(p.jobs == 2);
+    };
+    auto r = run(w, fleet.factory(), o, h);
+    CHECK(r.outcome == Outcome::interrupted);
+  }
+}
+
+TEST_CASE("a cluster without a usable target fails its jobs", "[sync][engine]") {
+  Work w;
+  w.apps = {{"app1", {}}};
+  w.jobs = {job("app1", "p+c1", {"a"})};
+  TargetFactory factory = [](const std::string& c, const std::string&) -> std::shared_ptr<Target> {
+    throw Error(ErrorKind::not_found, "cluster '" + c + "' has no kubeconfig");
+  };
+  Recorder rec;
+  auto r = run(w, factory, fast(), rec.hooks());
+  CHECK(r.outcome == Outcome::failed);
+  CHECK(rec.last("p+c1", "a+ConfigMap") == "Failed");
+}
+
+TEST_CASE("status names round-trip", "[sync][engine]") {
+  for (auto s : {ResourceStatus::pending, ResourceStatus::applied, ResourceStatus::failed, ResourceStatus::retrying,
+                 ResourceStatus::deleted})
+    CHECK(parse_status(status_name(s)) == s);
+  for (auto c : {Connectivity::unknown, Connectivity::available, Connectivity::retrying})
+    CHECK(parse_connectivity(connectivity_name(c)) == c);
+}
