@@ -211,10 +211,17 @@ public:
     }
     if (name == "Glob") {
       want(1);
-      RE2 re(glob_to_regex(str_arg()));
+      // gobwas/glob; Helm matches everything when the pattern does not compile.
+      std::string regex;
+      try {
+        regex = glob_to_regex(str_arg());
+      } catch (const Error&) {
+        regex = ".*";
+      }
+      RE2 re(regex, RE2::Quiet);
       auto out = std::make_shared<std::map<std::string, std::string>>();
       for (const auto& [k, v] : *m_files)
-        if (RE2::FullMatch(k, re)) out->emplace(k, v);
+        if (!re.ok() || RE2::FullMatch(k, re)) out->emplace(k, v);
       return Value(std::shared_ptr<const tmpl::Object>(std::make_shared<FilesObject>(std::move(out))));
     }
     if (name == "Lines") {

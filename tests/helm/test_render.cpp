@@ -103,6 +103,10 @@ TEST_CASE("golden: apiVersion v1 chart with requirements.yaml, tags and conditio
   check_golden("legacy", "tags", tags);
 }
 
+TEST_CASE("golden: .Files.Glob patterns, AsConfig, AsSecrets, Lines", "[helm][render]") {
+  check_golden("globs", "default", {});
+}
+
 TEST_CASE("render() exposes manifests, hooks, CRDs and notes", "[helm][render]") {
   Chart chart = load_chart(k_charts / "app");
   RenderOptions opts;
