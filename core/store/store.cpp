@@ -49,6 +49,84 @@ CREATE TABLE refs(
 );
 CREATE INDEX refs_to ON refs(to_id);
 )sql",
+    // 2: AppContexts (core/appcontext): the plan (contexts, apps, clusters,
+    // resources pointing at content stored once per hash) and the deploy state
+    // the sync engine keeps (resource/cluster status, event queue, active set).
+    R"sql(
+CREATE TABLE ac_contexts(
+  id TEXT PRIMARY KEY,
+  owner_kind TEXT NOT NULL,
+  owner_key TEXT NOT NULL,
+  meta TEXT NOT NULL,
+  status TEXT NOT NULL,
+  desired TEXT NOT NULL DEFAULT '',
+  parent_id TEXT REFERENCES ac_contexts(id) ON DELETE RESTRICT,
+  children TEXT NOT NULL DEFAULT '[]',
+  status_ctx TEXT NOT NULL DEFAULT '',
+  stop_flag INTEGER NOT NULL DEFAULT 0,
+  pending_terminate INTEGER NOT NULL DEFAULT 0,
+  revision INTEGER NOT NULL DEFAULT 0,
+  created TEXT NOT NULL,
+  seq INTEGER NOT NULL
+);
+CREATE INDEX ac_contexts_owner ON ac_contexts(owner_key, seq);
+CREATE INDEX ac_contexts_parent ON ac_contexts(parent_id);
+CREATE TABLE ac_contents(hash TEXT PRIMARY KEY, data BLOB NOT NULL);
+CREATE TABLE ac_apps(
+  ctx TEXT NOT NULL REFERENCES ac_contexts(id) ON DELETE CASCADE,
+  ord INTEGER NOT NULL,
+  app TEXT NOT NULL,
+  deps TEXT NOT NULL DEFAULT '[]',
+  PRIMARY KEY(ctx, ord)
+);
+CREATE TABLE ac_clusters(
+  id INTEGER PRIMARY KEY,
+  ctx TEXT NOT NULL REFERENCES ac_contexts(id) ON DELETE CASCADE,
+  app TEXT NOT NULL,
+  cluster TEXT NOT NULL,
+  grp INTEGER NOT NULL,
+  UNIQUE(ctx, app, cluster)
+);
+CREATE TABLE ac_resources(
+  cluster_id INTEGER NOT NULL REFERENCES ac_clusters(id) ON DELETE CASCADE,
+  ord INTEGER NOT NULL,
+  hook TEXT NOT NULL,
+  name TEXT NOT NULL,
+  hash TEXT NOT NULL,
+  PRIMARY KEY(cluster_id, ord)
+);
+CREATE INDEX ac_resources_hash ON ac_resources(hash);
+CREATE TABLE ac_resource_status(
+  ctx TEXT NOT NULL,
+  app TEXT NOT NULL,
+  cluster TEXT NOT NULL,
+  resource TEXT NOT NULL,
+  status TEXT NOT NULL DEFAULT 'Pending',
+  message TEXT NOT NULL DEFAULT '',
+  time TEXT NOT NULL DEFAULT '',
+  ready TEXT NOT NULL DEFAULT '',
+  PRIMARY KEY(ctx, app, cluster, resource)
+);
+CREATE TABLE ac_cluster_status(
+  ctx TEXT NOT NULL,
+  app TEXT NOT NULL,
+  cluster TEXT NOT NULL,
+  connectivity TEXT NOT NULL DEFAULT 'Unknown',
+  readback TEXT NOT NULL DEFAULT '',
+  time TEXT NOT NULL DEFAULT '',
+  PRIMARY KEY(ctx, app, cluster)
+);
+CREATE TABLE ac_queue(
+  ctx TEXT NOT NULL REFERENCES ac_contexts(id) ON DELETE CASCADE,
+  seq INTEGER NOT NULL,
+  event TEXT NOT NULL,
+  ucid TEXT NOT NULL DEFAULT '',
+  status TEXT NOT NULL DEFAULT 'Pending',
+  message TEXT NOT NULL DEFAULT '',
+  PRIMARY KEY(ctx, seq)
+);
+CREATE TABLE ac_active(ctx TEXT PRIMARY KEY REFERENCES ac_contexts(id) ON DELETE CASCADE);
+)sql",
 };
 
 constexpr int k_busy_timeout_ms = 600000;  // wait, never report "database is locked"

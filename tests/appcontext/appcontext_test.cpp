@@ -1,0 +1,241 @@
+#include <catch2/catch.hpp>
+
+#include "core/appcontext/appcontext.hpp"
+#include "core/store/store_impl.hpp"
+#include "core/util/error.hpp"
+
+using namespace emco;
+namespace ac = emco::appcontext;
+
+namespace {
+
+ac::AppContext sample(const std::string& id, int clusters) {
+  ac::AppContext ctx;
+  ctx.id = id;
+  ctx.owner = {"deploymentIntentGroup", resource::Key::parse("project=p/compositeApp=ca/compositeAppVersion=v1/deploymentIntentGroup=dig")};
+  ctx.meta = {{"Project", "p"}, {"Release", "r1"}, {"Namespace", "default"}};
+  ctx.created = "2026-11-22T00:00:00.000Z";
+  ctx.revision = 1;
+  ac::App a;
+  a.name = "collectd";
+  a.dependencies.push_back({"other", "Ready", 5});
+  auto svc = ctx.intern("kind: Service\nmetadata:\n  name: s\n");
+  auto dep = ctx.intern("kind: Deployment\nmetadata:\n  name: d\n");
+  auto crd = ctx.intern("kind: CustomResourceDefinition\nmetadata:\n  name: x\n");
+  for (int i = 0; i < clusters; ++i) {
+    ac::Cluster c;
+    c.name = "p+c" + std::to_string(i);
+    c.group = i + 1;
+    c.resources = {{"s+Service", svc}, {"d+Deployment", dep}};
+    c.hooks = {{"crd-install", {{"x+CustomResourceDefinition", crd}}}};
+    a.clusters.push_back(c);
+  }
+  ctx.apps.push_back(a);
+  ac::App b;
+  b.name = "other";
+  ctx.apps.push_back(b);
+  return ctx;
+}
+
+}  // namespace
+
+TEST_CASE("content is hashed and interned", "[appcontext]") {
+  CHECK(ac::sha256_hex("") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  ac::AppContext ctx;
+  auto a = ctx.intern("x");
+  auto b = ctx.intern(std::string("x"));
+  CHECK(a.get() == b.get());
+  CHECK(ctx.intern("y").get() != a.get());
+  CHECK(ac::make_content("x")->hash == a->hash);
+}
+
+TEST_CASE("save and load round-trip with content stored once", "[appcontext]") {
+  auto st = store::Store::open_memory();
+  auto ctx = sample("100", 3);
+  ac::save(*st, ctx);
+  CHECK(ac::exists(*st, "100"));
+  auto n = st->impl().db.execAndGet("SELECT COUNT(*) FROM ac_contents").getInt();
+  CHECK(n == 3);
+  auto back = ac::load(*st, "100");
+  CHECK(back.id == "100");
+  CHECK(back.owner.kind == "deploymentIntentGroup");
+  CHECK(back.owner.key == ctx.owner.key);
+  CHECK(back.meta == ctx.meta);
+  CHECK(back.revision == 1);
+  CHECK(back.status == ac::status::created);
+  REQUIRE(back.apps.size() == 2);
+  CHECK(back.apps[0].name == "collectd");
+  CHECK(back.apps[1].name == "other");
+  CHECK(back.apps[1].clusters.empty());
+  REQUIRE(back.apps[0].dependencies.size() == 1);
+  CHECK(back.apps[0].dependencies[0].app == "other");
+  CHECK(back.apps[0].dependencies[0].wait == 5);
+  REQUIRE(back.apps[0].clusters.size() == 3);
+  const auto& c = back.apps[0].clusters[2];
+  CHECK(c.name == "p+c2");
+  CHECK(c.group == 3);
+  REQUIRE(c.resources.size() == 2);
+  CHECK(c.resources[0].name == "s+Service");
+  CHECK(c.resources[1].text() == "kind: Deployment\nmetadata:\n  name: d\n");
+  REQUIRE(c.hooks.size() == 1);
+  CHECK(c.hooks[0].event == "crd-install");
+  CHECK(c.hooks[0].resources[0].name == "x+CustomResourceDefinition");
+  // Loaded content is shared between clusters, too.
+  CHECK(back.apps[0].clusters[0].resources[0].content.get() == c.resources[0].content.get());
+  CHECK(back.resource_count() == 9);
+  CHECK_THROWS_AS(ac::save(*st, ctx), Error);
+  CHECK(ac::list(*st, ctx.owner.key) == std::vector<std::string>{"100"});
+}
+
+TEST_CASE("missing context is not found", "[appcontext]") {
+  auto st = store::Store::open_memory();
+  try {
+    ac::load(*st, "42");
+    FAIL("no error");
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::not_found);
+    CHECK(e.message() == "appcontext '42' not found");
+  }
+}
+
+TEST_CASE("children are removed first and unused content is dropped", "[appcontext]") {
+  auto st = store::Store::open_memory();
+  ac::save(*st, sample("1", 2));
+  auto child = sample("2", 1);
+  child.parent = "1";
+  child.apps[0].clusters[0].resources[0].content = child.intern("kind: Service\nmetadata:\n  name: other\n");
+  ac::save(*st, child);
+  CHECK(ac::header(*st, "1").children == std::vector<std::string>{"2"});
+  ac::enqueue(*st, "2", ac::event::instantiate);
+  ac::set_resource_status(*st, "2", "collectd", "p+c0", "s+Service", ac::resource_status::applied, "", "t");
+  CHECK(st->impl().db.execAndGet("SELECT COUNT(*) FROM ac_contents").getInt() == 4);
+  ac::remove(*st, "1");
+  CHECK_FALSE(ac::exists(*st, "1"));
+  CHECK_FALSE(ac::exists(*st, "2"));
+  CHECK(st->impl().db.execAndGet("SELECT COUNT(*) FROM ac_contents").getInt() == 0);
+  CHECK(st->impl().db.execAndGet("SELECT COUNT(*) FROM ac_resource_status").getInt() == 0);
+  CHECK(ac::active_contexts(*st).empty());
+  CHECK_THROWS_AS(ac::remove(*st, "1"), Error);
+}
+
+TEST_CASE("removing a child updates the parent's list", "[appcontext]") {
+  auto st = store::Store::open_memory();
+  ac::save(*st, sample("1", 1));
+  auto child = sample("2", 1);
+  child.parent = "1";
+  ac::save(*st, child);
+  ac::remove(*st, "2");
+  CHECK(ac::header(*st, "1").children.empty());
+  CHECK(st->impl().db.execAndGet("SELECT COUNT(*) FROM ac_contents").getInt() == 3);
+}
+
+TEST_CASE("header setters", "[appcontext]") {
+  auto st = store::Store::open_memory();
+  ac::save(*st, sample("7", 1));
+  ac::set_status(*st, "7", ac::status::instantiating);
+  ac::set_desired(*st, "7", ac::status::instantiated);
+  ac::set_stop(*st, "7", true);
+  ac::set_pending_terminate(*st, "7", true);
+  ac::set_meta(*st, "7", "LogicalCloud", "lc1");
+  auto h = ac::header(*st, "7");
+  CHECK(h.status == "Instantiating");
+  CHECK(h.desired == "Instantiated");
+  CHECK(h.stop);
+  CHECK(h.pending_terminate);
+  CHECK(h.meta.at("LogicalCloud") == "lc1");
+  CHECK(h.meta.at("Project") == "p");
+  CHECK_THROWS_AS(ac::set_status(*st, "8", "x"), Error);
+}
+
+TEST_CASE("resource and cluster states", "[appcontext]") {
+  auto st = store::Store::open_memory();
+  ac::save(*st, sample("7", 1));
+  CHECK_FALSE(ac::resource_state(*st, "7", "collectd", "p+c0", "s+Service"));
+  ac::set_resource_status(*st, "7", "collectd", "p+c0", "s+Service", ac::resource_status::failed, "boom", "t1");
+  ac::set_resource_ready(*st, "7", "collectd", "p+c0", "s+Service", "false");
+  ac::set_resource_status(*st, "7", "collectd", "p+c0", "s+Service", ac::resource_status::applied, "", "t2");
+  ac::set_resource_ready(*st, "7", "collectd", "p+c0", "d+Deployment", "true");
+  auto all = ac::resource_states(*st, "7");
+  REQUIRE(all.size() == 2);
+  CHECK(all[0].resource == "d+Deployment");
+  CHECK(all[0].status == "Pending");
+  CHECK(all[0].ready == "true");
+  CHECK(all[1].status == "Applied");
+  CHECK(all[1].message.empty());
+  CHECK(all[1].time == "t2");
+  CHECK(all[1].ready == "false");
+  ac::set_cluster_state(*st, "7", "collectd", "p+c0", ac::connectivity::retrying, "t1");
+  ac::set_cluster_readback(*st, "7", "collectd", "p+c0", "{}", "t3");
+  auto cs = ac::cluster_states(*st, "7");
+  REQUIRE(cs.size() == 1);
+  CHECK(cs[0].connectivity == "Retrying");
+  CHECK(cs[0].readback == "{}");
+  ac::clear_states(*st, "7");
+  CHECK(ac::resource_states(*st, "7").empty());
+  CHECK(ac::cluster_states(*st, "7").empty());
+}
+
+TEST_CASE("event queue and active set", "[appcontext]") {
+  auto st = store::Store::open_memory();
+  ac::save(*st, sample("7", 1));
+  ac::save(*st, sample("8", 1));
+  CHECK_FALSE(ac::next_pending(*st, "7"));
+  CHECK(ac::enqueue(*st, "8", ac::event::update, "7") == 1);
+  CHECK(ac::enqueue(*st, "7", ac::event::instantiate) == 1);
+  CHECK(ac::enqueue(*st, "7", ac::event::terminate) == 2);
+  CHECK(ac::active_contexts(*st) == std::vector<std::string>{"7", "8"});
+  auto e = ac::next_pending(*st, "7");
+  REQUIRE(e);
+  CHECK(e->event == "Instantiate");
+  ac::mark(*st, "7", e->seq, ac::queue_status::done);
+  e = ac::next_pending(*st, "7");
+  REQUIRE(e);
+  CHECK(e->seq == 2);
+  ac::mark(*st, "7", 2, ac::queue_status::error, "cluster unreachable");
+  CHECK_FALSE(ac::next_pending(*st, "7"));
+  auto q = ac::queue(*st, "7");
+  REQUIRE(q.size() == 2);
+  CHECK(q[1].status == "Error");
+  CHECK(q[1].message == "cluster unreachable");
+  CHECK(ac::queue(*st, "8")[0].ucid == "7");
+  ac::deactivate(*st, "7");
+  CHECK(ac::active_contexts(*st) == std::vector<std::string>{"8"});
+  CHECK_THROWS_AS(ac::mark(*st, "7", 9, "Done"), Error);
+  CHECK_THROWS_AS(ac::enqueue(*st, "9", "Instantiate"), Error);
+}
+
+TEST_CASE("diff classifies resources per app and cluster", "[appcontext]") {
+  auto old_ctx = sample("1", 2);
+  auto new_ctx = sample("2", 3);
+  auto& c0 = new_ctx.apps[0].clusters[0];
+  c0.resources[1].content = new_ctx.intern("kind: Deployment\nmetadata:\n  name: d\n  labels: {a: b}\n");
+  c0.resources.erase(c0.resources.begin());
+  c0.put({"cm+ConfigMap", new_ctx.intern("kind: ConfigMap\n")});
+  new_ctx.apps.pop_back();  // "other" removed
+  auto d = ac::diff(old_ctx, new_ctx);
+  REQUIRE(d.size() == 3);  // collectd x 3 clusters; "other" had no clusters
+  CHECK(d[0].cluster == "p+c0");
+  CHECK(d[0].presence == ac::ClusterDiff::Presence::both);
+  CHECK(d[0].changed == std::vector<std::string>{"d+Deployment"});
+  CHECK(d[0].added == std::vector<std::string>{"cm+ConfigMap"});
+  CHECK(d[0].removed == std::vector<std::string>{"s+Service"});
+  CHECK(d[0].unchanged == std::vector<std::string>{"x+CustomResourceDefinition"});
+  CHECK(d[1].empty());
+  CHECK(d[2].presence == ac::ClusterDiff::Presence::added);
+  CHECK(d[2].added.size() == 3);
+  auto back = ac::diff(new_ctx, old_ctx);
+  CHECK(back[2].presence == ac::ClusterDiff::Presence::removed);
+  CHECK(back[2].removed.size() == 3);
+}
+
+TEST_CASE("put replaces a duplicate key in place", "[appcontext]") {
+  ac::AppContext ctx;
+  ac::Cluster c;
+  c.put({"a+X", ctx.intern("1")});
+  c.put({"b+X", ctx.intern("2")});
+  c.put({"a+X", ctx.intern("3")});
+  REQUIRE(c.resources.size() == 2);
+  CHECK(c.resources[0].text() == "3");
+  CHECK(c.find("b+X")->text() == "2");
+  CHECK(c.find("zz") == nullptr);
+}
