@@ -1,0 +1,379 @@
+#include "core/sync/queue.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <csignal>
+#include <ctime>
+#include <map>
+#include <set>
+
+#include <unistd.h>
+
+#include "core/appcontext/appcontext.hpp"
+#include "core/util/error.hpp"
+
+namespace emco::sync {
+
+namespace ac = emco::appcontext;
+using namespace std::chrono;
+
+const Transition& transition(const std::string& event) {
+  // lifecycle.md §6, newest code. (The spec spells the update error state
+  // "UpdateFailed" in the table and "UpdatedFailed" in the status list; the
+  // status list is what the code writes.)
+  static const std::map<std::string, Transition> table = {
+      {ac::event::instantiate,
+       {{ac::status::created, ac::status::instantiated, ac::status::instantiate_failed, ac::status::instantiating},
+        ac::status::instantiating, ac::status::instantiated, ac::status::instantiate_failed}},
+      {ac::event::terminate,
+       {{ac::status::instantiate_failed, ac::status::instantiating, ac::status::instantiated,
+         ac::status::terminate_failed, ac::status::terminating, ac::status::updated, ac::status::updated_failed,
+         ac::status::updating},
+        ac::status::terminating, ac::status::terminated, ac::status::terminate_failed}},
+      {ac::event::update,
+       {{ac::status::created, ac::status::updated}, ac::status::instantiating, ac::status::instantiated,
+        ac::status::instantiate_failed}},
+      {ac::event::update_delete,
+       {{ac::status::instantiated}, ac::status::updating, ac::status::updated, ac::status::updated_failed}},
+  };
+  auto it = table.find(event);
+  if (it == table.end()) fail(ErrorKind::invalid, "unknown sync event '" + event + "'");
+  return it->second;
+}
+
+namespace {
+
+std::string rfc3339(int64_t ms) {
+  time_t secs = static_cast<time_t>(ms / 1000);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[40];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+  char out[48];
+  std::snprintf(out, sizeof out, "%s.%03dZ", buf, static_cast<int>(ms % 1000));
+  return out;
+}
+
+int64_t now_ms() { return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count(); }
+
+// ---- the lease ----
+
+std::string lease_key(const std::string& ctx) { return "sync.lease." + ctx; }
+
+struct Lease {
+  long pid = 0;
+  int64_t heartbeat_ms = 0;
+};
+
+Lease read_lease(store::Store& st, const std::string& ctx) {
+  Lease l;
+  auto v = st.meta(lease_key(ctx));
+  if (!v || v->empty()) return l;
+  std::sscanf(v->c_str(), "%ld %lld", &l.pid, reinterpret_cast<long long*>(&l.heartbeat_ms));
+  return l;
+}
+
+bool pid_alive(long pid) { return pid > 0 && (::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM); }
+
+bool lease_live(const Lease& l) {
+  if (l.pid == 0) return false;
+  if (l.pid == static_cast<long>(::getpid())) return true;
+  return pid_alive(l.pid) && now_ms() - l.heartbeat_ms < duration_cast<milliseconds>(k_lease_stale).count();
+}
+
+void write_lease(store::Store& st, const std::string& ctx) {
+  st.set_meta(lease_key(ctx), std::to_string(::getpid()) + " " + std::to_string(now_ms()));
+}
+
+// Takes the lease unless another live process holds it.
+bool acquire(store::Store& st, const std::string& ctx) {
+  bool got = false;
+  st.write([&] {
+    Lease l = read_lease(st, ctx);
+    if (lease_live(l) && l.pid != static_cast<long>(::getpid())) return;
+    write_lease(st, ctx);
+    got = true;
+  });
+  return got;
+}
+
+void release(store::Store& st, const std::string& ctx) {
+  st.write([&] {
+    if (read_lease(st, ctx).pid == static_cast<long>(::getpid())) st.set_meta(lease_key(ctx), "");
+  });
+}
+
+// ---- building the executor's work ----
+
+bool is_crd_group(const std::string& g) { return g == "crd-install"; }
+
+const ac::HookGroup* hooks_of(const ac::Cluster& c, const std::string& event) {
+  for (const auto& h : c.hooks)
+    if (h.event == event) return &h;
+  return nullptr;
+}
+
+std::vector<Dependency> deps_of(const ac::App& a) {
+  std::vector<Dependency> out;
+  for (const auto& d : a.dependencies) out.push_back({d.app, d.op_status == "Ready", d.wait});
+  return out;
+}
+
+Work base_work(const ac::AppContext& c) {
+  Work w;
+  auto ns = c.meta.find("Namespace");
+  if (ns != c.meta.end()) w.ns = ns->second;
+  return w;
+}
+
+void add_hooks(Job& j, const ac::Cluster& c, const std::string& event, StepAction action) {
+  if (const auto* h = hooks_of(c, event))
+    for (const auto& r : h->resources) j.steps.push_back({action, r.name, r.text(), true});
+}
+
+Work instantiate_work(const ac::AppContext& c) {
+  Work w = base_work(c);
+  for (const auto& a : c.apps) {
+    w.apps.push_back({a.name, deps_of(a)});
+    for (const auto& cl : a.clusters) {
+      Job j{a.name, cl.name, {}};
+      add_hooks(j, cl, "crd-install", StepAction::create);
+      add_hooks(j, cl, "pre-install", StepAction::apply_wait);
+      for (const auto& r : cl.resources) j.steps.push_back({StepAction::apply, r.name, r.text(), true});
+      add_hooks(j, cl, "post-install", StepAction::apply_wait);
+      w.jobs.push_back(std::move(j));
+    }
+  }
+  return w;
+}
+
+// Terminate deletes in reverse: dependents before what they depend on, and
+// within a cluster the last-applied object first.
+Work terminate_work(const ac::AppContext& c) {
+  Work w = base_work(c);
+  std::map<std::string, std::vector<Dependency>> reversed;
+  for (const auto& a : c.apps)
+    for (const auto& d : a.dependencies) reversed[d.app].push_back({a.name, false, 0});
+  for (auto it = c.apps.rbegin(); it != c.apps.rend(); ++it) {
+    const auto& a = *it;
+    w.apps.push_back({a.name, reversed[a.name]});
+    for (const auto& cl : a.clusters) {
+      Job j{a.name, cl.name, {}};
+      add_hooks(j, cl, "pre-delete", StepAction::apply_wait);
+      for (auto r = cl.resources.rbegin(); r != cl.resources.rend(); ++r)
+        j.steps.push_back({StepAction::remove, r->name, r->text(), true});
+      add_hooks(j, cl, "post-delete", StepAction::apply_wait);
+      for (const auto& h : cl.hooks) {
+        if (is_crd_group(h.event)) continue;
+        for (const auto& r : h.resources) j.steps.push_back({StepAction::remove_quiet, r.name, r.text(), false});
+      }
+      for (const auto& h : cl.hooks) {
+        if (!is_crd_group(h.event)) continue;
+        for (const auto& r : h.resources) j.steps.push_back({StepAction::remove_quiet, r.name, r.text(), false});
+      }
+      w.jobs.push_back(std::move(j));
+    }
+  }
+  return w;
+}
+
+// Update phase 1 (on the new context): new and changed resources; CRDs of the
+// new context are created if absent; other hooks do not run.
+Work update_work(const ac::AppContext& old_ctx, const ac::AppContext& new_ctx) {
+  Work w = base_work(new_ctx);
+  for (const auto& a : new_ctx.apps) w.apps.push_back({a.name, deps_of(a)});
+  for (const auto& d : ac::diff(old_ctx, new_ctx)) {
+    if (d.presence == ac::ClusterDiff::Presence::removed) continue;
+    const ac::App* app = new_ctx.find_app(d.app);
+    const ac::Cluster* cl = app ? app->find_cluster(d.cluster) : nullptr;
+    if (!cl) continue;
+    std::set<std::string> todo(d.added.begin(), d.added.end());
+    todo.insert(d.changed.begin(), d.changed.end());
+    if (todo.empty()) continue;
+    Job j{d.app, d.cluster, {}};
+    if (const auto* crds = hooks_of(*cl, "crd-install"))
+      for (const auto& r : crds->resources)
+        if (todo.count(r.name)) j.steps.push_back({StepAction::create, r.name, r.text(), true});
+    for (const auto& r : cl->resources)
+      if (todo.count(r.name)) j.steps.push_back({StepAction::apply, r.name, r.text(), true});
+    if (!j.steps.empty()) w.jobs.push_back(std::move(j));
+  }
+  return w;
+}
+
+// Update phase 2 (on the old context): what the new context no longer has.
+Work update_delete_work(const ac::AppContext& old_ctx, const ac::AppContext& new_ctx) {
+  Work w = base_work(old_ctx);
+  for (const auto& a : old_ctx.apps) w.apps.push_back({a.name, {}});
+  for (const auto& d : ac::diff(old_ctx, new_ctx)) {
+    if (d.removed.empty()) continue;
+    const ac::App* app = old_ctx.find_app(d.app);
+    const ac::Cluster* cl = app ? app->find_cluster(d.cluster) : nullptr;
+    if (!cl) continue;
+    std::set<std::string> gone(d.removed.begin(), d.removed.end());
+    Job j{d.app, d.cluster, {}};
+    for (auto r = cl->resources.rbegin(); r != cl->resources.rend(); ++r)
+      if (gone.count(r->name)) j.steps.push_back({StepAction::remove, r->name, r->text(), true});
+    for (const auto& h : cl->hooks)
+      for (const auto& r : h.resources)
+        if (gone.count(r.name) && !is_crd_group(h.event))
+          j.steps.push_back({StepAction::remove_quiet, r.name, r.text(), false});
+    if (!j.steps.empty()) w.jobs.push_back(std::move(j));
+  }
+  return w;
+}
+
+std::string first_failures(const std::vector<std::string>& failures) {
+  std::string s;
+  for (size_t i = 0; i < failures.size() && i < 3; ++i) s += (i ? "; " : "") + failures[i];
+  if (failures.size() > 3) s += "; and " + std::to_string(failures.size() - 3) + " more";
+  return s;
+}
+
+}  // namespace
+
+bool held_by_live_process(store::Store& st, const std::string& ctx) { return lease_live(read_lease(st, ctx)); }
+
+std::vector<std::string> resumable(store::Store& st) {
+  std::vector<std::string> out;
+  for (const auto& id : ac::active_contexts(st))
+    if (!held_by_live_process(st, id)) out.push_back(id);
+  return out;
+}
+
+void request_terminate(store::Store& st, const std::string& ctx) {
+  st.write([&] {
+    ac::enqueue(st, ctx, ac::event::terminate);
+    Lease l = read_lease(st, ctx);
+    if (lease_live(l) && l.pid != static_cast<long>(::getpid())) ac::set_pending_terminate(st, ctx, true);
+  });
+}
+
+DriveResult drive(store::Store& st, const std::string& ctx, const DriveOptions& options) {
+  DriveResult result;
+  if (!acquire(st, ctx)) {
+    result.end = DriveEnd::busy;
+    result.status = ac::header(st, ctx).status;
+    return result;
+  }
+  std::vector<std::string> follow_ups;  // old contexts of completed updates
+  try {
+    for (;;) {
+      auto entry = ac::next_pending(st, ctx);
+      if (!entry) {
+        st.write([&] {
+          ac::deactivate(st, ctx);
+          ac::set_pending_terminate(st, ctx, false);
+        });
+        break;
+      }
+      ac::Header h = ac::header(st, ctx);
+      const Transition& t = transition(entry->event);
+      bool resumed = h.status == t.current && h.desired == t.desired;
+      if (h.stop) {
+        ac::mark(st, ctx, entry->seq, ac::queue_status::skip, "the context is stopped");
+        continue;
+      }
+      if (h.pending_terminate && entry->event != ac::event::terminate) {
+        ac::mark(st, ctx, entry->seq, ac::queue_status::skip, "a terminate is pending");
+        continue;
+      }
+      bool valid = resumed || std::find(t.sources.begin(), t.sources.end(), h.status) != t.sources.end();
+      if (!valid) {
+        st.write([&] {
+          if (!(entry->event == ac::event::terminate && h.status == ac::status::terminated))
+            ac::set_status(st, ctx, t.error);
+          ac::mark(st, ctx, entry->seq, ac::queue_status::skip,
+                   entry->event + " is not valid in state " + h.status);
+        });
+        continue;
+      }
+      st.write([&] {
+        ac::set_desired(st, ctx, t.desired);
+        ac::set_status(st, ctx, t.current);
+        if (entry->event == ac::event::terminate) ac::set_pending_terminate(st, ctx, false);
+      });
+
+      ac::AppContext c = ac::load(st, ctx);
+      Work work;
+      if (entry->event == ac::event::instantiate) {
+        work = instantiate_work(c);
+      } else if (entry->event == ac::event::terminate) {
+        work = terminate_work(c);
+      } else if (entry->event == ac::event::update) {
+        work = update_work(ac::load(st, entry->ucid), c);
+      } else {
+        work = update_delete_work(c, ac::load(st, entry->ucid));
+      }
+      const std::string status_ctx = c.status_id();
+      const std::string event = entry->event;
+      const bool is_terminate = event == ac::event::terminate;
+
+      Hooks hooks;
+      hooks.flush = [&](std::vector<Update>&& batch) {
+        st.write([&] {
+          for (const auto& u : batch) {
+            if (u.connectivity)
+              ac::set_cluster_state(st, status_ctx, u.app, u.cluster, connectivity_name(u.conn), rfc3339(u.time_ms));
+            else
+              ac::set_resource_status(st, status_ctx, u.app, u.cluster, u.resource, status_name(u.status), u.message,
+                                      rfc3339(u.time_ms));
+          }
+        });
+      };
+      auto last_beat = steady_clock::now();
+      hooks.stop_requested = [&] {
+        if (steady_clock::now() - last_beat > seconds(2)) {
+          last_beat = steady_clock::now();
+          st.write([&] { write_lease(st, ctx); });
+        }
+        ac::Header now = ac::header(st, ctx);
+        return now.stop || (now.pending_terminate && !is_terminate);
+      };
+      hooks.progress = [&](const Progress& p) {
+        if (options.progress) options.progress(ctx, event, p);
+      };
+      Result r = run(work, options.factory, options.engine, hooks);
+      result.failures = r.failures;
+      if (r.outcome == Outcome::interrupted) {
+        result.end = DriveEnd::interrupted;
+        result.status = t.current;
+        release(st, ctx);
+        return result;
+      }
+      st.write([&] {
+        if (r.outcome == Outcome::succeeded) {
+          ac::set_status(st, ctx, t.desired);
+          ac::mark(st, ctx, entry->seq, ac::queue_status::done);
+          if (event == ac::event::update) {
+            ac::enqueue(st, entry->ucid, ac::event::update_delete, ctx);
+            follow_ups.push_back(entry->ucid);
+          }
+        } else {
+          ac::set_status(st, ctx, t.error);
+          std::string why = r.outcome == Outcome::stopped
+                                ? (ac::header(st, ctx).stop ? "stopped" : "cancelled by a terminate")
+                                : first_failures(r.failures);
+          ac::mark(st, ctx, entry->seq, ac::queue_status::error, why);
+        }
+      });
+    }
+  } catch (...) {
+    release(st, ctx);
+    throw;
+  }
+  release(st, ctx);
+  for (const auto& old : follow_ups) {
+    DriveResult f = drive(st, old, options);
+    if (f.end == DriveEnd::interrupted) {
+      result.end = DriveEnd::interrupted;
+      break;
+    }
+    if (f.end == DriveEnd::drained && f.status != ac::status::updated)
+      result.failures.push_back("removing what the update dropped left the previous context " + f.status);
+  }
+  result.status = ac::header(st, ctx).status;
+  return result;
+}
+
+}  // namespace emco::sync

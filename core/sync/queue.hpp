@@ -1,0 +1,80 @@
+#pragma once
+// emco's rsync: the persisted per-AppContext event queue and its state
+// machine (spec/lifecycle.md §6, newest-code table), driving the executor
+// (engine.hpp) for DIGs, logical clouds and cluster network intents alike.
+//
+// Queue semantics. Events are rows of the context's queue (appcontext
+// enqueue); enqueuing also puts the context in the active set. One process at
+// a time works on a context: it holds a lease (pid + heartbeat in the store's
+// meta rows) that a later process takes over when the holder is dead or its
+// heartbeat older than k_lease_stale. For every Pending element, in order:
+//   stopflag set                    -> Skip (no state change)
+//   PendingTerminateFlag, not Terminate -> Skip
+//   current state not a valid source -> Skip and status := E (Terminate on a
+//                                       Terminated context: Skip, untouched)
+//   otherwise DesiredState := D, status := C, run; success: status := D,
+//   Done; failure or stop: status := E, Error.
+// An element whose run was interrupted (Ctrl-C, --timeout, kill -9) stays
+// Pending with status C and DesiredState D and is resumed by the next
+// process (a resumed element is accepted from C). Update (on the new
+// context, uCID = old) applies new and changed resources; on success it
+// enqueues UpdateDelete on the old context (uCID = new), which deletes what
+// the new context no longer has. When the queue drains the context leaves the
+// active set and PendingTerminateFlag is cleared.
+//
+// Statuses are written under the context's status context (statusappctxid).
+
+#include <chrono>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/store/store.hpp"
+#include "core/sync/engine.hpp"
+
+namespace emco::sync {
+
+inline constexpr std::chrono::seconds k_lease_stale{15};
+
+struct Transition {
+  std::vector<std::string> sources;
+  std::string current, desired, error;
+};
+// The state machine row of an event ("Instantiate", ...); Error(invalid) for others.
+const Transition& transition(const std::string& event);
+
+struct DriveOptions {
+  Options engine;
+  TargetFactory factory;
+  // Called on the driving thread with the context and event being run.
+  std::function<void(const std::string& ctx, const std::string& event, const Progress&)> progress;
+};
+
+enum class DriveEnd {
+  drained,      // the queue is empty: every event ran (look at the context status for the result)
+  interrupted,  // interrupt/deadline: an element is still Pending
+  busy,         // another live process holds the context (nothing was done)
+};
+
+struct DriveResult {
+  DriveEnd end = DriveEnd::drained;
+  std::string status;                 // the context status afterwards
+  std::vector<std::string> failures;  // of the last event run
+};
+
+// Processes the queue of `ctx` until it drains, is interrupted, or another
+// process holds it. Update events also drive the UpdateDelete they enqueue on
+// the old context.
+DriveResult drive(store::Store& st, const std::string& ctx, const DriveOptions& options);
+
+// Contexts in the active set that no live process holds (resumable now).
+std::vector<std::string> resumable(store::Store& st);
+
+// Whether a live process (possibly this one) holds the lease of `ctx`.
+bool held_by_live_process(store::Store& st, const std::string& ctx);
+
+// Enqueues Terminate on `ctx`; when a live process is working on the context
+// sets PendingTerminateFlag so that it cancels the running event first.
+void request_terminate(store::Store& st, const std::string& ctx);
+
+}  // namespace emco::sync
