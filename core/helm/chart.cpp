@@ -6,6 +6,7 @@
 #include <map>
 #include <sstream>
 
+#include "core/helm/manifests.hpp"
 #include "core/helm/semver.hpp"
 #include "core/util/error.hpp"
 #include "core/util/strings.hpp"
@@ -176,7 +177,8 @@ Chart load_chart_files(std::vector<ChartFile> files, const ArchiveLimits& limits
       try {
         v = tmpl::parse_yaml(f.data, tmpl::YamlMode::helm, "values.yaml");
       } catch (const Error& e) {
-        invalid("cannot load values.yaml: " + e.message());
+        std::string why = yaml_syntax_error(f.data);
+        invalid("cannot load values.yaml: " + (why.empty() ? e.message() : why));
       }
       if (v.is_map()) c.values = v;
       else if (!v.is_null()) invalid("cannot load values.yaml: error unmarshaling JSON: top level is not a map");

@@ -4,6 +4,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <tuple>
 #include <unordered_map>
 
 #include "core/util/error.hpp"
@@ -52,23 +53,39 @@ bool less_by_kind(const std::string& a, const std::string& b) {
   return ra < rb;
 }
 
-// goyaml.v2's wording for the problems yaml-cpp reports differently.
-std::string goyaml_message(const std::string& yaml_cpp_msg) {
-  static const std::vector<std::pair<std::string, std::string>> table = {
-      {"illegal map value", "mapping values are not allowed in this context"},
-      {"end of map not found", "did not find expected key"},
-      {"end of sequence not found", "did not find expected '-' indicator"},
-      {"end of map flow not found", "did not find expected ',' or '}'"},
-      {"end of sequence flow not found", "did not find expected ',' or ']'"},
-      {"unknown token", "found character that cannot start any token"},
-      {"block sequence entries are not allowed in this context", "block sequence entries are not allowed in this context"},
-      {"unexpected end of", "found unexpected end of stream"},
-      {"end of string", "found unexpected end of stream"},
-      {"illegal tab when looking for indentation", "found a tab character that violates indentation"},
+// goyaml.v2's wording for the problems yaml-cpp reports differently, and whether libyaml
+// raises it from its scanner (goyaml prints scanner lines 1-based, parser lines 0-based, and
+// no line at all for the first line).
+struct GoyamlProblem {
+  std::string message;
+  bool scanner = true;
+};
+
+GoyamlProblem goyaml_problem(const std::string& yaml_cpp_msg) {
+  static const std::vector<std::tuple<std::string, std::string, bool>> table = {
+      {"illegal map value", "mapping values are not allowed in this context", true},
+      {"end of map not found", "did not find expected key", false},
+      {"end of sequence not found", "did not find expected '-' indicator", false},
+      {"end of map flow not found", "did not find expected ',' or '}'", false},
+      {"end of sequence flow not found", "did not find expected ',' or ']'", false},
+      {"unknown token", "found character that cannot start any token", true},
+      {"block sequence entries are not allowed in this context", "block sequence entries are not allowed in this context",
+       true},
+      {"unknown escape character", "found unknown escape character", true},
+      {"end of string", "found unexpected end of stream", true},
+      {"illegal tab when looking for indentation", "found a tab character that violates indentation", true},
   };
-  for (const auto& [from, to] : table)
-    if (yaml_cpp_msg.find(from) != std::string::npos) return to;
-  return yaml_cpp_msg;
+  for (const auto& [from, to, scanner] : table)
+    if (yaml_cpp_msg.find(from) != std::string::npos) return {to, scanner};
+  return {yaml_cpp_msg, true};
+}
+
+std::string goyaml_error(const YAML::Exception& e) {
+  GoyamlProblem p = goyaml_problem(e.msg);
+  int idx = e.mark.line;  // 0-based
+  std::string where;
+  if (idx > 0) where = "line " + std::to_string(p.scanner ? idx + 1 : idx) + ": ";
+  return "error converting YAML to JSON: yaml: " + where + p.message;
 }
 
 std::string scalar_text(const YAML::Node& node) {
@@ -590,6 +607,15 @@ std::vector<std::string> split_manifests(std::string_view text) {
   return docs;
 }
 
+std::string yaml_syntax_error(const std::string& text) {
+  try {
+    YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    return goyaml_error(e);
+  }
+  return "";
+}
+
 bool read_head_fast(const std::string& doc, ManifestHead& head) { return fast::Reader(doc).run(head); }
 
 ManifestHead parse_manifest_head(const std::string& doc) {
@@ -604,8 +630,7 @@ ManifestHead parse_manifest_head_slow(const std::string& doc) {
   try {
     root = YAML::Load(doc);
   } catch (const YAML::Exception& e) {
-    fail(ErrorKind::invalid, "error converting YAML to JSON: yaml: line " + std::to_string(e.mark.line + 1) + ": " +
-                                 goyaml_message(e.msg));
+    fail(ErrorKind::invalid, goyaml_error(e));
   }
   if (!root || root.IsNull()) return head;
   if (!root.IsMap()) {

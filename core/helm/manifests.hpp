@@ -37,6 +37,10 @@ ManifestHead parse_manifest_head(const std::string& doc);
 bool read_head_fast(const std::string& doc, ManifestHead& head);
 ManifestHead parse_manifest_head_slow(const std::string& doc);
 
+// goyaml.v2's wording for the first syntax error in `text` ("error converting YAML to JSON:
+// yaml: line 1: did not find expected node content"), or "" when yaml-cpp parses it.
+std::string yaml_syntax_error(const std::string& text);
+
 struct Manifest {
   std::string source;   // template path, e.g. "chart/templates/deployment.yaml"
   std::string content;  // the document text, trimmed, as rendered

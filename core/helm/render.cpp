@@ -558,7 +558,8 @@ Value user_values(const std::vector<std::string>& value_files, const std::vector
     try {
       current = tmpl::parse_yaml(ss.str(), tmpl::YamlMode::helm, path);
     } catch (const Error& e) {
-      fail(ErrorKind::invalid, "failed to parse " + path + ": " + e.message());
+      std::string why = yaml_syntax_error(ss.str());
+      fail(ErrorKind::invalid, "failed to parse " + path + ": " + (why.empty() ? e.message() : why));
     }
     if (!current.is_null() && !current.is_map())
       fail(ErrorKind::invalid, "failed to parse " + path + ": error unmarshaling JSON: top level is not a map");

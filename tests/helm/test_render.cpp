@@ -173,3 +173,52 @@ TEST_CASE("hostile templates fail cleanly", "[helm][render]") {
   CHECK_THAT(kube.err, Catch::Contains("chart requires kubeVersion: <1.20 which is incompatible with Kubernetes v1.32.0"));
   fs::remove_all(dir);
 }
+
+TEST_CASE("CLI-level errors are worded as helm words them", "[helm][render]") {
+  // Every expected message below was printed by helm v3.17.3 for the same input.
+  auto err_of = [](TemplateArgs args) {
+    if (args.chart.empty()) args.chart = (k_charts / "globs").string();
+    std::ostringstream out, err;
+    int rc = template_main(args, out, err);
+    CHECK(rc == 1);
+    CHECK(out.str().empty());
+    return err.str();
+  };
+  TemplateArgs bad_name;
+  bad_name.chart = (k_charts / "globs").string();
+  bad_name.release_name = "Bad_Name";
+  {
+    std::ostringstream out, err;
+    CHECK(template_main(bad_name, out, err) == 1);
+    CHECK(err.str() ==
+          "Error: release name \"Bad_Name\": invalid release name, must match regex "
+          "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$ and the length must not be longer than "
+          "53\n");
+  }
+  TemplateArgs library;
+  library.chart = (k_charts / "app/charts/lib").string();
+  CHECK(err_of(library) == "Error: library charts are not installable\n");
+  TemplateArgs missing_file;
+  missing_file.value_files = {"nope.yaml"};
+  CHECK(err_of(missing_file) == "Error: open nope.yaml: no such file or directory\n");
+  TemplateArgs no_value;
+  no_value.set = {"a"};
+  CHECK(err_of(no_value) == "Error: failed parsing --set data: key \"a\" has no value\n");
+  TemplateArgs conversion;
+  conversion.set = {"a=1,a.b=2"};
+  CHECK(err_of(conversion) ==
+        "Error: failed parsing --set data: unable to parse key: interface conversion: interface {} is int64, not "
+        "map[string]interface {}\n");
+  fs::path vals = fs::temp_directory_path() / ("emco-helm-vals-" + std::to_string(::getpid()) + ".yaml");
+  auto bad_values = [&](const std::string& text) {
+    std::ofstream(vals, std::ios::trunc) << text;
+    TemplateArgs a;
+    a.value_files = {vals.string()};
+    return err_of(a);
+  };
+  const std::string prefix = "Error: failed to parse " + vals.string() + ": error converting YAML to JSON: yaml: ";
+  CHECK(bad_values("a: b: c\n") == prefix + "mapping values are not allowed in this context\n");
+  CHECK(bad_values("a:\n  b: c\n d: e\n") == prefix + "line 2: did not find expected key\n");
+  CHECK(bad_values("a: {x: y\n") == prefix + "line 1: did not find expected ',' or '}'\n");
+  fs::remove(vals);
+}
