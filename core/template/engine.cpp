@@ -640,6 +640,7 @@ Engine::Engine(Options options) : m_impl(std::make_unique<Impl>()) {
   if (m_impl->opts.helm_functions) {
     register_sprig(m_impl->funcs);
     register_sprig_crypto(m_impl->funcs);
+    register_sprig_time(m_impl->funcs);
     register_helm(m_impl->funcs);
   }
 }

@@ -15,6 +15,10 @@
 
 #include "core/template/value.hpp"
 
+namespace emco {
+class Clock;
+}
+
 namespace emco::tmpl {
 
 class Context;
@@ -39,6 +43,8 @@ struct Options {
   // Name of the template set, as Go's errors quote it ("no template X associated with template
   // gotpl"); Helm's is "gotpl", and tpl's templates are parsed under this name.
   std::string set_name = "gotpl";
+  // Clock for Sprig's date functions (now, ago, date ...); nullptr = emco::system_clock().
+  Clock* clock = nullptr;
 };
 
 class Engine {

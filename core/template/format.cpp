@@ -462,6 +462,12 @@ public:
         return;
       }
       case Kind::object: {
+        if (auto str = v.as_object()->go_string()) {
+          if (verb == 'v' || verb == 's') fmt_string(*str, 's');
+          else if (verb == 'q' || verb == 'x' || verb == 'X') fmt_string(*str, verb);
+          else bad_verb(verb, Value(*str));
+          return;
+        }
         auto d = v.as_object()->data();
         if (d) {
           print_arg(*d, verb, depth);

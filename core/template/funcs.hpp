@@ -24,6 +24,7 @@ using FuncMap = std::unordered_map<std::string, FuncDef>;
 void register_go_builtins(FuncMap& m);
 void register_sprig(FuncMap& m);
 void register_sprig_crypto(FuncMap& m);
+void register_sprig_time(FuncMap& m);
 void register_helm(FuncMap& m);
 
 // Helpers for function implementations (Sprig's conversions).

@@ -217,6 +217,7 @@ Value Object::call_method(std::string_view name, const std::vector<Value>&) cons
   fail(ErrorKind::invalid, "'" + type_name() + "' has no method '" + std::string(name) + "'");
 }
 std::optional<Value> Object::data() const { return std::nullopt; }
+std::optional<std::string> Object::go_string() const { return std::nullopt; }
 
 // ---- JSON text as encoding/json writes it ----
 

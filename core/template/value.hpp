@@ -129,6 +129,8 @@ public:
   // The plain data this object stands for, if any (e.g. a list for a VersionSet, a map for
   // Files): used by range, len, index, printing, toYaml/toJson. Default: nullopt.
   virtual std::optional<Value> data() const;
+  // Go's fmt.Stringer: what printing the object shows (a time.Time prints its date); default nullopt.
+  virtual std::optional<std::string> go_string() const;
 };
 
 // ---- YAML -----------------------------------------------------------------------------------

@@ -389,6 +389,102 @@ private:
               source + ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1) + ": " + msg);
 }
 
+// yaml-cpp 0.7 loops forever on a flow entry (',') where a block node should start (",x",
+// "- a\n,", "\"a\", b"). Such text is invalid YAML; reject it before yaml-cpp sees it, with the
+// message goyaml gives. Tracks quotes, flow depth, comments and block scalars across lines.
+void reject_stray_flow_entry(std::string_view t, const std::string& source) {
+  enum class Last { start, indicator, closed, plain };
+  int depth = 0;
+  char quote = 0;
+  bool in_block = false;
+  size_t block_indent = 0;
+  size_t line = 1;
+  size_t pos = 0;
+  bool prev_plain = false;
+  size_t plain_line_indent = 0;
+  while (pos <= t.size()) {
+    size_t eol = t.find('\n', pos);
+    if (eol == std::string_view::npos) eol = t.size();
+    std::string_view l = t.substr(pos, eol - pos);
+    size_t indent = 0;
+    while (indent < l.size() && l[indent] == ' ') ++indent;
+    bool blank = indent == l.size() || l.substr(indent).find_first_not_of(" \t\r") == std::string_view::npos;
+    if (in_block && (blank || indent > block_indent)) {
+      pos = eol + 1;
+      ++line;
+      continue;
+    }
+    in_block = false;
+    // a more indented line after a plain scalar continues that scalar (multi-line plain text)
+    Last last = (prev_plain && depth == 0 && quote == 0 && !blank && indent > plain_line_indent) ? Last::plain : Last::start;
+    if (last != Last::plain) plain_line_indent = indent;
+    for (size_t i = 0; i < l.size(); ++i) {
+      char c = l[i];
+      if (quote == '"') {
+        if (c == '\\') ++i;
+        else if (c == '"') {
+          quote = 0;
+          last = Last::closed;
+        }
+        continue;
+      }
+      if (quote == '\'') {
+        if (c == '\'' && i + 1 < l.size() && l[i + 1] == '\'') ++i;
+        else if (c == '\'') {
+          quote = 0;
+          last = Last::closed;
+        }
+        continue;
+      }
+      if (c == ' ' || c == '\t' || c == '\r') continue;
+      bool prev_space = i == 0 || l[i - 1] == ' ' || l[i - 1] == '\t';
+      bool next_space = i + 1 >= l.size() || l[i + 1] == ' ' || l[i + 1] == '\t' || l[i + 1] == '\r';
+      bool token_start = last != Last::plain || depth > 0;
+      if (c == '#' && prev_space) break;
+      if ((c == '"' || c == '\'') && token_start) {
+        quote = c;
+        continue;
+      }
+      if ((c == '[' || c == '{') && (token_start || depth > 0)) {
+        ++depth;
+        last = Last::indicator;
+        continue;
+      }
+      if ((c == ']' || c == '}') && depth > 0) {
+        --depth;
+        last = depth == 0 ? Last::closed : Last::indicator;
+        continue;
+      }
+      if (depth > 0) {
+        last = (c == ',' || c == ':') ? Last::indicator : Last::plain;
+        continue;
+      }
+      if (c == ',' && last != Last::plain) {
+        throw Error(ErrorKind::invalid, source + ":" + std::to_string(line) + ":" + std::to_string(i + 1) +
+                                            ": did not find expected node content");
+      }
+      if ((c == '-' || c == '?' || c == ':') && next_space) {
+        last = Last::indicator;
+        continue;
+      }
+      if ((c == '|' || c == '>') && last != Last::plain) {
+        in_block = true;
+        block_indent = indent;
+        break;
+      }
+      if ((c == '&' || c == '!') && last != Last::plain) {
+        while (i + 1 < l.size() && l[i + 1] != ' ' && l[i + 1] != '\t') ++i;
+        last = Last::indicator;
+        continue;
+      }
+      last = Last::plain;
+    }
+    if (!blank) prev_plain = last == Last::plain;
+    pos = eol + 1;
+    ++line;
+  }
+}
+
 }  // namespace
 
 Value parse_yaml(std::string_view text, YamlMode mode, const std::string& source) {
@@ -399,6 +495,7 @@ Value parse_yaml(std::string_view text, YamlMode mode, const std::string& source
 
 std::vector<Value> parse_yaml_documents(std::string_view text, YamlMode mode, const std::string& source) {
   std::vector<Value> out;
+  reject_stray_flow_entry(text, source);
   try {
     std::vector<YAML::Node> nodes = YAML::LoadAll(std::string(text));
     Converter c(mode, source);

@@ -151,3 +151,17 @@ TEST_CASE("toYaml through the template function trims the final newline", "[temp
   CHECK(render("{{ toYaml .labels | nindent 4 }}", v) == "\n    app: web\n    tier: \"1\"");
   CHECK(render("{{ toYaml .missing }}", v) == "null");
 }
+
+TEST_CASE("yaml: a stray flow entry is an error, not a hang", "[template][yaml][hostile]") {
+  // yaml-cpp 0.7 loops forever on these; the loader rejects them first
+  for (const char* text : {" ,", "- a\n,", "\"a\", b", "[a], b", "a: 1\n---\n, 1"}) {
+    INFO(text);
+    CHECK_THROWS_WITH(yaml(text), Catch::Contains("did not find expected node content"));
+  }
+  // commas inside plain, quoted, flow and block scalars are fine
+  Value v = yaml("a: x, y\nb: \"p, q\"\nc: [1, 2]\nd: |\n  line\n  , starts with comma\ne: long text\n  \"quoted\", continued\n");
+  CHECK(v.find("a")->as_string() == "x, y");
+  CHECK(v.find("c")->as_list().size() == 2);
+  CHECK(v.find("d")->as_string() == "line\n, starts with comma\n");
+  CHECK(v.find("e")->as_string() == "long text \"quoted\", continued");
+}
