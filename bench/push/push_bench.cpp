@@ -150,11 +150,18 @@ int capacity(const std::string& kubeconfig_dir, double seconds, size_t parallel)
                    {"data", {{"k", "v"}}}};
   auto measure = [&](bool apply) {
     std::atomic<uint64_t> done{0};
-    std::atomic<bool> stop{false};
-    auto start = Clock::now();
+    std::atomic<size_t> warmed{0};
+    std::atomic<bool> go{false}, stop{false};
+    Clock::time_point start;
     parallel_for(parallel, parallel, [&](size_t i) {
       emco::kube::KubeTarget target(clusters[i].name, clusters[i].kubeconfig, "default");
-      target.apply(cm);  // warm: discovery, connection, object exists
+      target.apply(cm);  // warm-up: discovery, connection, the object exists
+      // Time only the steady state: start when every worker is warm.
+      if (++warmed == parallel) {
+        start = Clock::now();
+        go = true;
+      }
+      while (!go) std::this_thread::sleep_for(std::chrono::milliseconds(1));
       while (!stop) {
         if (apply) target.client().apply(cm, "default");
         else target.client().server_version(std::chrono::seconds(5));

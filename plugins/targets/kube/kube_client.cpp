@@ -122,7 +122,7 @@ void KubeClient::sleep_for(milliseconds d) const {
   else std::this_thread::sleep_for(d);
 }
 
-HttpClient& KubeClient::transport(const Credentials& creds) {
+std::shared_ptr<HttpClient> KubeClient::transport(const Credentials& creds) {
   std::lock_guard lock(m_transport_mutex);
   // An exec plugin may hand out a new client certificate: the TLS identity is
   // part of the transport, so build a new one (new connections) then.
@@ -143,12 +143,11 @@ HttpClient& KubeClient::transport(const Credentials& creds) {
     m_transport = m_factory(t);
     m_transport_cert = creds.client_cert_pem;
   }
-  return *m_transport;
+  return m_transport;
 }
 
 HttpStats KubeClient::stats() const {
-  auto* self = const_cast<KubeClient*>(this);
-  std::lock_guard lock(self->m_transport_mutex);
+  std::lock_guard lock(m_transport_mutex);
   HttpStats s = m_retired_stats;
   if (m_transport) {
     HttpStats t = m_transport->stats();
@@ -177,7 +176,7 @@ HttpResponse KubeClient::send(const std::string& method, const std::string& path
     } else if (!creds.username.empty()) {
       req.headers.emplace_back("Authorization", "Basic " + base64_encode(creds.username + ":" + creds.password));
     }
-    HttpResponse r = transport(creds).send(req);
+    HttpResponse r = transport(creds)->send(req);
     if (r.failure != TransportFailure::none) {
       const std::string where = "cluster '" + m_access.label + "': ";
       switch (r.failure) {

@@ -176,7 +176,7 @@ public:
   [[noreturn]] void raise(const HttpResponse& response, const std::string& what) const;
 
 private:
-  HttpClient& transport(const Credentials& creds);
+  std::shared_ptr<HttpClient> transport(const Credentials& creds);
   void discover_locked();
   void fetch_group_version_locked(const std::string& group_version);
   void sleep_for(std::chrono::milliseconds d) const;
@@ -186,8 +186,8 @@ private:
   HttpClientFactory m_factory;
   CredentialSource m_credentials;
 
-  std::mutex m_transport_mutex;
-  std::unique_ptr<HttpClient> m_transport;
+  mutable std::mutex m_transport_mutex;
+  std::shared_ptr<HttpClient> m_transport;  // shared: a request in flight keeps a replaced one alive
   std::string m_transport_cert;  // client certificate the transport was built with
   HttpStats m_retired_stats;     // transports replaced after an exec certificate rotation
 
