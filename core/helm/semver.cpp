@@ -198,6 +198,7 @@ bool semver_satisfies(std::string_view constraint, std::string_view version) {
   auto v = parse_semver(trim(version));
   if (!v) return false;
   std::string c(constraint);
+  if (trim(c).empty()) c = "*";  // Masterminds: an empty constraint means any version
   size_t start = 0;
   for (;;) {
     auto bar = c.find("||", start);

@@ -20,7 +20,8 @@ int compare_semver(const SemVersion& a, const SemVersion& b);  // -1, 0, 1 (meta
 
 // Helm's IsCompatibleRange: false when either side does not parse. Supports ||, AND by
 // ',' or space, = != > < >= <= ~ ~> ^, wildcards x X *, and "A - B" ranges. A version with
-// a prerelease only satisfies a constraint that itself names a prerelease.
+// a prerelease only satisfies a constraint that itself names a prerelease. An empty
+// constraint means "*".
 bool semver_satisfies(std::string_view constraint, std::string_view version);
 
 }  // namespace emco::helm

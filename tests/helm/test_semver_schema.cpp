@@ -32,7 +32,9 @@ TEST_CASE("semver parsing and ranges", "[helm][semver]") {
   CHECK(semver_satisfies("1.1 - 1.40", "1.32.0"));
   CHECK_FALSE(semver_satisfies(">=1.0.0", "1.5.0-beta"));  // prereleases need a prerelease constraint
   CHECK(semver_satisfies(">=1.0.0-0", "1.5.0-beta"));
-  CHECK_FALSE(semver_satisfies("", "1.0.0"));
+  CHECK(semver_satisfies("", "1.0.0"));  // empty = any version
+  CHECK(semver_satisfies("*", "3.1.4"));
+  CHECK_FALSE(semver_satisfies("", "1.0.0-rc1"));
   CHECK_FALSE(semver_satisfies("junk", "1.0.0"));
 }
 
