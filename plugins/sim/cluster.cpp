@@ -13,6 +13,7 @@
 #include "core/k8s/yaml.hpp"
 #include "core/util/error.hpp"
 #include "core/util/strings.hpp"
+#include "plugins/sim/protobuf.hpp"
 #include "plugins/sim/tls.hpp"
 
 namespace emco::sim::detail {
@@ -299,6 +300,23 @@ bool Cluster::namespace_exists(const std::string& ns) {
   return find(*t, object_key("", ns)) != nullptr;
 }
 
+bool Cluster::namespace_terminating(const std::string& ns) {
+  const TypeInfo* t = find_kind("", "v1", "Namespace");
+  json* obj = find(*t, object_key("", ns));
+  return obj && (*obj)["metadata"].contains("deletionTimestamp");
+}
+
+Response terminating(const k8s::ResourceType& t, const std::string& name, const std::string& ns) {
+  json d = details(t, name);
+  d["causes"] = {{{"reason", "NamespaceTerminating"},
+                  {"message", "namespace " + ns + " is being terminated"},
+                  {"field", "metadata.namespace"}}};
+  return status_error(403, "Forbidden",
+                      t.group_resource() + " \"" + name + "\" is forbidden: unable to create new content in namespace " +
+                          ns + " because it is being terminated",
+                      d);
+}
+
 json Cluster::output(const TypeInfo& info, const std::string& version, const json& obj) const {
   json out = obj;
   out["apiVersion"] = info.type.group.empty() ? version : info.type.group + "/" + version;
@@ -387,6 +405,11 @@ bool Cluster::allowed(const Identity& who, const std::string& verb, const std::s
 
 Response Cluster::resource(const Request& r, const Target& t, const WatchSend& send) {
   const std::string& m = r.method;
+  if ((m == "POST" || m == "PUT" || m == "PATCH") && t.subresource != "approval" &&
+      media_type(r.content_type) == "application/vnd.kubernetes.protobuf")
+    return status_error(415, "UnsupportedMediaType",
+                        "the body of the request was in an unknown format - accepted media types include: "
+                        "application/json, application/yaml");
   if (!t.info->type.verbs.empty()) {  // create-only reviews
     if (m == "POST" && t.name.empty()) return review(r, t);
     return status_error(405, "MethodNotAllowed", "the server does not allow this method on the requested resource");
@@ -705,6 +728,7 @@ Response Cluster::create_object(const Request& r, const Target& t) {
     if (ns != t.ns)
       return bad_request("the namespace of the provided object does not match the namespace sent on the request");
     if (!namespace_exists(t.ns)) return namespace_not_found(t.ns);
+    if (namespace_terminating(t.ns)) return terminating(type, name, t.ns);
   }
   if (!(type.kind == "Namespace" ? is_dns_label(name) : is_dns_subdomain(name)) && !t.info->custom &&
       type.group != "rbac.authorization.k8s.io")
@@ -903,6 +927,7 @@ Response Cluster::apply_object(const Request& r, const Target& t, const json& in
   if (!live) {
     if (t.subresource == "status") return not_found(type, t.name);
     if (type.namespaced && !namespace_exists(t.ns)) return namespace_not_found(t.ns);
+    if (type.namespaced && namespace_terminating(t.ns)) return terminating(type, name, t.ns);
     if (!(type.kind == "Namespace" ? is_dns_label(name) : is_dns_subdomain(name)) && !t.info->custom &&
         type.group != "rbac.authorization.k8s.io")
       return invalid(type, name, "metadata.name",
@@ -939,11 +964,19 @@ Response Cluster::approve_csr(const Request& r, const Target& t) {
   json* live = find(*t.info, key);
   if (!live) return not_found(t.info->type, t.name);
   json body;
-  try {
-    body = k8s::parse_json_or_yaml(r.body);
-  } catch (const Error& e) {
-    return bad_request(e.message());
+  if (media_type(r.content_type) == "application/vnd.kubernetes.protobuf") {
+    std::string error;
+    if (!decode_csr_protobuf(r.body, body, error)) return status_error(415, "UnsupportedMediaType", error);
+  } else {
+    try {
+      body = k8s::parse_json_or_yaml(r.body);
+    } catch (const Error& e) {
+      return bad_request(e.message());
+    }
   }
+  std::string want_rv = body.value("/metadata/resourceVersion"_json_pointer, std::string());
+  if (!want_rv.empty() && want_rv != (*live)["metadata"].value("resourceVersion", ""))
+    return modified_conflict(t.info->type, t.name);
   json updated = *live;
   json conditions = body.value("/status/conditions"_json_pointer, json::array());
   for (auto& c : conditions) {
@@ -1101,6 +1134,31 @@ Response Cluster::delete_object(const Request& r, const Target& t) {
     }
     Response res;
     res.status = 202;
+    res.body = output(*t.info, t.version, *live).dump();
+    return res;
+  }
+  bool is_namespace = type.group.empty() && type.kind == "Namespace";
+  bool is_crd = type.group == "apiextensions.k8s.io" && type.kind == "CustomResourceDefinition";
+  if ((is_namespace || is_crd) && m_env.finalize_delay_ms > 0) {
+    // As the namespace and CRD controllers do: Terminating first, contents
+    // removed (and the object with them) a moment later.
+    if (!dry_run && !(*live)["metadata"].contains("deletionTimestamp")) {
+      (*live)["metadata"]["deletionTimestamp"] = now();
+      (*live)["metadata"]["deletionGracePeriodSeconds"] = 0;
+      if (is_namespace) {
+        (*live)["status"]["phase"] = "Terminating";
+      } else {
+        (*live)["status"]["conditions"].push_back({{"type", "Terminating"},
+                                                   {"status", "True"},
+                                                   {"reason", "InstanceDeletionInProgress"},
+                                                   {"message", "CustomResource deletion is in progress"},
+                                                   {"lastTransitionTime", now()}});
+      }
+      (*live)["metadata"]["resourceVersion"] = next_rv();
+      notify(*t.info, "MODIFIED", *live);
+      schedule({now_ms() + m_env.finalize_delay_ms, Pending::finalize, t.info->store_key(), key, 0});
+    }
+    Response res;
     res.body = output(*t.info, t.version, *live).dump();
     return res;
   }
@@ -1403,6 +1461,10 @@ int64_t Cluster::tick(int64_t now) {
     for (const TypeInfo* t : all_types())
       if (t->store_key() == p.store_key) info = t;
     if (!info) continue;
+    if (p.kind == Pending::finalize) {
+      remove_object(*info, p.object_key, true);
+      continue;
+    }
     json* obj = find(*info, p.object_key);
     if (!obj || (*obj)["metadata"].value("generation", int64_t{1}) != p.generation) continue;
     json updated = *obj;

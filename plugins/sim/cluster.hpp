@@ -54,6 +54,7 @@ struct ClusterEnv {
   const CertAuthority* ca = nullptr;
   int ready_delay_ms = 0;
   int crd_establish_delay_ms = 0;
+  int finalize_delay_ms = 0;
   int version_minor = 32;
   // Called when the cluster has timed work (readiness, CRD establishment)
   // due at `due_ms`; the server calls tick() then.
@@ -125,7 +126,7 @@ private:
   };
   struct Pending {
     int64_t due_ms;
-    enum Kind { ready, establish } kind;
+    enum Kind { ready, establish, finalize } kind;
     std::string store_key;
     std::string object_key;
     int64_t generation;
@@ -157,6 +158,7 @@ private:
   void notify(const TypeInfo& info, const char* type, const nlohmann::json& obj);
   nlohmann::json* find(const TypeInfo& info, const std::string& key);
   bool namespace_exists(const std::string& ns);
+  bool namespace_terminating(const std::string& ns);
   nlohmann::json output(const TypeInfo& info, const std::string& version, const nlohmann::json& obj) const;
 
   void on_write(const TypeInfo& info, const nlohmann::json* old, nlohmann::json& obj);

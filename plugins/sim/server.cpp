@@ -247,6 +247,7 @@ struct Simulator::Impl {
     env.ca = ca.get();
     env.ready_delay_ms = opts.ready_delay_ms;
     env.crd_establish_delay_ms = opts.crd_establish_delay_ms;
+    env.finalize_delay_ms = opts.finalize_delay_ms;
     env.version_minor = opts.version_minor;
     env.schedule = [this](size_t index, int64_t due) { timers.push({due, index}); };
     slots.resize(names.size());
@@ -562,8 +563,8 @@ struct Simulator::Impl {
     };
     Response res = slots[index].api->handle(r, sink);
     if (trace)
-      std::fprintf(stderr, "sim: %s %s %s%s -> %d\n", slots[index].api->name().c_str(), r.method.c_str(),
-                   path.c_str(), q ? (std::string("?") + q).c_str() : "", res.status);
+      std::fprintf(stderr, "sim: %s %s %s%s [%s] -> %d\n", slots[index].api->name().c_str(), r.method.c_str(),
+                   path.c_str(), q ? (std::string("?") + q).c_str() : "", r.content_type.c_str(), res.status);
     if (!res.watch) {
       delete stream;
       send(req, res);

@@ -69,6 +69,9 @@ struct SimOptions {
   AuthMode auth = AuthMode::token; // what the kubeconfigs carry; the server accepts both
   int ready_delay_ms = 1000;       // workloads become ready this long after a spec change
   int crd_establish_delay_ms = 0;  // CRDs become Established (and served) after this
+  // A deleted Namespace (CRD) stays Terminating this long; then its contents
+  // (custom resources) and itself go. 0: at once, within the DELETE.
+  int finalize_delay_ms = 500;
   int version_minor = 32;          // /version minor (29..33 keeps kubectl's dispatcher on a modern kubectl)
   bool persist = false;            // load state/<name>.json at start, write on stop and periodically
   int persist_interval_s = 30;

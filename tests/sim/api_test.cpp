@@ -19,6 +19,7 @@ SimOptions fast(int clusters = 1) {
   SimOptions o;
   o.clusters = clusters;
   o.ready_delay_ms = 0;
+  o.finalize_delay_ms = 0;
   return o;
 }
 
@@ -433,6 +434,29 @@ TEST_CASE("delete: namespaces take their contents, propagation policies, finaliz
   CHECK(c.request("DELETE", "/api/v1/namespaces/default/configmaps?labelSelector=del%3Dyes").status == 200);
   CHECK(c.get("/api/v1/namespaces/default/configmaps/l1").status == 404);
   CHECK(c.get("/api/v1/namespaces/default/configmaps/l2").status == 200);
+}
+
+TEST_CASE("namespaces and CRDs stay Terminating for the finalize delay, then go with their contents") {
+  SimOptions o = fast();
+  o.finalize_delay_ms = 300;
+  Fleet f(o);
+  Http c = f.client("cluster-1");
+  REQUIRE(c.apply("/api/v1/namespaces/t", ns_obj("t")).status == 201);
+  REQUIRE(c.apply("/api/v1/namespaces/t/configmaps/a", cm("t", "a")).status == 201);
+  auto del = c.request("DELETE", "/api/v1/namespaces/t");
+  CHECK(del.status == 200);
+  auto ns = c.get("/api/v1/namespaces/t").json();
+  CHECK(ns["status"]["phase"] == "Terminating");
+  CHECK(ns["metadata"].contains("deletionTimestamp"));
+  auto refused = c.apply("/api/v1/namespaces/t/configmaps/b", cm("t", "b"));
+  CHECK(refused.status == 403);
+  CHECK(refused.json()["message"] ==
+        "configmaps \"b\" is forbidden: unable to create new content in namespace t because it is being terminated");
+  CHECK(c.request("DELETE", "/api/v1/namespaces/t/configmaps/a").status == 200);  // contents can still be deleted
+  auto w = c.get("/api/v1/namespaces?watch=true&fieldSelector=metadata.name%3Dt&resourceVersion=" +
+                 ns["metadata"]["resourceVersion"].get<std::string>() + "&timeoutSeconds=2");
+  CHECK_THAT(w.body, Catch::Contains("\"type\":\"DELETED\""));
+  CHECK(c.get("/api/v1/namespaces/t").status == 404);
 }
 
 TEST_CASE("CRDs: custom resources are served once Established, and go with their CRD") {
