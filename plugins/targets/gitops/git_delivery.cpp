@@ -11,6 +11,7 @@
 #include <memory>
 #include <random>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "core/util/error.hpp"
@@ -267,6 +268,22 @@ enum class Stage { fetch, push };
 std::string tracking_ref(const std::string& branch) { return "refs/remotes/origin/" + branch; }
 constexpr const char* k_outgoing_ref = "refs/emco/outgoing";
 
+// GitOps repositories hold many small manifests: delta search costs most of
+// a push and saves little, so packs are written with zlib only (the server's
+// own gc can recompress). libgit2 1.5 reads its big-file threshold from
+// pack.deltaCacheSize (a libgit2 bug), so both keys are set; objects above
+// the threshold are never delta-compressed.
+void configure_packing(git_repository* repo) {
+  git_config* raw = nullptr;
+  check(git_repository_config(&raw, repo), "cannot read git cache config");
+  std::unique_ptr<git_config, Deleter<git_config, git_config_free>> config(raw);
+  for (const char* key : {"pack.bigFileThreshold", "pack.deltaCacheSize"}) {
+    int64_t value = 0;
+    if (git_config_get_int64(&value, config.get(), key) == 0 && value == 1) continue;
+    check(git_config_set_int64(config.get(), key, 1), "cannot write git cache config");
+  }
+}
+
 RepoPtr open_cache(const fs::path& dir) {
   git_repository* repo = nullptr;
   if (fs::exists(dir / "HEAD")) {
@@ -275,7 +292,9 @@ RepoPtr open_cache(const fs::path& dir) {
     make_private_dir(dir);
     check(git_repository_init(&repo, dir.c_str(), 1), "cannot create git cache '" + dir.string() + "'");
   }
-  return RepoPtr(repo);
+  RepoPtr out(repo);
+  configure_packing(out.get());
+  return out;
 }
 
 std::optional<git_oid> lookup_ref(git_repository* repo, const std::string& name) {
@@ -403,6 +422,9 @@ DirNode build_trie(const ChangeSet& changes) {
 struct BuildStats {
   size_t written = 0;
   size_t deleted = 0;
+  // Operations repeat the same manifest on many clusters: hash each distinct
+  // content once.
+  std::unordered_map<std::string_view, git_oid> blobs;
 };
 
 int count_blob(const char*, const git_tree_entry* entry, void* payload) {
@@ -432,8 +454,9 @@ std::optional<git_oid> build_tree(git_repository* repo, const git_tree* base, co
       continue;
     }
     const std::string& data = **content;
-    git_oid blob;
-    check(git_blob_create_from_buffer(&blob, repo, data.data(), data.size()), "cannot store blob");
+    auto [known, fresh] = stats.blobs.try_emplace(std::string_view(data));
+    if (fresh) check(git_blob_create_from_buffer(&known->second, repo, data.data(), data.size()), "cannot store blob");
+    const git_oid blob = known->second;
     if (existing && git_tree_entry_filemode(existing) == GIT_FILEMODE_BLOB &&
         git_oid_equal(git_tree_entry_id(existing), &blob))
       continue;
@@ -515,30 +538,52 @@ PushOutcome push_network(git_repository* repo, const GitRemoteSpec& spec, const 
   return PushOutcome::pushed;
 }
 
+using BufPtr = std::unique_ptr<git_buf, Deleter<git_buf, git_buf_dispose>>;
+
+// A pack of the objects `commit` adds to `parent` (all of them without one).
+BufPtr build_pack(git_repository* repo, const git_oid& commit, const std::optional<git_oid>& parent) {
+  git_revwalk* walk_raw = nullptr;
+  check(git_revwalk_new(&walk_raw, repo), "cannot walk history");
+  WalkPtr walk(walk_raw);
+  check(git_revwalk_push(walk.get(), &commit), "cannot walk history");
+  if (parent) check(git_revwalk_hide(walk.get(), &*parent), "cannot walk history");
+  git_packbuilder* pb_raw = nullptr;
+  check(git_packbuilder_new(&pb_raw, repo), "cannot build pack");
+  PackPtr pb(pb_raw);
+  git_packbuilder_set_threads(pb.get(), 0);
+  check(git_packbuilder_insert_walk(pb.get(), walk.get()), "cannot build pack");
+  BufPtr pack(new git_buf(GIT_BUF_INIT));
+  check(git_packbuilder_write_buf(pack.get(), pb.get()), "cannot build pack");
+  return pack;
+}
+
+// Indexes `pack` into the object database of `repo`; returns libgit2's code.
+int store_pack(git_repository* repo, const git_buf& pack) {
+  git_odb* odb_raw = nullptr;
+  int rc = git_repository_odb(&odb_raw, repo);
+  if (rc < 0) return rc;
+  OdbPtr odb(odb_raw);
+  git_odb_writepack* writer = nullptr;
+  if ((rc = git_odb_write_pack(&writer, odb.get(), nullptr, nullptr)) < 0) return rc;
+  git_indexer_progress stats{};
+  rc = writer->append(writer, pack.ptr, pack.size, &stats);
+  if (rc == 0) rc = writer->commit(writer, &stats);
+  writer->free(writer);
+  return rc;
+}
+
 // file:// remotes: libgit2's local transport moves the ref with force and runs
-// no hooks, which loses commits when two writers race. Write the pack straight
-// into the remote and move its ref with a compare-and-swap instead.
-PushOutcome push_local(git_repository* repo, const GitRemoteSpec& spec, const RemoteUrl& url,
-                       const git_oid& commit, const std::optional<git_oid>& expected) {
+// no hooks, which loses commits when two writers race. Store the pack in the
+// remote and move its ref with a compare-and-swap instead.
+PushOutcome push_local(const GitRemoteSpec& spec, const RemoteUrl& url, const git_buf& pack, const git_oid& commit,
+                       const std::optional<git_oid>& expected) {
   git_repository* raw = nullptr;
   if (git_repository_open_ext(&raw, url.path.c_str(), GIT_REPOSITORY_OPEN_NO_SEARCH, nullptr) < 0)
     fail(ErrorKind::unreachable, "cannot open git repository '" + redact_url(spec.url) + "': " + last_git_message());
   RepoPtr target(raw);
   if (!git_repository_is_bare(target.get()))
     fail(ErrorKind::invalid, "git repository '" + spec.url + "' is not bare", "push to a bare repository");
-
-  git_revwalk* walk_raw = nullptr;
-  check(git_revwalk_new(&walk_raw, repo), "cannot walk history");
-  WalkPtr walk(walk_raw);
-  check(git_revwalk_push(walk.get(), &commit), "cannot walk history");
-  if (expected) check(git_revwalk_hide(walk.get(), &*expected), "cannot walk history");
-  git_packbuilder* pb_raw = nullptr;
-  check(git_packbuilder_new(&pb_raw, repo), "cannot build pack");
-  PackPtr pb(pb_raw);
-  git_packbuilder_set_threads(pb.get(), 0);
-  check(git_packbuilder_insert_walk(pb.get(), walk.get()), "cannot build pack");
-  fs::path pack_dir = fs::path(git_repository_path(target.get())) / "objects" / "pack";
-  if (git_packbuilder_write(pb.get(), pack_dir.c_str(), 0, nullptr, nullptr) < 0)
+  if (store_pack(target.get(), pack) < 0)
     fail(ErrorKind::failed, "cannot write objects to '" + spec.url + "': " + last_git_message());
 
   std::string name = "refs/heads/" + spec.branch;
@@ -551,23 +596,6 @@ PushOutcome push_local(git_repository* repo, const GitRemoteSpec& spec, const Re
   if (rc < 0)
     fail(ErrorKind::failed, "cannot update branch '" + spec.branch + "' of '" + spec.url + "': " + last_git_message());
   return PushOutcome::pushed;
-}
-
-// Objects of a successful attempt move from memory into a pack in the cache.
-void persist_mempack(git_repository* repo, git_odb* odb, git_odb_backend* mempack) {
-  git_buf pack = GIT_BUF_INIT;
-  check(git_mempack_dump(&pack, repo, mempack), "cannot pack new objects");
-  git_odb_writepack* writer = nullptr;
-  int rc = git_odb_write_pack(&writer, odb, nullptr, nullptr);
-  if (rc == 0) {
-    git_indexer_progress stats{};
-    rc = writer->append(writer, pack.ptr, pack.size, &stats);
-    if (rc == 0) rc = writer->commit(writer, &stats);
-    writer->free(writer);
-  }
-  git_buf_dispose(&pack);
-  check(rc, "cannot store new objects in the git cache");
-  git_mempack_reset(mempack);
 }
 
 void backoff(int attempt) {
@@ -677,10 +705,13 @@ DeliveryResult GitDelivery::deliver(const GitRemoteSpec& spec, const CommitReque
           "cannot create commit");
 
     if (m_options.before_push) m_options.before_push(attempt);
-    PushOutcome outcome = url.scheme == "file" ? push_local(repo.get(), spec, url, commit_id, heads.branch)
+    // One pack of the new objects serves a file:// remote and the cache.
+    BufPtr pack = build_pack(repo.get(), commit_id, parent);
+    PushOutcome outcome = url.scheme == "file" ? push_local(spec, url, *pack, commit_id, heads.branch)
                                                : push_network(repo.get(), spec, url, commit_id);
     if (outcome == PushOutcome::pushed) {
-      persist_mempack(repo.get(), odb.get(), mempack);
+      check(store_pack(repo.get(), *pack), "cannot store new objects in the git cache");
+      git_mempack_reset(mempack);
       set_ref(repo.get(), tracking, commit_id);
       result.changed = true;
       result.commit_id = oid_hex(commit_id);

@@ -17,7 +17,12 @@ namespace emco::gitops {
 
 void ensure_libgit2() {
   static std::once_flag once;
-  std::call_once(once, [] { git_libgit2_init(); });
+  std::call_once(once, [] {
+    git_libgit2_init();
+    // emco only links trees to objects it has just written or read; checking
+    // that each exists again costs a lookup per tree entry.
+    git_libgit2_opts(GIT_OPT_ENABLE_STRICT_OBJECT_CREATION, 0);
+  });
 }
 
 namespace {
