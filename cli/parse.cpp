@@ -39,6 +39,7 @@ const std::vector<NounSpec>& nouns() {
       {"dig", "manage deployment intent groups, their intents and lifecycle"},
       {"lc", "manage logical clouds, cluster references, quotas and permissions"},
       {"controller", "register placement and action controllers"},
+      {"sim", "run simulated Kubernetes clusters on this machine"},
       {"ctl", "run emcoctl commands (compatibility mode; also as 'emcoctl')"},
   };
   return n;
@@ -48,6 +49,7 @@ const std::vector<CommandSpec>& commands() {
   static const std::vector<CommandSpec> all = [] {
     std::vector<CommandSpec> v = core_commands();
     for (auto& c : resource_commands()) v.push_back(std::move(c));
+    for (auto& c : tool_commands()) v.push_back(std::move(c));
     for (auto& c : ctl_commands()) v.push_back(std::move(c));
     return v;
   }();

@@ -88,5 +88,9 @@ void print_group_help(const std::vector<std::string>& prefix, std::ostream& out)
 std::vector<CommandSpec> core_commands();      // init, apply, get, delete, update, version, ...
 std::vector<CommandSpec> resource_commands();  // cluster, project, app, dig, lc, controller
 std::vector<CommandSpec> ctl_commands();       // emcoctl compatibility
+std::vector<CommandSpec> tool_commands();      // template, sim, cluster check
+
+// Registers the plugins' content validators (kubeconfigs) with core/manifest.
+void install_content_validators();
 
 }  // namespace emco::cli

@@ -162,7 +162,16 @@ ItemResult error_item(const Document& d, const Error& e) {
   return it;
 }
 
+std::map<std::string, ContentValidator>& validators() {
+  static std::map<std::string, ContentValidator> v;
+  return v;
+}
+
 }  // namespace
+
+void register_content_validator(const std::string& kind_id, ContentValidator validator) {
+  validators()[kind_id] = std::move(validator);
+}
 
 Key document_key(const Document& doc) {
   const Anchor& a = doc.anchor;
@@ -232,6 +241,15 @@ store::Resource prepare_resource(const Document& doc, Clock& clock) {
     } catch (const Error& e) {
       if (starts_with(e.message(), doc.source + ":")) throw;
       throw e.with_context(where);
+    }
+    if (auto v = validators().find(k.id); v != validators().end()) {
+      std::vector<std::string> values;
+      for (const auto& p : r.key.parts) values.push_back(p.second);
+      try {
+        v->second(c.data, join(values, "+"));
+      } catch (const Error& e) {
+        throw e.with_context(where);
+      }
     }
     r.contents.push_back(std::move(c));
   }

@@ -65,6 +65,13 @@ BatchResult run_batch(store::Store& st, Verb verb, const std::vector<File>& file
 // contents, canonical data). Exposed for noun commands and tests.
 store::Resource prepare_resource(const Document& doc, Clock& clock);
 
+// Checks an attached file's content for a kind beyond its shape (e.g. that a
+// cluster's kubeconfig is usable). Validators live in plugins; the front end
+// registers them at start-up. A validator throws emco::Error naming the problem;
+// `label` names the resource ("provider+cluster").
+using ContentValidator = std::function<void(const std::string& data, const std::string& label)>;
+void register_content_validator(const std::string& kind_id, ContentValidator validator);
+
 // The resource key a declarative document names.
 resource::Key document_key(const Document& doc);
 
