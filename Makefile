@@ -3,8 +3,18 @@
 #   make test   install packages, build, run every self-contained test
 # Further targets: build, asan-test, conformance, flows, bench-smoke, clean.
 
+# ccache: hash paths relative to the checkout, so a fresh clone (CI) reuses
+# the objects a build elsewhere on this machine already made.
+export CCACHE_BASEDIR := $(CURDIR)
+export CCACHE_NOHASHDIR := true
+
 BUILD ?= build
-ASAN_BUILD ?= build-asan
+ASAN_# ccache: hash paths relative to the checkout, so a fresh clone (CI) reuses
+# the objects a build elsewhere on this machine already made.
+export CCACHE_BASEDIR := $(CURDIR)
+export CCACHE_NOHASHDIR := true
+
+BUILD ?= build-asan
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
