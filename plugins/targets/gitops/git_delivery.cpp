@@ -538,7 +538,14 @@ PushOutcome push_network(git_repository* repo, const GitRemoteSpec& spec, const 
   return PushOutcome::pushed;
 }
 
-using BufPtr = std::unique_ptr<git_buf, Deleter<git_buf, git_buf_dispose>>;
+struct PackBuffer {
+  git_buf buf = GIT_BUF_INIT;
+  PackBuffer() = default;
+  PackBuffer(const PackBuffer&) = delete;
+  PackBuffer& operator=(const PackBuffer&) = delete;
+  ~PackBuffer() { git_buf_dispose(&buf); }
+};
+using BufPtr = std::unique_ptr<PackBuffer>;
 
 // A pack of the objects `commit` adds to `parent` (all of them without one).
 BufPtr build_pack(git_repository* repo, const git_oid& commit, const std::optional<git_oid>& parent) {
@@ -552,8 +559,8 @@ BufPtr build_pack(git_repository* repo, const git_oid& commit, const std::option
   PackPtr pb(pb_raw);
   git_packbuilder_set_threads(pb.get(), 0);
   check(git_packbuilder_insert_walk(pb.get(), walk.get()), "cannot build pack");
-  BufPtr pack(new git_buf(GIT_BUF_INIT));
-  check(git_packbuilder_write_buf(pack.get(), pb.get()), "cannot build pack");
+  auto pack = std::make_unique<PackBuffer>();
+  check(git_packbuilder_write_buf(&pack->buf, pb.get()), "cannot build pack");
   return pack;
 }
 
@@ -707,10 +714,10 @@ DeliveryResult GitDelivery::deliver(const GitRemoteSpec& spec, const CommitReque
     if (m_options.before_push) m_options.before_push(attempt);
     // One pack of the new objects serves a file:// remote and the cache.
     BufPtr pack = build_pack(repo.get(), commit_id, parent);
-    PushOutcome outcome = url.scheme == "file" ? push_local(spec, url, *pack, commit_id, heads.branch)
+    PushOutcome outcome = url.scheme == "file" ? push_local(spec, url, pack->buf, commit_id, heads.branch)
                                                : push_network(repo.get(), spec, url, commit_id);
     if (outcome == PushOutcome::pushed) {
-      check(store_pack(repo.get(), *pack), "cannot store new objects in the git cache");
+      check(store_pack(repo.get(), pack->buf), "cannot store new objects in the git cache");
       git_mempack_reset(mempack);
       set_ref(repo.get(), tracking, commit_id);
       result.changed = true;
