@@ -260,3 +260,31 @@ TEST_CASE("ssh with an ed25519 key and known_hosts checking", "[gitops][ssh]") {
     CHECK(show(bare, "main", "ec") == "ecdsa");
   }
 }
+
+TEST_CASE("https: an untrusted certificate is refused by default", "[gitops][https]") {
+  TempDir tmp;
+  const fs::path dir = tmp.path();
+  RunResult cert = run({"openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", (dir / "key.pem").string(),
+                        "-out", (dir / "cert.pem").string(), "-days", "2", "-subj", "/CN=localhost", "-addext",
+                        "subjectAltName=DNS:localhost"});
+  if (cert.status != 0) FAIL("openssl cannot make a test certificate: " << cert.err);
+  // Any TLS server will do: the certificate check happens before HTTP.
+  int port = free_port();
+  Process server({"/usr/bin/openssl", "s_server", "-quiet", "-www", "-accept", "127.0.0.1:" + std::to_string(port),
+                  "-cert", (dir / "cert.pem").string(), "-key", (dir / "key.pem").string()},
+                 dir / "s_server.log");
+  REQUIRE(wait_for_port(port));
+  GitRemoteSpec spec;
+  spec.url = "https://localhost:" + std::to_string(port) + "/repo.git";
+  spec.credentials = HttpsToken{"tok-abc-123", "emco"};
+  GitDelivery delivery(dir / "cache");
+  auto e = expect_error(delivery, spec, request({{"a", "a"}}));
+  CHECK(e.kind() == emco::ErrorKind::unreachable);
+  CHECK(e.message() == "tls certificate of 'localhost:" + std::to_string(port) + "' is not trusted");
+
+  // Opting out of verification gets past TLS (this server does not speak git).
+  spec.tls_verify = TlsVerify::insecure_skip;
+  auto past = expect_error(delivery, spec, request({{"a", "a"}}));
+  CHECK_THAT(past.message(), !Catch::Contains("tls certificate"));
+  CHECK_THAT(past.message(), !Catch::Contains("tok-abc-123"));
+}
