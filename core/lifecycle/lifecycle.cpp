@@ -2,6 +2,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <thread>
+
+#include "core/sync/queue.hpp"
 #include "core/util/error.hpp"
 #include "core/util/strings.hpp"
 
@@ -62,20 +65,124 @@ void check_delete_allowed(const store::Store& st, const Kind& k, const store::Re
   (void)st;
 }
 
-std::string run_operation(store::Store& st, const Kind& k, const Key& key, const std::string& op, const json& body,
-                          Clock& clock) {
-  (void)body;
-  std::string result;
-  st.write([&] {
-    auto r = st.get(key);
-    if (!r) fail(ErrorKind::not_found, store::describe(k, key) + " does not exist");
-    json si = r->state_info.empty() ? json::parse(initial_state_info(clock)) : json::parse(r->state_info);
-    std::string state = current_state(si.dump());
-    const std::string what = store::describe(k, key);
+namespace {
 
-    if (k.id == "deploymentIntentGroup" && op == "approve") {
+namespace ac = emco::appcontext;
+using namespace std::chrono;
+
+int last_revision(const json& si) {
+  int r = 0;
+  for (const auto& a : si["actions"])
+    if (a.value("state", "") == "Instantiated") r = a.value("revision", 0);
+  return r;
+}
+
+// How a delivery ended for the caller.
+struct Delivered {
+  Delivery delivery = Delivery::pending;
+  std::string status;
+  std::vector<std::string> failures;
+};
+
+// Drives `ctx` until its queue drains, waiting for another process that
+// holds it, until the deadline or an interrupt.
+Delivered deliver(store::Store& st, const std::string& ctx, const std::string& goal, const OperationOptions& o,
+                  steady_clock::time_point deadline) {
+  Delivered d;
+  d.status = ac::header(st, ctx).status;
+  if (!o.wait) return d;
+  sync::DriveOptions drive;
+  drive.engine = o.engine;
+  drive.engine.parallel = o.parallel;
+  drive.engine.interrupt = o.interrupt;
+  drive.engine.deadline = deadline;
+  drive.factory = o.factory ? o.factory : kube_targets(st);
+  drive.progress = o.progress;
+  for (;;) {
+    auto r = sync::drive(st, ctx, drive);
+    d.status = r.status;
+    d.failures = r.failures;
+    if (r.end == sync::DriveEnd::interrupted) return d;
+    if (r.end == sync::DriveEnd::drained) {
+      bool reached = goal.empty() ? !ends_with(d.status, "Failed") : d.status == goal;
+      d.delivery = reached && d.failures.empty() ? Delivery::done : Delivery::failed;
+      return d;
+    }
+    // Another live process is delivering this context: wait for it.
+    if ((o.interrupt && o.interrupt->load()) || steady_clock::now() >= deadline) return d;
+    std::this_thread::sleep_for(milliseconds(250));
+  }
+}
+
+steady_clock::time_point deadline_of(const OperationOptions& o) { return steady_clock::now() + o.timeout; }
+
+void fill(OperationResult& out, const std::string& ctx, const Delivered& d) {
+  out.context = ctx;
+  out.delivery = d.delivery;
+  out.status = d.status;
+  out.failures = d.failures;
+}
+
+// Contexts of `owner` with queued work and no live process on them: finish
+// them before a new operation builds on their state.
+void finish_queued(store::Store& st, const Key& owner, const OperationOptions& o, steady_clock::time_point deadline) {
+  auto owned = ac::list(st, owner);
+  for (const auto& id : sync::resumable(st)) {
+    if (std::find(owned.begin(), owned.end(), id) == owned.end()) continue;
+    auto d = deliver(st, id, "", o, deadline);
+    if (d.delivery == Delivery::pending)
+      fail(ErrorKind::pending, "earlier work on this resource is still queued (context " + id + ")",
+           "run 'emco sync' to finish it, then retry");
+  }
+}
+
+appcontext::AppContext plan_dig(store::Store& st, const Key& key, const OperationOptions& o) {
+  return o.planner ? o.planner(st, key) : default_planner()(st, key);
+}
+
+// The DIG's logical cloud must be Instantiated (lifecycle.md §2).
+void check_logical_cloud(store::Store& st, const store::Resource& dig, const std::string& what) {
+  auto data = json::parse(dig.data);
+  std::string lc_name = data.value("spec", json::object()).value("logicalCloud", "");
+  Key lc_key;
+  lc_key.parts = {dig.key.parts.front(), {"logicalCloud", lc_name}};
+  auto lc = st.get(lc_key);
+  const std::string lc_what = "logical cloud '" + lc_name + "'";
+  if (!lc) fail(ErrorKind::not_found, "cannot instantiate " + what + ": " + lc_what + " does not exist");
+  std::string state = current_state(lc->state_info);
+  if (state == "Instantiated" || state == "Updated") return;
+  std::string hint = "instantiate it first: 'emco apply " + resource::resource_anchor(resource::kind("logicalCloud"), lc_key) +
+                     "/instantiate'";
+  if (state == "Created" || state.empty())
+    fail(ErrorKind::conflict, "cannot instantiate " + what + ": " + lc_what + " has never been instantiated", hint);
+  if (state == "Terminated" || state == "TerminateStopped")
+    fail(ErrorKind::conflict, "cannot instantiate " + what + ": " + lc_what + " is terminated", hint);
+  fail(ErrorKind::conflict, "cannot instantiate " + what + ": " + lc_what + " is " + state, hint);
+}
+
+std::string busy_hint(store::Store& st, const std::string& ctx) {
+  return sync::held_by_live_process(st, ctx) ? "another emco process is delivering it; wait for it or run 'emco dig stop'"
+                                             : "run 'emco sync' to finish the queued work first";
+}
+
+OperationResult dig_operation(store::Store& st, const Kind& k, const Key& key, const std::string& op, const json& body,
+                              Clock& clock, const OperationOptions& o) {
+  OperationResult out;
+  const std::string what = store::describe(k, key);
+  auto deadline = deadline_of(o);
+  auto load = [&] {
+    auto r = st.get(key);
+    if (!r) fail(ErrorKind::not_found, what + " does not exist");
+    return *r;
+  };
+
+  if (op == "approve") {
+    st.write([&] {
+      auto r = load();
+      json si = r.state_info.empty() ? json::parse(initial_state_info(clock)) : json::parse(r.state_info);
+      std::string state = current_state(si.dump());
       if (state == "Approved") {
-        result = "approved (unchanged)";
+        out.message = "approved (unchanged)";
         return;
       }
       if (state == "Instantiated" || state == "InstantiateStopped")
@@ -84,40 +191,259 @@ std::string run_operation(store::Store& st, const Kind& k, const Key& key, const
         fail(ErrorKind::conflict, what + " cannot be approved in state " + state);
       append_action(si, "Approved", "", 0, clock);
       st.set_state_info(key, si.dump());
-      result = "approved";
-      return;
+      out.message = "approved";
+    });
+    return out;
+  }
+
+  if (op == "instantiate") {
+    finish_queued(st, key, o, deadline);
+    {
+      auto r = load();
+      std::string state = current_state(r.state_info);
+      if (state == "Created")
+        fail(ErrorKind::conflict, what + " must be Approved before it is instantiated",
+             "approve it first: 'emco dig approve' or a .../approve anchor");
+      if (state == "Instantiated" || state == "InstantiateStopped")
+        fail(ErrorKind::conflict, what + " is already instantiated", "use 'emco dig update' to roll out intent changes");
+      if (state != "Approved" && state != "Terminated" && state != "TerminateStopped")
+        fail(ErrorKind::conflict, what + " cannot be instantiated in state " + state);
+      check_logical_cloud(st, r, what);
     }
-    if (k.id == "logicalCloud" && (op == "instantiate" || op == "terminate")) {
-      if (lc_level(*r) != "0")
-        fail(ErrorKind::failed, "instantiating standard and privileged (level 1) logical clouds is not available yet",
-             "use an admin logical cloud (spec.level: \"0\") for now");
-      if (op == "instantiate") {
-        if (state == "Instantiated") fail(ErrorKind::conflict, what + " is already instantiated");
-        if (st.list(resource::kind("clusterReference"), key).empty())
-          fail(ErrorKind::conflict, what + " has no cluster references", "add one under '" +
-                                                                                resource::resource_anchor(k, key) +
-                                                                                "/cluster-references' first");
-        // An admin cloud changes nothing on clusters: record the empty-shell
-        // context and the Instantiated state (logical-clouds.md, level 0).
-        std::string ctx = random_context_id();
-        int rev = si["actions"].empty() ? 1 : si["actions"].back().value("revision", 0) + 1;
-        append_action(si, "Instantiated", ctx, rev, clock);
-        si["statusctxid"] = ctx;
-        st.set_state_info(key, si.dump());
-        result = "instantiated";
+    // Plan outside the write transaction: rendering can take a while and
+    // touches no state; a failure leaves everything unchanged.
+    ac::AppContext ctx = plan_dig(st, key, o);
+    ctx.revision = 1;
+    st.write([&] {
+      auto r = load();
+      json si = json::parse(r.state_info);
+      // Earlier instantiations' contexts are dropped (lifecycle.md §1).
+      for (const auto& old : ac::list(st, key))
+        if (!sync::held_by_live_process(st, old)) ac::remove(st, old);
+      ac::save(st, ctx);
+      ac::enqueue(st, ctx.id, ac::event::instantiate);
+      append_action(si, "Instantiated", ctx.id, 1, clock);
+      si["statusctxid"] = ctx.id;
+      st.set_state_info(key, si.dump());
+    });
+    fill(out, ctx.id, deliver(st, ctx.id, ac::status::instantiated, o, deadline));
+    out.message = "instantiated";
+    out.revision = 1;
+    return out;
+  }
+
+  if (op == "terminate") {
+    finish_queued(st, key, o, deadline);
+    std::string ctx;
+    std::vector<std::string> children;
+    st.write([&] {
+      auto r = load();
+      json si = json::parse(r.state_info);
+      std::string state = current_state(r.state_info);
+      if (state != "Instantiated" && state != "InstantiateStopped")
+        fail(ErrorKind::conflict, what + " is not instantiated (state " + state + ")");
+      ctx = last_instance(si);
+      if (!ac::exists(st, ctx)) fail(ErrorKind::failed, what + ": its deployment context " + ctx + " is missing");
+      ac::Header h = ac::header(st, ctx);
+      if (state == "InstantiateStopped" || h.stop) ac::set_stop(st, ctx, false);
+      children = h.children;
+      for (const auto& c : children) sync::request_terminate(st, c);
+      sync::request_terminate(st, ctx);
+      append_action(si, "Terminated", ctx, 0, clock);
+      st.set_state_info(key, si.dump());
+    });
+    // Children first, then the parent.
+    Delivered d;
+    for (const auto& c : children) {
+      d = deliver(st, c, ac::status::terminated, o, deadline);
+      if (d.delivery == Delivery::pending) break;
+    }
+    if (d.delivery != Delivery::pending || children.empty()) d = deliver(st, ctx, ac::status::terminated, o, deadline);
+    fill(out, ctx, d);
+    out.message = "terminated";
+    return out;
+  }
+
+  if (op == "stop") {
+    st.write([&] {
+      auto r = load();
+      json si = json::parse(r.state_info);
+      std::string state = current_state(r.state_info);
+      std::string next = state == "Instantiated" ? "InstantiateStopped" : state == "Terminated" ? "TerminateStopped" : "";
+      if (next.empty()) fail(ErrorKind::conflict, what + " cannot be stopped in state " + state);
+      std::string ctx = last_instance(si);
+      if (!ac::exists(st, ctx)) fail(ErrorKind::conflict, what + " has no deployment in progress");
+      // An update's work is on the new context and then its UpdateDelete on
+      // the old one: stop whichever is in progress.
+      std::vector<std::string> targets;
+      for (const auto& id : ac::list(st, key)) {
+        auto h = ac::header(st, id);
+        if (h.status == ac::status::instantiating || h.status == ac::status::terminating ||
+            h.status == ac::status::updating)
+          targets.push_back(id);
+      }
+      if (targets.empty())
+        fail(ErrorKind::conflict, what + " has no deployment in progress (its context is " + ac::header(st, ctx).status + ")");
+      for (const auto& id : targets) ac::set_stop(st, id, true);
+      append_action(si, next, ctx, 0, clock);
+      st.set_state_info(key, si.dump());
+      out.context = ctx;
+      out.message = "stopped";
+    });
+    return out;
+  }
+
+  if (op == "update" || op == "rollback") {
+    finish_queued(st, key, o, deadline);
+    std::string from, to;
+    ac::AppContext fresh;
+    {
+      auto r = load();
+      json si = json::parse(r.state_info);
+      std::string state = current_state(r.state_info);
+      from = last_instance(si);
+      if (op == "update") {
+        if (state != "Instantiated" && state != "InstantiateStopped")
+          fail(ErrorKind::conflict, what + " is not instantiated (state " + state + ")",
+               "instantiate it first; update rolls out intent changes to a running deployment");
+        if (ac::exists(st, from) && sync::held_by_live_process(st, from))
+          fail(ErrorKind::conflict, what + " is still being delivered", busy_hint(st, from));
+        fresh = plan_dig(st, key, o);
+        to = fresh.id;
+      } else {
+        json spec = body.is_object() ? body.value("spec", json::object()) : json::object();
+        if (!spec.contains("revision"))
+          fail(ErrorKind::invalid, "rollback of " + what + " needs spec.revision", "e.g. spec: {revision: 1}");
+        int n = 0;
+        const json& rv = spec["revision"];
+        try {
+          n = rv.is_string() ? std::stoi(rv.get<std::string>()) : rv.get<int>();
+        } catch (const std::exception&) {
+          fail(ErrorKind::invalid, "rollback of " + what + ": revision " + rv.dump() + " is not a number");
+        }
+        for (const auto& a : si["actions"])
+          if (a.value("revision", 0) == n && !a.value("instance", "").empty()) {
+            to = a.value("instance", "");
+            break;
+          }
+        if (to.empty()) fail(ErrorKind::not_found, what + " has no revision " + std::to_string(n));
+        if (!ac::exists(st, to))
+          fail(ErrorKind::not_found, what + ": the context of revision " + std::to_string(n) + " no longer exists",
+               "it was removed by a later instantiate");
+        if (to == from) fail(ErrorKind::conflict, what + " is already at revision " + std::to_string(n));
+      }
+      if (!ac::exists(st, from)) fail(ErrorKind::failed, what + ": its deployment context " + from + " is missing");
+    }
+    st.write([&] {
+      auto r = load();
+      json si = json::parse(r.state_info);
+      std::string status_ctx = si.value("statusctxid", "");
+      int rev = last_revision(si);
+      if (op == "update") {
+        fresh.status_context = status_ctx;
+        fresh.revision = rev + 1;
+        ac::save(st, fresh);
+      } else {
+        ac::set_stop(st, to, false);
+      }
+      ac::set_stop(st, from, false);
+      ac::enqueue(st, to, ac::event::update, from);
+      append_action(si, "Updated", from, rev, clock);
+      append_action(si, "Instantiated", to, rev + 1, clock);
+      st.set_state_info(key, si.dump());
+      out.revision = rev + 1;
+    });
+    fill(out, to, deliver(st, to, ac::status::instantiated, o, deadline));
+    out.message = (op == "update" ? "updated to revision " : "rolled back as revision ") + std::to_string(out.revision);
+    return out;
+  }
+  fail(ErrorKind::invalid, "'" + op + "' is not an operation of a " + k.display,
+       "deployment intent groups support approve, instantiate, terminate, stop, update, rollback");
+}
+
+OperationResult lc_operation(store::Store& st, const Kind& k, const Key& key, const std::string& op, Clock& clock) {
+  OperationResult out;
+  st.write([&] {
+    auto r = st.get(key);
+    if (!r) fail(ErrorKind::not_found, store::describe(k, key) + " does not exist");
+    json si = r->state_info.empty() ? json::parse(initial_state_info(clock)) : json::parse(r->state_info);
+    std::string state = current_state(si.dump());
+    const std::string what = store::describe(k, key);
+    if (lc_level(*r) != "0")
+      fail(ErrorKind::failed, "instantiating standard and privileged (level 1) logical clouds is not available yet",
+           "use an admin logical cloud (spec.level: \"0\") for now");
+    int rev = si["actions"].empty() ? 1 : si["actions"].back().value("revision", 0) + 1;
+    if (op == "instantiate") {
+      if (state == "Instantiated" || state == "Updated") fail(ErrorKind::conflict, what + " is already instantiated");
+      if (st.list(resource::kind("clusterReference"), key).empty())
+        fail(ErrorKind::conflict, what + " has no cluster references",
+             "add one under '" + resource::resource_anchor(k, key) + "/cluster-references' first");
+      // An admin cloud changes nothing on clusters: record the empty-shell
+      // context and the Instantiated state (logical-clouds.md, level 0).
+      std::string ctx = random_context_id();
+      append_action(si, "Instantiated", ctx, rev, clock);
+      si["statusctxid"] = ctx;
+      out.message = "instantiated";
+    } else if (op == "terminate") {
+      // An update of a logical cloud records "Updated": it stays instantiated.
+      if (state != "Instantiated" && state != "InstantiateStopped" && state != "Updated")
+        fail(ErrorKind::conflict, what + " is not instantiated (state " + state + ")");
+      append_action(si, "Terminated", last_instance(si), rev, clock);
+      out.message = "terminated";
+    } else if (op == "update") {
+      // lifecycle.md §3: a no-op unless Instantiated. An admin cloud has
+      // nothing on clusters to change, so the update is the new record.
+      if (state != "Instantiated" && state != "Updated") {
+        out.message = "not instantiated (unchanged)";
         return;
       }
-      if (state != "Instantiated") fail(ErrorKind::conflict, what + " is not instantiated (state " + state + ")");
-      int rev = si["actions"].back().value("revision", 0) + 1;
-      append_action(si, "Terminated", last_instance(si), rev, clock);
-      st.set_state_info(key, si.dump());
-      result = "terminated";
-      return;
+      append_action(si, "Updated", random_context_id(), rev, clock);
+      out.message = "updated";
+    } else if (op == "stop") {
+      // Stop needs delivery in progress; an admin cloud's never is.
+      fail(ErrorKind::conflict, what + " has no deployment in progress (state " + state + ")");
+    } else {
+      fail(ErrorKind::invalid, "'" + op + "' is not an operation of a " + k.display,
+           "logical clouds support instantiate, terminate, update, stop");
     }
-    fail(ErrorKind::failed, "'" + op + "' on a " + k.display + " is not available in this version of emco",
-         "this build records and validates resources; deployment arrives in a later version");
+    st.set_state_info(key, si.dump());
   });
-  return result;
+  return out;
+}
+
+}  // namespace
+
+OperationResult run(store::Store& st, const Kind& k, const Key& key, const std::string& op, const json& body,
+                    Clock& clock, const OperationOptions& options) {
+  if (k.id == "deploymentIntentGroup") return dig_operation(st, k, key, op, body, clock, options);
+  if (k.id == "logicalCloud") return lc_operation(st, k, key, op, clock);
+  fail(ErrorKind::failed, "'" + op + "' on a " + k.display + " is not available in this version of emco",
+       "deployment intent groups and admin logical clouds have lifecycle operations today");
+}
+
+std::string run_operation(store::Store& st, const Kind& k, const Key& key, const std::string& op, const json& body,
+                          Clock& clock) {
+  OperationResult r = run(st, k, key, op, body, clock, OperationOptions{});
+  if (r.delivery == Delivery::failed)
+    fail(ErrorKind::failed,
+         store::describe(k, key) + ": " + op + " ended " + r.status +
+             (r.failures.empty() ? "" : ": " + r.failures.front()),
+         "see 'emco dig status' for each resource");
+  if (r.delivery == Delivery::pending)
+    fail(ErrorKind::pending, store::describe(k, key) + ": " + op + " is still in progress (" + r.status + ")",
+         "run 'emco sync' to continue delivering, 'emco dig status' to follow it");
+  return r.message;
+}
+
+std::vector<ResumeResult> resume(store::Store& st, const OperationOptions& options) {
+  std::vector<ResumeResult> out;
+  auto deadline = deadline_of(options);
+  for (const auto& id : sync::resumable(st)) {
+    auto d = deliver(st, id, "", options, deadline);
+    out.push_back({id, d.delivery, d.status, d.failures});
+    if (d.delivery == Delivery::pending) break;
+  }
+  return out;
 }
 
 }  // namespace emco::lifecycle

@@ -5,12 +5,19 @@
 // stateInfo = {"statusctxid": "<ctx>", "actions": [{"state","instance","time","revision"}]}
 // (lifecycle.md §1). The current state is the last action's state.
 
+#include <atomic>
+#include <chrono>
+#include <functional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "core/appcontext/appcontext.hpp"
 #include "core/resource/kinds.hpp"
 #include "core/store/store.hpp"
+#include "core/sync/engine.hpp"
+#include "core/sync/target.hpp"
 #include "core/util/clock.hpp"
 
 namespace emco::lifecycle {
@@ -26,11 +33,70 @@ void check_modify_allowed(const resource::Kind& k, const store::Resource& existi
 void check_delete_allowed(const store::Store& st, const resource::Kind& k, const store::Resource& existing);
 
 
-// Runs lifecycle operation `op` ("approve", "instantiate", ...) on the
-// resource `key` of kind `k`, with the document body (rollback revision etc.).
-// Runs its own write transaction. Throws Error on a state the operation does
-// not accept (conflict) or an operation not available in this build (failed).
+// Makes the AppContext of a DIG from the current intents.
+using Planner = std::function<appcontext::AppContext(store::Store&, const resource::Key& dig)>;
+// core/plan's planner (plan::build with default options).
+Planner default_planner();
+
+struct OperationOptions {
+  bool wait = true;                                      // run the sync engine here until done or timeout
+  std::chrono::milliseconds timeout{std::chrono::minutes(5)};
+  int parallel = 16;
+  const std::atomic<bool>* interrupt = nullptr;          // Ctrl-C: stop waiting, leave the work queued
+  // Progress of the context being delivered (driving thread).
+  std::function<void(const std::string& ctx, const std::string& event, const sync::Progress&)> progress;
+  sync::TargetFactory factory;                           // empty: the clusters' kubeconfigs (KubeTarget)
+  Planner planner;                                       // empty: plan::build
+  sync::Options engine;                                  // backoff etc.; parallel/interrupt/deadline set from above
+};
+
+enum class Delivery {
+  none,     // the operation changes nothing on clusters (approve, stop, admin logical clouds)
+  done,     // delivered
+  failed,   // delivered with failures (context status *Failed)
+  pending,  // not finished: waiting ended (timeout, Ctrl-C, --no-wait) or another process is working on it
+};
+
+struct OperationResult {
+  std::string message;                 // "instantiated", "updated to revision 2", ...
+  std::string context;                 // the AppContext delivered ("" for none)
+  Delivery delivery = Delivery::none;
+  std::string status;                  // that context's status afterwards
+  std::vector<std::string> failures;   // from the sync engine
+  int revision = 0;                    // update/rollback: the new revision
+};
+
+// Runs lifecycle operation `op` on the resource `key` of kind `k` with the
+// document body (rollback: {"spec":{"revision":n}}). Operations:
+//   DIG: approve, instantiate, terminate, stop, update, rollback
+//   logical cloud (admin level 0): instantiate, terminate, update, stop
+// State checks, history records and AppContext creation happen in one write
+// transaction each; delivery then runs in this process (options.wait) or is
+// left queued for the next emco invocation / `emco sync`. Throws Error on a
+// state the operation does not accept (conflict), a missing resource
+// (not_found) or a failed plan (invalid/failed) — and then changes nothing.
+OperationResult run(store::Store& st, const resource::Kind& k, const resource::Key& key, const std::string& op,
+                    const nlohmann::json& body, Clock& clock, const OperationOptions& options);
+
+// The batch-file entry (lifecycle anchors): run() with default options,
+// returning the message. Delivery that failed throws Error(failed), one still
+// pending after the default timeout Error(pending).
 std::string run_operation(store::Store& st, const resource::Kind& k, const resource::Key& key, const std::string& op,
                           const nlohmann::json& body, Clock& clock);
+
+// Delivers every resumable context (queued work left by an interrupted
+// process), oldest first, with `options` (timeout applies to the whole call).
+// Returns the contexts driven and how each ended.
+struct ResumeResult {
+  std::string context;
+  Delivery delivery = Delivery::none;
+  std::string status;
+  std::vector<std::string> failures;
+};
+std::vector<ResumeResult> resume(store::Store& st, const OperationOptions& options);
+
+// The TargetFactory delivering to the workspace's clusters with their
+// kubeconfigs (read now, on the calling thread).
+sync::TargetFactory kube_targets(store::Store& st);
 
 }  // namespace emco::lifecycle

@@ -1,0 +1,371 @@
+#include "core/status/status.hpp"
+
+#include <map>
+#include <set>
+
+#include <nlohmann/json.hpp>
+#include <yaml-cpp/yaml.h>
+
+#include "core/appcontext/appcontext.hpp"
+#include "core/store/store_impl.hpp"
+#include "core/sync/queue.hpp"
+#include "core/util/error.hpp"
+#include "core/util/strings.hpp"
+
+namespace emco::status {
+
+using nlohmann::json;
+namespace ac = emco::appcontext;
+
+namespace {
+
+std::string url_decode(const std::string& s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '%' && i + 2 < s.size()) {
+      auto hex = s.substr(i + 1, 2);
+      char* end = nullptr;
+      long v = std::strtol(hex.c_str(), &end, 16);
+      if (end && *end == '\0' && hex.size() == 2) {
+        out.push_back(static_cast<char>(v));
+        i += 2;
+        continue;
+      }
+    }
+    out.push_back(s[i]);  // '+' stays '+': cluster names are <provider>+<cluster>
+  }
+  return out;
+}
+
+// Name and GVK of a manifest, parsed once per content hash.
+struct ObjectId {
+  std::string group, version, kind, name;
+};
+
+class IdCache {
+public:
+  const ObjectId& of(const ac::Resource& r) {
+    auto it = m_ids.find(r.hash());
+    if (it != m_ids.end()) return it->second;
+    ObjectId id;
+    // The key is "<name>+<Kind>"; the manifest has the authoritative values.
+    auto plus = r.name.rfind('+');
+    id.name = r.name.substr(0, plus);
+    if (plus != std::string::npos) id.kind = r.name.substr(plus + 1);
+    try {
+      YAML::Node n = YAML::Load(r.text());
+      if (n.IsMap()) {
+        std::string api = n["apiVersion"] ? n["apiVersion"].as<std::string>() : "";
+        auto slash = api.find('/');
+        if (slash == std::string::npos) id.version = api;
+        else {
+          id.group = api.substr(0, slash);
+          id.version = api.substr(slash + 1);
+        }
+        if (n["kind"]) id.kind = n["kind"].as<std::string>();
+        if (n["metadata"] && n["metadata"]["name"]) id.name = n["metadata"]["name"].as<std::string>();
+      }
+    } catch (const YAML::Exception&) {
+      // Keep the names from the key: status must not fail on one odd manifest.
+    }
+    return m_ids.emplace(r.hash(), id).first->second;
+  }
+
+private:
+  std::map<std::string, ObjectId> m_ids;
+};
+
+json gvk_json(const ObjectId& id) { return {{"Group", id.group}, {"Version", id.version}, {"Kind", id.kind}}; }
+
+std::pair<std::string, std::string> split_cluster(const std::string& c) {
+  auto plus = c.find('+');
+  return {c.substr(0, plus), plus == std::string::npos ? "" : c.substr(plus + 1)};
+}
+
+bool wanted(const std::vector<std::string>& filter, const std::string& v) {
+  return filter.empty() || std::find(filter.begin(), filter.end(), v) != filter.end();
+}
+
+// lifecycle.md §1: the status context for ?instance=<id> is the most recent
+// Instantiated/Applied action at or before the first action with that instance.
+std::string status_context_for(const json& actions, const std::string& instance) {
+  std::string found;
+  for (const auto& a : actions) {
+    std::string st = a.value("state", "");
+    if (st == "Instantiated" || st == "Applied") found = a.value("instance", "");
+    if (a.value("instance", "") == instance) return found.empty() ? instance : found;
+  }
+  return "";
+}
+
+}  // namespace
+
+void validate(const Query& q) {
+  if (!q.status.empty() && q.status != "deployed" && q.status != "ready")
+    fail(ErrorKind::invalid, "invalid status '" + q.status + "'", "use deployed or ready");
+  if (!q.type.empty() && q.type != "rsync" && q.type != "cluster")
+    fail(ErrorKind::invalid, "invalid type '" + q.type + "'", "use rsync or cluster (deprecated; prefer status=)");
+  if (q.output != "summary" && q.output != "all" && q.output != "detail")
+    fail(ErrorKind::invalid, "invalid output '" + q.output + "'", "use summary, all or detail");
+  if (q.has_instance && q.instance.empty()) fail(ErrorKind::invalid, "instance must not be empty");
+  for (const auto& c : q.clusters)
+    if (std::count(c.begin(), c.end(), '+') != 1)
+      fail(ErrorKind::invalid, "invalid cluster '" + c + "'", "write it as <provider>+<cluster>");
+}
+
+Query parse_query(const std::string& query_string) {
+  Query q;
+  for (const auto& part : split(query_string, '&')) {
+    if (part.empty()) continue;
+    auto eq = part.find('=');
+    std::string name = part.substr(0, eq);
+    bool has_value = eq != std::string::npos;
+    std::string value = has_value ? url_decode(part.substr(eq + 1)) : "";
+    if (name == "status") q.status = value;
+    else if (name == "type") q.type = value;
+    else if (name == "output") q.output = value;
+    else if (name == "instance") {
+      q.has_instance = true;
+      q.instance = value;
+    } else if (name == "app") q.apps.push_back(value);
+    else if (name == "cluster") q.clusters.push_back(value);
+    else if (name == "resource") q.resources.push_back(value);
+    else if (name == "apps") q.list_apps = value != "false";
+    else if (name == "clusters") q.list_clusters = value != "false";
+    else if (name == "resources") q.list_resources = value != "false";
+    else fail(ErrorKind::invalid, "unknown status parameter '" + name + "'",
+              "status, type, output, instance, app, cluster, resource, apps, clusters, resources");
+  }
+  validate(q);
+  return q;
+}
+
+json deployed_counts(store::Store& st, const std::string& ctx, const std::string& status_ctx) {
+  auto& s = st.impl().stmt(
+      "SELECT COALESCE(s.status, 'Pending'), COUNT(*) FROM ac_clusters c "
+      "JOIN ac_resources r ON r.cluster_id = c.id "
+      "LEFT JOIN ac_resource_status s ON s.ctx = ?2 AND s.app = c.app AND s.cluster = c.cluster AND s.resource = r.name "
+      "WHERE c.ctx = ?1 AND r.hook = '' GROUP BY 1");
+  s.bind(1, ctx);
+  s.bind(2, status_ctx);
+  json out = json::object();
+  while (s.executeStep()) out[s.getColumn(0).getString()] = s.getColumn(1).getInt64();
+  s.reset();
+  return out;
+}
+
+json dig_status(store::Store& st, const resource::Key& dig, const Query& q, const sync::TargetFactory& live) {
+  validate(q);
+  const auto& k = resource::kind("deploymentIntentGroup");
+  auto r = st.get(dig);
+  if (!r) fail(ErrorKind::not_found, store::describe(k, dig) + " does not exist");
+  json data = json::parse(r->data);
+  json spec = data.value("spec", json::object());
+  json si = r->state_info.empty() ? json::object() : json::parse(r->state_info);
+  json actions = si.value("actions", json::array());
+  const bool dep = q.deprecated_names();
+  const bool ready = q.ready();
+
+  json out;
+  out["project"] = dig.get("project").value_or("");
+  out["compositeApp"] = dig.get("compositeApp").value_or("");
+  out["compositeAppVersion"] = dig.get("compositeAppVersion").value_or("");
+  out["compositeProfile"] = spec.value("compositeProfile", "");
+  out["name"] = dig.parts.back().second;
+
+  // Which context to show.
+  std::string ctx = actions.empty() ? "" : actions.back().value("instance", "");
+  std::string status_ctx = si.value("statusctxid", "");
+  if (q.has_instance) {
+    status_ctx = status_context_for(actions, q.instance);
+    if (status_ctx.empty()) fail(ErrorKind::not_found, store::describe(k, dig) + " has no instance '" + q.instance + "'");
+    ctx = q.instance;
+  }
+  if (status_ctx.empty()) status_ctx = ctx;
+  bool have_ctx = !ctx.empty() && ac::exists(st, ctx);
+
+  ac::AppContext c;
+  if (have_ctx && (q.list_apps || q.list_clusters || q.list_resources || q.output != "summary" || ready ||
+                   !q.apps.empty() || !q.clusters.empty() || !q.resources.empty()))
+    c = ac::load(st, ctx);
+  else if (have_ctx)
+    c.id = ctx;
+
+  for (const auto& a : q.apps)
+    if (have_ctx && !c.find_app(a)) fail(ErrorKind::not_found, "app '" + a + "' is not part of " + store::describe(k, dig));
+
+  IdCache ids;
+  if (q.list_apps) {
+    json apps = json::array();
+    for (const auto& a : c.apps) apps.push_back(a.name);
+    out["apps"] = apps;
+    return out;
+  }
+  if (q.list_clusters) {
+    json by_app = json::array();
+    for (const auto& a : c.apps) {
+      if (!wanted(q.apps, a.name)) continue;
+      json clusters = json::array();
+      for (const auto& cl : a.clusters) {
+        if (!wanted(q.clusters, cl.name)) continue;
+        auto [p, n] = split_cluster(cl.name);
+        clusters.push_back({{"clusterProvider", p}, {"cluster", n}});
+      }
+      by_app.push_back({{"app", a.name}, {"clusters", clusters}});
+    }
+    out["clustersByApp"] = by_app;
+    return out;
+  }
+  if (q.list_resources) {
+    json by_app = json::array();
+    for (const auto& a : c.apps) {
+      if (!wanted(q.apps, a.name)) continue;
+      for (const auto& cl : a.clusters) {
+        if (!wanted(q.clusters, cl.name)) continue;
+        json res = json::array();
+        for (const auto& rs : cl.resources) {
+          const auto& id = ids.of(rs);
+          if (!wanted(q.resources, id.name)) continue;
+          res.push_back({{"name", id.name}, {"GVK", gvk_json(id)}});
+        }
+        auto [p, n] = split_cluster(cl.name);
+        by_app.push_back({{"app", a.name}, {"clusterProvider", p}, {"cluster", n}, {"resources", res}});
+      }
+    }
+    out["resourcesByApp"] = by_app;
+    return out;
+  }
+
+  std::string dig_id = spec.value("id", data.value("metadata", json::object()).value("id", ""));
+  out["digId"] = dig_id;
+  out["states"] = si;
+  if (!have_ctx) return out;
+
+  const char* k_deployed_status = dep ? "status" : "deployedStatus";
+  const char* k_deployed_counts = dep ? "rsyncStatus" : "deployedCounts";
+  const char* k_ready_counts = dep ? "clusterStatus" : "readyCounts";
+  const char* k_conn = dep ? "readyStatus" : "connectivity";
+  const char* k_res_deployed = dep ? "rsyncStatus" : "deployedStatus";
+  const char* k_res_ready = dep ? "clusterStatus" : "readyStatus";
+
+  out[k_deployed_status] = ac::header(st, ctx).status;
+  const bool filtered = !q.apps.empty() || !q.clusters.empty() || !q.resources.empty();
+  if (q.output == "summary" && !ready && !filtered) {
+    json counts = deployed_counts(st, ctx, status_ctx);
+    if (!counts.empty()) out[k_deployed_counts] = counts;
+    for (const auto& child : ac::header(st, ctx).children) out["ChildContextIDs"].push_back(child);
+    return out;
+  }
+
+  // Recorded statuses, by app/cluster/resource.
+  std::map<std::tuple<std::string, std::string, std::string>, std::string> deployed;
+  for (auto& s : ac::resource_states(st, status_ctx)) deployed[{s.app, s.cluster, s.resource}] = s.status;
+  std::map<std::pair<std::string, std::string>, std::string> conn;
+  for (auto& s : ac::cluster_states(st, status_ctx)) conn[{s.app, s.cluster}] = s.connectivity;
+
+  json dcounts = json::object(), rcounts = json::object();
+  json apps = json::array();
+  std::map<std::string, std::shared_ptr<sync::Target>> targets;
+  std::string ns = c.meta.count("Namespace") ? c.meta.at("Namespace") : "";
+  for (const auto& a : c.apps) {
+    if (!wanted(q.apps, a.name)) continue;
+    json clusters = json::array();
+    for (const auto& cl : a.clusters) {
+      if (!wanted(q.clusters, cl.name)) continue;
+      std::shared_ptr<sync::Target> target;
+      if ((ready || q.output == "detail") && live) {
+        try {
+          auto& t = targets[cl.name];
+          if (!t) t = live(cl.name, ns);
+          target = t;
+        } catch (const std::exception&) {
+          // No usable target: its objects count as NotPresent.
+        }
+      }
+      json resources = json::array();
+      for (const auto& rs : cl.resources) {
+        const auto& id = ids.of(rs);
+        if (!wanted(q.resources, id.name)) continue;
+        json item = {{"GVK", gvk_json(id)}, {"name", id.name}};
+        auto it = deployed.find({a.name, cl.name, rs.name});
+        std::string ds = it == deployed.end() ? "Pending" : it->second;
+        item[k_res_deployed] = ds;
+        dcounts[ds] = dcounts.value(ds, 0) + 1;
+        if (ready) {
+          std::string rstate = "NotPresent";
+          if (target) {
+            try {
+              auto s = target->state(rs.text());
+              rstate = !s.present ? "NotPresent" : s.ready ? "Ready" : "NotReady";
+            } catch (const std::exception&) {
+              rstate = "NotPresent";
+            }
+          }
+          item[k_res_ready] = rstate;
+          rcounts[rstate] = rcounts.value(rstate, 0) + 1;
+        }
+        if (q.output == "detail" && target) {
+          try {
+            std::string live_text = target->read(rs.text());
+            if (!live_text.empty()) item["detail"] = json::parse(live_text);
+          } catch (const std::exception&) {
+            // The object could not be read now: no detail.
+          }
+        }
+        resources.push_back(std::move(item));
+      }
+      if (resources.empty()) continue;
+      auto [p, n] = split_cluster(cl.name);
+      auto ci = conn.find({a.name, cl.name});
+      json cj = {{"clusterProvider", p}, {"cluster", n},
+                 {k_conn, ci == conn.end() ? "Unknown" : ci->second}, {"resources", resources}};
+      clusters.push_back(std::move(cj));
+    }
+    if (clusters.empty()) continue;
+    apps.push_back({{"name", a.name}, {"clusters", clusters}});
+  }
+  if (!dcounts.empty()) out[k_deployed_counts] = dcounts;
+  if (ready) {
+    if (!rcounts.empty()) out[k_ready_counts] = rcounts;
+    int nr = rcounts.value("NotReady", 0), np = rcounts.value("NotPresent", 0), rd = rcounts.value("Ready", 0);
+    if (!dep) out["readyStatus"] = (nr == 0 && np == 0) ? "Ready" : (rd == 0 && nr == 0) ? "NotPresent" : "NotReady";
+  }
+  if (q.output != "summary" && !apps.empty()) out["apps"] = apps;
+  for (const auto& child : c.children) out["ChildContextIDs"].push_back(child);
+  return out;
+}
+
+json workspace_status(store::Store& st) {
+  json rows = json::array();
+  for (const char* kind_id : {"logicalCloud", "deploymentIntentGroup"}) {
+    const auto& k = resource::kind(kind_id);
+    for (const auto& r : st.list(k)) {
+      json si = r.state_info.empty() ? json::object() : json::parse(r.state_info);
+      json actions = si.value("actions", json::array());
+      json row = {{"kind", k.display}, {"anchor", resource::resource_anchor(k, r.key)}};
+      row["state"] = actions.empty() ? "" : actions.back().value("state", "");
+      std::string ctx = actions.empty() ? "" : actions.back().value("instance", "");
+      int rev = 0;
+      for (const auto& a : actions)
+        if (a.value("state", "") == "Instantiated") rev = a.value("revision", 0);
+      row["revision"] = rev;
+      if (!ctx.empty() && ac::exists(st, ctx)) {
+        auto h = ac::header(st, ctx);
+        std::string status_ctx = si.value("statusctxid", "");
+        row["context"] = ctx;
+        row["deployedStatus"] = h.status;
+        row["deployedCounts"] = deployed_counts(st, ctx, status_ctx.empty() ? ctx : status_ctx);
+      }
+      rows.push_back(std::move(row));
+    }
+  }
+  json queued = json::array();
+  for (const auto& id : ac::active_contexts(st)) {
+    auto h = ac::header(st, id);
+    queued.push_back({{"context", id}, {"owner", h.owner_key}, {"status", h.status},
+                      {"running", sync::held_by_live_process(st, id)}});
+  }
+  return {{"resources", rows}, {"queued", queued}};
+}
+
+}  // namespace emco::status
