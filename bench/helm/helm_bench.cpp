@@ -4,12 +4,14 @@
 //   helm_bench CORPUS_DIR [--helm PATH] [--reps N] [CHART...]
 //
 // Per render: the best of N runs for emco (in process, chart loading included) and for
-// helm (wall time of the whole process, as MANIFEST.md measured). Prints one row per
-// chart, the totals, the overall ratio and emco's peak resident memory.
+// helm (the whole process, as MANIFEST.md measured), both as wall time and as CPU time
+// (user+sys; the fair measure on a loaded machine). Prints one row per chart (CPU), the
+// totals and ratios for both measures, and emco's peak resident memory.
 
 #include <spawn.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -33,8 +35,23 @@ namespace {
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-// Runs helm with stdout/stderr discarded; returns wall seconds, or -1 when it could not start.
-double run_helm(const std::string& helm, const fs::path& cwd, const std::vector<std::string>& args) {
+double process_cpu() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+struct Timing {
+  double wall = 1e9;
+  double cpu = 1e9;
+  void keep_best(double w, double c) {
+    wall = std::min(wall, w);
+    cpu = std::min(cpu, c);
+  }
+};
+
+// Runs helm with stdout/stderr discarded; returns wall and CPU seconds (-1 if it did not start).
+Timing run_helm(const std::string& helm, const fs::path& cwd, const std::vector<std::string>& args) {
   std::vector<std::string> argv_s = {helm};
   argv_s.insert(argv_s.end(), args.begin(), args.end());
   std::vector<char*> argv;
@@ -51,10 +68,18 @@ double run_helm(const std::string& helm, const fs::path& cwd, const std::vector<
   int rc = posix_spawn(&pid, helm.c_str(), &fa, nullptr, argv.data(), environ);
   fs::current_path(old);
   posix_spawn_file_actions_destroy(&fa);
-  if (rc != 0) return -1;
+  Timing t;
+  if (rc != 0) {
+    t.wall = t.cpu = -1;
+    return t;
+  }
   int status = 0;
-  waitpid(pid, &status, 0);
-  return seconds_since(t0);
+  rusage ru{};
+  wait4(pid, &status, 0, &ru);
+  t.wall = seconds_since(t0);
+  t.cpu = static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+          static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
+  return t;
 }
 
 }  // namespace
@@ -80,13 +105,13 @@ int main(int argc, char** argv) {
       names.push_back(e.path().filename().string());
   std::sort(names.begin(), names.end());
 
-  double emco_total = 0, helm_total = 0;
+  Timing emco_total{0, 0}, helm_total{0, 0};
   double worst_ratio = 1e9;
   std::string worst;
-  std::printf("%-32s %10s %10s %8s\n", "chart (default+custom)", "emco ms", "helm ms", "ratio");
+  std::printf("%-32s %12s %12s %8s\n", "chart (default+custom)", "emco cpu ms", "helm cpu ms", "ratio");
   for (const auto& name : names) {
     fs::path dir = corpus / name;
-    double emco_chart = 0, helm_chart = 0;
+    Timing emco_chart{0, 0}, helm_chart{0, 0};
     for (const std::string variant : {"default", "custom"}) {
       if (!fs::exists(dir / ("expected-" + variant + ".yaml"))) continue;
       emco::helm::TemplateArgs args;
@@ -94,45 +119,55 @@ int main(int argc, char** argv) {
       args.release_name = "rel";
       args.namespace_name = "ns";
       if (variant == "custom") args.value_files.push_back((dir / "values-custom.yaml").string());
-      double best = 1e9;
+      Timing best;
       for (int r = 0; r < reps; ++r) {
         std::ostringstream out, err;
         auto t0 = Clock::now();
+        double c0 = process_cpu();
         emco::helm::template_main(args, out, err);
-        best = std::min(best, seconds_since(t0));
+        best.keep_best(seconds_since(t0), process_cpu() - c0);
       }
-      emco_chart += best;
+      emco_chart.wall += best.wall;
+      emco_chart.cpu += best.cpu;
       if (!helm.empty()) {
         std::vector<std::string> hargs = {"template", "rel", "chart", "--namespace", "ns"};
         if (variant == "custom") {
           hargs.push_back("-f");
           hargs.push_back("values-custom.yaml");
         }
-        double hbest = 1e9;
-        for (int r = 0; r < reps; ++r) hbest = std::min(hbest, run_helm(helm, dir, hargs));
-        helm_chart += hbest;
+        Timing hbest;
+        for (int r = 0; r < reps; ++r) {
+          Timing t = run_helm(helm, dir, hargs);
+          hbest.keep_best(t.wall, t.cpu);
+        }
+        helm_chart.wall += hbest.wall;
+        helm_chart.cpu += hbest.cpu;
       }
     }
-    emco_total += emco_chart;
-    helm_total += helm_chart;
+    emco_total.wall += emco_chart.wall;
+    emco_total.cpu += emco_chart.cpu;
+    helm_total.wall += helm_chart.wall;
+    helm_total.cpu += helm_chart.cpu;
     if (!helm.empty()) {
-      double ratio = helm_chart / emco_chart;
+      double ratio = helm_chart.cpu / emco_chart.cpu;
       if (ratio < worst_ratio) {
         worst_ratio = ratio;
         worst = name;
       }
-      std::printf("%-32s %10.2f %10.2f %7.1fx\n", name.c_str(), emco_chart * 1e3, helm_chart * 1e3, ratio);
+      std::printf("%-32s %12.2f %12.2f %7.1fx\n", name.c_str(), emco_chart.cpu * 1e3, helm_chart.cpu * 1e3, ratio);
     } else {
-      std::printf("%-32s %10.2f %10s %8s\n", name.c_str(), emco_chart * 1e3, "-", "-");
+      std::printf("%-32s %12.2f %12s %8s\n", name.c_str(), emco_chart.cpu * 1e3, "-", "-");
     }
   }
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
-  std::printf("emco total: %.1f ms over %zu charts (one process, best of %d)\n", emco_total * 1e3, names.size(), reps);
+  std::printf("emco total: %.1f ms CPU, %.1f ms wall over %zu charts (one process, best of %d)\n",
+              emco_total.cpu * 1e3, emco_total.wall * 1e3, names.size(), reps);
   if (!helm.empty()) {
-    std::printf("helm total: %.1f ms (sum of process runs, best of %d)\n", helm_total * 1e3, reps);
-    std::printf("overall ratio: %.1fx; slowest-relative chart: %s at %.1fx\n", helm_total / emco_total, worst.c_str(),
-                worst_ratio);
+    std::printf("helm total: %.1f ms CPU, %.1f ms wall (sum of process runs, best of %d)\n", helm_total.cpu * 1e3,
+                helm_total.wall * 1e3, reps);
+    std::printf("overall ratio: %.1fx CPU, %.1fx wall; lowest per-chart CPU ratio: %s at %.1fx\n",
+                helm_total.cpu / emco_total.cpu, helm_total.wall / emco_total.wall, worst.c_str(), worst_ratio);
   }
   std::printf("emco peak RSS: %.1f MiB\n", static_cast<double>(ru.ru_maxrss) / 1024.0);
   return 0;

@@ -232,7 +232,8 @@ bool flow(std::string_view s, size_t& i, int depth) {
       ++i;
     }
     std::string_view tok = rtrim(s.substr(start, i - start));
-    return !tok.empty() && plain_start_ok(tok);
+    if (tok.empty() || !plain_start_ok(tok) || tok[0] == '?' || tok[0] == '-' || tok[0] == ':') return false;
+    return tok.find_first_of("'\"?#&*!|>%@`\t") == std::string_view::npos;
   };
   skip();
   if (i < s.size() && s[i] == close) {
@@ -286,12 +287,8 @@ public:
         ++i;
         continue;
       }
+      if (raw[ind] == '\t') return false;  // tabs in indentation: libyaml's rules are subtle
       std::string_view text = rtrim(raw.substr(ind));
-      if (text.empty()) {
-        ++i;
-        continue;
-      }
-      if (text[0] == '\t') return false;
       if (text[0] == '#') {
         ++i;
         continue;
@@ -340,6 +337,9 @@ private:
       if (ind > p.indent) {
         std::string k;
         size_t after = 0;
+        if (p.from_key && head_position(p.key) && !(at_path({""}) && p.key == "metadata") &&
+            !(at_path({"", "metadata"}) && p.key == "annotations"))
+          return false;  // a head field with a value on the next lines: yaml-cpp reads it
         if (dash || map_key(text, k, after)) return push({ind, dash, false, p.key}) && content(ind, text, next);
         // A scalar or flow value on the line after its key or dash.
         if (p.from_key && head_position(p.key)) return false;
@@ -446,6 +446,7 @@ private:
     std::string_view rest = text.substr(after);
     size_t start = rest.find_first_not_of(' ');
     if (start == std::string_view::npos || rest[start] == '#') {
+      if (at_path({"", "metadata", "annotations"})) m_head.annotations[key] = "";  // null reads as ""
       m_pending = {true, ind, true, key};
       // metadata / annotations blocks are reached through their key
       return true;
@@ -496,7 +497,7 @@ private:
       for (size_t j = next; j < m_raw.size(); ++j) {
         std::string_view raw = m_raw[j];
         size_t k = raw.find_first_not_of(' ');
-        if (k != std::string_view::npos && static_cast<int>(k) <= ind) return false;
+        if (k != std::string_view::npos && (static_cast<int>(k) <= ind || raw[k] == '\t')) return false;
         for (char ch : raw)
           if ((static_cast<unsigned char>(ch) < 0x20 && ch != '\t') || ch == 0x7f) return false;
         joined += ' ';
@@ -524,7 +525,8 @@ private:
     for (size_t j = next; j < m_raw.size(); ++j) {
       std::string_view raw = m_raw[j];
       size_t k = raw.find_first_not_of(' ');
-      if (k == std::string_view::npos || rtrim(raw.substr(k)).empty()) continue;
+      if (k == std::string_view::npos) continue;
+      if (raw[k] == '\t') return false;
       if (static_cast<int>(k) <= ind) break;
       std::string_view t = rtrim(raw.substr(k));
       if (t[0] == '#') {
@@ -559,9 +561,9 @@ private:
         ++next;
         continue;
       }
+      if (raw[k] == '\t' && static_cast<int>(k) <= std::max(parent, content)) return false;
       if (static_cast<int>(k) <= parent) break;
       if (content < 0) {
-        if (raw[k] == '\t') return false;
         content = static_cast<int>(k);
       } else if (static_cast<int>(k) < content) {
         return false;  // less indented than the first line: yaml-cpp decides
@@ -638,13 +640,20 @@ ManifestHead parse_manifest_head_slow(const std::string& doc) {
                                  (root.IsSequence() ? "array" : "string") +
                                  " into Go value of type releaseutil.SimpleHead");
   }
-  head.api_version = scalar_text(root["apiVersion"]);
-  head.kind = scalar_text(root["kind"]);
-  YAML::Node meta = root["metadata"];
+  // goyaml.v2 lets a repeated key overwrite the earlier one, so the last occurrence counts.
+  auto last = [](const YAML::Node& map, const std::string& key) {
+    YAML::Node found;
+    for (const auto& kv : map)
+      if (kv.first.IsScalar() && kv.first.Scalar() == key) found = kv.second;
+    return found;
+  };
+  head.api_version = scalar_text(last(root, "apiVersion"));
+  head.kind = scalar_text(last(root, "kind"));
+  YAML::Node meta = last(root, "metadata");
   if (meta && meta.IsMap()) {
     head.has_metadata = true;
-    head.name = scalar_text(meta["name"]);
-    YAML::Node ann = meta["annotations"];
+    head.name = scalar_text(last(meta, "name"));
+    YAML::Node ann = last(meta, "annotations");
     if (ann && ann.IsMap())
       for (const auto& kv : ann) head.annotations[kv.first.as<std::string>()] = scalar_text(kv.second);
   }

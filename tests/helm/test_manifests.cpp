@@ -138,3 +138,49 @@ TEST_CASE("the fast head reader agrees with yaml-cpp", "[helm][manifests]") {
   CHECK(docs > 500);
   CHECK(fast_docs * 10 >= docs * 9);
 }
+
+TEST_CASE("mutated documents: the fast reader accepts only what yaml-cpp reads the same", "[helm][manifests]") {
+  std::vector<std::string> docs;
+  std::filesystem::path corpus = std::filesystem::path(EMCO_SOURCE_DIR).parent_path() / "shared" / "charts";
+  std::vector<std::filesystem::path> sources;
+  for (const auto& e : std::filesystem::directory_iterator(std::filesystem::path(EMCO_SOURCE_DIR) / "tests/helm/charts"))
+    if (e.path().extension() == ".expected") sources.push_back(e.path());
+  if (std::filesystem::exists(corpus))
+    for (const auto& chart : std::filesystem::directory_iterator(corpus))
+      sources.push_back(chart.path() / "expected-default.yaml");
+  for (const auto& p : sources) {
+    std::ifstream in(p);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    for (auto& d : split_manifests(ss.str()))
+      if (d.size() < 4000) docs.push_back(d);
+  }
+  REQUIRE(!docs.empty());
+  std::uint32_t state = 12345;
+  auto rnd = [&] {
+    state = state * 1664525u + 1013904223u;
+    return state >> 8;
+  };
+  const std::string alphabet = " :-#'\"\n[]{}|>&*!?\t,x0";
+  size_t accepted = 0;
+  for (int it = 0; it < 20000; ++it) {
+    std::string d = docs[rnd() % docs.size()];
+    for (int m = 0, n = 1 + static_cast<int>(rnd() % 3); m < n; ++m) {
+      size_t pos = rnd() % (d.size() + 1);
+      char ch = alphabet[rnd() % alphabet.size()];
+      switch (rnd() % 3) {
+        case 0: if (pos < d.size()) d.erase(pos, 1); break;
+        case 1: d.insert(d.begin() + static_cast<long>(pos), ch); break;
+        default: if (pos < d.size()) d[pos] = ch;
+      }
+    }
+    ManifestHead fast;
+    if (!read_head_fast(d, fast)) continue;
+    ++accepted;
+    INFO(d);
+    ManifestHead slow;
+    REQUIRE_NOTHROW(slow = parse_manifest_head_slow(d));
+    REQUIRE(same_head(fast, slow));
+  }
+  CHECK(accepted > 1000);
+}
