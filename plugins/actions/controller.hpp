@@ -1,0 +1,63 @@
+#pragma once
+// The controller plugin interface: what emco's placement and action
+// controllers implement (spec/placement-and-actions.md §4, lifecycle.md §8).
+//
+// The planner (core/plan) runs the controllers a DIG's group intents name, in
+// EMCO's order: placement controllers by ascending priority, then the anyOf
+// pruning, then action controllers by ascending priority (ties by name).
+// Each call receives only its own intent (the intent name from the group
+// intent map, under the DIG's key) and the AppContext being built. The store
+// is read-only: controllers read their intents and cluster data from it and
+// change nothing but the AppContext. Errors are thrown as emco::Error naming
+// the intent document; any error aborts the plan.
+//
+// Built-in controllers are listed explicitly in plugins/builtin.cpp.
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "core/appcontext/appcontext.hpp"
+#include "core/resource/kinds.hpp"
+#include "core/store/store.hpp"
+
+namespace emco::controllers {
+
+struct Call {
+  const store::Store& store;
+  resource::Key dig;        // the deployment intent group's key
+  std::string intent;       // the intent name given for this controller in the group intent
+  std::string update_from;  // on update: the running context id ("" otherwise)
+};
+
+class PlacementController {
+public:
+  virtual ~PlacementController() = default;
+  // May remove clusters from apps of `ctx` (FilterClusters upstream).
+  virtual void filter(const Call& call, appcontext::AppContext& ctx) const = 0;
+};
+
+class ActionController {
+public:
+  virtual ~ActionController() = default;
+  // May edit, add or remove resources of `ctx` (UpdateAppContext upstream).
+  virtual void update(const Call& call, appcontext::AppContext& ctx) const = 0;
+};
+
+// Implementations by controller name (the name registered under `controllers`).
+class Registry {
+public:
+  void add_placement(const std::string& name, std::unique_ptr<PlacementController> c);
+  void add_action(const std::string& name, std::unique_ptr<ActionController> c);
+  const PlacementController* placement(const std::string& name) const;  // nullptr if none
+  const ActionController* action(const std::string& name) const;        // nullptr if none
+
+private:
+  std::map<std::string, std::unique_ptr<PlacementController>> m_placement;
+  std::map<std::string, std::unique_ptr<ActionController>> m_action;
+};
+
+// The controllers built into emco (plugins/builtin.cpp): `gac`.
+const Registry& builtin();
+
+}  // namespace emco::controllers

@@ -1,0 +1,26 @@
+#include "plugins/actions/object.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include "core/k8s/yaml.hpp"
+#include "core/template/value.hpp"
+#include "core/util/error.hpp"
+
+namespace emco::controllers {
+
+nlohmann::json parse_object(std::string_view text, const std::string& what) {
+  try {
+    return k8s::parse_json_or_yaml(text);
+  } catch (const Error& e) {
+    throw e.with_context(what);
+  }
+}
+
+std::string object_yaml(const nlohmann::json& object) { return tmpl::to_yaml(tmpl::Value::from_json(object)); }
+
+std::string api_group(const std::string& api_version) {
+  auto slash = api_version.find('/');
+  return slash == std::string::npos ? std::string() : api_version.substr(0, slash);
+}
+
+}  // namespace emco::controllers

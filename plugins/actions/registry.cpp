@@ -1,0 +1,23 @@
+#include "plugins/actions/controller.hpp"
+
+namespace emco::controllers {
+
+void Registry::add_placement(const std::string& name, std::unique_ptr<PlacementController> c) {
+  m_placement[name] = std::move(c);
+}
+
+void Registry::add_action(const std::string& name, std::unique_ptr<ActionController> c) {
+  m_action[name] = std::move(c);
+}
+
+const PlacementController* Registry::placement(const std::string& name) const {
+  auto it = m_placement.find(name);
+  return it == m_placement.end() ? nullptr : it->second.get();
+}
+
+const ActionController* Registry::action(const std::string& name) const {
+  auto it = m_action.find(name);
+  return it == m_action.end() ? nullptr : it->second.get();
+}
+
+}  // namespace emco::controllers
