@@ -7,7 +7,9 @@
 #include <openssl/bn.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
+#include <openssl/core_names.h>
 #include <openssl/kdf.h>
+#include <openssl/param_build.h>
 #include <openssl/pem.h>
 #include <openssl/rsa.h>
 #include <openssl/x509.h>
@@ -16,6 +18,7 @@
 
 #include <cstring>
 #include <memory>
+#include <vector>
 
 #include "core/template/funcs.hpp"
 #include "core/util/error.hpp"
@@ -132,10 +135,128 @@ std::string cert_pem(X509* x) {
   return bio_string(b.get());
 }
 
+// ---- RSA key generation ----
+// OpenSSL 3's FIPS 186-4 generator runs 64 Miller-Rabin rounds per prime and costs ~150 ms for
+// a 2048-bit key; charts call genCA/genSignedCert several times per render. Like Go's
+// crypto/rsa, generate each prime by sieving random odd candidates against small primes and
+// testing survivors with 20 Miller-Rabin rounds on random bases (OpenSSL's RNG throughout).
+struct BnFree {
+  void operator()(BIGNUM* b) const { BN_clear_free(b); }
+};
+struct CtxFree {
+  void operator()(BN_CTX* c) const { BN_CTX_free(c); }
+};
+using BnPtr = std::unique_ptr<BIGNUM, BnFree>;
+using CtxPtr = std::unique_ptr<BN_CTX, CtxFree>;
+
+const std::vector<unsigned>& small_primes() {
+  static const std::vector<unsigned> primes = [] {
+    std::vector<unsigned> out;
+    const unsigned limit = 1 << 15;
+    std::vector<bool> composite(limit, false);
+    for (unsigned i = 3; i < limit; i += 2) {
+      if (composite[i]) continue;
+      out.push_back(i);
+      for (unsigned j = i * i; j < limit; j += 2 * i) composite[j] = true;
+    }
+    return out;
+  }();
+  return primes;
+}
+
+bool miller_rabin(const BIGNUM* w, int rounds, BN_CTX* ctx) {
+  BnPtr w1(BN_dup(w)), m(BN_new()), b(BN_new()), z(BN_new()), range(BN_dup(w));
+  BN_sub_word(w1.get(), 1);
+  int a = 0;
+  while (!BN_is_bit_set(w1.get(), a)) ++a;
+  BN_rshift(m.get(), w1.get(), a);
+  BN_sub_word(range.get(), 3);
+  std::unique_ptr<BN_MONT_CTX, void (*)(BN_MONT_CTX*)> mont(BN_MONT_CTX_new(), BN_MONT_CTX_free);
+  BN_MONT_CTX_set(mont.get(), w, ctx);
+  for (int r = 0; r < rounds; ++r) {
+    if (!BN_priv_rand_range(b.get(), range.get())) return false;
+    BN_add_word(b.get(), 2);  // b in [2, w-2]
+    if (!BN_mod_exp_mont(z.get(), b.get(), m.get(), w, ctx, mont.get())) return false;
+    if (BN_is_one(z.get()) || BN_cmp(z.get(), w1.get()) == 0) continue;
+    bool witness = true;
+    for (int j = 1; j < a; ++j) {
+      BN_mod_sqr(z.get(), z.get(), w, ctx);
+      if (BN_cmp(z.get(), w1.get()) == 0) {
+        witness = false;
+        break;
+      }
+      if (BN_is_one(z.get())) break;
+    }
+    if (witness) return false;
+  }
+  return true;
+}
+
+// A random prime of exactly `bits` bits with the top two bits set and p-1 coprime to 65537.
+BnPtr random_prime(int bits, BN_CTX* ctx) {
+  const auto& primes = small_primes();
+  std::vector<unsigned> residues(primes.size());
+  BnPtr base(BN_new()), cand(BN_new());
+  while (true) {
+    if (!BN_priv_rand(base.get(), bits, BN_RAND_TOP_TWO, BN_RAND_BOTTOM_ODD)) func_fail("error generating RSA key");
+    for (size_t i = 0; i < primes.size(); ++i) residues[i] = static_cast<unsigned>(BN_mod_word(base.get(), primes[i]));
+    for (unsigned delta = 0; delta < (1u << 20); delta += 2) {
+      bool divisible = false;
+      for (size_t i = 0; i < primes.size(); ++i) {
+        if ((residues[i] + delta) % primes[i] == 0) {
+          divisible = true;
+          break;
+        }
+      }
+      if (divisible) continue;
+      BN_copy(cand.get(), base.get());
+      BN_add_word(cand.get(), delta);
+      if (BN_num_bits(cand.get()) != bits) break;
+      if (BN_mod_word(cand.get(), 65537) == 1) continue;
+      if (miller_rabin(cand.get(), 20, ctx)) return BnPtr(BN_dup(cand.get()));
+    }
+  }
+}
+
 PkeyPtr rsa_key(unsigned bits) {
-  PkeyPtr k(EVP_RSA_gen(bits));
-  if (!k) func_fail("error generating RSA key");
-  return k;
+  CtxPtr ctx(BN_CTX_new());
+  BnPtr e(BN_new());
+  BN_set_word(e.get(), 65537);
+  while (true) {
+    BnPtr p = random_prime(static_cast<int>(bits / 2), ctx.get());
+    BnPtr q = random_prime(static_cast<int>(bits - bits / 2), ctx.get());
+    if (BN_cmp(p.get(), q.get()) == 0) continue;
+    if (BN_cmp(p.get(), q.get()) < 0) std::swap(p, q);
+    BnPtr n(BN_new()), p1(BN_dup(p.get())), q1(BN_dup(q.get())), phi(BN_new()), d(BN_new()), dmp1(BN_new()),
+        dmq1(BN_new()), iqmp(BN_new());
+    BN_mul(n.get(), p.get(), q.get(), ctx.get());
+    if (BN_num_bits(n.get()) != static_cast<int>(bits)) continue;
+    BN_sub_word(p1.get(), 1);
+    BN_sub_word(q1.get(), 1);
+    BN_mul(phi.get(), p1.get(), q1.get(), ctx.get());
+    if (!BN_mod_inverse(d.get(), e.get(), phi.get(), ctx.get())) continue;
+    BN_mod(dmp1.get(), d.get(), p1.get(), ctx.get());
+    BN_mod(dmq1.get(), d.get(), q1.get(), ctx.get());
+    if (!BN_mod_inverse(iqmp.get(), q.get(), p.get(), ctx.get())) continue;
+    OSSL_PARAM_BLD* bld = OSSL_PARAM_BLD_new();
+    OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_RSA_N, n.get());
+    OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_RSA_E, e.get());
+    OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_RSA_D, d.get());
+    OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_RSA_FACTOR1, p.get());
+    OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_RSA_FACTOR2, q.get());
+    OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_RSA_EXPONENT1, dmp1.get());
+    OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_RSA_EXPONENT2, dmq1.get());
+    OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_RSA_COEFFICIENT1, iqmp.get());
+    OSSL_PARAM* params = OSSL_PARAM_BLD_to_param(bld);
+    EVP_PKEY_CTX* pctx = EVP_PKEY_CTX_new_from_name(nullptr, "RSA", nullptr);
+    EVP_PKEY* key = nullptr;
+    bool ok = pctx && EVP_PKEY_fromdata_init(pctx) == 1 && EVP_PKEY_fromdata(pctx, &key, EVP_PKEY_KEYPAIR, params) == 1;
+    EVP_PKEY_CTX_free(pctx);
+    OSSL_PARAM_free(params);
+    OSSL_PARAM_BLD_free(bld);
+    if (!ok) func_fail("error generating RSA key");
+    return PkeyPtr(key);
+  }
 }
 
 PkeyPtr parse_key(const std::string& pem) {

@@ -1,0 +1,64 @@
+// Keys and certificates from genCA/genSignedCert are valid for OpenSSL: the RSA key passes the
+// full key check and the leaf certificate verifies against its CA.
+#include <catch2/catch.hpp>
+
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+#include <openssl/x509v3.h>
+
+#include "helpers.hpp"
+
+using namespace emco::tmpl;
+using namespace emco::tmpl::test;
+
+namespace {
+EVP_PKEY* read_key(const std::string& pem) {
+  BIO* b = BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size()));
+  EVP_PKEY* k = PEM_read_bio_PrivateKey(b, nullptr, nullptr, nullptr);
+  BIO_free(b);
+  return k;
+}
+X509* read_cert(const std::string& pem) {
+  BIO* b = BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size()));
+  X509* x = PEM_read_bio_X509(b, nullptr, nullptr, nullptr);
+  BIO_free(b);
+  return x;
+}
+}  // namespace
+
+TEST_CASE("crypto: generated RSA keys and certificates are valid", "[template][crypto]") {
+  Engine e;
+  e.add("ca", "{{ (genCA \"test-ca\" 30).Cert }}");
+  e.add("t",
+        "{{ $ca := genCA \"test-ca\" 30 }}{{ $c := genSignedCert \"leaf\" (list \"10.1.2.3\") (list \"leaf.ns.svc\") 30 $ca }}"
+        "{{ $ca.Cert }}|{{ $ca.Key }}|{{ $c.Cert }}|{{ $c.Key }}");
+  std::string out = e.execute("t", Value());
+  std::vector<std::string> parts;
+  size_t pos = 0;
+  for (size_t bar; (bar = out.find('|', pos)) != std::string::npos; pos = bar + 1) parts.push_back(out.substr(pos, bar - pos));
+  parts.push_back(out.substr(pos));
+  REQUIRE(parts.size() == 4);
+  for (int k : {1, 3}) {
+    EVP_PKEY* key = read_key(parts[static_cast<size_t>(k)]);
+    REQUIRE(key != nullptr);
+    CHECK(EVP_PKEY_get_bits(key) == 2048);
+    EVP_PKEY_CTX* ctx = EVP_PKEY_CTX_new(key, nullptr);
+    CHECK(EVP_PKEY_check(ctx) == 1);
+    EVP_PKEY_CTX_free(ctx);
+    EVP_PKEY_free(key);
+  }
+  X509* ca = read_cert(parts[0]);
+  X509* leaf = read_cert(parts[2]);
+  REQUIRE(ca != nullptr);
+  REQUIRE(leaf != nullptr);
+  EVP_PKEY* ca_pub = X509_get_pubkey(ca);
+  CHECK(X509_verify(leaf, ca_pub) == 1);
+  CHECK(X509_verify(ca, ca_pub) == 1);
+  CHECK(X509_check_host(leaf, "leaf.ns.svc", 0, 0, nullptr) == 1);
+  CHECK(X509_check_ip_asc(leaf, "10.1.2.3", 0) == 1);
+  CHECK(X509_check_ca(ca) >= 1);
+  EVP_PKEY_free(ca_pub);
+  X509_free(ca);
+  X509_free(leaf);
+}
