@@ -19,15 +19,17 @@ enum class It : std::uint8_t {
   keyword, block, break_, continue_, dot, define, else_, end, if_, nil, range, template_, with
 };
 
+// val points into the parsed text (owned by the Tree), or at `err` for error items.
 struct Item {
   It typ = It::eof;
   int pos = 0;
-  std::string val;
+  std::string_view val;
   int line = 1;
+  std::shared_ptr<const std::string> err;
   std::string str() const {
     if (typ == It::eof) return "EOF";
-    if (typ == It::error) return val;
-    if (typ > It::keyword) return "<" + val + ">";
+    if (typ == It::error) return std::string(val);
+    if (typ > It::keyword) return "<" + std::string(val) + ">";
     if (val.size() > 10) {
       // %.10q: quote the first 10 runes
       size_t i = 0;
@@ -99,12 +101,13 @@ private:
     return m_line;
   }
   void emit(It t) {
-    m_items.push_back(Item{t, static_cast<int>(m_start), std::string(m_in.substr(m_start, m_pos - m_start)), line_at(m_start)});
+    m_items.push_back(Item{t, static_cast<int>(m_start), m_in.substr(m_start, m_pos - m_start), line_at(m_start), nullptr});
     m_start = m_pos;
   }
   void error(std::string msg) {
-    m_items.push_back(Item{It::error, static_cast<int>(m_start), std::move(msg), line_at(m_start)});
-    m_items.push_back(Item{It::eof, static_cast<int>(m_pos), "", line_at(m_start)});
+    auto owned = std::make_shared<const std::string>(std::move(msg));
+    m_items.push_back(Item{It::error, static_cast<int>(m_start), *owned, line_at(m_start), owned});
+    m_items.push_back(Item{It::eof, static_cast<int>(m_pos), "", line_at(m_start), nullptr});
     m_done = true;
   }
   char peek() const { return m_pos < m_in.size() ? m_in[m_pos] : '\0'; }
@@ -160,7 +163,7 @@ private:
       lex_comment();
       return;
     }
-    Item it{It::left_delim, static_cast<int>(m_start), "{{", line_at(m_start)};
+    Item it{It::left_delim, static_cast<int>(m_start), "{{", line_at(m_start), nullptr};
     m_items.push_back(std::move(it));
     m_inside = true;
     m_pos += after;
@@ -802,15 +805,15 @@ private:
         pipe->is_assign = nx.typ == It::assign;
         next_non_space();
         Node* var = m_arena->make(NodeType::variable, v.pos);
-        var->idents = {v.val};
+        var->idents = {std::string(v.val)};
         pipe->decls.push_back(var);
-        m_vars.push_back(v.val);
+        m_vars.emplace_back(v.val);
       } else if (nx.typ == It::char_ && nx.val == ",") {
         next_non_space();
         Node* var = m_arena->make(NodeType::variable, v.pos);
-        var->idents = {v.val};
+        var->idents = {std::string(v.val)};
         pipe->decls.push_back(var);
-        m_vars.push_back(v.val);
+        m_vars.emplace_back(v.val);
         if (context == "range" && pipe->decls.size() < 2) {
           It p = peek_non_space().typ;
           if (p == It::variable || p == It::right_delim || p == It::right_paren) goto decls;
@@ -961,8 +964,7 @@ private:
       Node* chain = m_arena->make(NodeType::chain, peek().pos);
       chain->pipe = node;
       while (peek().typ == It::field) {
-        std::string f = next().val;
-        chain->idents.push_back(f.substr(1));
+        chain->idents.emplace_back(next().val.substr(1));
       }
       switch (node->type) {
         case NodeType::field: {
@@ -990,7 +992,7 @@ private:
     Item token = next_non_space();
     switch (token.typ) {
       case It::identifier: {
-        if (!m_has_function(token.val)) errorf("function " + go_quote(token.val) + " not defined");
+        if (!m_has_function(std::string(token.val))) errorf("function " + go_quote(token.val) + " not defined");
         Node* n = m_arena->make(NodeType::identifier, token.pos);
         n->text = token.val;
         return n;
@@ -1000,7 +1002,7 @@ private:
       case It::variable: {
         Node* n = m_arena->make(NodeType::variable, token.pos);
         size_t dot = token.val.find('.');
-        std::string head = token.val.substr(0, dot);
+        std::string head(token.val.substr(0, dot));
         n->idents.push_back(head);
         bool found = false;
         for (auto& v : m_vars)
@@ -1010,7 +1012,7 @@ private:
       }
       case It::field: {
         Node* n = m_arena->make(NodeType::field, token.pos);
-        n->idents.push_back(token.val.substr(1));
+        n->idents.emplace_back(token.val.substr(1));
         return n;
       }
       case It::bool_: {
@@ -1043,7 +1045,7 @@ private:
   Node* number(const Item& token) {
     Node* n = m_arena->make(NodeType::number, token.pos);
     n->text = token.val;
-    const std::string& text = token.val;
+    const std::string text(token.val);
     if (token.typ == It::char_constant) {
       std::string s;
       if (!unquote(text, s) || s.empty()) errorf("malformed character constant: " + text);
