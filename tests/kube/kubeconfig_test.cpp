@@ -355,3 +355,48 @@ TEST_CASE("pem: base64 round trip and rfc3339", "[pem]") {
   CHECK(format_rfc3339(*parse_rfc3339("2026-11-22T05:04:05.123+02:00")) == "2026-11-22T03:04:05Z");
   CHECK_FALSE(parse_rfc3339("yesterday"));
 }
+
+TEST_CASE("kubeconfig: flatten inlines files and keeps one context", "[kubeconfig]") {
+  TempDir dir;
+  KeyPair ca = make_ca("test-ca");
+  KeyPair client = make_cert(ca, "admin");
+  write_file(dir.file("ca.crt"), ca.cert_pem);
+  write_file(dir.file("u.crt"), client.cert_pem);
+  write_file(dir.file("u.key"), client.key_pem);
+  write_file(dir.file("config"), R"(
+current-context: other
+clusters:
+- {name: c, cluster: {server: "https://h:6443", certificate-authority: ca.crt, tls-server-name: api, proxy-url: "http://p:3128"}}
+- {name: unrelated, cluster: {server: "https://x"}}
+users:
+- {name: u, user: {client-certificate: u.crt, client-key: u.key}}
+- name: e
+  user:
+    exec: {apiVersion: client.authentication.k8s.io/v1, command: ./get-token, args: [a, "b c"], env: [{name: K, value: "v: 1"}]}
+contexts:
+- {name: edge, context: {cluster: c, user: u, namespace: apps}}
+- {name: via-exec, context: {cluster: c, user: e}}
+- {name: other, context: {cluster: unrelated}}
+)");
+  Kubeconfig k = load_kubeconfig_file(dir.file("config"));
+  std::string flat = flatten_kubeconfig(k, "edge");
+  CHECK(flat.find("unrelated") == std::string::npos);
+  CHECK(flat.find("ca.crt") == std::string::npos);
+  Kubeconfig back = parse_kubeconfig(flat, "flat", "/elsewhere");
+  CHECK(back.current_context == "edge");
+  CHECK(back.contexts.size() == 1);
+  ClusterAccess a = resolve_access(back);
+  ClusterAccess orig = resolve_access(k, "edge");
+  CHECK(a.server == orig.server);
+  CHECK(a.ca_pem == orig.ca_pem);
+  CHECK(a.client_cert_pem == orig.client_cert_pem);
+  CHECK(a.client_key_pem == orig.client_key_pem);
+  CHECK(a.tls_server_name == "api");
+  CHECK(a.proxy_url == "http://p:3128");
+  CHECK(a.ns == "apps");
+  ClusterAccess e = resolve_access(parse_kubeconfig(flatten_kubeconfig(k, "via-exec"), "flat", "/elsewhere"));
+  REQUIRE(e.exec);
+  CHECK(e.exec->command == dir.file("get-token"));
+  CHECK(e.exec->args == std::vector<std::string>{"a", "b c"});
+  CHECK(e.exec->env == std::vector<std::pair<std::string, std::string>>{{"K", "v: 1"}});
+}

@@ -296,6 +296,63 @@ ClusterAccess resolve_access(const Kubeconfig& config, const std::string& contex
   return a;
 }
 
+std::string flatten_kubeconfig(const Kubeconfig& config, const std::string& context) {
+  ClusterAccess a = resolve_access(config, context);  // reads the files, checks the references
+  const KubeconfigCluster& c = config.clusters.at(a.cluster);
+  YAML::Emitter out;
+  out << YAML::BeginMap << YAML::Key << "apiVersion" << YAML::Value << "v1" << YAML::Key << "kind" << YAML::Value
+      << "Config";
+  out << YAML::Key << "clusters" << YAML::Value << YAML::BeginSeq << YAML::BeginMap << YAML::Key << "name"
+      << YAML::Value << a.cluster << YAML::Key << "cluster" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "server" << YAML::Value << c.server;
+  if (!a.ca_pem.empty()) out << YAML::Key << "certificate-authority-data" << YAML::Value << base64_encode(a.ca_pem);
+  if (c.insecure_skip_tls_verify) out << YAML::Key << "insecure-skip-tls-verify" << YAML::Value << true;
+  if (!c.tls_server_name.empty()) out << YAML::Key << "tls-server-name" << YAML::Value << c.tls_server_name;
+  if (!c.proxy_url.empty()) out << YAML::Key << "proxy-url" << YAML::Value << c.proxy_url;
+  out << YAML::EndMap << YAML::EndMap << YAML::EndSeq;
+  out << YAML::Key << "users" << YAML::Value << YAML::BeginSeq;
+  if (!a.user.empty()) {
+    const KubeconfigUser& u = config.users.at(a.user);
+    out << YAML::BeginMap << YAML::Key << "name" << YAML::Value << a.user << YAML::Key << "user" << YAML::Value
+        << YAML::BeginMap;
+    if (!a.client_cert_pem.empty()) {
+      out << YAML::Key << "client-certificate-data" << YAML::Value << base64_encode(a.client_cert_pem);
+      out << YAML::Key << "client-key-data" << YAML::Value << base64_encode(a.client_key_pem);
+    }
+    if (!u.token.empty()) out << YAML::Key << "token" << YAML::Value << u.token;
+    if (!u.token_file.empty()) out << YAML::Key << "tokenFile" << YAML::Value << u.token_file;
+    if (!u.username.empty()) out << YAML::Key << "username" << YAML::Value << u.username;
+    if (!u.password.empty()) out << YAML::Key << "password" << YAML::Value << u.password;
+    if (u.exec) {
+      const ExecConfig& e = *u.exec;
+      out << YAML::Key << "exec" << YAML::Value << YAML::BeginMap;
+      if (!e.api_version.empty()) out << YAML::Key << "apiVersion" << YAML::Value << e.api_version;
+      out << YAML::Key << "command" << YAML::Value << e.command;
+      if (!e.args.empty()) out << YAML::Key << "args" << YAML::Value << e.args;
+      if (!e.env.empty()) {
+        out << YAML::Key << "env" << YAML::Value << YAML::BeginSeq;
+        for (const auto& [k, v] : e.env)
+          out << YAML::BeginMap << YAML::Key << "name" << YAML::Value << k << YAML::Key << "value" << YAML::Value << v
+              << YAML::EndMap;
+        out << YAML::EndSeq;
+      }
+      if (!e.install_hint.empty()) out << YAML::Key << "installHint" << YAML::Value << e.install_hint;
+      if (e.provide_cluster_info) out << YAML::Key << "provideClusterInfo" << YAML::Value << true;
+      out << YAML::EndMap;
+    }
+    out << YAML::EndMap << YAML::EndMap;
+  }
+  out << YAML::EndSeq;
+  out << YAML::Key << "contexts" << YAML::Value << YAML::BeginSeq << YAML::BeginMap << YAML::Key << "name"
+      << YAML::Value << a.context << YAML::Key << "context" << YAML::Value << YAML::BeginMap << YAML::Key << "cluster"
+      << YAML::Value << a.cluster;
+  if (!a.user.empty()) out << YAML::Key << "user" << YAML::Value << a.user;
+  if (!a.ns.empty()) out << YAML::Key << "namespace" << YAML::Value << a.ns;
+  out << YAML::EndMap << YAML::EndMap << YAML::EndSeq;
+  out << YAML::Key << "current-context" << YAML::Value << a.context << YAML::EndMap;
+  return std::string(out.c_str()) + "\n";
+}
+
 KubeconfigSummary validate_access(const ClusterAccess& a) {
   const std::string who = "cluster '" + a.label + "'";
   KubeconfigSummary s;

@@ -108,6 +108,14 @@ struct ClusterAccess {
 ClusterAccess resolve_access(const Kubeconfig& config, const std::string& context = {},
                              const std::string& label = {});
 
+// A self-contained kubeconfig holding only `context` (empty: current-context),
+// its cluster and its user, with certificate and key files inlined as -data
+// fields, and current-context set: what `kubectl config view --minify
+// --flatten` prints. For storing a registered cluster's kubeconfig so it keeps
+// working wherever emco runs. tokenFile and exec commands stay paths (they
+// are meant to be re-read). Throws like resolve_access.
+std::string flatten_kubeconfig(const Kubeconfig& config, const std::string& context = {});
+
 // What cluster registration learns from a kubeconfig without contacting it.
 struct KubeconfigSummary {
   std::string context;
