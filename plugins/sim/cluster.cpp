@@ -460,6 +460,18 @@ Response Cluster::get_object(const Request&, const Target& t) {
   json* obj = find(*t.info, object_key(t.ns, t.name));
   if (!obj) return not_found(t.info->type, t.name);
   if (t.subresource == "scale") {
+    Response r;
+    r.body = scale_of(*obj, t).dump();
+    return r;
+  }
+  Response r;
+  r.body = output(*t.info, t.version, *obj).dump();
+  return r;
+}
+
+json Cluster::scale_of(const json& obj_ref, const Target& t) const {
+  const json* obj = &obj_ref;
+  {
     json scale = {{"kind", "Scale"},
                   {"apiVersion", "autoscaling/v1"},
                   {"metadata",
@@ -470,13 +482,8 @@ Response Cluster::get_object(const Request&, const Target& t) {
                     {"creationTimestamp", (*obj)["metadata"].value("creationTimestamp", "")}}},
                   {"spec", {{"replicas", obj->value("/spec/replicas"_json_pointer, 1)}}},
                   {"status", {{"replicas", obj->value("/status/replicas"_json_pointer, 0)}}}};
-    Response r;
-    r.body = scale.dump();
-    return r;
+    return scale;
   }
-  Response r;
-  r.body = output(*t.info, t.version, *obj).dump();
-  return r;
 }
 
 Response Cluster::list_objects(const Request& r, const Target& t) {
@@ -845,22 +852,23 @@ Response Cluster::patch_object(const Request& r, const Target& t) {
                           "128 bytes");
     return apply_object(r, t, patch);
   }
-  if (t.subresource == "scale") return status_error(415, "UnsupportedMediaType", "scale patches are not supported");
   std::string key = object_key(type.namespaced ? t.ns : "", t.name);
   json* live = find(*t.info, key);
   if (!live) return not_found(type, t.name);
+  bool scale = t.subresource == "scale";
+  const json base = scale ? scale_of(*live, t) : *live;
   json patched;
   try {
     if (mt == "application/json-patch+json")
-      patched = k8s::json_patch(*live, patch);
+      patched = k8s::json_patch(base, patch);
     else if (mt == "application/merge-patch+json")
-      patched = k8s::merge_patch(*live, patch);
+      patched = k8s::merge_patch(base, patch);
     else if (mt == "application/strategic-merge-patch+json") {
-      if (!t.info->schema->supports_strategic_merge())
+      if (!scale && !t.info->schema->supports_strategic_merge())
         return status_error(415, "UnsupportedMediaType",
                             "the body of the request was in an unknown format - accepted media types include: "
                             "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml");
-      patched = k8s::strategic_merge_patch(*live, patch, *t.info->schema);
+      patched = k8s::strategic_merge_patch(base, patch, scale ? k8s::Schema::untyped() : *t.info->schema);
     } else {
       return status_error(415, "UnsupportedMediaType",
                           "the body of the request was in an unknown format - accepted media types include: "
@@ -870,6 +878,18 @@ Response Cluster::patch_object(const Request& r, const Target& t) {
     return status_error(422, "Invalid", e.message());
   }
   if (!patched.is_object()) return bad_request("the patched object must be a JSON object");
+  if (scale) {
+    json updated = *live;
+    updated["spec"]["replicas"] = patched.value("/spec/replicas"_json_pointer, 1);
+    k8s::record_update(*live, updated, *t.info->schema,
+                       {manager.empty() ? manager_from_agent(r.user_agent) : manager, type.api_version(), now(),
+                        k8s::Scope::main});
+    Response res = commit(t, live, std::move(updated), query(r, "dryRun") == "All");
+    if (res.status >= 300) return res;
+    Response out;
+    out.body = scale_of(*find(*t.info, key), t).dump();
+    return out;
+  }
   if (patched.value("/metadata/name"_json_pointer, t.name) != t.name)
     return bad_request("metadata.name: Invalid value: the name of the object cannot change");
   std::string want_rv = patch.is_object() ? patch.value("/metadata/resourceVersion"_json_pointer, std::string()) : "";

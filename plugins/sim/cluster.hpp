@@ -136,6 +136,7 @@ private:
   Response route(const Request& r, const WatchSend& send);
   Response resource(const Request& r, const Target& t, const WatchSend& send);
   Response get_object(const Request& r, const Target& t);
+  nlohmann::json scale_of(const nlohmann::json& obj, const Target& t) const;
   Response list_objects(const Request& r, const Target& t);
   Response watch_objects(const Request& r, const Target& t, const WatchSend& send);
   Response create_object(const Request& r, const Target& t);

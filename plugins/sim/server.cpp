@@ -13,6 +13,7 @@
 #include <event2/listener.h>
 #include <event2/thread.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <openssl/ssl.h>
 #include <sys/queue.h>
 #include <sys/socket.h>
@@ -20,6 +21,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <csignal>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -213,7 +215,9 @@ struct Simulator::Impl {
   std::vector<Slot> slots;
   std::unordered_map<std::string, size_t> by_name;
   std::unordered_map<int, size_t> by_port;
-  mutable std::mutex mutex;
+  // Recursive: libevent can close a connection (calling on_close) from
+  // inside a send we make while holding it.
+  mutable std::recursive_mutex mutex;
   event_base* base = nullptr;
   evhttp* http = nullptr;
   SSL_CTX* ssl_ctx = nullptr;
@@ -358,6 +362,12 @@ struct Simulator::Impl {
     auto it = conns.find(conn);
     if (it != conns.end()) return it->second;
     evhttp_connection_set_closecb(conn, &Impl::on_close, this);
+    // Small answers on keep-alive connections: without TCP_NODELAY, Nagle and
+    // the client's delayed ACK add ~40 ms to every request.
+    if (bufferevent* bev = evhttp_connection_get_bufferevent(conn)) {
+      int one = 1;
+      setsockopt(bufferevent_getfd(bev), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    }
     return conns[conn];
   }
 
@@ -694,7 +704,12 @@ Simulator::~Simulator() {
 void Simulator::start() {
   Impl& s = *m_impl;
   if (s.started) return;
-  std::call_once(g_threads_once, [] { evthread_use_pthreads(); });
+  std::call_once(g_threads_once, [] {
+    evthread_use_pthreads();
+    // A client that goes away mid-answer must not kill the process: OpenSSL
+    // writes to the socket without MSG_NOSIGNAL.
+    std::signal(SIGPIPE, SIG_IGN);
+  });
   if (s.opts.dir.empty()) {
     char tmpl[] = "/tmp/emco-sim-XXXXXX";
     if (!mkdtemp(tmpl)) fail(ErrorKind::failed, "cannot create a temporary directory");

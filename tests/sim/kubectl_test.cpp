@@ -214,6 +214,15 @@ TEST_CASE("kubectl: apply --server-side, get, label, patch, wait, delete") {
   CHECK(forced.rc == 0);
   CHECK(f.sim->get("cluster-2", "apps/v1", "Deployment", "ns", "web")["spec"]["replicas"] == 5);
 
+  auto scale = k("scale deploy web -n ns --replicas=3");
+  INFO(scale.output);
+  CHECK(scale.rc == 0);
+  dep = f.sim->get("cluster-2", "apps/v1", "Deployment", "ns", "web");
+  CHECK(dep["spec"]["replicas"] == 3);
+  // kubectl scale sends no fieldManager: the API names the manager after the
+  // User-Agent up to its first '/', i.e. the binary's name.
+  CHECK(has_manager(dep, kubectl.substr(kubectl.rfind('/') + 1), "Update"));
+
   auto del = k("delete -f " + file);
   INFO(del.output);
   CHECK(del.rc == 0);
