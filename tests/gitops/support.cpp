@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <pwd.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -290,7 +291,8 @@ SshServer::SshServer(const fs::path& workdir, const std::string& client_pubkey) 
 }
 
 std::string SshServer::url(const fs::path& repo) const {
-  return "ssh://root@127.0.0.1:" + std::to_string(m_port) + repo.string();
+  const passwd* me = ::getpwuid(::getuid());
+  return "ssh://" + std::string(me ? me->pw_name : "root") + "@127.0.0.1:" + std::to_string(m_port) + repo.string();
 }
 
 }  // namespace gitops_test
