@@ -533,7 +533,12 @@ private:
         ended = true;
         continue;
       }
-      if (ended || !plain_ok(t) || strip_comment(t).size() != t.size()) return false;
+      // Continuation lines may start with any character but the block indicators.
+      if (ended || strip_comment(t).size() != t.size()) return false;
+      if (((t[0] == '-' || t[0] == '?' || t[0] == ':') && (t.size() == 1 || t[1] == ' ')) || t[0] == '#')
+        return false;
+      for (size_t q = 0; q < t.size(); ++q)
+        if (t[q] == ':' && (q + 1 == t.size() || t[q + 1] == ' ')) return false;
       for (char ch : raw)
         if ((static_cast<unsigned char>(ch) < 0x20) || ch == 0x7f) return false;
       continued_to = j + 1;
