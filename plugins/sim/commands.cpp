@@ -43,7 +43,13 @@ void write_private(const std::string& path, const std::string& content) {
   fs::rename(tmp, path);
 }
 
-bool alive(pid_t pid) { return pid > 0 && (::kill(pid, 0) == 0 || errno == EPERM); }
+// Running (a zombie waiting for its parent to reap it has stopped).
+bool alive(pid_t pid) {
+  if (pid <= 0 || (::kill(pid, 0) != 0 && errno != EPERM)) return false;
+  std::string stat = read_text("/proc/" + std::to_string(pid) + "/stat");
+  auto close = stat.rfind(')');
+  return close == std::string::npos || close + 2 >= stat.size() || stat[close + 2] != 'Z';
+}
 
 pid_t read_pid(const std::string& dir) {
   std::string text = read_text(dir + "/sim.pid");
