@@ -4,6 +4,7 @@
 // local workspace instead of REST calls.
 
 #include <chrono>
+#include <sstream>
 #include <fstream>
 #include <iterator>
 #include <thread>
@@ -138,12 +139,15 @@ int run_ctl(Context& ctx, const Invocation& inv) {
         auto a = resource::parse_anchor(inv.args[i]);
         ctx.out << "---\nGET  --> URL: " << base_url(eps, service_of(a)) << inv.args[i] << "\n";
         std::ostringstream body;
-        Context inner(body, ctx.err, std::nullopt);
-        int code = 200;
+        Context inner(body, ctx.err, ctx);
+        inner.quiet = true;
         try {
-          run_anchor(ctx, manifest::Verb::get, inv.args[i], Format::json, {});
+          run_anchor(inner, manifest::Verb::get, inv.args[i], Format::json, {});
+          std::string text = body.str();
+          auto parsed = json::parse(text.empty() ? "null" : text, nullptr, false);
+          ctx.out << "Response Code: 200\nResponse: " << (parsed.is_discarded() ? text : parsed.dump()) << "\n";
         } catch (const Error& e) {
-          code = e.kind() == ErrorKind::not_found ? 404 : 400;
+          int code = e.kind() == ErrorKind::not_found ? 404 : 400;
           ctx.out << "Response Code: " << code << "\nResponse: " << e.message() << "\n";
         }
       }

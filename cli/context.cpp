@@ -7,12 +7,16 @@ namespace emco::cli {
 Context::Context(std::ostream& o, std::ostream& e, std::optional<std::string> workspace_flag)
     : out(o), err(e), m_workspace_flag(std::move(workspace_flag)) {}
 
+Context::Context(std::ostream& o, std::ostream& e, Context& parent) : out(o), err(e), m_parent(&parent) {}
+
 const store::Workspace& Context::workspace() {
+  if (m_parent) return m_parent->workspace();
   if (!m_workspace) m_workspace = store::find_workspace(m_workspace_flag, std::filesystem::current_path());
   return *m_workspace;
 }
 
 store::Store& Context::store() {
+  if (m_parent) return m_parent->store();
   if (!m_store) m_store = store::Store::open(workspace());
   return *m_store;
 }

@@ -15,6 +15,8 @@ namespace emco::cli {
 class Context {
 public:
   Context(std::ostream& out, std::ostream& err, std::optional<std::string> workspace_flag);
+  // A context writing to other streams over the same workspace as `parent`.
+  Context(std::ostream& out, std::ostream& err, Context& parent);
 
   std::ostream& out;
   std::ostream& err;
@@ -31,6 +33,7 @@ private:
   std::optional<std::string> m_workspace_flag;
   std::optional<store::Workspace> m_workspace;
   std::unique_ptr<store::Store> m_store;
+  Context* m_parent = nullptr;
 };
 
 }  // namespace emco::cli
