@@ -67,11 +67,13 @@ struct Fixture {
     return handler(r);
   }
 
-  std::unique_ptr<KubeClient> client(ClusterAccess a = {}) {
+  std::unique_ptr<KubeClient> client(bool builtin_kinds = false) {
+    ClusterAccess a;
     a.label = "p+edge";
     a.user = "admin";
     a.server = "https://h:1";
     KubeClientOptions opts;
+    opts.builtin_kinds = builtin_kinds;
     opts.sleep = [](std::chrono::milliseconds) {};
     return std::make_unique<KubeClient>(a, opts, [this](const TransportOptions&) {
       auto f = std::make_unique<FakeHttp>();
@@ -267,4 +269,26 @@ TEST_CASE("client: delete, get, list, CSR approval, CRD establishment", "[client
   CHECK(crd_polls == 3);
   c->resource_for(deploy);
   CHECK(f.discovery_calls == before + 2);  // rediscovered once Established
+}
+
+TEST_CASE("client: built-in kinds skip discovery until the server lacks one", "[client]") {
+  Fixture f;
+  f.handler = [](const HttpRequest& r) {
+    if (r.url.find("/apis/autoscaling/v2/") != std::string::npos)  // an older server
+      return status(404, R"({"kind":"Status","code":404,"reason":"NotFound","message":"the server could not find the requested resource"})");
+    if (r.method == "GET") return status(404, R"({"kind":"Status","code":404,"reason":"NotFound","message":"deployments.apps \"x\" not found","details":{"name":"x","group":"apps","kind":"deployments"}})");
+    return status(200, "{}");
+  };
+  auto c = f.client(true);
+  c->apply(deployment(), "ns");
+  CHECK(c->get({"apps", "v1", "Deployment"}, "ns", "x").is_null());  // a named object is absent: no rediscovery
+  CHECK(f.calls() == std::vector<std::string>{"PATCH /apis/apps/v1/namespaces/ns/deployments/web?fieldManager=emco&force=true",
+                                              "GET /apis/apps/v1/namespaces/ns/deployments/x"});
+  CHECK(f.discovery_calls == 0);
+  KubeError e = kube_error_of([&] {
+    c->apply(json::parse(R"({"apiVersion":"autoscaling/v2","kind":"HorizontalPodAutoscaler","metadata":{"name":"h"}})"), "ns");
+  });
+  CHECK(e.category() == KubeErrorCategory::not_found);
+  CHECK(e.message() == "cluster 'p+edge' does not serve kind 'HorizontalPodAutoscaler' in 'autoscaling/v2'");
+  CHECK(f.discovery_calls == 4);  // after the 404, and once more for the unknown kind
 }

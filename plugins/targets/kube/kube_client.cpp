@@ -7,6 +7,7 @@
 #include <cctype>
 #include <thread>
 
+#include "core/k8s/resources.hpp"
 #include "core/util/strings.hpp"
 #include "plugins/targets/kube/pem.hpp"
 
@@ -344,8 +345,15 @@ void KubeClient::fetch_group_version_locked(const std::string& gv) {
   }
 }
 
-ResourceInfo KubeClient::resource_for(const Gvk& gvk) {
+ResourceInfo KubeClient::resource_for(const Gvk& gvk, bool* from_table) {
+  if (from_table) *from_table = false;
   std::lock_guard lock(m_discovery_mutex);
+  if (!m_discovered && m_options.builtin_kinds) {
+    if (const k8s::ResourceType* t = k8s::find_builtin_kind(gvk.group, gvk.version, gvk.kind)) {
+      if (from_table) *from_table = true;
+      return ResourceInfo{gvk, t->resource, t->namespaced};
+    }
+  }
   bool fresh = false;
   if (!m_discovered) {
     discover_locked();
@@ -366,6 +374,16 @@ ResourceInfo KubeClient::resource_for(const Gvk& gvk) {
                   "cluster '" + m_access.label + "' does not serve kind '" + gvk.kind + "' in '" + gvk.api_version() +
                       "'",
                   "apply the CustomResourceDefinition that defines it first, or check apiVersion and kind");
+}
+
+bool KubeClient::rediscover_if_unserved(bool from_table, const HttpResponse& r) {
+  if (!from_table || r.status != 404) return false;
+  json s = json::parse(r.body, nullptr, false);
+  if (s.is_object() && s.contains("details") && s["details"].is_object() && !str_field(s["details"], "name").empty())
+    return false;  // a named object is missing: the path exists
+  std::lock_guard lock(m_discovery_mutex);
+  discover_locked();
+  return true;
 }
 
 void KubeClient::invalidate_discovery() {
@@ -398,7 +416,7 @@ struct Target {
 
 }  // namespace
 
-static Target prepare(KubeClient& client, const json& object, const std::string& default_ns) {
+static Target prepare(KubeClient& client, const json& object, const std::string& default_ns, bool& from_table) {
   const std::string who = "cluster '" + client.label() + "': ";
   if (!object.is_object()) throw KubeError(KubeErrorCategory::invalid, 0, who + "manifest is not an object");
   std::string api_version = str_field(object, "apiVersion"), kind = str_field(object, "kind");
@@ -409,7 +427,7 @@ static Target prepare(KubeClient& client, const json& object, const std::string&
   if (name.empty())
     throw KubeError(KubeErrorCategory::invalid, 0, who + kind + " manifest has no metadata.name",
                     "generateName is not supported for apply; give the object a name");
-  Target t{client.resource_for(Gvk::of(api_version, kind)), {}, name, object};
+  Target t{client.resource_for(Gvk::of(api_version, kind), &from_table), {}, name, object};
   t.body["metadata"].erase("managedFields");  // the server refuses them in an apply body
   if (t.info.namespaced) {
     t.ns = str_field(meta, "namespace");
@@ -443,10 +461,12 @@ static bool namespace_missing(const HttpResponse& r) {
 }
 
 WriteResult KubeClient::apply(const json& object, const std::string& default_ns) {
-  Target t = prepare(*this, object, default_ns);
-  const std::string path = path_for(t.info, t.ns, t.name) + "?fieldManager=" + escape(m_options.field_manager) + "&force=true";
+  bool from_table = false;
+  Target t = prepare(*this, object, default_ns, from_table);
   const std::string body = t.body.dump() + "\n";
   for (int attempt = 0;; ++attempt) {
+    const std::string path =
+        path_for(t.info, t.ns, t.name) + "?fieldManager=" + escape(m_options.field_manager) + "&force=true";
     HttpResponse r = send("PATCH", path, body, "application/apply-patch+yaml");
     if (r.status == 200 || r.status == 201) {
       if (t.info.gvk.kind == "Namespace") {
@@ -459,14 +479,19 @@ WriteResult KubeClient::apply(const json& object, const std::string& default_ns)
       ensure_namespace(t.ns);
       continue;
     }
+    if (attempt < 2 && rediscover_if_unserved(from_table, r)) {
+      t.info = resource_for(t.info.gvk, &from_table);
+      continue;
+    }
     raise(r, describe(t.info, t.ns, t.name));
   }
 }
 
 WriteResult KubeClient::create_if_absent(const json& object, const std::string& default_ns) {
-  Target t = prepare(*this, object, default_ns);
-  const std::string path = path_for(t.info, t.ns, "") + "?fieldManager=" + escape(m_options.field_manager);
+  bool from_table = false;
+  Target t = prepare(*this, object, default_ns, from_table);
   for (int attempt = 0;; ++attempt) {
+    const std::string path = path_for(t.info, t.ns, "") + "?fieldManager=" + escape(m_options.field_manager);
     HttpResponse r = send("POST", path, t.body.dump(), "application/json");
     if (r.status == 200 || r.status == 201 || r.status == 202) return result_of(r);
     if (r.status == 409) {
@@ -480,6 +505,10 @@ WriteResult KubeClient::create_if_absent(const json& object, const std::string& 
     }
     if (attempt == 0 && t.info.namespaced && namespace_missing(r)) {
       ensure_namespace(t.ns);
+      continue;
+    }
+    if (attempt < 2 && rediscover_if_unserved(from_table, r)) {
+      t.info = resource_for(t.info.gvk, &from_table);
       continue;
     }
     raise(r, describe(t.info, t.ns, t.name));
@@ -500,13 +529,18 @@ void KubeClient::ensure_namespace(const std::string& ns) {
 }
 
 bool KubeClient::remove(const Gvk& gvk, const std::string& ns, const std::string& name, Propagation propagation) {
-  ResourceInfo info = resource_for(gvk);
+  bool from_table = false;
+  ResourceInfo info = resource_for(gvk, &from_table);
   const char* policy = propagation == Propagation::foreground ? "Foreground"
                        : propagation == Propagation::orphan   ? "Orphan"
                                                               : "Background";
   json body = {{"kind", "DeleteOptions"}, {"apiVersion", "v1"}, {"propagationPolicy", policy}};
   std::string effective_ns = info.namespaced && ns.empty() ? (m_access.ns.empty() ? "default" : m_access.ns) : ns;
   HttpResponse r = send("DELETE", path_for(info, effective_ns, name), body.dump(), "application/json");
+  if (rediscover_if_unserved(from_table, r)) {
+    info = resource_for(gvk);
+    r = send("DELETE", path_for(info, effective_ns, name), body.dump(), "application/json");
+  }
   if (r.status == 200 || r.status == 202) {
     if (gvk.kind == "Namespace" && gvk.group.empty()) {
       std::lock_guard lock(m_ns_mutex);
@@ -519,9 +553,14 @@ bool KubeClient::remove(const Gvk& gvk, const std::string& ns, const std::string
 }
 
 json KubeClient::get(const Gvk& gvk, const std::string& ns, const std::string& name) {
-  ResourceInfo info = resource_for(gvk);
+  bool from_table = false;
+  ResourceInfo info = resource_for(gvk, &from_table);
   std::string effective_ns = info.namespaced && ns.empty() ? (m_access.ns.empty() ? "default" : m_access.ns) : ns;
   HttpResponse r = send("GET", path_for(info, effective_ns, name));
+  if (rediscover_if_unserved(from_table, r)) {
+    info = resource_for(gvk);
+    r = send("GET", path_for(info, effective_ns, name));
+  }
   if (r.status == 404) return json();
   if (r.status != 200) raise(r, describe(info, effective_ns, name));
   json live = json::parse(r.body, nullptr, false);
@@ -532,14 +571,20 @@ json KubeClient::get(const Gvk& gvk, const std::string& ns, const std::string& n
 }
 
 std::vector<json> KubeClient::list(const Gvk& gvk, const std::string& ns, const std::string& label_selector) {
-  ResourceInfo info = resource_for(gvk);
+  bool from_table = false;
+  ResourceInfo info = resource_for(gvk, &from_table);
   std::vector<json> items;
   std::string cont;
-  do {
+  while (true) {
     std::string path = path_for(info, ns, "") + "?limit=500";
     if (!label_selector.empty()) path += "&labelSelector=" + escape(label_selector);
     if (!cont.empty()) path += "&continue=" + escape(cont);
     HttpResponse r = send("GET", path);
+    if (rediscover_if_unserved(from_table, r)) {
+      from_table = false;
+      info = resource_for(gvk);
+      continue;  // the first page again, at the discovered path
+    }
     if (r.status != 200) raise(r, info.plural + " (list)");
     json doc = json::parse(r.body, nullptr, false);
     if (!doc.is_object()) break;
@@ -550,7 +595,8 @@ std::vector<json> KubeClient::list(const Gvk& gvk, const std::string& ns, const 
       items.push_back(std::move(item));
     }
     cont = doc.contains("metadata") && doc["metadata"].is_object() ? str_field(doc["metadata"], "continue") : "";
-  } while (!cont.empty());
+    if (cont.empty()) break;
+  }
   return items;
 }
 

@@ -87,6 +87,10 @@ struct KubeClientOptions {
   std::chrono::milliseconds max_retry_wait{10000};    // cap on one Retry-After
   std::chrono::milliseconds establish_timeout{30000}; // CRD Established
   std::chrono::milliseconds exec_time_limit{30000};   // exec credential plugin
+  // Map built-in kinds (core/k8s's table of a v1.32 server) to URLs without
+  // discovery; discovery then runs only for other kinds, or when the server
+  // answers that a built-in path does not exist (older or trimmed servers).
+  bool builtin_kinds = true;
   std::string field_manager = "emco";
   std::string user_agent = "emco/0.1";
   // Sleeps between retries and polls; tests replace it.
@@ -124,8 +128,9 @@ public:
   nlohmann::json server_version(std::chrono::milliseconds timeout);
 
   // Discovery (cached). Throws KubeError(not_found) when the server does not
-  // serve `gvk`, even after a rediscovery.
-  ResourceInfo resource_for(const Gvk& gvk);
+  // serve `gvk`, even after a rediscovery. `from_table` (optional) tells
+  // whether the answer came from the built-in table rather than discovery.
+  ResourceInfo resource_for(const Gvk& gvk, bool* from_table = nullptr);
   void invalidate_discovery();
   bool discovery_is_aggregated();  // runs discovery if needed
 
@@ -178,6 +183,9 @@ public:
 private:
   std::shared_ptr<HttpClient> transport(const Credentials& creds);
   void discover_locked();
+  // After a 404 on a path taken from the built-in table whose Status names no
+  // object (the path itself is unknown): discovers, and says to retry.
+  bool rediscover_if_unserved(bool from_table, const HttpResponse& response);
   void fetch_group_version_locked(const std::string& group_version);
   void sleep_for(std::chrono::milliseconds d) const;
 
