@@ -5,6 +5,10 @@
 // "template: NAME:LINE:COL: executing \"NAME\" at <NODE>: ...", exactly as text/template words
 // them. Parse once (add), execute many times (execute); execute() is const and may run
 // concurrently on one Engine only if no function mutates shared maps.
+//
+// Additions to the agreed contract (all compatible): Options::random_seed, Options::set_name,
+// Options::clock; Engine::names(), Engine::has_function(); Context::random_bytes(); in
+// value.hpp Value::integer(i, IntType), to_json_text(), Object::data() and Object::go_string().
 
 #include <cstddef>
 #include <functional>

@@ -44,6 +44,9 @@ TEST_CASE("registry: Go builtins, Sprig and Helm functions are all present", "[t
       "genSignedCertWithKey", "buildCustomCert", "encryptAES", "decryptAES", "randAlphaNum", "randAlpha",
       "randNumeric", "randAscii", "randBytes", "uuidv4", "getHostByName", "base", "dir", "ext", "clean", "isAbs",
       "osBase", "osDir", "osExt", "osClean", "osIsAbs", "urlParse", "urlJoin",
+      // dates
+      "now", "date", "dateInZone", "htmlDate", "htmlDateInZone", "unixEpoch", "dateModify", "mustDateModify", "ago",
+      "duration", "durationRound", "toDate", "mustToDate",
       // Helm
       "include", "tpl", "required", "toYaml", "mustToYaml", "fromYaml", "fromYamlArray", "toToml", "lookup"};
   Engine e;
