@@ -702,7 +702,8 @@ public:
         }
         return;
       default:
-        scalar_value(v, 0, true);
+        // goyaml.v2 indents a root scalar's continuation lines like a flow node: by 2
+        scalar_value(v, 2, true);
         nl_if_needed();
         return;
     }

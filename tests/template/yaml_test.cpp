@@ -66,6 +66,7 @@ TEST_CASE("toYaml: key order, nesting and collections", "[template][yaml]") {
   CHECK(to_yaml(yaml("a: {}\nb: []\nc: ~\nd: {e: {f: g}}\n")) == "a: {}\nb: []\nc: null\nd:\n  e:\n    f: g\n");
   CHECK(to_yaml(Value(Map{})) == "{}\n");
   CHECK(to_yaml(Value("abc")) == "abc\n");
+  CHECK(to_yaml(Value("a\nb")) == "|-\n  a\n  b\n");
   // goyaml.v2 orders keys "naturally": non-letters first, digit runs by value
   CHECK(to_yaml(yaml("a10: 1\na9: 1\nB: 1\n_x: 1\na: 1\n")) == "_x: 1\nB: 1\na: 1\na9: 1\na10: 1\n");
 }
