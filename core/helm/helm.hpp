@@ -22,6 +22,7 @@
 // "YAML parse error on chart/templates/x.yaml: error converting YAML to JSON: ...",
 // "values don't meet the specifications of the schema(s) in the following chart(s): ...").
 
+#include <functional>
 #include <iosfwd>
 #include <string>
 #include <vector>
@@ -47,6 +48,9 @@ struct RenderOptions {
   std::string kube_version = "v1.32.0";
   std::vector<std::string> extra_api_versions;  // helm --api-versions
   unsigned long long random_seed = 0;   // 0 = OpenSSL randomness (tests may fix it)
+  // Called with each line helm would log to stderr, when it happens (also kept in
+  // RenderResult::warnings when rendering succeeds).
+  std::function<void(const std::string&)> log;
 };
 
 struct RenderedManifest {

@@ -450,11 +450,15 @@ RenderResult render(const Chart& input, const RenderOptions& opts) {
                join(missing, ", "));
   }
 
+  auto note = [&](const std::string& line) {
+    result.warnings.push_back(line);
+    if (opts.log) opts.log(line);
+  };
   Chart chart = input;
   Value user = opts.values.is_map() ? opts.values.deep_copy() : Value(Map{});
-  process_dependencies(chart, user);
+  process_dependencies(chart, user, note);
 
-  Value values = coalesce_values(chart, user, false);
+  Value values = coalesce_values(chart, user, false, note);
   if (!opts.skip_schema_validation) {
     std::string problems = validate_chart_schemas(chart, values);
     if (!problems.empty())
@@ -524,7 +528,7 @@ RenderResult render(const Chart& input, const RenderOptions& opts) {
   } catch (const Error& e) {
     throw RenderFailure(ErrorKind::invalid, e.message());
   }
-  for (auto& line : sorted.log_lines) result.warnings.push_back(std::move(line));
+  for (const auto& line : sorted.log_lines) note(line);
   for (auto& m : sorted.manifests)
     result.manifests.push_back({std::move(m.source), std::move(m.content), std::move(m.head.api_version),
                                 std::move(m.head.kind), std::move(m.head.name)});
@@ -576,6 +580,7 @@ int template_main(const TemplateArgs& args, std::ostream& out, std::ostream& err
     opts.release_name = args.release_name;
     opts.namespace_name = args.namespace_name;
     opts.include_crds = args.include_crds;
+    opts.log = [&err](const std::string& line) { err << line << "\n"; };
     Chart chart = load_chart(args.chart);
     if (chart.metadata.deprecated) err << "WARNING: This chart is deprecated\n";
     opts.values = user_values(args.value_files, args.set, args.set_string);
@@ -586,7 +591,6 @@ int template_main(const TemplateArgs& args, std::ostream& out, std::ostream& err
       err << "Error: " << e.message() << "\n\nUse --debug flag to render out invalid YAML\n";
       return 1;
     }
-    for (const auto& w : result.warnings) err << w << "\n";
     if (args.skip_tests)
       result.hooks.erase(std::remove_if(result.hooks.begin(), result.hooks.end(),
                                         [](const RenderedHook& h) {

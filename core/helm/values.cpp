@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "core/helm/semver.hpp"
+#include "core/template/format.hpp"
 #include "core/util/error.hpp"
 #include "core/util/strings.hpp"
 
@@ -266,21 +267,31 @@ private:
 
 bool is_table(const Value& v) { return v.is_map(); }
 
-void coalesce_tables(Value& dst, Value& src, bool merge);
+std::string concat_prefix(const std::string& a, const std::string& b) { return a.empty() ? b : a + "." + b; }
 
-void coalesce_tables(Value& dst, Value& src, bool merge) {
+// Helm logs these through log.Printf with the file:line of coalesce.go (v3.17.3).
+void warn(const ValuesLog& log, int line, const std::string& message) {
+  if (log) log("coalesce.go:" + std::to_string(line) + ": " + message);
+}
+
+void coalesce_tables(Value& dst, Value& src, const std::string& prefix, bool merge, const ValuesLog& log) {
   auto& d = dst.mutable_map();
   auto& s = src.mutable_map();
   for (const auto& [key, val] : d)
     if (val.is_null()) s[key] = Value();
   for (auto& [key, val] : s) {
+    std::string full = concat_prefix(prefix, key);
     auto it = d.find(key);
     if (it != d.end() && !merge && it->second.is_null()) {
       d.erase(it);
     } else if (it == d.end()) {
       d[key] = val;
     } else if (is_table(val)) {
-      if (is_table(it->second)) coalesce_tables(it->second, val, merge);
+      if (is_table(it->second)) coalesce_tables(it->second, val, full, merge, log);
+      else warn(log, 298, "warning: cannot overwrite table with non table for " + full + " (" + tmpl::format_value(val) + ")");
+    } else if (is_table(it->second) && !val.is_null()) {
+      warn(log, 301, "warning: destination for " + full + " is a table. Ignoring non-table value (" +
+                         tmpl::format_value(val) + ")");
     }
   }
 }
@@ -291,7 +302,8 @@ bool is_dependency(const Chart& c, const std::string& key) {
   return false;
 }
 
-void coalesce_chart_values(const Chart& c, Value& v, bool merge) {
+void coalesce_chart_values(const Chart& c, Value& v, const std::string& prefix, bool merge, const ValuesLog& log) {
+  std::string sub_prefix = concat_prefix(prefix, c.name());
   Value vc = c.values.deep_copy();
   auto& vm = v.mutable_map();
   for (auto& [key, val] : vc.mutable_map()) {
@@ -302,23 +314,32 @@ void coalesce_chart_values(const Chart& c, Value& v, bool merge) {
     }
     if (it->second.is_null() && !merge) {
       vm.erase(it);
-    } else if (it->second.is_map() && val.is_map()) {
-      coalesce_tables(it->second, val, merge || is_dependency(c, key));
+    } else if (it->second.is_map()) {
+      if (val.is_map())
+        coalesce_tables(it->second, val, concat_prefix(sub_prefix, key), merge || is_dependency(c, key), log);
+      else if (!val.is_null())
+        warn(log, 237, "warning: skipped value for " + sub_prefix + "." + key + ": Not a table.");
     }
   }
 }
 
-void coalesce_globals(Value& dest, const Value& src) {
+void coalesce_globals(Value& dest, const Value& src, const std::string& prefix, const ValuesLog& log) {
   Value dg;
   if (const Value* g = dest.find("global")) {
-    if (!g->is_map()) return;
+    if (!g->is_map()) {
+      warn(log, 138, "warning: skipping globals because destination global is not a table.");
+      return;
+    }
     dg = *g;
   } else {
     dg = Value(Map{});
   }
   Value sg;
   if (const Value* g = src.find("global")) {
-    if (!g->is_map()) return;
+    if (!g->is_map()) {
+      warn(log, 145, "warning: skipping globals because source global is not a table.");
+      return;
+    }
     sg = *g;
   } else {
     sg = Value(Map{});
@@ -332,11 +353,13 @@ void coalesce_globals(Value& dest, const Value& src) {
         dgm[key] = vv;
       } else if (it->second.is_map()) {
         Value destv = it->second;
-        coalesce_tables(vv, destv, true);
+        coalesce_tables(vv, destv, concat_prefix(prefix, key), true, log);
         dgm[key] = vv;
+      } else {
+        warn(log, 161, "Conflict: cannot merge map onto non-map for " + tmpl::go_quote(key) + ". Skipping.");
       }
     } else if (auto it = dgm.find(key); it != dgm.end() && is_table(it->second)) {
-      // a table in the destination is never replaced by a scalar
+      warn(log, 175, "key " + key + " is table. Skipping");
     } else {
       dgm[key] = val;
     }
@@ -344,9 +367,9 @@ void coalesce_globals(Value& dest, const Value& src) {
   dest.mutable_map()["global"] = dg;
 }
 
-void coalesce(const Chart& c, Value& dest, bool merge);
+void coalesce(const Chart& c, Value& dest, const std::string& prefix, bool merge, const ValuesLog& log);
 
-void coalesce_deps(const Chart& c, Value& dest, bool merge) {
+void coalesce_deps(const Chart& c, Value& dest, const std::string& prefix, bool merge, const ValuesLog& log) {
   for (const auto& sub : c.dependencies) {
     auto& dm = dest.mutable_map();
     auto it = dm.find(sub.name());
@@ -356,15 +379,16 @@ void coalesce_deps(const Chart& c, Value& dest, bool merge) {
       fail(ErrorKind::invalid, "type mismatch on " + sub.name() + ": %!t(" + it->second.go_type() + ")");
     }
     Value dv = dm[sub.name()];
-    coalesce_globals(dv, dest);
-    coalesce(sub, dv, merge);
+    std::string sub_prefix = concat_prefix(prefix, c.name());
+    coalesce_globals(dv, dest, sub_prefix, log);
+    coalesce(sub, dv, sub_prefix, merge, log);
     dest.mutable_map()[sub.name()] = dv;
   }
 }
 
-void coalesce(const Chart& c, Value& dest, bool merge) {
-  coalesce_chart_values(c, dest, merge);
-  coalesce_deps(c, dest, merge);
+void coalesce(const Chart& c, Value& dest, const std::string& prefix, bool merge, const ValuesLog& log) {
+  coalesce_chart_values(c, dest, prefix, merge, log);
+  coalesce_deps(c, dest, prefix, merge, log);
 }
 
 // --- dependencies -----------------------------------------------------------------------
@@ -384,7 +408,7 @@ const Value* path_value(const Value& values, const std::string& path) {
   return v;
 }
 
-void process_dependency_enabled(Chart& c, const Value& v, const std::string& path) {
+void process_dependency_enabled(Chart& c, const Value& v, const std::string& path, const ValuesLog& log) {
   if (c.metadata.dependencies.empty()) return;
   std::vector<Chart> chosen;
   for (const auto& existing : c.dependencies) {
@@ -406,7 +430,7 @@ void process_dependency_enabled(Chart& c, const Value& v, const std::string& pat
   c.dependencies = std::move(chosen);
   for (auto& req : c.metadata.dependencies) req.enabled = true;
 
-  Value cvals = coalesce_values(c, v, false);
+  Value cvals = coalesce_values(c, v, false, log);
   // tags
   if (const Value* tags = cvals.find("tags"); tags && tags->is_map()) {
     for (auto& req : c.metadata.dependencies) {
@@ -442,7 +466,7 @@ void process_dependency_enabled(Chart& c, const Value& v, const std::string& pat
   std::vector<Dependency> kept_meta;
   for (auto& req : c.metadata.dependencies)
     if (!is_removed(req.name)) kept_meta.push_back(std::move(req));
-  for (auto& sub : kept) process_dependency_enabled(sub, cvals, path + sub.name() + ".");
+  for (auto& sub : kept) process_dependency_enabled(sub, cvals, path + sub.name() + ".", log);
   c.metadata.dependencies = std::move(kept_meta);
   c.dependencies = std::move(kept);
 }
@@ -455,9 +479,9 @@ Value path_to_map(const std::string& path, const Value& data) {
   return cur;
 }
 
-void process_import_values(Chart& c) {
+void process_import_values(Chart& c, const ValuesLog& log) {
   if (c.metadata.dependencies.empty()) return;
-  Value cvals = coalesce_values(c, Value(Map{}), true);
+  Value cvals = coalesce_values(c, Value(Map{}), true, log);
   Value b = Value(Map{});
   for (auto& req : c.metadata.dependencies) {
     List out;
@@ -479,19 +503,19 @@ void process_import_values(Chart& c) {
         const Value* table = values_table(cvals, req.name + "." + child);
         if (!table) continue;  // Helm logs "ImportValues missing table" and goes on
         Value add = path_to_map(parent, table->deep_copy());
-        coalesce_tables(b, add, true);
+        coalesce_tables(b, add, "", true, log);
       }
     }
     req.import_values = Value(std::move(out));
   }
   Value merged = cvals.deep_copy();
-  coalesce_tables(merged, b, true);
+  coalesce_tables(merged, b, "", true, log);
   c.values = merged;
 }
 
-void process_dependency_import_values(Chart& c) {
-  for (auto& sub : c.dependencies) process_dependency_import_values(sub);
-  process_import_values(c);
+void process_dependency_import_values(Chart& c, const ValuesLog& log) {
+  for (auto& sub : c.dependencies) process_dependency_import_values(sub, log);
+  process_import_values(c, log);
 }
 
 }  // namespace
@@ -520,15 +544,15 @@ Value merge_maps(const Value& a, const Value& b) {
   return Value(std::move(out));
 }
 
-Value coalesce_values(const Chart& chart, const Value& values, bool merge) {
+Value coalesce_values(const Chart& chart, const Value& values, bool merge, const ValuesLog& log) {
   Value dest = values.is_map() ? values.deep_copy() : Value(Map{});
-  coalesce(chart, dest, merge);
+  coalesce(chart, dest, "", merge, log);
   return dest;
 }
 
-void process_dependencies(Chart& chart, const Value& values) {
-  process_dependency_enabled(chart, values, "");
-  process_dependency_import_values(chart);
+void process_dependencies(Chart& chart, const Value& values, const ValuesLog& log) {
+  process_dependency_enabled(chart, values, "", log);
+  process_dependency_import_values(chart, log);
 }
 
 const Value* values_table(const Value& values, std::string_view path) {

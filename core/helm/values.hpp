@@ -9,6 +9,7 @@
 //
 // All functions copy what they must not mutate: tmpl::Value maps have Go reference semantics.
 
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -26,12 +27,17 @@ void parse_set(std::string_view text, tmpl::Value& dest, bool as_string = false)
 // Helm's mergeMaps for -f files: maps merge recursively, anything else replaces.
 tmpl::Value merge_maps(const tmpl::Value& a, const tmpl::Value& b);
 
+// Receives the warnings Helm logs while coalescing, worded and prefixed as helm prints them
+// ("coalesce.go:237: warning: skipped value for chart.image: Not a table.").
+using ValuesLog = std::function<void(const std::string&)>;
+
 // chartutil.CoalesceValues (merge=false) / MergeValues (merge=true).
-tmpl::Value coalesce_values(const Chart& chart, const tmpl::Value& values, bool merge = false);
+tmpl::Value coalesce_values(const Chart& chart, const tmpl::Value& values, bool merge = false,
+                            const ValuesLog& log = {});
 
 // chartutil.ProcessDependenciesWithMerge: drops disabled subcharts (condition, tags), renames
 // aliased ones, and folds import-values into the chart's values. Modifies `chart`.
-void process_dependencies(Chart& chart, const tmpl::Value& values);
+void process_dependencies(Chart& chart, const tmpl::Value& values, const ValuesLog& log = {});
 
 // Helm's Values.Table / PathValue lookups on dotted paths; nullptr when absent.
 const tmpl::Value* values_table(const tmpl::Value& values, std::string_view path);

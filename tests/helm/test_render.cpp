@@ -94,6 +94,9 @@ TEST_CASE("golden: app chart (subcharts, library, tgz alias, imports, hooks, fil
   TemplateArgs schema;
   schema.set = {"replicas=0"};
   check_golden("app", "schema", schema);
+  TemplateArgs warnings;  // coalescing warnings, once per coalescing pass as helm logs them
+  warnings.set = {"dropMe.x=1"};
+  check_golden("app", "warnings", warnings);
 }
 
 TEST_CASE("golden: apiVersion v1 chart with requirements.yaml, tags and conditions", "[helm][render]") {
