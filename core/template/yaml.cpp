@@ -473,7 +473,10 @@ void reject_stray_flow_entry(std::string_view t, const std::string& source) {
         break;
       }
       if ((c == '&' || c == '!') && last != Last::plain) {
-        while (i + 1 < l.size() && l[i + 1] != ' ' && l[i + 1] != '\t') ++i;
+        // an anchor or tag ends at a blank or a flow indicator (yaml-cpp stops there too)
+        while (i + 1 < l.size() && l[i + 1] != ' ' && l[i + 1] != '\t' && l[i + 1] != ',' && l[i + 1] != '[' &&
+               l[i + 1] != ']' && l[i + 1] != '{' && l[i + 1] != '}')
+          ++i;
         last = Last::indicator;
         continue;
       }
