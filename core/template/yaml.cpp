@@ -393,6 +393,23 @@ private:
 // "- a\n,", "\"a\", b"). Such text is invalid YAML; reject it before yaml-cpp sees it, with the
 // message goyaml gives. Tracks quotes, flow depth, comments and block scalars across lines.
 void reject_stray_flow_entry(std::string_view t, const std::string& source) {
+  // control characters (NUL among them) are not YAML; goyaml refuses them, yaml-cpp may hang
+  {
+    size_t line = 1, col = 1;
+    for (char ch : t) {
+      unsigned char c = static_cast<unsigned char>(ch);
+      if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7F) {
+        throw Error(ErrorKind::invalid, source + ":" + std::to_string(line) + ":" + std::to_string(col) +
+                                            ": control characters are not allowed");
+      }
+      if (c == '\n') {
+        ++line;
+        col = 1;
+      } else {
+        ++col;
+      }
+    }
+  }
   enum class Last { start, indicator, closed, plain };
   int depth = 0;
   char quote = 0;

@@ -159,6 +159,7 @@ TEST_CASE("yaml: a stray flow entry is an error, not a hang", "[template][yaml][
     INFO(text);
     CHECK_THROWS_WITH(yaml(text), Catch::Contains("did not find expected node content"));
   }
+  CHECK_THROWS_WITH(yaml(std::string("a: b\n\0,\0,aa", 12)), "test.yaml:2:1: control characters are not allowed");
   // commas inside plain, quoted, flow and block scalars are fine
   Value v = yaml("a: x, y\nb: \"p, q\"\nc: [1, 2]\nd: |\n  line\n  , starts with comma\ne: long text\n  \"quoted\", continued\n");
   CHECK(v.find("a")->as_string() == "x, y");
