@@ -571,8 +571,12 @@ bool key_less(const std::string& a, const std::string& b) {
       }
     }
     size_t ai = i, bi = i;
-    for (; ai < ar.size() && is_digit_rune(ar[ai]); ++ai) an = an * 10 + static_cast<std::int64_t>(ar[ai] - '0');
-    for (; bi < br.size() && is_digit_rune(br[bi]); ++bi) bn = bn * 10 + static_cast<std::int64_t>(br[bi] - '0');
+    // Go's int64 arithmetic wraps on overflow; do the same without undefined behaviour
+    auto step = [](std::int64_t v, std::uint32_t digit) {
+      return static_cast<std::int64_t>(static_cast<std::uint64_t>(v) * 10u + (digit - '0'));
+    };
+    for (; ai < ar.size() && is_digit_rune(ar[ai]); ++ai) an = step(an, ar[ai]);
+    for (; bi < br.size() && is_digit_rune(br[bi]); ++bi) bn = step(bn, br[bi]);
     if (an != bn) return an < bn;
     if (ai != bi) return ai < bi;
     return ar[i] < br[i];
