@@ -646,7 +646,16 @@ double to_float_for_math(const Value& v) { return to_float64(v); }
 
 std::int64_t checked_div(std::int64_t a, std::int64_t b) {
   if (b == 0) func_fail("runtime error: integer divide by zero");
+  if (b == -1) return static_cast<std::int64_t>(0 - static_cast<std::uint64_t>(a));  // wraps like Go
   return a / b;
+}
+
+// Go's int64 arithmetic wraps on overflow
+std::int64_t wrap_add(std::int64_t a, std::int64_t b) {
+  return static_cast<std::int64_t>(static_cast<std::uint64_t>(a) + static_cast<std::uint64_t>(b));
+}
+std::int64_t wrap_mul(std::int64_t a, std::int64_t b) {
+  return static_cast<std::int64_t>(static_cast<std::uint64_t>(a) * static_cast<std::uint64_t>(b));
 }
 
 std::string path_clean(const std::string& p) {
@@ -706,7 +715,8 @@ void register_sprig(FuncMap& m) {
                    std::int64_t n = a[0].as_int();
                    if (n < 0) func_fail("strings: negative Repeat count");
                    const std::string& s = a[1].as_string();
-                   if (s.size() * static_cast<size_t>(n) > (size_t{64} << 20)) func_fail("strings: Repeat output length overflow");
+                   if (n > 0 && s.size() > (size_t{64} << 20) / static_cast<size_t>(n))
+                     func_fail("strings: Repeat output length overflow");
                    std::string out;
                    out.reserve(s.size() * static_cast<size_t>(n));
                    for (std::int64_t i = 0; i < n; ++i) out += s;
@@ -1134,7 +1144,7 @@ void register_sprig(FuncMap& m) {
   m["until"] = {[](Context&, Args& a) -> Value {
                   std::int64_t n = a[0].as_int();
                   std::int64_t step = n < 0 ? -1 : 1;
-                  if (std::llabs(n) > 10'000'000) func_fail("until: count too large");
+                  if (n > 10'000'000 || n < -10'000'000) func_fail("until: count too large");
                   List out;
                   for (std::int64_t i = 0; step > 0 ? i < n : i > n; i += step) out.push_back(Value::integer(i, IntType::int_));
                   return Value(std::move(out));
@@ -1144,7 +1154,8 @@ void register_sprig(FuncMap& m) {
                       std::int64_t start = a[0].as_int(), stop = a[1].as_int(), step = a[2].as_int();
                       List out;
                       if (step == 0) return Value(std::move(out));
-                      if ((stop - start) / step > 10'000'000) func_fail("untilStep: count too large");
+                      long double count = (static_cast<long double>(stop) - static_cast<long double>(start)) / static_cast<long double>(step);
+                      if (count > 10'000'000) func_fail("untilStep: count too large");
                       if (step > 0)
                         for (std::int64_t i = start; i < stop; i += step) out.push_back(Value::integer(i, IntType::int_));
                       else
@@ -1172,7 +1183,9 @@ void register_sprig(FuncMap& m) {
                 } else {
                   return Value("");
                 }
-                if (std::llabs(end - start) / std::max<std::int64_t>(1, std::llabs(step)) > 10'000'000) func_fail("seq: count too large");
+                long double span = std::fabs(static_cast<long double>(end) - static_cast<long double>(start)) /
+                                   std::max<long double>(1, std::fabs(static_cast<long double>(step)));
+                if (span > 10'000'000) func_fail("seq: count too large");
                 std::string out;
                 for (std::int64_t i = start; step > 0 ? i <= end : i >= end; i += step) {
                   if (!out.empty()) out += " ";
@@ -1295,15 +1308,15 @@ void register_sprig(FuncMap& m) {
   // ---- math ----
   m["add"] = {[](Context&, Args& a) {
                 std::int64_t s = 0;
-                for (const auto& v : a) s += to_int64(v);
+                for (const auto& v : a) s = wrap_add(s, to_int64(v));
                 return new_int64(s);
               },
               "a*"};
-  m["add1"] = {[](Context&, Args& a) { return new_int64(to_int64(a[0]) + 1); }, "a"};
-  m["sub"] = {[](Context&, Args& a) { return new_int64(to_int64(a[0]) - to_int64(a[1])); }, "aa"};
+  m["add1"] = {[](Context&, Args& a) { return new_int64(wrap_add(to_int64(a[0]), 1)); }, "a"};
+  m["sub"] = {[](Context&, Args& a) { return new_int64(wrap_add(to_int64(a[0]), wrap_mul(to_int64(a[1]), -1))); }, "aa"};
   m["mul"] = {[](Context&, Args& a) {
                 std::int64_t p = to_int64(a[0]);
-                for (size_t i = 1; i < a.size(); ++i) p *= to_int64(a[i]);
+                for (size_t i = 1; i < a.size(); ++i) p = wrap_mul(p, to_int64(a[i]));
                 return new_int64(p);
               },
               "aa*"};
@@ -1311,6 +1324,7 @@ void register_sprig(FuncMap& m) {
   m["mod"] = {[](Context&, Args& a) {
                 std::int64_t b = to_int64(a[1]);
                 if (b == 0) func_fail("runtime error: integer divide by zero");
+                if (b == -1) return new_int64(0);
                 return new_int64(to_int64(a[0]) % b);
               },
               "aa"};

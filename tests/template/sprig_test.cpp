@@ -96,6 +96,8 @@ TEST_CASE("sprig: math", "[template][sprig]") {
         "3.3 0.3 2.5 0.1 1 2 3.14");
   CHECK(render("{{ add .a 1 }} {{ add \"3\" 1 }}", yaml("a: 2.9")) == "3 4");
   CHECK(error_of("{{ div 1 0 }}").ends_with("error calling div: runtime error: integer divide by zero"));
+  // int64 arithmetic wraps as in Go
+  CHECK(render("{{ add 9223372036854775807 1 }} {{ mul 4611686018427387904 2 }}") == "-9223372036854775808 -9223372036854775808");
 }
 
 TEST_CASE("sprig: regular expressions use Go's syntax and $ expansion", "[template][sprig]") {
