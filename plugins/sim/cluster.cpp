@@ -406,10 +406,18 @@ bool Cluster::allowed(const Identity& who, const std::string& verb, const std::s
 Response Cluster::resource(const Request& r, const Target& t, const WatchSend& send) {
   const std::string& m = r.method;
   if ((m == "POST" || m == "PUT" || m == "PATCH") && t.subresource != "approval" &&
-      media_type(r.content_type) == "application/vnd.kubernetes.protobuf")
-    return status_error(415, "UnsupportedMediaType",
-                        "the body of the request was in an unknown format - accepted media types include: "
-                        "application/json, application/yaml");
+      media_type(r.content_type) == "application/vnd.kubernetes.protobuf") {
+    // kubectl's typed clients (`kubectl create namespace|configmap|secret`)
+    // speak protobuf; the body is decoded for those kinds and handled as JSON.
+    json decoded;
+    std::string error;
+    if (m == "PATCH" || !decode_object_protobuf(r.body, decoded, error))
+      return status_error(415, "UnsupportedMediaType", error.empty() ? "protobuf patches are not supported" : error);
+    Request as_json = r;
+    as_json.content_type = "application/json";
+    as_json.body = decoded.dump();
+    return resource(as_json, t, send);
+  }
   if (!t.info->type.verbs.empty()) {  // create-only reviews
     if (m == "POST" && t.name.empty()) return review(r, t);
     return status_error(405, "MethodNotAllowed", "the server does not allow this method on the requested resource");
@@ -1237,6 +1245,16 @@ void Cluster::on_write(const TypeInfo& info, const json* old, json& obj) {
     meta["labels"]["kubernetes.io/metadata.name"] = meta.value("name", "");
     obj["spec"]["finalizers"] = {"kubernetes"};
     obj["status"]["phase"] = "Active";
+    return;
+  }
+  if (type.group.empty() && type.kind == "Secret") {
+    if (!obj.contains("type") || obj["type"] == "") obj["type"] = "Opaque";
+    // stringData is write-only: the API folds it into data.
+    if (obj.contains("stringData") && obj["stringData"].is_object()) {
+      for (const auto& [k, v] : obj["stringData"].items())
+        if (v.is_string()) obj["data"][k] = base64(v.get<std::string>());
+      obj.erase("stringData");
+    }
     return;
   }
   if (type.group.empty() && type.kind == "Service") {

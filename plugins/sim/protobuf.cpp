@@ -68,7 +68,92 @@ std::string first(const Fields& f, int n) {
   return it == f.end() ? std::string() : it->second;
 }
 
+std::string base64(const std::string& in) {
+  static const char* t = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  size_t i = 0;
+  for (; i + 2 < in.size(); i += 3) {
+    uint32_t n = (uint8_t(in[i]) << 16) | (uint8_t(in[i + 1]) << 8) | uint8_t(in[i + 2]);
+    out += {t[n >> 18], t[(n >> 12) & 63], t[(n >> 6) & 63], t[n & 63]};
+  }
+  if (i + 1 == in.size()) {
+    uint32_t n = uint8_t(in[i]) << 16;
+    out += {t[n >> 18], t[(n >> 12) & 63], '=', '='};
+  } else if (i + 2 == in.size()) {
+    uint32_t n = (uint8_t(in[i]) << 16) | (uint8_t(in[i + 1]) << 8);
+    out += {t[n >> 18], t[(n >> 12) & 63], t[(n >> 6) & 63], '='};
+  }
+  return out;
+}
+
+// map<string, string|bytes> fields: repeated {key = 1, value = 2}.
+json string_map(const Fields& f, int n, bool bytes) {
+  json out = json::object();
+  for (auto [it, end] = f.equal_range(n); it != end; ++it) {
+    Fields entry;
+    if (!parse(it->second, entry)) continue;
+    std::string value = first(entry, 2);
+    out[first(entry, 1)] = bytes ? base64(value) : value;
+  }
+  return out;
+}
+
+json object_meta(const std::string& raw) {
+  Fields m;
+  parse(raw, m);
+  json meta = json::object();
+  const std::pair<int, const char*> strings[] = {{1, "name"}, {2, "generateName"}, {3, "namespace"},
+                                                 {6, "resourceVersion"}};
+  for (const auto& [n, key] : strings)
+    if (!first(m, n).empty()) meta[key] = first(m, n);
+  json labels = string_map(m, 11, false), annotations = string_map(m, 12, false);
+  if (!labels.empty()) meta["labels"] = labels;
+  if (!annotations.empty()) meta["annotations"] = annotations;
+  json finalizers = json::array();
+  for (auto [it, end] = m.equal_range(14); it != end; ++it) finalizers.push_back(it->second);
+  if (!finalizers.empty()) meta["finalizers"] = finalizers;
+  return meta;
+}
+
 }  // namespace
+
+bool decode_object_protobuf(const std::string& body, json& out, std::string& error) {
+  Fields unknown, type_meta, obj;
+  if (body.size() < 4 || body.compare(0, 4, std::string("k8s\0", 4)) != 0 ||
+      !parse(std::string_view(body).substr(4), unknown) || !parse(first(unknown, 1), type_meta) ||
+      !parse(first(unknown, 2), obj)) {
+    error = "cannot decode the protobuf body";
+    return false;
+  }
+  std::string api_version = first(type_meta, 1), kind = first(type_meta, 2);
+  out = {{"apiVersion", api_version}, {"kind", kind}, {"metadata", object_meta(first(obj, 1))}};
+  auto flag = [&](int n, const char* key) {
+    if (first(obj, n) == "1") out[key] = true;
+  };
+  if (api_version == "v1" && kind == "Namespace") {
+    Fields spec;
+    parse(first(obj, 2), spec);
+    json finalizers = json::array();
+    for (auto [it, end] = spec.equal_range(1); it != end; ++it) finalizers.push_back(it->second);
+    if (!finalizers.empty()) out["spec"] = {{"finalizers", finalizers}};
+  } else if (api_version == "v1" && kind == "ConfigMap") {
+    json data = string_map(obj, 2, false), binary = string_map(obj, 3, true);
+    if (!data.empty()) out["data"] = data;
+    if (!binary.empty()) out["binaryData"] = binary;
+    flag(4, "immutable");
+  } else if (api_version == "v1" && kind == "Secret") {
+    json data = string_map(obj, 2, true), string_data = string_map(obj, 4, false);
+    if (!data.empty()) out["data"] = data;
+    if (!string_data.empty()) out["stringData"] = string_data;
+    if (!first(obj, 3).empty()) out["type"] = first(obj, 3);
+    flag(5, "immutable");
+  } else {
+    error = "the simulator reads protobuf bodies of Namespaces, ConfigMaps and Secrets only, not " +
+            (kind.empty() ? std::string("this object") : kind) + "; send JSON";
+    return false;
+  }
+  return true;
+}
 
 bool decode_csr_protobuf(const std::string& body, json& out, std::string& error) {
   if (body.size() < 4 || body.compare(0, 4, std::string("k8s\0", 4)) != 0) {

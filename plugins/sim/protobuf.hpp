@@ -15,4 +15,10 @@ namespace emco::sim::detail {
 // as JSON. Returns false with `error` set when the body does not decode.
 bool decode_csr_protobuf(const std::string& body, nlohmann::json& out, std::string& error);
 
+// A whole object of the kinds `kubectl create namespace|configmap|secret`
+// send: Namespace, ConfigMap, Secret (metadata name, generateName,
+// namespace, labels, annotations, finalizers, resourceVersion and the kind's
+// fields). Any other kind: false with `error` naming it.
+bool decode_object_protobuf(const std::string& body, nlohmann::json& out, std::string& error);
+
 }  // namespace emco::sim::detail

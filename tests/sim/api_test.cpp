@@ -595,6 +595,18 @@ TEST_CASE("CertificateSigningRequests are approved, signed by the CA, and the ce
   CHECK(who.json()["status"]["userInfo"]["groups"][0] == "devs");
 }
 
+TEST_CASE("Secrets default their type and fold stringData into data") {
+  Fleet f(fast());
+  auto r = f.client("cluster-1").request(
+      "POST", "/api/v1/namespaces/default/secrets",
+      R"({"apiVersion":"v1","kind":"Secret","metadata":{"name":"s"},"stringData":{"user":"admin"}})");
+  REQUIRE(r.status == 201);
+  auto s = r.json();
+  CHECK(s["type"] == "Opaque");
+  CHECK(s["data"]["user"] == "YWRtaW4=");
+  CHECK_FALSE(s.contains("stringData"));
+}
+
 TEST_CASE("SelfSubjectAccessReview answers for the caller") {
   Fleet f(fast());
   auto r = f.client("cluster-1").request(

@@ -265,6 +265,25 @@ TEST_CASE("kubectl: the version dispatcher, client certificates, CSR approval, a
   CHECK_THAT(ns.output, Catch::Contains("namespace/default"));
   CHECK_THAT(ns.output, Catch::Contains("namespace/kube-system"));
 
+  // Typed-client commands send protobuf bodies.
+  auto create_ns = k("create namespace made");
+  INFO(create_ns.output);
+  CHECK(create_ns.rc == 0);
+  auto create_cm = k("create configmap settings -n made --from-literal=a=b");
+  INFO(create_cm.output);
+  CHECK(create_cm.rc == 0);
+  auto create_secret = k("create secret generic pw -n made --from-literal=p=q");
+  INFO(create_secret.output);
+  CHECK(create_secret.rc == 0);
+  CHECK(f.sim->get("cluster-1", "v1", "Namespace", "", "made")["status"]["phase"] == "Active");
+  CHECK(f.sim->get("cluster-1", "v1", "ConfigMap", "made", "settings")["data"] == json({{"a", "b"}}));
+  json secret = f.sim->get("cluster-1", "v1", "Secret", "made", "pw");
+  CHECK(secret["data"]["p"] == "cQ==");
+  CHECK(secret["type"] == "Opaque");
+  auto create_deploy = k("create deployment d --image=nginx -n made");
+  CHECK(create_deploy.rc != 0);  // a known gap: no protobuf for workload kinds
+  CHECK_THAT(create_deploy.output, Catch::Contains("send JSON"));
+
   auto resources = k("api-resources --api-group=apps -o name");
   CHECK_THAT(resources.output, Catch::Contains("deployments.apps"));
 
