@@ -79,7 +79,8 @@ std::map<std::string, std::string> generate_man_pages() {
   std::map<std::string, std::string> pages;
   {
     std::ostringstream m;
-    m << ".TH EMCO 1 \"\" \"emco\" \"emco manual\"\n.SH NAME\nemco \\- edge multi-cluster orchestration from a local workspace\n"
+    // Left-adjusted: long flag and anchor words cannot be justified (groff -ww warns).
+    m << ".TH EMCO 1 \"\" \"emco\" \"emco manual\"\n.ad l\n.SH NAME\nemco \\- edge multi-cluster orchestration from a local workspace\n"
       << ".SH SYNOPSIS\n.B emco\n\\fICOMMAND\\fR [\\fIFLAGS\\fR] [\\fIARGS\\fR]\n"
       << ".SH DESCRIPTION\nemco registers clusters, describes composite applications made of Helm charts, places\n"
       << "them on clusters by intent and deploys them, keeping everything in a local SQLite workspace\n"
@@ -106,7 +107,7 @@ std::map<std::string, std::string> generate_man_pages() {
     std::ostringstream m;
     std::string upper = n.name;
     std::transform(upper.begin(), upper.end(), upper.begin(), ::toupper);
-    m << ".TH EMCO\\-" << upper << " 1 \"\" \"emco\" \"emco manual\"\n.SH NAME\nemco\\-" << n.name << " \\- " << troff_escape(n.summary)
+    m << ".TH EMCO\\-" << upper << " 1 \"\" \"emco\" \"emco manual\"\n.ad l\n.SH NAME\nemco\\-" << n.name << " \\- " << troff_escape(n.summary)
       << "\n.SH SYNOPSIS\n.B emco " << n.name << "\n\\fICOMMAND\\fR [\\fIFLAGS\\fR] [\\fIARGS\\fR]\n.SH COMMANDS\n";
     for (const auto* c : visible())
       if (c->path[0] == n.name) man_command(m, *c);
