@@ -360,7 +360,7 @@ PutOutcome Store::put(Resource r) {
       if (!any)
         fail(ErrorKind::not_found,
              "no cluster of cluster provider '" + t.key.parts[0].second + "' has label '" + t.label + "' (" + t.field + ")",
-             "label a cluster first: emco cluster label add " + t.key.parts[0].second + "/<cluster> " + t.label);
+             "label a cluster first: emco cluster label add " + t.key.parts[0].second + "/<cluster>/" + t.label);
       continue;
     }
     int64_t id = id_of(impl, t.key);
