@@ -25,8 +25,6 @@
 
 namespace emco::cli {
 
-std::vector<CommandSpec> deploy_commands();  // appended to the table in cli/parse.cpp
-
 using nlohmann::json;
 using namespace std::chrono;
 using resource::Key;
@@ -277,6 +275,9 @@ status::Query query_of(const Invocation& inv, Format& format) {
   }
   q.status = inv.get("status");
   q.type = inv.get("type");
+  // The command line defaults to EMCO's current vocabulary (status=deployed);
+  // `emco get .../status` anchors keep upstream's deprecated default.
+  if (q.status.empty() && q.type.empty()) q.status = "deployed";
   if (inv.has("instance")) {
     q.has_instance = true;
     q.instance = inv.get("instance");
@@ -402,6 +403,12 @@ int dig_status_cmd(Context& ctx, const Invocation& inv) {
   if (q.ready() || q.output == "detail") live = lifecycle::kube_targets(st);
   return watchable(ctx, inv, [&](std::ostream& os) {
     json s = status::dig_status(st, key, q, live);
+    // Before the first instantiation there is no deployment: show the
+    // lifecycle state in its place.
+    if (!q.deprecated_names() && !s.contains("deployedStatus") && s.contains("states")) {
+      auto actions = s["states"].value("actions", json::array());
+      if (!actions.empty()) s["deployedStatus"] = actions.back().value("state", "");
+    }
     if (f == Format::json) print_json(os, s);
     else if (f == Format::yaml) print_yaml(os, s);
     else print_dig_status_table(os, s, q);
@@ -530,10 +537,11 @@ std::vector<CommandSpec> deploy_commands() {
   }
   v.push_back({.path = {"dig", "status"},
                .summary = "show what a deployment intent group deployed and whether it is ready",
-               .description = "EMCO's status query: --status deployed (what emco applied, from the workspace) or ready\n"
-                              "(reads the live objects); --output summary|all|detail; filters --app, --cluster,\n"
-                              "--resource; --apps/--clusters/--resources list instead. Without --status or --type the\n"
-                              "upstream default (type=rsync) and its field names are used.",
+               .description = "EMCO's status query: --status deployed (the default: what emco applied, from the workspace)\n"
+                              "or ready (reads the live objects); --output summary|all|detail; filters --app, --cluster,\n"
+                              "--resource; --apps/--clusters/--resources list instead. --type rsync|cluster gives\n"
+                              "upstream's deprecated field names. Before the first instantiation deployedStatus is the\n"
+                              "lifecycle state.",
                .args = {{.name = k_dig_address, .help = "the deployment intent group (or its anchor)", .complete = Complete::anchor}},
                .flags = status_flags(),
                .examples = {"emco dig status proj1/collection/v1/dig1 --status ready",

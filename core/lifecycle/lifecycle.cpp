@@ -136,8 +136,10 @@ void finish_queued(store::Store& st, const Key& owner, const OperationOptions& o
   }
 }
 
-appcontext::AppContext plan_dig(store::Store& st, const Key& key, const OperationOptions& o) {
-  return o.planner ? o.planner(st, key) : default_planner()(st, key);
+appcontext::AppContext plan_dig(store::Store& st, const Key& key, const OperationOptions& o,
+                                const std::string& status_context = {}, const std::string& update_from = {}) {
+  return o.planner ? o.planner(st, key, status_context, update_from)
+                   : default_planner()(st, key, status_context, update_from);
 }
 
 // The DIG's logical cloud must be Instantiated (lifecycle.md §2).
@@ -308,7 +310,7 @@ OperationResult dig_operation(store::Store& st, const Kind& k, const Key& key, c
                "instantiate it first; update rolls out intent changes to a running deployment");
         if (ac::exists(st, from) && sync::held_by_live_process(st, from))
           fail(ErrorKind::conflict, what + " is still being delivered", busy_hint(st, from));
-        fresh = plan_dig(st, key, o);
+        fresh = plan_dig(st, key, o, json::parse(r.state_info).value("statusctxid", ""), from);
         to = fresh.id;
       } else {
         json spec = body.is_object() ? body.value("spec", json::object()) : json::object();

@@ -33,8 +33,11 @@ void check_modify_allowed(const resource::Kind& k, const store::Resource& existi
 void check_delete_allowed(const store::Store& st, const resource::Kind& k, const store::Resource& existing);
 
 
-// Makes the AppContext of a DIG from the current intents.
-using Planner = std::function<appcontext::AppContext(store::Store&, const resource::Key& dig)>;
+// Makes the AppContext of a DIG from the current intents. `status_context`:
+// the DIG's status context on update ("" on instantiate: the new context is
+// its own); `update_from`: the running context on update, else "".
+using Planner = std::function<appcontext::AppContext(store::Store&, const resource::Key& dig,
+                                                     const std::string& status_context, const std::string& update_from)>;
 // core/plan's planner (plan::build with default options).
 Planner default_planner();
 

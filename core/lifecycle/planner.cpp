@@ -1,14 +1,17 @@
-// The default planner of DIG operations.
+// The default planner of DIG operations: core/plan.
 
 #include "core/lifecycle/lifecycle.hpp"
-#include "core/util/error.hpp"
+#include "core/plan/plan.hpp"
 
 namespace emco::lifecycle {
 
 Planner default_planner() {
-  return [](store::Store&, const resource::Key&) -> appcontext::AppContext {
-    fail(ErrorKind::failed, "planning deployment intent groups is not available in this build",
-         "this build records and validates resources; deployment arrives with the planner (core/plan)");
+  return [](store::Store& st, const resource::Key& dig, const std::string& status_context,
+            const std::string& update_from) {
+    plan::Options o;
+    o.status_context_id = status_context;  // deployment-id labels stay stable across updates
+    o.update_from = update_from;
+    return plan::build(st, dig, o);
   };
 }
 

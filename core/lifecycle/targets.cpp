@@ -15,6 +15,24 @@ using nlohmann::json;
 
 namespace {
 
+// Charts render unset values as null ("replicas: {{ .Values.x }}"); the API
+// server treats a null field of an applied configuration as unset, so leave
+// such fields out of what is sent.
+void prune_nulls(json& j) {
+  if (j.is_object()) {
+    for (auto it = j.begin(); it != j.end();) {
+      if (it->is_null()) {
+        it = j.erase(it);
+      } else {
+        prune_nulls(*it);
+        ++it;
+      }
+    }
+  } else if (j.is_array()) {
+    for (auto& e : j) prune_nulls(e);
+  }
+}
+
 class KubeAdapter : public sync::Target {
 public:
   KubeAdapter(const std::string& label, const std::string& kubeconfig, const std::string& ns)
@@ -27,6 +45,7 @@ public:
   void apply(std::string_view manifest, bool create_only) override {
     guard([&] {
       json obj = one(manifest);
+      prune_nulls(obj);
       // CRDs are created if absent (and waited for) by KubeTarget itself.
       if (create_only && !kube::is_crd(kube::ref_of(obj).gvk)) m_target.client().create_if_absent(obj, m_target.ns());
       else m_target.apply(obj);
@@ -92,7 +111,10 @@ sync::TargetFactory kube_targets(store::Store& st) {
     auto provider = c.key.get("clusterProvider");
     auto name = c.key.get("cluster");
     if (!provider || !name) continue;
-    for (const auto& f : c.contents)
+    // list() may leave attached contents out: read each cluster in full.
+    auto full = c.contents.empty() ? st.get(c.key) : std::optional<store::Resource>(c);
+    if (!full) continue;
+    for (const auto& f : full->contents)
       if (f.name == "file") (*configs)[*provider + "+" + *name] = f.data;
   }
   return [configs](const std::string& cluster, const std::string& ns) -> std::shared_ptr<sync::Target> {

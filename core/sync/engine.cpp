@@ -387,6 +387,19 @@ Result Runner::run(const Hooks& hooks) {
     return false;
   };
 
+  // A hook that throws (the database) must not leave workers running: stop
+  // them, join, and let the error travel up.
+  auto wind_down = [&] {
+    cancel();
+    {
+      std::lock_guard lock(m_task_mutex);
+      m_closing = true;
+    }
+    m_task_cv.notify_all();
+    for (auto& t : threads)
+      if (t.joinable()) t.join();
+  };
+  try {
   for (;;) {
     // Start every waiting app whose dependencies allow it.
     bool changed = true;
@@ -532,6 +545,10 @@ Result Runner::run(const Hooks& hooks) {
       cancel_outcome = Outcome::interrupted;
       cancel();
     }
+  }
+  } catch (...) {
+    wind_down();
+    throw;
   }
 
   {

@@ -243,9 +243,13 @@ std::vector<std::string> resumable(store::Store& st) {
 
 void request_terminate(store::Store& st, const std::string& ctx) {
   st.write([&] {
+    // Work queued before the terminate (an interrupted instantiate) is
+    // skipped rather than finished first; a live process working on the
+    // context cancels its running event.
+    bool earlier = ac::next_pending(st, ctx).has_value();
     ac::enqueue(st, ctx, ac::event::terminate);
     Lease l = read_lease(st, ctx);
-    if (lease_live(l) && l.pid != static_cast<long>(::getpid())) ac::set_pending_terminate(st, ctx, true);
+    if (earlier || (lease_live(l) && l.pid != static_cast<long>(::getpid()))) ac::set_pending_terminate(st, ctx, true);
   });
 }
 
@@ -294,16 +298,26 @@ DriveResult drive(store::Store& st, const std::string& ctx, const DriveOptions& 
         if (entry->event == ac::event::terminate) ac::set_pending_terminate(st, ctx, false);
       });
 
-      ac::AppContext c = ac::load(st, ctx);
+      ac::AppContext c;
       Work work;
-      if (entry->event == ac::event::instantiate) {
-        work = instantiate_work(c);
-      } else if (entry->event == ac::event::terminate) {
-        work = terminate_work(c);
-      } else if (entry->event == ac::event::update) {
-        work = update_work(ac::load(st, entry->ucid), c);
-      } else {
-        work = update_delete_work(c, ac::load(st, entry->ucid));
+      try {
+        c = ac::load(st, ctx);
+        if (entry->event == ac::event::instantiate) {
+          work = instantiate_work(c);
+        } else if (entry->event == ac::event::terminate) {
+          work = terminate_work(c);
+        } else if (entry->event == ac::event::update) {
+          work = update_work(ac::load(st, entry->ucid), c);
+        } else {
+          work = update_delete_work(c, ac::load(st, entry->ucid));
+        }
+      } catch (const Error& e) {
+        // The other context of an update is gone: this event can never run.
+        st.write([&] {
+          ac::set_status(st, ctx, t.error);
+          ac::mark(st, ctx, entry->seq, ac::queue_status::error, e.message());
+        });
+        continue;
       }
       const std::string status_ctx = c.status_id();
       const std::string event = entry->event;

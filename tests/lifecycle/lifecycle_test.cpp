@@ -84,7 +84,7 @@ TEST_CASE("a failed plan changes nothing", "[lifecycle]") {
   w.op(w.dig, "approve");
   auto before = w.st->dump();
   auto o = w.options();
-  o.planner = [](store::Store&, const resource::Key&) -> ac::AppContext {
+  o.planner = [](store::Store&, const resource::Key&, const std::string&, const std::string&) -> ac::AppContext {
     fail(ErrorKind::invalid, "chart 'x' does not render");
   };
   CHECK_THROWS_WITH(lifecycle::run(*w.st, resource::kind("deploymentIntentGroup"), w.dig, "instantiate",

@@ -97,7 +97,7 @@ struct World {
     o.engine.backoff_max = 20ms;
     o.engine.poll = 10ms;
     o.factory = fleet.factory();
-    o.planner = [this](store::Store&, const resource::Key& key) {
+    o.planner = [this](store::Store&, const resource::Key& key, const std::string&, const std::string&) {
       ac::AppContext c;
       c.id = random_context_id();
       c.owner = {"deploymentIntentGroup", key};

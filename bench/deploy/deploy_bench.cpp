@@ -1,0 +1,205 @@
+// Deployment benchmark (issue #6 point 7):
+//  1. instantiate A apps (2 ConfigMaps each) onto N simulated clusters, then
+//     an update changing one value in one app: requests sent and times;
+//  2. `emco dig status` (deployed counts) for a context of N clusters x R
+//     resources vs the equivalent aggregate query in the sqlite3 shell.
+//
+// usage: deploy_bench --clusters N --apps A --resources R --work DIR [--parallel P]
+// Prints one JSON object with the figures.
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <sstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "core/appcontext/appcontext.hpp"
+#include "core/lifecycle/lifecycle.hpp"
+#include "core/manifest/batch.hpp"
+#include "core/manifest/manifest.hpp"
+#include "core/status/status.hpp"
+#include "core/store/store.hpp"
+#include "plugins/sim/sim.hpp"
+
+using namespace emco;
+using nlohmann::json;
+using namespace std::chrono;
+namespace ac = emco::appcontext;
+namespace fs = std::filesystem;
+
+namespace {
+
+double secs(steady_clock::time_point a, steady_clock::time_point b) { return duration<double>(b - a).count(); }
+
+std::string arg(int argc, char** argv, const std::string& name, const std::string& fallback) {
+  for (int i = 1; i + 1 < argc; ++i)
+    if (argv[i] == "--" + name) return argv[i + 1];
+  return fallback;
+}
+
+resource::Key dig_key(const std::string& name) {
+  return resource::Key::parse("project=proj/compositeApp=ca/compositeAppVersion=v1/deploymentIntentGroup=" + name);
+}
+
+std::string setup_yaml(const std::vector<std::string>& names, const sim::Simulator& sim) {
+  std::ostringstream y;
+  y << "version: emco/v2\nresourceContext: {anchor: cluster-providers}\nmetadata: {name: p}\n";
+  for (const auto& n : names)
+    y << "---\nversion: emco/v2\nresourceContext: {anchor: cluster-providers/p/clusters}\nmetadata: {name: " << n
+      << "}\nfile: " << sim.kubeconfig_path(n) << "\n";
+  y << "---\nversion: emco/v2\nresourceContext: {anchor: projects}\nmetadata: {name: proj}\n"
+    << "---\nversion: emco/v2\nresourceContext: {anchor: projects/proj/logical-clouds}\nmetadata: {name: lc}\n"
+       "spec: {level: \"0\"}\n"
+    << "---\nversion: emco/v2\nresourceContext: {anchor: projects/proj/logical-clouds/lc/cluster-references}\n"
+       "metadata: {name: "
+    << names.front() << "}\nspec: {clusterProvider: p, cluster: " << names.front() << "}\n"
+    << "---\nversion: emco/v2\nresourceContext: {anchor: projects/proj/composite-apps}\nmetadata: {name: ca}\n"
+       "spec: {compositeAppVersion: v1}\n"
+    << "---\nversion: emco/v2\nresourceContext: {anchor: projects/proj/composite-apps/ca/v1/composite-profiles}\n"
+       "metadata: {name: prof}\n";
+  for (const char* d : {"dig1", "big"})
+    y << "---\nversion: emco/v2\nresourceContext: {anchor: projects/proj/composite-apps/ca/v1/deployment-intent-groups}\n"
+      << "metadata: {name: " << d << "}\nspec: {compositeProfile: prof, version: r1, logicalCloud: lc}\n";
+  return y.str();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int clusters = std::stoi(arg(argc, argv, "clusters", "20"));
+  const int apps = std::stoi(arg(argc, argv, "apps", "10"));
+  const int resources = std::stoi(arg(argc, argv, "resources", "100"));
+  const int parallel = std::stoi(arg(argc, argv, "parallel", "32"));
+  const fs::path work = arg(argc, argv, "work", "/tmp/emco-deploy-bench");
+  fs::create_directories(work);
+  json out = {{"clusters", clusters}, {"apps", apps}};
+
+  sim::SimOptions so;
+  so.clusters = clusters;
+  so.dir = (work / "sim").string();
+  sim::Simulator sim(so);
+  sim.start();
+  auto names = sim.cluster_names();
+  bool created = false;
+  auto ws = store::init_workspace(work / "ws", created);
+  auto st = store::Store::open(ws);
+  manifest::ReadOptions ro;
+  manifest::run_batch(*st, manifest::Verb::apply, {manifest::parse_text(setup_yaml(names, sim), "setup", work.string(), ro)}, {});
+  lifecycle::run(*st, resource::kind("logicalCloud"), resource::Key::parse("project=proj/logicalCloud=lc"), "instantiate",
+                 json::object(), emco::system_clock(), {});
+  for (const char* d : {"dig1", "big"})
+    lifecycle::run(*st, resource::kind("deploymentIntentGroup"), dig_key(d), "approve", json::object(), emco::system_clock(), {});
+
+  std::string value = "1";
+  lifecycle::OperationOptions o;
+  o.timeout = hours(1);
+  o.parallel = parallel;
+  o.planner = [&](store::Store&, const resource::Key& key, const std::string& status_ctx, const std::string&) {
+    ac::AppContext c;
+    c.id = random_context_id();
+    c.owner = {"deploymentIntentGroup", key};
+    c.meta["Namespace"] = "default";
+    c.created = "2026-01-01T00:00:00.000Z";
+    std::string label = status_ctx.empty() ? c.id : status_ctx;
+    for (int a = 0; a < apps; ++a) {
+      ac::App app;
+      app.name = "app" + std::to_string(a);
+      std::string v = a == 0 ? value : "1";
+      auto cm = c.intern("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: " + app.name + "-config\n  labels:\n"
+                         "    emco/deployment-id: " + label + "-" + app.name + "\ndata:\n  replicas: \"" + v + "\"\n");
+      auto svc = c.intern("apiVersion: v1\nkind: Service\nmetadata:\n  name: " + app.name + "\n  labels:\n"
+                          "    emco/deployment-id: " + label + "-" + app.name +
+                          "\nspec:\n  ports:\n  - port: 80\n  selector:\n    app: " + app.name + "\n");
+      for (const auto& n : names) {
+        ac::Cluster cl;
+        cl.name = "p+" + n;
+        cl.resources = {{app.name + "-config+ConfigMap", cm}, {app.name + "+Service", svc}};
+        app.clusters.push_back(std::move(cl));
+      }
+      c.apps.push_back(std::move(app));
+    }
+    return c;
+  };
+  auto requests = [&] {
+    uint64_t n = 0;
+    for (const auto& c : names) n += sim.requests_served(c);
+    return n;
+  };
+
+  uint64_t r0 = requests();
+  auto t0 = steady_clock::now();
+  auto inst = lifecycle::run(*st, resource::kind("deploymentIntentGroup"), dig_key("dig1"), "instantiate", json::object(),
+                             emco::system_clock(), o);
+  auto t1 = steady_clock::now();
+  uint64_t r1 = requests();
+  value = "2";
+  auto upd = lifecycle::run(*st, resource::kind("deploymentIntentGroup"), dig_key("dig1"), "update", json::object(),
+                            emco::system_clock(), o);
+  auto t2 = steady_clock::now();
+  uint64_t r2 = requests();
+  out["instantiate"] = {{"status", inst.status}, {"seconds", secs(t0, t1)}, {"requests", r1 - r0},
+                        {"objects", apps * 2 * clusters}};
+  out["update"] = {{"status", upd.status}, {"seconds", secs(t1, t2)}, {"requests", r2 - r1},
+                   {"changed_objects", clusters}, {"fraction_of_instantiate", secs(t1, t2) / secs(t0, t1)}};
+  sim.stop();
+
+  // Status of N clusters x R resources: a context saved with every status recorded.
+  ac::AppContext big;
+  big.id = random_context_id();
+  big.owner = {"deploymentIntentGroup", dig_key("big")};
+  big.meta["Namespace"] = "default";
+  big.created = "2026-01-01T00:00:00.000Z";
+  ac::App app;
+  app.name = "big";
+  std::vector<ac::ContentRef> contents;
+  for (int i = 0; i < resources; ++i)
+    contents.push_back(big.intern("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm" + std::to_string(i) + "\n"));
+  for (const auto& n : names) {
+    ac::Cluster cl;
+    cl.name = "p+" + n;
+    for (int i = 0; i < resources; ++i) cl.resources.push_back({"cm" + std::to_string(i) + "+ConfigMap", contents[static_cast<size_t>(i)]});
+    app.clusters.push_back(std::move(cl));
+  }
+  big.apps.push_back(std::move(app));
+  st->write([&] {
+    ac::save(*st, big);
+    for (const auto& n : names)
+      for (int i = 0; i < resources; ++i)
+        ac::set_resource_status(*st, big.id, "big", "p+" + n, "cm" + std::to_string(i) + "+ConfigMap",
+                                i % 10 == 0 ? "Failed" : "Applied", "", "");
+    auto si = json::parse(st->get(dig_key("big"))->state_info);
+    si["actions"].push_back({{"state", "Instantiated"}, {"instance", big.id}, {"time", ""}, {"revision", 1}});
+    si["statusctxid"] = big.id;
+    st->set_state_info(dig_key("big"), si.dump());
+  });
+  status::Query q;
+  q.status = "deployed";
+  q.output = "summary";
+  auto s0 = steady_clock::now();
+  json s = status::dig_status(*st, dig_key("big"), q);
+  auto s1 = steady_clock::now();
+  q.output = "all";
+  json all = status::dig_status(*st, dig_key("big"), q);
+  auto s2 = steady_clock::now();
+  std::string sql = "sqlite3 " + ws.database().string() +
+                    " \"SELECT COALESCE(s.status,'Pending'), COUNT(*) FROM ac_clusters c JOIN ac_resources r ON "
+                    "r.cluster_id = c.id LEFT JOIN ac_resource_status s ON s.ctx = c.ctx AND s.app = c.app AND "
+                    "s.cluster = c.cluster AND s.resource = r.name WHERE c.ctx = '" + big.id +
+                    "' AND r.hook = '' GROUP BY 1\" > /dev/null";
+  auto q0 = steady_clock::now();
+  int rc = std::system(sql.c_str());
+  auto q1 = steady_clock::now();
+  out["status"] = {{"resources", clusters * resources},
+                   {"summary_seconds", secs(s0, s1)},
+                   {"all_seconds", secs(s1, s2)},
+                   {"sqlite3_seconds", secs(q0, q1)},
+                   {"sqlite3_rc", rc},
+                   {"ratio_summary_to_sqlite3", secs(s0, s1) / secs(q0, q1)},
+                   {"counts", s["deployedCounts"]}};
+  std::cout << out.dump(2) << "\n";
+  bool ok = inst.status == "Instantiated" && upd.status == "Instantiated" && rc == 0;
+  return ok ? 0 : 1;
+}

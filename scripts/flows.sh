@@ -1,0 +1,279 @@
+#!/usr/bin/env bash
+# The upstream EMCO example flows (../shared/emco-flows), each file unchanged
+# through `emco apply -f FILE -v values.yaml`, against simulated clusters
+# (`emco sim`), with assertions on what every cluster holds after each step.
+#
+# usage: scripts/flows.sh BUILD/emco [FLOW...]     (flows: test-update test-gac multi-cluster)
+# EMCO_FLOWS overrides the flows directory; KEEP=1 keeps the work directory.
+set -euo pipefail
+
+EMCO=$(realpath "${1:?usage: scripts/flows.sh BUILD/emco [FLOW...]}")
+shift
+FLOWS=${EMCO_FLOWS:-$(cd "$(dirname "$0")/../.." && pwd)/shared/emco-flows}
+[ -d "$FLOWS" ] || FLOWS=/work/shared/emco-flows
+SELECTED=("$@")
+[ ${#SELECTED[@]} -gt 0 ] || SELECTED=(test-update test-gac multi-cluster)
+
+WORK=$(mktemp -d /tmp/emco-flows.XXXXXX)
+SIM=""
+cleanup() {
+  if [ -n "$SIM" ]; then "$EMCO" sim stop --dir "$SIM" >/dev/null 2>&1 || true; fi
+  if [ "${KEEP:-0}" = 1 ]; then echo "kept $WORK"; else rm -rf "$WORK"; fi
+}
+trap cleanup EXIT
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+em() { EMCO_WORKSPACE="$WS" "$EMCO" "$@"; }
+step() { echo "== $*"; }
+
+# ---- packages (upstream's setup packs charts and profiles as .tar.gz) ----
+PKG=$WORK/packages
+mkdir -p "$PKG"
+pack() {  # pack NAME CHART_PARENT_DIR PROFILE_DIR
+  tar -czf "$PKG/$1.tar.gz" -C "$2" .
+  tar -czf "$PKG/$1_profile.tar.gz" -C "$3" .
+}
+pack collectd "$FLOWS/helm_charts/collectd/helm" "$FLOWS/helm_charts/collectd/profile"
+pack operator "$FLOWS/helm_charts/operators-latest/helm" "$FLOWS/helm_charts/operators-latest/profile"
+
+# ---- simulated clusters ----
+start_sim() {  # start_sim NAME...
+  SIM=$WORK/sim-$RANDOM
+  local args=()
+  for n in "$@"; do args+=(--name "$n"); done
+  "$EMCO" sim start --dir "$SIM" --clusters $# "${args[@]}" --ready-delay-ms 200 >"$WORK/sim.log" 2>&1 &
+  for _ in $(seq 1 100); do
+    [ -f "$SIM/sim.json" ] && return 0
+    sleep 0.1
+  done
+  cat "$WORK/sim.log" >&2
+  fail "the simulator did not start"
+}
+stop_sim() {
+  "$EMCO" sim stop --dir "$SIM" >/dev/null
+  SIM=""
+}
+kc() { echo "$SIM/kubeconfigs/$1.yaml"; }
+
+# What a cluster holds that emco deployed: "kind/name" lines, sorted.
+objects() {
+  kubectl --kubeconfig "$(kc "$1")" get configmaps,services,daemonsets,deployments,statefulsets,secrets,networkpolicies \
+    -A -l emco/deployment-id -o name | sort
+}
+expect_empty() {
+  local got
+  got=$(objects "$1")
+  [ -z "$got" ] || fail "$1 should hold nothing from emco, holds: $(echo $got)"
+}
+expect_has() {  # expect_has CLUSTER KIND/NAME-SUBSTRING...
+  local got
+  got=$(objects "$1")
+  shift
+  for want in "$@"; do
+    grep -q -- "$want" <<<"$got" || fail "expected '$want' on the cluster, it holds: $(echo $got)"
+  done
+}
+dig_state() {  # dig_state DIG-ADDRESS -> deployedStatus
+  em dig status "$1" --status deployed -o json | jq -r .deployedStatus
+}
+apply() {  # apply FILE [emco apply flags]
+  local f=$1
+  shift
+  em apply -f "$f" -v "$VALUES" "$@"
+}
+new_workspace() {
+  WS=$WORK/ws-$1
+  "$EMCO" init "$WS" >/dev/null
+}
+
+# ---- test-update: instantiate on cluster1, move to cluster2 with update, roll back ----
+flow_test_update() {
+  local F=$FLOWS/test-update
+  start_sim cluster1 cluster2
+  new_workspace test-update
+  VALUES=$WORK/test-update-values.yaml
+  cat >"$VALUES" <<EOF
+ProjectName: proj-update-1
+ClusterProvider: provider-update
+ClusterLabel: edge-cluster
+AdminCloud: default
+CompositeApp: test-composite-app
+CompositeProfile: test-composite-profile
+GenericPlacementIntent: test-placement-intent
+DeploymentIntent: test-deployment-intent
+Intent: intent
+PackagesPath: $PKG
+HostIP: 127.0.0.1
+RsyncPort: 9031
+GacPort: 9033
+OvnPort: 9032
+DtcPort: 9048
+NpsPort: 9038
+APP1: collectd
+Clusters:
+  - Name: cluster1
+    KubeConfig: $(kc cluster1)
+  - Name: cluster2
+    KubeConfig: $(kc cluster2)
+Applist:
+  - Name: collectd
+    Cluster: [cluster1]
+    UpdateCluster: [cluster2]
+EOF
+  local DIG=proj-update-1/test-composite-app/v1/test-deployment-intent
+  step "test-update: prerequisites and intents"
+  for f in 00-controllers 01-prerequisites 02-deployment-intent; do apply "$F/$f.yaml" >/dev/null; done
+  expect_empty cluster1
+  step "test-update: instantiate"
+  apply "$F/03-instantiation.yaml"
+  [ "$(dig_state $DIG)" = Instantiated ] || fail "DIG is $(dig_state $DIG) after instantiate"
+  expect_has cluster1 daemonset.apps/ configmap/ service/
+  expect_empty cluster2
+  local first
+  first=$(objects cluster1)
+  step "test-update: move collectd to cluster2 and update"
+  apply "$F/04-update-deployment-intent.yaml" >/dev/null
+  apply "$F/05-update.yaml"
+  [ "$(dig_state $DIG)" = Instantiated ] || fail "DIG is $(dig_state $DIG) after update"
+  expect_empty cluster1
+  [ "$(objects cluster2)" = "$first" ] || fail "cluster2 should hold what cluster1 held: $(objects cluster2)"
+  step "test-update: roll back to revision 1"
+  apply "$F/06-rollback.yaml"
+  [ "$(objects cluster1)" = "$first" ] || fail "cluster1 after rollback: $(objects cluster1)"
+  expect_empty cluster2
+  em dig history "$DIG"
+  step "test-update: teardown (delete in reverse terminates)"
+  em delete -f "$F/03-instantiation.yaml" -v "$VALUES" >/dev/null
+  expect_empty cluster1
+  expect_empty cluster2
+  for f in 02-deployment-intent 01-prerequisites; do
+    em delete -f "$F/$f.yaml" -v "$VALUES" >/dev/null
+  done
+  stop_sim
+}
+
+# ---- test-gac: generic k8s intents, update and rollback ----
+flow_test_gac() {
+  local F=$FLOWS/test-gac
+  start_sim cluster1
+  new_workspace test-gac
+  VALUES=$WORK/test-gac-values.yaml
+  cat >"$VALUES" <<EOF
+ProjectName: proj1
+ClusterProvider: provider1
+Cluster: cluster1
+ClusterLabel: edge-cluster1
+ClusterRef: lc-cl-1
+AdminCloud: default
+App1: operator
+App2: collectd
+KubeConfig: $(kc cluster1)
+HelmApp1: $PKG/operator.tar.gz
+HelmApp2: $PKG/collectd.tar.gz
+ProfileApp1: $PKG/operator_profile.tar.gz
+ProfileApp2: $PKG/collectd_profile.tar.gz
+CompositeProfile: collection-composite-profile
+GenericPlacementIntent: collection-placement-intent
+DeploymentIntent: collection-deployment-intent-group
+CompositeAppGac: gac-composite-app
+GacIntent: operator-gac-intent
+IstioIngressGatewayKvName: istioingressgatewaykvpairs
+DatabaseAuthorizationKvName: databaseauthorizationkvpairs
+ClusterIstioIngressGatewayAddress: 192.168.121.26
+HostIP: 127.0.0.1
+RsyncPort: 9031
+GacPort: 9033
+OvnPort: 9032
+DtcPort: 9048
+NpsPort: 9038
+EOF
+  local DIG=proj1/gac-composite-app/v1/collection-deployment-intent-group
+  step "test-gac: prerequisites, apps, intents, customizations"
+  for f in controllers projects clusters logicalclouds instantiatelc apps intents test-gac; do
+    apply "$F/$f.yaml" >/dev/null
+  done
+  expect_empty cluster1
+  step "test-gac: instantiate"
+  apply "$F/instantiate.yaml"
+  [ "$(dig_state $DIG)" = Instantiated ] || fail "DIG is $(dig_state $DIG) after instantiate"
+  # The generic k8s intent adds resources next to the chart's.
+  expect_has cluster1 statefulset.apps/etcd networkpolicy.networking.k8s.io/ configmap/
+  local first
+  first=$(objects cluster1)
+  step "test-gac: update"
+  apply "$F/test-gac-update.yaml" >/dev/null
+  apply "$F/update.yaml"
+  [ "$(dig_state $DIG)" = Instantiated ] || fail "DIG is $(dig_state $DIG) after update"
+  [ "$(objects cluster1)" != "$first" ] || fail "the update changed nothing on cluster1"
+  step "test-gac: rollback"
+  apply "$F/rollback.yaml"
+  [ "$(objects cluster1)" = "$first" ] || fail "cluster1 after rollback: $(objects cluster1) (expected: $(echo $first))"
+  step "test-gac: terminate"
+  apply "$F/terminate.yaml"
+  expect_empty cluster1
+  apply "$F/terminatelc.yaml" >/dev/null
+  stop_sim
+}
+
+# ---- multi-cluster: 3 clusters ----
+flow_multi_cluster() {
+  local F=$FLOWS/multi-cluster
+  start_sim cluster1 cluster2 cluster3
+  new_workspace multi-cluster
+  VALUES=$WORK/multi-cluster-values.yaml
+  cat >"$VALUES" <<EOF
+ProjectName: proj-multi
+ClusterProvider: provider-multi
+ClusterLabel: edge-cluster
+AdminCloud: default
+CompositeApp: multi-composite-app
+CompositeProfile: multi-composite-profile
+GenericPlacementIntent: multi-placement-intent
+DeploymentIntent: multi-deployment-intent
+Intent: intent
+PackagesPath: $PKG
+HostIP: 127.0.0.1
+RsyncPort: 9031
+GacPort: 9033
+OvnPort: 9032
+DtcPort: 9048
+NpsPort: 9038
+Clusters:
+  - Name: cluster1
+    KubeConfig: $(kc cluster1)
+  - Name: cluster2
+    KubeConfig: $(kc cluster2)
+  - Name: cluster3
+    KubeConfig: $(kc cluster3)
+Applist:
+  - Name: collectd
+    Cluster: [cluster1, cluster2, cluster3]
+EOF
+  local DIG=proj-multi/multi-composite-app/v1/multi-deployment-intent
+  step "multi-cluster: prerequisites and logical cloud"
+  for f in 00-controllers 01-prerequisites 02-instantiate-lc 03-deployment-intent; do apply "$F/$f.yaml" >/dev/null; done
+  step "multi-cluster: instantiate on 3 clusters"
+  apply "$F/04-deployment-instantiate.yaml"
+  [ "$(dig_state $DIG)" = Instantiated ] || fail "DIG is $(dig_state $DIG) after instantiate"
+  local first
+  first=$(objects cluster1)
+  [ -n "$first" ] || fail "cluster1 holds nothing"
+  for c in cluster2 cluster3; do [ "$(objects $c)" = "$first" ] || fail "$c differs from cluster1: $(objects $c)"; done
+  em dig status "$DIG" --status ready --output summary
+  step "multi-cluster: teardown"
+  for f in 04-deployment-instantiate 03-deployment-intent 02-instantiate-lc 01-prerequisites 00-controllers; do
+    em delete -f "$F/$f.yaml" -v "$VALUES" >/dev/null
+  done
+  for c in cluster1 cluster2 cluster3; do expect_empty $c; done
+  stop_sim
+}
+
+for flow in "${SELECTED[@]}"; do
+  case $flow in
+    test-update) flow_test_update ;;
+    test-gac) flow_test_gac ;;
+    multi-cluster) flow_multi_cluster ;;
+    *) fail "unknown flow '$flow'" ;;
+  esac
+  echo "PASS: $flow"
+done
