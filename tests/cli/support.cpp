@@ -1,0 +1,135 @@
+#include "tests/cli/support.hpp"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+
+namespace emco::test {
+
+fs::path emco_binary() { return fs::path(EMCO_BINARY_DIR) / "emco"; }
+fs::path emcoctl_binary() { return fs::path(EMCO_BINARY_DIR) / "emcoctl"; }
+
+std::string quote(const std::string& word) {
+  std::string q = "'";
+  for (char c : word) {
+    if (c == '\'') q += "'\\''";
+    else q += c;
+  }
+  return q + "'";
+}
+
+namespace {
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+fs::path make_temp_dir() {
+  std::string pattern = (fs::temp_directory_path() / "emco-cli-XXXXXX").string();
+  char* made = ::mkdtemp(pattern.data());
+  REQUIRE(made != nullptr);
+  return fs::path(made);
+}
+
+}  // namespace
+
+Run shell(const std::string& command_line) {
+  fs::path tmp = make_temp_dir();
+  std::string cmd = "( " + command_line + " ) >" + quote((tmp / "out").string()) + " 2>" + quote((tmp / "err").string());
+  int status = std::system(cmd.c_str());
+  Run r;
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  r.out = slurp(tmp / "out");
+  r.err = slurp(tmp / "err");
+  fs::remove_all(tmp);
+  return r;
+}
+
+Sandbox::Sandbox() : m_root(fs::canonical(make_temp_dir())) {}
+
+Sandbox::~Sandbox() {
+  std::error_code ec;
+  // Cases make directories unreadable on purpose; make them removable again.
+  for (auto it = fs::recursive_directory_iterator(m_root, fs::directory_options::skip_permission_denied, ec);
+       !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
+    fs::permissions(it->path(), fs::perms::owner_all, fs::perm_options::add, ec);
+  fs::remove_all(m_root, ec);
+}
+
+void Sandbox::write(const std::string& rel, const std::string& text) const {
+  fs::path p = m_root / rel;
+  fs::create_directories(p.parent_path());
+  std::ofstream out(p, std::ios::binary);
+  out << text;
+  REQUIRE(out.good());
+}
+
+std::string Sandbox::read(const std::string& rel) const { return slurp(m_root / rel); }
+
+Run Sandbox::emco(const std::vector<std::string>& args, const RunOptions& opts) const {
+  std::string cmd = "cd " + quote((opts.cwd.empty() ? m_root : opts.cwd).string()) + " && env -u EMCO_WORKSPACE";
+  for (const auto& [k, v] : opts.env) cmd += v.empty() ? " -u " + k : " " + quote(k + "=" + v);
+  cmd += " " + quote(opts.program.empty() ? emco_binary().string() : opts.program);
+  for (const auto& a : args) cmd += " " + quote(a);
+  cmd += " <" + quote(opts.stdin_file.empty() ? "/dev/null" : opts.stdin_file);
+  return shell(cmd);
+}
+
+void Sandbox::init() const {
+  Run r = emco({"init"});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+}
+
+std::string Sandbox::dump() const {
+  Run r = shell("sqlite3 " + quote((m_root / ".emco" / "emco.db").string()) + " .dump");
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  return r.out;
+}
+
+void Sandbox::copy_from(const Sandbox& other) const {
+  Run r = shell("cp -a " + quote(other.root().string()) + "/. " + quote(m_root.string()));
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+}
+
+void make_chart(const fs::path& dir, const std::string& app, const std::string& top) {
+  std::string t = top.empty() ? app : top;
+  fs::path src = dir / (".chart-" + app);
+  fs::create_directories(src / t / "templates");
+  std::ofstream(src / t / "Chart.yaml") << "apiVersion: v2\nname: " << app << "\nversion: 0.1.0\n";
+  std::ofstream(src / t / "values.yaml") << "replicas: 1\n";
+  std::ofstream(src / t / "templates" / "cm.yaml")
+      << "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-" << app << "\ndata:\n  a: \"1\"\n";
+  Run r = shell("tar -czf " + quote((dir / (app + ".tgz")).string()) + " -C " + quote(src.string()) + " " + quote(t));
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  fs::remove_all(src);
+}
+
+void make_profile(const fs::path& dir, const std::string& name) {
+  fs::path src = dir / (".profile-" + name);
+  fs::create_directories(src);
+  std::ofstream(src / "manifest.yaml") << "---\nversion: v1\ntype:\n  values: \"override_values.yaml\"\n";
+  std::ofstream(src / "override_values.yaml") << "replicas: 2\n";
+  Run r = shell("tar -czf " + quote((dir / name).string()) + " -C " + quote(src.string()) + " .");
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  fs::remove_all(src);
+}
+
+std::vector<std::string> lines(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string l; std::getline(in, l);) out.push_back(l);
+  return out;
+}
+
+}  // namespace emco::test
