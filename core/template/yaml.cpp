@@ -456,7 +456,7 @@ void reject_stray_flow_entry(std::string_view t, const std::string& source) {
       if (c == ' ' || c == '\t' || c == '\r') continue;
       bool prev_space = i == 0 || l[i - 1] == ' ' || l[i - 1] == '\t';
       bool next_space = i + 1 >= l.size() || l[i + 1] == ' ' || l[i + 1] == '\t' || l[i + 1] == '\r';
-      bool token_start = last != Last::plain || depth > 0;
+      bool token_start = last != Last::plain;
       if (c == '#' && prev_space) break;
       if ((c == '"' || c == '\'') && token_start) {
         quote = c;
