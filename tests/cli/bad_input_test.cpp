@@ -375,7 +375,7 @@ TEST_CASE("an unreadable file is reported with its line", "[bad-input]") {
   CHECK(s.dump() == before);
 }
 
-TEST_CASE("--continue-on-error keeps the good documents and reports the bad one", "[bad-input]") {
+TEST_CASE("apply --continue-on-error keeps the good documents and reports the bad one", "[bad-input]") {
   Sandbox s;
   s.copy_from(base_sandbox());
   s.write("mixed.yaml", doc("projects", "metadata:\n  name: p2\n") + "---\n" +

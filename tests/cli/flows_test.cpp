@@ -172,7 +172,7 @@ TEST_CASE("test-gac.yaml (generic k8s intents) applies as upstream", "[flows][!m
   CHECK(s.dump() == before);
 }
 
-TEST_CASE("-o json is stable and parseable for lists, single resources and batch results", "[flows]") {
+TEST_CASE("output: -o json is stable and parseable for lists, single resources and batch results", "[flows]") {
   Sandbox s;
   s.copy_from(base_sandbox());
   Run a = ok(s, {"get", "cluster-providers/p1/clusters", "-o", "json"});
