@@ -87,6 +87,7 @@ void print_group_help(const std::vector<std::string>& prefix, std::ostream& out)
 // Sections of the table, one per file, concatenated by commands().
 std::vector<CommandSpec> core_commands();      // init, apply, get, delete, update, version, ...
 std::vector<CommandSpec> resource_commands();  // cluster, project, app, dig, lc, controller
+std::vector<CommandSpec> deploy_commands();    // dig lifecycle/status/history, status, sync (cli/cmd_deploy.cpp)
 std::vector<CommandSpec> ctl_commands();       // emcoctl compatibility
 std::vector<CommandSpec> tool_commands();      // template, sim, cluster check
 
