@@ -32,6 +32,7 @@ struct Noun {
   std::string kind;                   // kind id
   std::string address;                // "PROVIDER/CLUSTER/LABEL"
   std::string create_verb = "create";
+  std::string update_verb = "update";  // "modify" where "update" is a lifecycle operation
   std::vector<FlagSpec> flags;        // create/update flags mapped to spec
   SpecBuilder build;                  // fills spec from those flags
   std::vector<std::string> examples;
@@ -177,12 +178,12 @@ void add_verbs(std::vector<CommandSpec>& out, const Noun& n) {
                    Key key = resolve(k, inv.args[0], n.address, false);
                    if (ctx.store().get(key))
                      fail(ErrorKind::conflict, store::describe(k, key) + " already exists",
-                          "change it with 'emco " + join(n.words, " ") + " update', or use 'emco apply'");
+                          "change it with 'emco " + join(n.words, " ") + " " + n.update_verb + "', or use 'emco apply'");
                    json spec = inv.has("spec-file") ? read_spec_file(inv.get("spec-file")) : json::object();
                    return apply_document(ctx, make_document(n, k, key, inv, spec), output_of(inv));
                  }});
   if (n.updatable)
-    out.push_back({.path = words("update"),
+    out.push_back({.path = words(n.update_verb),
                    .summary = "change a " + k.display + " (only the given flags change)",
                    .description = anchor_note,
                    .args = {{.name = n.address, .help = "the " + k.display}},
@@ -402,6 +403,7 @@ std::vector<CommandSpec> resource_commands() {
                 }});
 
   Noun dig{.words = {"dig"}, .kind = "deploymentIntentGroup", .address = "PROJECT/COMPOSITE-APP/VERSION/DIG",
+           .update_verb = "modify",
            .flags = {{.name = "composite-profile", .value = "NAME", .help = "composite profile of the composite app"},
                      {.name = "release", .value = "NAME", .help = "Helm release name (spec.version)"},
                      {.name = "logical-cloud", .value = "NAME", .help = "logical cloud to deploy into"},
@@ -456,7 +458,7 @@ std::vector<CommandSpec> resource_commands() {
                 .examples = {"emco dig app-intent create proj1/collection/v1/dig1/placement/collectd --app collectd "
                              "--all-of edge-provider/label=edge"}});
 
-  Noun lc{.words = {"lc"}, .kind = "logicalCloud", .address = "PROJECT/LOGICAL-CLOUD",
+  Noun lc{.words = {"lc"}, .kind = "logicalCloud", .address = "PROJECT/LOGICAL-CLOUD", .update_verb = "modify",
           .flags = {{.name = "level", .value = "LEVEL", .help = "0 = admin, 1 = standard/privileged", .choices = {"0", "1"}},
                     {.name = "namespace", .value = "NS", .help = "namespace of a level-1 cloud"},
                     {.name = "user", .value = "NAME", .help = "user of a level-1 cloud"},

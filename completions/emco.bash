@@ -47,11 +47,11 @@ _emco_children() {
     "cluster sync-object") echo "create delete get list update" ;;
     "controller") echo "delete dtc get list register update" ;;
     "controller dtc") echo "delete get list register update" ;;
-    "dig") echo "app-intent approve create delete explain get history instantiate intent list placement plan render rollback status stop terminate update" ;;
+    "dig") echo "app-intent approve create delete explain get history instantiate intent list modify placement plan render rollback status stop terminate update" ;;
     "dig app-intent") echo "create delete get list update" ;;
     "dig intent") echo "create delete get list update" ;;
     "dig placement") echo "create delete get list update" ;;
-    "lc") echo "cluster-ref create delete get instantiate kv list permission quota status stop terminate update" ;;
+    "lc") echo "cluster-ref create delete get instantiate kv list modify permission quota status stop terminate update" ;;
     "lc cluster-ref") echo "create delete get list update" ;;
     "lc kv") echo "create delete get list update" ;;
     "lc permission") echo "create delete get list update" ;;
@@ -143,6 +143,7 @@ _emco_flags() {
     "dig intent list") echo "--output --workspace --help --quiet" ;;
     "dig intent update") echo "--placement --controller --description --spec-file --output --workspace --help --quiet" ;;
     "dig list") echo "--output --workspace --help --quiet" ;;
+    "dig modify") echo "--composite-profile --release --logical-cloud --override --description --spec-file --output --workspace --help --quiet" ;;
     "dig placement create") echo "--description --spec-file --output --workspace --help --quiet" ;;
     "dig placement delete") echo "--output --workspace --help --quiet" ;;
     "dig placement get") echo "--output --show-secrets --workspace --help --quiet" ;;
@@ -154,7 +155,7 @@ _emco_flags() {
     "dig status") echo "--output --status --type --app --cluster --resource --instance --apps --clusters --resources --watch --workspace --help --quiet" ;;
     "dig stop") echo "--output --workspace --help --quiet" ;;
     "dig terminate") echo "--timeout --no-wait --parallel --output --workspace --help --quiet" ;;
-    "dig update") echo "--composite-profile --release --logical-cloud --override --description --spec-file --output --workspace --help --quiet --timeout --no-wait --parallel --output --workspace --help --quiet" ;;
+    "dig update") echo "--timeout --no-wait --parallel --output --workspace --help --quiet" ;;
     "get") echo "--filename --values --output --show-secrets --workspace --help --quiet" ;;
     "init") echo "--workspace --help --quiet" ;;
     "lc cluster-ref create") echo "--cluster --load-balancer-ip --description --spec-file --output --workspace --help --quiet" ;;
@@ -172,6 +173,7 @@ _emco_flags() {
     "lc kv list") echo "--output --workspace --help --quiet" ;;
     "lc kv update") echo "--kv --description --spec-file --output --workspace --help --quiet" ;;
     "lc list") echo "--output --workspace --help --quiet" ;;
+    "lc modify") echo "--level --namespace --user --label --description --spec-file --output --workspace --help --quiet" ;;
     "lc permission create") echo "--namespace --api-group --resource --verb --description --spec-file --output --workspace --help --quiet" ;;
     "lc permission delete") echo "--output --workspace --help --quiet" ;;
     "lc permission get") echo "--output --show-secrets --workspace --help --quiet" ;;
@@ -185,7 +187,7 @@ _emco_flags() {
     "lc status") echo "--output --workspace --help --quiet" ;;
     "lc stop") echo "--workspace --help --quiet" ;;
     "lc terminate") echo "--workspace --help --quiet" ;;
-    "lc update") echo "--level --namespace --user --label --description --spec-file --output --workspace --help --quiet --workspace --help --quiet" ;;
+    "lc update") echo "--workspace --help --quiet" ;;
     "project create") echo "--description --spec-file --output --workspace --help --quiet" ;;
     "project delete") echo "--output --workspace --help --quiet" ;;
     "project get") echo "--output --show-secrets --workspace --help --quiet" ;;

@@ -52,7 +52,8 @@ std::string read_plain_file(const Document& doc, const std::string& p, const std
   std::error_code ec;
   if (!fs::exists(path, ec))
     bad(where, ErrorKind::invalid, "cannot read file '" + p + "': no such file",
-        "paths in file:/files: are relative to the YAML file's directory ('" + doc.base_dir + "')");
+        doc.line ? "paths in file:/files: are relative to the YAML file's directory ('" + doc.base_dir + "')"
+                 : "paths are relative to the current directory");
   if (fs::is_directory(path, ec)) bad(where, ErrorKind::invalid, "'" + p + "' is a directory, not a file");
   auto size = fs::file_size(path, ec);
   if (!ec && size > (256u << 20)) bad(where, ErrorKind::invalid, "file '" + p + "' is larger than 256 MiB");
@@ -226,7 +227,9 @@ store::Resource prepare_resource(const Document& doc, Clock& clock) {
         "a " + k.display + " takes no file", "remove the file:/files: entry");
   for (const auto& f : doc.inline_files) r.contents.push_back({f.name, f.filename, f.data});
   if (doc.files.empty() && r.contents.empty() && k.file_required)
-    bad(doc.where(), ErrorKind::invalid, "a " + k.display + " needs its " + k.file_what + " (file:)",
+    bad(doc.where(), ErrorKind::invalid,
+        std::string(std::string("aeiou").find(k.display[0]) != std::string::npos ? "an " : "a ") + k.display + " needs its " +
+            k.file_what + (doc.line ? " (file:)" : ""),
         "add 'file: <path>' to the document");
   for (size_t i = 0; i < doc.files.size(); ++i) {
     const std::string& p = doc.files[i];
@@ -336,7 +339,13 @@ BatchResult run_batch(store::Store& st, Verb verb, const std::vector<File>& file
               "'update' changes existing resources; use 'apply' to create it");
         if (existing) {
           check_store_rules(st, d, *r.kind, r.key, json::parse(r.data)["spec"]);
-          if (existing->data != r.data || existing->contents != r.contents) lifecycle::check_modify_allowed(*r.kind, *existing);
+          if (existing->data != r.data || existing->contents != r.contents) {
+            try {
+              lifecycle::check_modify_allowed(*r.kind, *existing);
+            } catch (const Error& e) {
+              throw e.with_context(d.where());
+            }
+          }
         } else {
           check_store_rules(st, d, *r.kind, r.key, json::parse(r.data)["spec"]);
         }
@@ -370,7 +379,11 @@ BatchResult run_batch(store::Store& st, Verb verb, const std::vector<File>& file
           bad(d.where(), ErrorKind::not_found, store::describe(*d.anchor.kind, key) + " does not exist",
               "use --ignore-not-found to skip resources that are already gone");
         }
-        lifecycle::check_delete_allowed(st, *d.anchor.kind, *r);
+        try {
+          lifecycle::check_delete_allowed(st, *d.anchor.kind, *r);
+        } catch (const Error& e) {
+          throw e.with_context(d.where());
+        }
         try {
           st.remove(key);
         } catch (const Error& e) {

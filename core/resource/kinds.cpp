@@ -104,8 +104,8 @@ Schema cluster_group_spec() {
               opt("label", str())});
 }
 
-Reference ref(std::string target) { return Reference{std::move(target), RefType::plain, "", {}, {}, "", {}}; }
-Reference ref_many(std::string target) { return Reference{std::move(target), RefType::many, "", {}, {}, "", {}}; }
+Reference ref(std::string target) { return Reference{std::move(target), RefType::plain, "", {}, {}, "", {}, {}}; }
+Reference ref_many(std::string target) { return Reference{std::move(target), RefType::many, "", {}, {}, "", {}, {}}; }
 
 std::vector<Kind> build() {
   std::vector<Kind> k;
@@ -124,7 +124,7 @@ std::vector<Kind> build() {
        .file = FileMode::single, .file_what = "kubeconfig", .lifecycle = true,
        .operations = {"apply", "terminate", "stop"},
        .references = {Reference{"clusterSyncObject", RefType::path, "", {}, {}, "",
-                                {"gitOps.gitOpsReferenceObject", "gitOps.gitOpsResourceObject"}}}});
+                                {"gitOps.gitOpsReferenceObject", "gitOps.gitOpsResourceObject"}, {}}}});
   add({.id = "clusterLabel", .parent = "cluster", .elements = {"clusterLabel"}, .collection = "labels", .service = "clm",
        .display = "cluster label", .spec = no_spec(), .body = BodyShape::label});
   add({.id = "clusterKv", .parent = "cluster", .elements = {"clusterKv"}, .collection = "kv-pairs", .service = "clm",
@@ -181,7 +181,7 @@ std::vector<Kind> build() {
   add({.id = "groupIntent", .parent = "deploymentIntentGroup", .elements = {"groupIntent"}, .collection = "intents",
        .service = "orchestrator", .display = "group intent", .spec = obj({req("intent", map_of(name_str()))}),
        .references = {Reference{"controller", RefType::map, "intent", {{"controllerGroup", "orchestrator"}},
-                                {"genericPlacementIntent"}, "", {}}}});
+                                {"genericPlacementIntent"}, "", {}, {}}}});
   add({.id = "genericPlacementIntent", .parent = "deploymentIntentGroup", .elements = {"genericPlacementIntent"},
        .collection = "generic-placement-intents", .service = "orchestrator", .display = "generic placement intent",
        .spec = obj({}, {"logicalCloud"})});
@@ -190,7 +190,7 @@ std::vector<Kind> build() {
        .spec = obj({req("app", name_str()),
                     req("intent", obj({opt("selector", one_of({"name", "label"}, true)), opt("allOf", array(placement_element())),
                                        opt("anyOf", array(placement_element()))}))}),
-       .references = {ref("app"), ref_many("cluster"), Reference{"clusterLabel", RefType::label, "", {}, {}, "", {}}}});
+       .references = {ref("app"), ref_many("cluster"), Reference{"clusterLabel", RefType::label, "", {}, {}, "", {}, {}}}});
   add({.id = "service", .parent = "project", .elements = {"service"}, .collection = "services", .service = "orchestrator",
        .display = "service", .spec = obj({opt("digs", array(str()))}), .lifecycle = true,
        .operations = {"update", "instantiate", "terminate", "instantiate-apps", "terminate-apps"}});
@@ -233,7 +233,10 @@ std::vector<Kind> build() {
                     opt("patchJson", array(obj({req("op", one_of({"add", "remove", "replace", "move", "copy", "test"})),
                                                 req("path", str()), opt("value", any()), opt("from", str())}))),
                     opt("configMapOptions", data_key_options()), opt("secretOptions", data_key_options())}),
-       .file = FileMode::multiple, .file_what = "customization files", .references = {ref_many("cluster")}});
+       .file = FileMode::multiple, .file_what = "customization files",
+       // The cluster is only named by scope "name"; upstream examples put a
+       // placeholder cluster into label-scoped customizations.
+       .references = {Reference{"cluster", RefType::many, "", {}, {}, "", {}, {"clusterInfo.scope", "name"}}}});
 
   // dtc and its sub-controllers (nps, its, sds, swc)
   add({.id = "trafficGroupIntent", .parent = "deploymentIntentGroup", .elements = {"trafficGroupIntent"},
@@ -309,7 +312,7 @@ std::vector<Kind> build() {
                     req("compositeApp", name_str()), req("compositeAppVersion", name_str()),
                     req("deploymentIntentGroup", name_str()), req("app", name_str()), opt("workloadResource", str()),
                     opt("resourceType", str())}),
-       .references = {ref("sfcIntent"), Reference{"app", RefType::plain, "", {}, {}, "compositeAppVersion", {}}}});
+       .references = {ref("sfcIntent"), Reference{"app", RefType::plain, "", {}, {}, "compositeAppVersion", {}, {}}}});
 
   // ca-certs, logical-cloud variant
   add({.id = "caCertLc", .parent = "project", .elements = {"caCertLc"}, .collection = "ca-certs", .service = "ca-certs",

@@ -50,6 +50,7 @@ struct Reference {
   std::vector<std::string> filter_keys;              // filterKeys (map keys to skip)
   std::string common_key;                            // commonKey
   std::vector<std::string> paths;                    // path: dotted spec paths whose string values name the target's last element
+  std::pair<std::string, std::string> only_if;       // applies only when spec at this dotted path equals the value
 };
 
 struct Kind {

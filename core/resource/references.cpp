@@ -83,6 +83,10 @@ const json* at_path(const json& spec, const std::string& dotted) {
 std::vector<ReferenceTarget> compute_references(const Kind& k, const Key& own, const json& spec) {
   std::vector<ReferenceTarget> out;
   for (const auto& r : k.references) {
+    if (!r.only_if.first.empty()) {
+      const json* v = at_path(spec, r.only_if.first);
+      if (!v || !v->is_string() || to_lower(v->get<std::string>()) != to_lower(r.only_if.second)) continue;
+    }
     const Kind& target = kind(r.target);
     auto tmpl = target_template(target);
     switch (r.type) {
