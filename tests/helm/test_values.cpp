@@ -52,7 +52,7 @@ Chart chart_with(const std::string& name, Value values) {
 
 }  // namespace
 
-TEST_CASE("--set keys, nesting and typing follow strvals", "[helm][values]") {
+TEST_CASE("values: --set keys, nesting and typing follow strvals", "[helm][values]") {
   auto v = set("a.b=c,n=42,z=0,lead=012,t=true,F=FALSE,nil=null,big=99999999999999999999,neg=-3,s=1.5");
   CHECK(at(v, "a.b").as_string() == "c");
   CHECK(at(v, "n").is_int());
@@ -71,7 +71,7 @@ TEST_CASE("--set keys, nesting and typing follow strvals", "[helm][values]") {
   CHECK(at(s, "t").as_string() == "true");
 }
 
-TEST_CASE("--set lists, indexes and escapes", "[helm][values]") {
+TEST_CASE("values: --set lists, indexes and escapes", "[helm][values]") {
   auto v = set("list={a,b,3},servers[1].port=80,servers[0].name=x,m[0][1]=y");
   REQUIRE(at(v, "list").as_list().size() == 3);
   CHECK(at(v, "list.2").as_int() == 3);
@@ -90,7 +90,7 @@ TEST_CASE("--set lists, indexes and escapes", "[helm][values]") {
   CHECK(at(merged, "a.c").as_int() == 2);
 }
 
-TEST_CASE("--set errors read like Helm's", "[helm][values]") {
+TEST_CASE("values: --set errors read like Helm's", "[helm][values]") {
   CHECK(error_of("novalue") == "failed parsing --set data: key \"novalue\" has no value");
   CHECK(error_of("a,b=c") == "failed parsing --set data: key \"a\" has no value (cannot end with ,)");
   CHECK(error_of("a={x,y") == "failed parsing --set data: list must terminate with '}'");
