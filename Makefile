@@ -9,12 +9,7 @@ export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_NOHASHDIR := true
 
 BUILD ?= build
-ASAN_# ccache: hash paths relative to the checkout, so a fresh clone (CI) reuses
-# the objects a build elsewhere on this machine already made.
-export CCACHE_BASEDIR := $(CURDIR)
-export CCACHE_NOHASHDIR := true
-
-BUILD ?= build-asan
+ASAN_BUILD ?= build-asan
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
