@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The quickstart, end to end, on embedded defaults: a fresh workspace, three
-# clusters, a composite app made of one Helm chart, placed by label.
+# simulated clusters (emco sim), a composite app made of one Helm chart placed
+# by label, then check, plan, deploy, status and terminate.
 # Usage: scripts/demo.sh [path/to/emco]
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
@@ -14,27 +15,16 @@ run() { say "$*"; "$@"; }
 cd "$work"
 cp -r "$ex"/. .
 
-# Three clusters. Until the simulator is wired into the demo, the kubeconfigs
-# name local endpoints that nothing serves: registration validates them
-# offline, and deployment is not part of this version.
+# Three simulated clusters (emco sim): real HTTPS endpoints on loopback
+# with a kubeconfig each.
+say "$emco sim start --clusters 3 --dir $work/sim &"
+"$emco" sim start --clusters 3 --name edge1 --name edge2 --name edge3 --dir "$work/sim" --ready-delay-ms 200 \
+  > "$work/sim.log" 2>&1 &
+trap '"$emco" sim stop --dir "$work/sim" >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
+for _ in $(seq 100); do [ -f "$work/sim/kubeconfigs/edge3.yaml" ] && [ -f "$work/sim/sim.pid" ] && break; sleep 0.1; done
 clusters=""
 for i in 1 2 3; do
-  cat > "kubeconfig-edge$i.yaml" <<KC
-apiVersion: v1
-kind: Config
-clusters:
-- name: edge$i
-  cluster:
-    server: https://127.0.0.1:6443/clusters/edge$i
-contexts:
-- name: edge$i
-  context: {cluster: edge$i, user: admin}
-current-context: edge$i
-users:
-- name: admin
-  user: {token: demo-token-$i}
-KC
-  clusters="$clusters  - {Name: edge$i, KubeConfig: $work/kubeconfig-edge$i.yaml}"$'\n'
+  clusters="$clusters  - {Name: edge$i, KubeConfig: $work/sim/kubeconfigs/edge$i.yaml}"$'\n'
 done
 sed -i '/^Clusters:/d' values.yaml
 printf 'Clusters:\n%s' "$clusters" >> values.yaml
@@ -45,8 +35,11 @@ run "$emco" apply -f 02-project.yaml -v values.yaml
 run "$emco" apply -f 03-app.yaml -v values.yaml
 run "$emco" cluster list
 run "$emco" dig list
-run "$emco" apply "projects/quickstart/composite-apps/hello-app/v1/deployment-intent-groups/hello-dig/approve"
-run "$emco" get "projects/quickstart/composite-apps/hello-app/v1/deployment-intent-groups/hello-dig/status" -o yaml
+run "$emco" cluster check
+run "$emco" dig plan quickstart/hello-app/v1/hello-dig || true   # exit 2: changes to make
+run "$emco" apply -f 04-deploy.yaml -v values.yaml
+run "$emco" dig status quickstart/hello-app/v1/hello-dig
+run "$emco" delete -f 04-deploy.yaml -v values.yaml
 say "re-applying unchanged files changes nothing"
 "$emco" apply -f 03-app.yaml -v values.yaml | sed -n '1,3p'
 echo
