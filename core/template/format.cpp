@@ -34,25 +34,6 @@ std::string exp_suffix(int exp) {
   return out;
 }
 
-void append_utf8(std::string& out, std::uint32_t r) {
-  if (r > 0x10FFFF || (r >= 0xD800 && r <= 0xDFFF)) r = 0xFFFD;
-  if (r < 0x80) {
-    out.push_back(static_cast<char>(r));
-  } else if (r < 0x800) {
-    out.push_back(static_cast<char>(0xC0 | (r >> 6)));
-    out.push_back(static_cast<char>(0x80 | (r & 0x3F)));
-  } else if (r < 0x10000) {
-    out.push_back(static_cast<char>(0xE0 | (r >> 12)));
-    out.push_back(static_cast<char>(0x80 | ((r >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (r & 0x3F)));
-  } else {
-    out.push_back(static_cast<char>(0xF0 | (r >> 18)));
-    out.push_back(static_cast<char>(0x80 | ((r >> 12) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | ((r >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (r & 0x3F)));
-  }
-}
-
 // Decodes one UTF-8 rune at s[i]; returns width (1 and U+FFFD for invalid bytes).
 int decode_rune(std::string_view s, size_t i, std::uint32_t& r) {
   unsigned char c = static_cast<unsigned char>(s[i]);
@@ -493,6 +474,25 @@ bool parse_num(std::string_view s, size_t& i, int& out) {
 }
 
 }  // namespace
+
+void append_utf8(std::string& out, std::uint32_t r) {
+  if (r > 0x10FFFF || (r >= 0xD800 && r <= 0xDFFF)) r = 0xFFFD;
+  if (r < 0x80) {
+    out.push_back(static_cast<char>(r));
+  } else if (r < 0x800) {
+    out.push_back(static_cast<char>(0xC0 | (r >> 6)));
+    out.push_back(static_cast<char>(0x80 | (r & 0x3F)));
+  } else if (r < 0x10000) {
+    out.push_back(static_cast<char>(0xE0 | (r >> 12)));
+    out.push_back(static_cast<char>(0x80 | ((r >> 6) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | (r & 0x3F)));
+  } else {
+    out.push_back(static_cast<char>(0xF0 | (r >> 18)));
+    out.push_back(static_cast<char>(0x80 | ((r >> 12) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | ((r >> 6) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | (r & 0x3F)));
+  }
+}
 
 std::string format_float_g(double f) {
   if (std::isnan(f)) return "NaN";

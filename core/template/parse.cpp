@@ -455,22 +455,6 @@ bool unquote(std::string_view s, std::string& out) {
     if (c >= 'A' && c <= 'F') return c - 'A' + 10;
     return -1;
   };
-  auto put_rune = [&](std::uint32_t r) {
-    if (r < 0x80) out.push_back(static_cast<char>(r));
-    else if (r < 0x800) {
-      out.push_back(static_cast<char>(0xC0 | (r >> 6)));
-      out.push_back(static_cast<char>(0x80 | (r & 0x3F)));
-    } else if (r < 0x10000) {
-      out.push_back(static_cast<char>(0xE0 | (r >> 12)));
-      out.push_back(static_cast<char>(0x80 | ((r >> 6) & 0x3F)));
-      out.push_back(static_cast<char>(0x80 | (r & 0x3F)));
-    } else {
-      out.push_back(static_cast<char>(0xF0 | (r >> 18)));
-      out.push_back(static_cast<char>(0x80 | ((r >> 12) & 0x3F)));
-      out.push_back(static_cast<char>(0x80 | ((r >> 6) & 0x3F)));
-      out.push_back(static_cast<char>(0x80 | (r & 0x3F)));
-    }
-  };
   size_t runes = 0;
   for (size_t i = 0; i < s.size();) {
     char c = s[i];
@@ -520,7 +504,7 @@ bool unquote(std::string_view s, std::string& out) {
         if (e == 'x') out.push_back(static_cast<char>(v));
         else {
           if (v > 0x10FFFF || (v >= 0xD800 && v < 0xE000)) return false;
-          put_rune(v);
+          append_utf8(out, v);  // v is a valid scalar value (checked above)
         }
         break;
       }
