@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/address.hpp"
 #include "cli/context.hpp"
 #include "cli/output.hpp"
 #include "cli/table.hpp"
@@ -61,38 +62,10 @@ private:
 const std::string k_dig_address = "PROJECT/COMPOSITE-APP/VERSION/DIG";
 
 Key dig_key(const std::string& text) {
-  const auto& k = resource::kind("deploymentIntentGroup");
-  if (starts_with(text, "projects/")) {
-    auto a = resource::parse_anchor(text);
-    if (a.kind != &k || a.key.parts.size() != 4)
-      fail(ErrorKind::usage, "anchor '" + text + "' does not name a deployment intent group");
-    return a.key;
-  }
-  auto v = split(text, '/');
-  if (v.size() != 4)
-    fail(ErrorKind::usage, "'" + text + "' does not name a deployment intent group",
-         "expected " + k_dig_address + " or the DIG's anchor");
-  for (const auto& part : v)
-    if (!resource::is_valid_name(part))
-      fail(ErrorKind::invalid, "invalid name '" + part + "' in '" + text + "'", resource::name_rule_text());
-  Key key;
-  key.parts = {{"project", v[0]}, {"compositeApp", v[1]}, {"compositeAppVersion", v[2]}, {"deploymentIntentGroup", v[3]}};
-  return key;
+  return resolve_address(resource::kind("deploymentIntentGroup"), text, k_dig_address);
 }
 
-Key lc_key(const std::string& text) {
-  const auto& k = resource::kind("logicalCloud");
-  if (starts_with(text, "projects/")) {
-    auto a = resource::parse_anchor(text);
-    if (a.kind != &k) fail(ErrorKind::usage, "anchor '" + text + "' does not name a logical cloud");
-    return a.key;
-  }
-  auto v = split(text, '/');
-  if (v.size() != 2) fail(ErrorKind::usage, "'" + text + "' does not name a logical cloud", "expected PROJECT/LOGICAL-CLOUD");
-  Key key;
-  key.parts = {{"project", v[0]}, {"logicalCloud", v[1]}};
-  return key;
-}
+Key lc_key(const std::string& text) { return resolve_address(resource::kind("logicalCloud"), text, "PROJECT/LOGICAL-CLOUD"); }
 
 milliseconds parse_duration(const std::string& text) {
   size_t i = 0;
@@ -566,17 +539,30 @@ std::vector<CommandSpec> deploy_commands() {
                .description = "Delivers every AppContext with queued events that no running emco process is working on.",
                .flags = wait_flags(),
                .handler = sync_cmd});
-  for (const auto& [name, summary] : std::vector<std::pair<std::string, std::string>>{
-           {"update", "record an update of an instantiated logical cloud"},
-           {"stop", "stop a logical cloud's instantiate or terminate in progress"}}) {
-    v.push_back({.path = {"lc", name},
-                 .summary = summary,
+  const std::vector<Op> lc_ops = {
+      {"instantiate", "instantiate a logical cloud on its clusters",
+       "Admin (level 0) clouds record the state only. Standard and privileged (level 1) clouds create, in every\n"
+       "referenced cluster, the namespace, the user's roles and bindings and the quota, and issue the user's\n"
+       "credentials; waits up to --timeout like 'emco dig instantiate'."},
+      {"terminate", "remove a logical cloud from its clusters",
+       "Deletes what instantiate created, in reverse order. DIGs deployed into the cloud must be terminated first."},
+      {"update", "roll out logical-cloud changes (cluster references, quotas, permissions)",
+       "Delivers only the difference: clusters added get the cloud, clusters removed lose it."},
+      {"stop", "stop a logical cloud's instantiate or terminate in progress",
+       "Sets the stop flag: a process delivering the cloud ends its waits within a second."},
+  };
+  for (const auto& op : lc_ops) {
+    auto flags = wait_flags();
+    if (op.name == "stop") flags = {{.name = "output", .short_name = 'o', .value = "FORMAT", .help = "output format",
+                                     .choices = {"table", "json", "yaml"}, .default_value = "table"}};
+    v.push_back({.path = {"lc", op.name},
+                 .summary = op.summary,
+                 .description = op.description,
                  .args = {{.name = "PROJECT/LOGICAL-CLOUD", .help = "the logical cloud (or its anchor)", .complete = Complete::anchor}},
-                 .handler = [&lc, name = name](Context& ctx, const Invocation& inv) {
-                   Key key = lc_key(inv.args[0]);
-                   auto r = lifecycle::run(ctx.store(), lc, key, name, json::object(), ctx.clock(), {});
-                   ctx.out << resource::resource_anchor(lc, key) << " " << r.message << "\n";
-                   return 0;
+                 .flags = flags,
+                 .examples = {"emco lc " + op.name + " proj1/tenant-a"},
+                 .handler = [&lc, name = op.name](Context& ctx, const Invocation& inv) {
+                   return run_op(ctx, inv, lc, lc_key(inv.args[0]), name, json::object());
                  }});
   }
   return v;

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/address.hpp"
 #include "cli/batch_output.hpp"
 #include "cli/table.hpp"
 #include "core/lifecycle/lifecycle.hpp"
@@ -39,47 +40,7 @@ struct Noun {
   bool updatable = true;
 };
 
-// Number of user-visible key values (fixed elements excluded).
-size_t value_count(const Kind& k) {
-  size_t n = 0;
-  for (const Kind* c : resource::lineage(k.id)) n += c->elements.size();
-  return n;
-}
-
 std::vector<std::string> address_parts(const std::string& address) { return split(address, '/'); }
-
-// Resolves a resource address: an anchor ("cluster-providers/p/clusters/c")
-// or key values joined by '/' ("p/c"). `parent_only` = the address of the
-// collection's parent (for list).
-Key resolve(const Kind& k, const std::string& text, const std::string& address, bool parent_only) {
-  const Kind* target = parent_only ? (k.parent.empty() ? nullptr : &resource::kind(k.parent)) : &k;
-  if (!target) return {};
-  for (const auto& root : resource::all_kinds()) {
-    if (!root.parent.empty() || !starts_with(text, root.collection + "/")) continue;
-    auto a = resource::parse_anchor(text);
-    if (a.target != resource::AnchorTarget::resource || a.kind != target)
-      fail(ErrorKind::usage, "anchor '" + text + "' does not name a " + target->display);
-    return a.key;
-  }
-  auto values = split(text, '/');
-  size_t want = value_count(*target);
-  auto expected = address_parts(address);
-  expected.resize(want);
-  if (values.size() != want)
-    fail(ErrorKind::usage, "'" + text + "' does not name a " + target->display,
-         "expected " + join(expected, "/") + " or the " + target->display + "'s anchor");
-  Key key;
-  size_t i = 0;
-  for (const Kind* c : resource::lineage(target->id)) {
-    for (const auto& f : c->fixed) key.parts.push_back(f);
-    for (const auto& e : c->elements) {
-      if (!resource::is_valid_name(values[i]))
-        fail(ErrorKind::invalid, "invalid name '" + values[i] + "' in '" + text + "'", resource::name_rule_text());
-      key.parts.emplace_back(e, values[i++]);
-    }
-  }
-  return key;
-}
 
 Format output_of(const Invocation& inv) { return parse_format(inv.get("output", "table")); }
 
@@ -175,7 +136,7 @@ void add_verbs(std::vector<CommandSpec>& out, const Noun& n) {
                  .flags = create_flags,
                  .examples = n.examples,
                  .handler = [n, &k](Context& ctx, const Invocation& inv) {
-                   Key key = resolve(k, inv.args[0], n.address, false);
+                   Key key = resolve_address(k, inv.args[0], n.address, false);
                    if (ctx.store().get(key))
                      fail(ErrorKind::conflict, store::describe(k, key) + " already exists",
                           "change it with 'emco " + join(n.words, " ") + " " + n.update_verb + "', or use 'emco apply'");
@@ -189,7 +150,7 @@ void add_verbs(std::vector<CommandSpec>& out, const Noun& n) {
                    .args = {{.name = n.address, .help = "the " + k.display}},
                    .flags = create_flags,
                    .handler = [n, &k](Context& ctx, const Invocation& inv) {
-                     Key key = resolve(k, inv.args[0], n.address, false);
+                     Key key = resolve_address(k, inv.args[0], n.address, false);
                      auto existing = ctx.store().get(key);
                      if (!existing) fail(ErrorKind::not_found, store::describe(k, key) + " does not exist");
                      json data = json::parse(existing->data);
@@ -208,7 +169,7 @@ void add_verbs(std::vector<CommandSpec>& out, const Noun& n) {
                  .args = {{.name = n.address, .help = "the " + k.display}},
                  .flags = {output_flag(), {.name = "show-secrets", .help = "show credential values instead of <redacted>"}},
                  .handler = [n, &k](Context& ctx, const Invocation& inv) {
-                   Key key = resolve(k, inv.args[0], n.address, false);
+                   Key key = resolve_address(k, inv.args[0], n.address, false);
                    auto r = ctx.store().get(key);
                    if (!r) fail(ErrorKind::not_found, store::describe(k, key) + " does not exist");
                    print_resources(ctx, {*r}, output_of(inv), false, inv.has("show-secrets"));
@@ -222,7 +183,7 @@ void add_verbs(std::vector<CommandSpec>& out, const Noun& n) {
                                                                      .optional = true}},
                  .flags = {output_flag()},
                  .handler = [n, &k](Context& ctx, const Invocation& inv) {
-                   Key parent = inv.args.empty() ? Key{} : resolve(k, inv.args[0], n.address, true);
+                   Key parent = inv.args.empty() ? Key{} : resolve_address(k, inv.args[0], n.address, true);
                    if (!parent.parts.empty() && !ctx.store().get(parent))
                      fail(ErrorKind::not_found, store::describe(resource::kind(k.parent), parent) + " does not exist");
                    print_resources(ctx, ctx.store().list(k, parent), output_of(inv), true);
@@ -234,7 +195,7 @@ void add_verbs(std::vector<CommandSpec>& out, const Noun& n) {
                  .args = {{.name = n.address, .help = "the " + k.display}},
                  .flags = {output_flag()},
                  .handler = [n, &k](Context& ctx, const Invocation& inv) {
-                   Key key = resolve(k, inv.args[0], n.address, false);
+                   Key key = resolve_address(k, inv.args[0], n.address, false);
                    manifest::Document doc;
                    doc.source = "<command line>";
                    doc.line = 0;
@@ -249,8 +210,7 @@ void add_verbs(std::vector<CommandSpec>& out, const Noun& n) {
                  }});
 }
 
-void add_operations(std::vector<CommandSpec>& out, const Noun& n, const std::vector<std::pair<std::string, std::string>>& ops,
-                    bool with_status = true) {
+void add_operations(std::vector<CommandSpec>& out, const Noun& n, const std::vector<std::pair<std::string, std::string>>& ops) {
   const Kind& k = resource::kind(n.kind);
   for (const auto& [op, summary] : ops) {
     auto path = n.words;
@@ -259,39 +219,12 @@ void add_operations(std::vector<CommandSpec>& out, const Noun& n, const std::vec
                    .summary = summary,
                    .args = {{.name = n.address, .help = "the " + k.display}},
                    .handler = [n, &k, op = op](Context& ctx, const Invocation& inv) {
-                     Key key = resolve(k, inv.args[0], n.address, false);
+                     Key key = resolve_address(k, inv.args[0], n.address, false);
                      auto result = lifecycle::run_operation(ctx.store(), k, key, op, json::object(), ctx.clock());
                      ctx.out << resource::resource_anchor(k, key) << " " << result << "\n";
                      return 0;
                    }});
   }
-  if (!with_status) return;
-  auto path = n.words;
-  path.push_back("status");
-  out.push_back({.path = path,
-                 .summary = "show the " + k.display + "'s state history",
-                 .args = {{.name = n.address, .help = "the " + k.display}},
-                 .flags = {output_flag()},
-                 .handler = [n, &k](Context& ctx, const Invocation& inv) {
-                   Key key = resolve(k, inv.args[0], n.address, false);
-                   auto r = ctx.store().get(key);
-                   if (!r) fail(ErrorKind::not_found, store::describe(k, key) + " does not exist");
-                   json si = r->state_info.empty() ? json::object() : json::parse(r->state_info);
-                   Format f = output_of(inv);
-                   if (f == Format::json || f == Format::yaml) {
-                     json out = {{"name", key.parts.back().second}, {"states", si},
-                                 {"deployedStatus", lifecycle::current_state(r->state_info)}};
-                     if (f == Format::json) print_json(ctx.out, out);
-                     else print_yaml(ctx.out, out);
-                     return 0;
-                   }
-                   std::vector<std::vector<std::string>> rows;
-                   for (const auto& a : si.value("actions", json::array()))
-                     rows.push_back({a.value("state", ""), a.value("instance", ""), std::to_string(a.value("revision", 0)),
-                                     a.value("time", "")});
-                   print_table(ctx.out, {"STATE", "INSTANCE", "REVISION", "TIME"}, rows);
-                   return 0;
-                 }});
 }
 
 std::vector<std::string> split_address(const std::string& text, const std::string& flag, size_t parts) {
@@ -433,7 +366,7 @@ std::vector<CommandSpec> resource_commands() {
   add_verbs(v, dig);
   // Deployment commands (instantiate, terminate, update, rollback, status,
   // ...) live in cli/cmd_deploy.cpp with their waiting and progress flags.
-  add_operations(v, dig, {{"approve", "approve a deployment intent group for instantiation"}}, false);
+  add_operations(v, dig, {{"approve", "approve a deployment intent group for instantiation"}});
   add_verbs(v, {.words = {"dig", "intent"}, .kind = "groupIntent", .address = "PROJECT/COMPOSITE-APP/VERSION/DIG/INTENT",
                 .flags = {{.name = "placement", .value = "NAME", .help = "the generic placement intent"},
                           {.name = "controller", .value = "CONTROLLER=INTENT", .help = "a controller's intent", .repeatable = true}},
@@ -471,8 +404,6 @@ std::vector<CommandSpec> resource_commands() {
           },
           .examples = {"emco lc create proj1/lc0 --level 0", "emco lc create proj1/tenant-a --namespace tenant-a --user alice"}};
   add_verbs(v, lc);
-  add_operations(v, lc, {{"instantiate", "instantiate a logical cloud on its clusters"},
-                         {"terminate", "terminate a logical cloud"}});
   add_verbs(v, {.words = {"lc", "cluster-ref"}, .kind = "clusterReference", .address = "PROJECT/LOGICAL-CLOUD/REFERENCE",
                 .flags = {{.name = "cluster", .value = "PROVIDER/CLUSTER", .help = "the cluster referenced"},
                           {.name = "load-balancer-ip", .value = "IP", .help = "the cluster's load balancer address"}},

@@ -52,6 +52,7 @@ const std::vector<CommandSpec>& commands() {
     std::vector<CommandSpec> v = core_commands();
     for (auto& c : resource_commands()) v.push_back(std::move(c));
     for (auto& c : deploy_commands()) v.push_back(std::move(c));
+    for (auto& c : lc_commands()) v.push_back(std::move(c));
     for (auto& c : plan_commands()) v.push_back(std::move(c));  // cli/cmd_plan.cpp
     for (auto& c : tool_commands()) v.push_back(std::move(c));
     for (auto& c : ctl_commands()) v.push_back(std::move(c));

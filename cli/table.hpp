@@ -90,6 +90,7 @@ std::vector<CommandSpec> resource_commands();  // cluster, project, app, dig, lc
 std::vector<CommandSpec> deploy_commands();    // dig lifecycle/status/history, status, sync (cli/cmd_deploy.cpp)
 std::vector<CommandSpec> ctl_commands();       // emcoctl compatibility
 std::vector<CommandSpec> tool_commands();      // template, sim, cluster check
+std::vector<CommandSpec> lc_commands();        // logical-cloud status (cli/cmd_lc.cpp)
 
 // Registers the plugins' content validators (kubeconfigs) with core/manifest.
 void install_content_validators();

@@ -166,7 +166,7 @@ _emco_flags() {
     "lc create") echo "--level --namespace --user --label --description --spec-file --output --workspace --help --quiet" ;;
     "lc delete") echo "--output --workspace --help --quiet" ;;
     "lc get") echo "--output --show-secrets --workspace --help --quiet" ;;
-    "lc instantiate") echo "--workspace --help --quiet" ;;
+    "lc instantiate") echo "--timeout --no-wait --parallel --output --workspace --help --quiet" ;;
     "lc kv create") echo "--kv --description --spec-file --output --workspace --help --quiet" ;;
     "lc kv delete") echo "--output --workspace --help --quiet" ;;
     "lc kv get") echo "--output --show-secrets --workspace --help --quiet" ;;
@@ -185,9 +185,9 @@ _emco_flags() {
     "lc quota list") echo "--output --workspace --help --quiet" ;;
     "lc quota update") echo "--set --description --spec-file --output --workspace --help --quiet" ;;
     "lc status") echo "--output --workspace --help --quiet" ;;
-    "lc stop") echo "--workspace --help --quiet" ;;
-    "lc terminate") echo "--workspace --help --quiet" ;;
-    "lc update") echo "--workspace --help --quiet" ;;
+    "lc stop") echo "--output --workspace --help --quiet" ;;
+    "lc terminate") echo "--timeout --no-wait --parallel --output --workspace --help --quiet" ;;
+    "lc update") echo "--timeout --no-wait --parallel --output --workspace --help --quiet" ;;
     "project create") echo "--description --spec-file --output --workspace --help --quiet" ;;
     "project delete") echo "--output --workspace --help --quiet" ;;
     "project get") echo "--output --show-secrets --workspace --help --quiet" ;;

@@ -1,4 +1,5 @@
 #include "core/lifecycle/lifecycle.hpp"
+#include "core/lifecycle/internal.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -13,6 +14,8 @@ namespace emco::lifecycle {
 using nlohmann::json;
 using resource::Key;
 using resource::Kind;
+namespace ac = emco::appcontext;
+using namespace std::chrono;
 
 std::string initial_state_info(Clock& clock) {
   json si = {{"statusctxid", ""},
@@ -27,7 +30,7 @@ std::string current_state(const std::string& state_info) {
   return si["actions"].back().value("state", "");
 }
 
-namespace {
+namespace detail {
 
 std::string last_instance(const json& si) {
   if (!si.contains("actions") || si["actions"].empty()) return "";
@@ -42,47 +45,6 @@ std::string lc_level(const store::Resource& lc) {
   auto data = json::parse(lc.data);
   return data.value("spec", json::object()).value("level", "1");
 }
-
-}  // namespace
-
-void check_modify_allowed(const Kind& k, const store::Resource& existing) {
-  if (k.id != "deploymentIntentGroup") return;
-  std::string state = current_state(existing.state_info);
-  if (state != "Created" && !state.empty())
-    fail(ErrorKind::conflict,
-         store::describe(k, existing.key) + " is in " + state + " state; it can only be modified while Created",
-         "change its intents instead and run 'emco dig update', or terminate and delete it first");
-}
-
-void check_delete_allowed(const store::Store& st, const Kind& k, const store::Resource& existing) {
-  std::string state = current_state(existing.state_info);
-  if (k.id == "deploymentIntentGroup" && (state == "Instantiated" || state == "InstantiateStopped"))
-    fail(ErrorKind::conflict, "cannot delete " + store::describe(k, existing.key) + ": it is " + state,
-         "terminate it first (emco dig terminate, or a .../terminate anchor)");
-  if (k.id == "logicalCloud" && state == "Instantiated")
-    fail(ErrorKind::conflict, "cannot delete " + store::describe(k, existing.key) + ": it is Instantiated",
-         "terminate it first (emco lc terminate, or a .../terminate anchor)");
-  (void)st;
-}
-
-namespace {
-
-namespace ac = emco::appcontext;
-using namespace std::chrono;
-
-int last_revision(const json& si) {
-  int r = 0;
-  for (const auto& a : si["actions"])
-    if (a.value("state", "") == "Instantiated") r = a.value("revision", 0);
-  return r;
-}
-
-// How a delivery ended for the caller.
-struct Delivered {
-  Delivery delivery = Delivery::pending;
-  std::string status;
-  std::vector<std::string> failures;
-};
 
 // Drives `ctx` until its queue drains, waiting for another process that
 // holds it, until the deadline or an interrupt.
@@ -134,6 +96,39 @@ void finish_queued(store::Store& st, const Key& owner, const OperationOptions& o
       fail(ErrorKind::pending, "earlier work on this resource is still queued (context " + id + ")",
            "run 'emco sync' to finish it, then retry");
   }
+}
+
+}  // namespace detail
+
+using namespace detail;
+
+void check_modify_allowed(const Kind& k, const store::Resource& existing) {
+  if (k.id != "deploymentIntentGroup") return;
+  std::string state = current_state(existing.state_info);
+  if (state != "Created" && !state.empty())
+    fail(ErrorKind::conflict,
+         store::describe(k, existing.key) + " is in " + state + " state; it can only be modified while Created",
+         "change its intents instead and run 'emco dig update', or terminate and delete it first");
+}
+
+void check_delete_allowed(const store::Store& st, const Kind& k, const store::Resource& existing) {
+  std::string state = current_state(existing.state_info);
+  if (k.id == "deploymentIntentGroup" && (state == "Instantiated" || state == "InstantiateStopped"))
+    fail(ErrorKind::conflict, "cannot delete " + store::describe(k, existing.key) + ": it is " + state,
+         "terminate it first (emco dig terminate, or a .../terminate anchor)");
+  if (k.id == "logicalCloud" && state == "Instantiated")
+    fail(ErrorKind::conflict, "cannot delete " + store::describe(k, existing.key) + ": it is Instantiated",
+         "terminate it first (emco lc terminate, or a .../terminate anchor)");
+  (void)st;
+}
+
+namespace {
+
+int last_revision(const json& si) {
+  int r = 0;
+  for (const auto& a : si["actions"])
+    if (a.value("state", "") == "Instantiated") r = a.value("revision", 0);
+  return r;
 }
 
 appcontext::AppContext plan_dig(store::Store& st, const Key& key, const OperationOptions& o,
@@ -363,62 +358,12 @@ OperationResult dig_operation(store::Store& st, const Kind& k, const Key& key, c
        "deployment intent groups support approve, instantiate, terminate, stop, update, rollback");
 }
 
-OperationResult lc_operation(store::Store& st, const Kind& k, const Key& key, const std::string& op, Clock& clock) {
-  OperationResult out;
-  st.write([&] {
-    auto r = st.get(key);
-    if (!r) fail(ErrorKind::not_found, store::describe(k, key) + " does not exist");
-    json si = r->state_info.empty() ? json::parse(initial_state_info(clock)) : json::parse(r->state_info);
-    std::string state = current_state(si.dump());
-    const std::string what = store::describe(k, key);
-    if (lc_level(*r) != "0")
-      fail(ErrorKind::failed, "instantiating standard and privileged (level 1) logical clouds is not available yet",
-           "use an admin logical cloud (spec.level: \"0\") for now");
-    int rev = si["actions"].empty() ? 1 : si["actions"].back().value("revision", 0) + 1;
-    if (op == "instantiate") {
-      if (state == "Instantiated" || state == "Updated") fail(ErrorKind::conflict, what + " is already instantiated");
-      if (st.list(resource::kind("clusterReference"), key).empty())
-        fail(ErrorKind::conflict, what + " has no cluster references",
-             "add one under '" + resource::resource_anchor(k, key) + "/cluster-references' first");
-      // An admin cloud changes nothing on clusters: record the empty-shell
-      // context and the Instantiated state (logical-clouds.md, level 0).
-      std::string ctx = random_context_id();
-      append_action(si, "Instantiated", ctx, rev, clock);
-      si["statusctxid"] = ctx;
-      out.message = "instantiated";
-    } else if (op == "terminate") {
-      // An update of a logical cloud records "Updated": it stays instantiated.
-      if (state != "Instantiated" && state != "InstantiateStopped" && state != "Updated")
-        fail(ErrorKind::conflict, what + " is not instantiated (state " + state + ")");
-      append_action(si, "Terminated", last_instance(si), rev, clock);
-      out.message = "terminated";
-    } else if (op == "update") {
-      // lifecycle.md §3: a no-op unless Instantiated. An admin cloud has
-      // nothing on clusters to change, so the update is the new record.
-      if (state != "Instantiated" && state != "Updated") {
-        out.message = "not instantiated (unchanged)";
-        return;
-      }
-      append_action(si, "Updated", random_context_id(), rev, clock);
-      out.message = "updated";
-    } else if (op == "stop") {
-      // Stop needs delivery in progress; an admin cloud's never is.
-      fail(ErrorKind::conflict, what + " has no deployment in progress (state " + state + ")");
-    } else {
-      fail(ErrorKind::invalid, "'" + op + "' is not an operation of a " + k.display,
-           "logical clouds support instantiate, terminate, update, stop");
-    }
-    st.set_state_info(key, si.dump());
-  });
-  return out;
-}
-
 }  // namespace
 
 OperationResult run(store::Store& st, const Kind& k, const Key& key, const std::string& op, const json& body,
                     Clock& clock, const OperationOptions& options) {
   if (k.id == "deploymentIntentGroup") return dig_operation(st, k, key, op, body, clock, options);
-  if (k.id == "logicalCloud") return lc_operation(st, k, key, op, clock);
+  if (k.id == "logicalCloud") return lc_operation(st, k, key, op, body, clock, options);
   fail(ErrorKind::failed, "'" + op + "' on a " + k.display + " is not available in this version of emco",
        "deployment intent groups and admin logical clouds have lifecycle operations today");
 }

@@ -1,0 +1,47 @@
+#pragma once
+// Shared by the lifecycle operations of core/lifecycle (DIGs in
+// lifecycle.cpp, logical clouds in logical_cloud.cpp); not a public API.
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "core/lifecycle/lifecycle.hpp"
+
+namespace emco::lifecycle::detail {
+
+// The instance (context id) of the last stateInfo action, "" when none.
+std::string last_instance(const nlohmann::json& state_info);
+// Appends {state, instance, time, revision} to stateInfo.actions.
+void append_action(nlohmann::json& state_info, const std::string& state, const std::string& instance, int revision,
+                   Clock& clock);
+// A logical cloud's spec.level ("0" admin, "1" standard/privileged; "1" when unset).
+std::string lc_level(const store::Resource& lc);
+
+// How a delivery ended for the caller.
+struct Delivered {
+  Delivery delivery = Delivery::pending;
+  std::string status;
+  std::vector<std::string> failures;
+};
+
+// Drives context `ctx` until its queue drains, waiting for another process
+// that holds it, until `deadline` or an interrupt. `goal`: the context status
+// that counts as done ("" = anything but *Failed).
+Delivered deliver(store::Store& st, const std::string& ctx, const std::string& goal, const OperationOptions& o,
+                  std::chrono::steady_clock::time_point deadline);
+std::chrono::steady_clock::time_point deadline_of(const OperationOptions& o);
+// Copies a delivery's outcome into the operation result.
+void fill(OperationResult& out, const std::string& ctx, const Delivered& d);
+// Finishes contexts of `owner` with queued work and no live process on them
+// before a new operation builds on their state; Error(pending) when it cannot.
+void finish_queued(store::Store& st, const resource::Key& owner, const OperationOptions& o,
+                   std::chrono::steady_clock::time_point deadline);
+
+// Logical-cloud operations (logical_cloud.cpp).
+OperationResult lc_operation(store::Store& st, const resource::Kind& k, const resource::Key& key, const std::string& op,
+                             const nlohmann::json& body, Clock& clock, const OperationOptions& options);
+
+}  // namespace emco::lifecycle::detail
