@@ -58,7 +58,7 @@ Delivered deliver(store::Store& st, const std::string& ctx, const std::string& g
   drive.engine.parallel = o.parallel;
   drive.engine.interrupt = o.interrupt;
   drive.engine.deadline = deadline;
-  drive.factory = o.factory ? o.factory : kube_targets(st);
+  drive.factory = o.factory ? o.factory : cluster_targets(st, ctx);
   drive.progress = o.progress;
   for (;;) {
     auto r = sync::drive(st, ctx, drive);

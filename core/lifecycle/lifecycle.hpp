@@ -99,7 +99,15 @@ struct ResumeResult {
 std::vector<ResumeResult> resume(store::Store& st, const OperationOptions& options);
 
 // The TargetFactory delivering to the workspace's clusters with their
-// kubeconfigs (read now, on the calling thread).
+// kubeconfigs (read now, on the calling thread). Also used to read live
+// objects back (status).
 sync::TargetFactory kube_targets(store::Store& st);
+
+// The TargetFactory delivering context `ctx`: the clusters' own kubeconfigs,
+// except for a deployment into a standard or privileged logical cloud (meta
+// Level "1"), which runs with the cloud user's kubeconfig issued at the
+// cloud's instantiate (core/lifecycle/credentials.hpp); a cluster without one
+// fails its jobs with a hint to instantiate the cloud.
+sync::TargetFactory cluster_targets(store::Store& st, const std::string& ctx);
 
 }  // namespace emco::lifecycle

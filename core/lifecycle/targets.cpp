@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/lifecycle/credentials.hpp"
 #include "core/lifecycle/lifecycle.hpp"
 #include "core/util/error.hpp"
 #include "plugins/targets/kube/kube_target.hpp"
@@ -122,6 +123,27 @@ sync::TargetFactory kube_targets(store::Store& st) {
     if (it == configs->end() || it->second.empty())
       fail(ErrorKind::not_found, "cluster '" + cluster + "' has no kubeconfig",
            "attach one with the cluster's 'file:' (emco cluster update ... --kubeconfig FILE)");
+    return std::make_shared<KubeAdapter>(cluster, it->second, ns);
+  };
+}
+
+sync::TargetFactory cluster_targets(store::Store& st, const std::string& ctx) {
+  auto h = appcontext::header(st, ctx);
+  auto meta = [&](const char* name) {
+    auto it = h.meta.find(name);
+    return it == h.meta.end() ? std::string() : it->second;
+  };
+  if (h.owner_kind != "deploymentIntentGroup" || meta("Level") != "1") return kube_targets(st);
+  resource::Key lc;
+  lc.parts = {{"project", meta("Project")}, {"logicalCloud", meta("LogicalCloud")}};
+  auto configs = std::make_shared<std::map<std::string, std::string>>();
+  for (const auto& cluster : tenant_clusters(st, lc)) (*configs)[cluster] = *tenant_kubeconfig(st, lc, cluster);
+  return [configs, lc_name = meta("LogicalCloud")](const std::string& cluster,
+                                                   const std::string& ns) -> std::shared_ptr<sync::Target> {
+    auto it = configs->find(cluster);
+    if (it == configs->end())
+      fail(ErrorKind::not_found, "logical cloud '" + lc_name + "' has no credentials for cluster '" + cluster + "'",
+           "instantiate the logical cloud (or update it after adding the cluster reference)");
     return std::make_shared<KubeAdapter>(cluster, it->second, ns);
   };
 }

@@ -127,6 +127,17 @@ CREATE TABLE ac_queue(
 );
 CREATE TABLE ac_active(ctx TEXT PRIMARY KEY REFERENCES ac_contexts(id) ON DELETE CASCADE);
 )sql",
+    // 3: credentials emco issues (core/lifecycle/credentials.hpp): the
+    // kubeconfig of a logical cloud's user, per cluster.
+    R"sql(
+CREATE TABLE credentials(
+  owner TEXT NOT NULL,
+  cluster TEXT NOT NULL,
+  kubeconfig TEXT NOT NULL,
+  created TEXT NOT NULL,
+  PRIMARY KEY(owner, cluster)
+);
+)sql",
 };
 
 constexpr int k_busy_timeout_ms = 600000;  // wait, never report "database is locked"
