@@ -111,7 +111,7 @@ void check_modify_allowed(const Kind& k, const store::Resource& existing) {
          "change its intents instead and run 'emco dig update', or terminate and delete it first");
 }
 
-void check_delete_allowed(const store::Store& st, const Kind& k, const store::Resource& existing) {
+void before_delete(store::Store& st, const Kind& k, const store::Resource& existing) {
   std::string state = current_state(existing.state_info);
   if (k.id == "deploymentIntentGroup" && (state == "Instantiated" || state == "InstantiateStopped"))
     fail(ErrorKind::conflict, "cannot delete " + store::describe(k, existing.key) + ": it is " + state,

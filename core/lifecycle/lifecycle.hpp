@@ -27,10 +27,13 @@ std::string initial_state_info(Clock& clock);
 // The current state ("Created", "Approved", ...), or "" when there is none.
 std::string current_state(const std::string& state_info);
 
-// Checks that a stored resource may be modified / deleted in its current
-// state; throws Error(conflict) saying why not and what to do instead.
+// Checks that a stored resource may be modified in its current state;
+// throws Error(conflict) saying why not and what to do instead.
 void check_modify_allowed(const resource::Kind& k, const store::Resource& existing);
-void check_delete_allowed(const store::Store& st, const resource::Kind& k, const store::Resource& existing);
+// Called inside the delete's write transaction, before the resource is
+// removed: throws Error(conflict) when its state forbids the delete, else
+// removes what the lifecycle keeps for it (its AppContexts, issued credentials).
+void before_delete(store::Store& st, const resource::Kind& k, const store::Resource& existing);
 
 
 // Makes the AppContext of a DIG from the current intents. `status_context`:

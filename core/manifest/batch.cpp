@@ -380,7 +380,7 @@ BatchResult run_batch(store::Store& st, Verb verb, const std::vector<File>& file
               "use --ignore-not-found to skip resources that are already gone");
         }
         try {
-          lifecycle::check_delete_allowed(st, *d.anchor.kind, *r);
+          lifecycle::before_delete(st, *d.anchor.kind, *r);
         } catch (const Error& e) {
           throw e.with_context(d.where());
         }
