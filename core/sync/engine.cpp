@@ -7,6 +7,7 @@
 #include <mutex>
 #include <optional>
 #include <random>
+#include <set>
 #include <thread>
 
 namespace emco::sync {
@@ -20,6 +21,7 @@ const char* status_name(ResourceStatus s) {
     case ResourceStatus::failed: return "Failed";
     case ResourceStatus::retrying: return "Retrying";
     case ResourceStatus::deleted: return "Deleted";
+    case ResourceStatus::committed: return "Committed";
   }
   return "Pending";
 }
@@ -34,7 +36,8 @@ const char* connectivity_name(Connectivity c) {
 }
 
 ResourceStatus parse_status(const std::string& text) {
-  for (auto s : {ResourceStatus::applied, ResourceStatus::failed, ResourceStatus::retrying, ResourceStatus::deleted})
+  for (auto s : {ResourceStatus::applied, ResourceStatus::failed, ResourceStatus::retrying, ResourceStatus::deleted,
+                 ResourceStatus::committed})
     if (text == status_name(s)) return s;
   return ResourceStatus::pending;
 }
@@ -167,6 +170,11 @@ private:
   }
 
   JobEnd run_job(const Job& j, std::string& failure);
+  JobEnd stage_job(size_t job_index, Batch& batch, std::string& failure);
+  // Commits every batch (calling thread); false when the run was cancelled
+  // meanwhile (stop, interrupt, deadline: `why` says which).
+  bool commit_batches(const Hooks& hooks, const std::function<void()>& flush, Result& result, size_t& done,
+                      size_t& failed, Outcome& why);
   void run_readiness(size_t app_index);
 
   // ---- the pool ----
@@ -224,10 +232,131 @@ private:
   std::vector<std::pair<size_t, std::pair<JobEnd, std::string>>> m_job_ends;  // job index -> end
   std::vector<size_t> m_ready_apps;
 
+  // Steps staged on batching targets, per batch in order of first use.
+  struct StagedStep {
+    size_t job;
+    size_t step;
+  };
+  std::mutex m_stage_mutex;
+  std::vector<Batch*> m_batch_order;
+  std::map<Batch*, std::vector<StagedStep>> m_staged;
+
   std::atomic<size_t> m_steps_done{0};
   std::atomic<size_t> m_retrying{0};
   std::vector<AppState> m_apps;
 };
+
+JobEnd Runner::stage_job(size_t job_index, Batch& batch, std::string& failure) {
+  const Job& j = m_work.jobs[job_index];
+  for (size_t i = 0; i < j.steps.size(); ++i) {
+    if (cancelled()) return JobEnd::cancelled;
+    const Step& s = j.steps[i];
+    bool removal = s.action == StepAction::remove || s.action == StepAction::remove_quiet;
+    try {
+      batch.stage({j.app, j.cluster, s.resource, s.manifest, removal});
+    } catch (const std::exception& e) {
+      auto* te = dynamic_cast<const TargetError*>(&e);
+      std::string message = te ? te->message() : e.what();
+      emit_resource(j, s, ResourceStatus::failed, message);
+      ++m_steps_done;
+      if (s.action == StepAction::remove_quiet) continue;
+      if (s.action == StepAction::remove) continue;
+      failure = message;
+      return JobEnd::failed;
+    }
+    {
+      std::lock_guard lock(m_stage_mutex);
+      auto& list = m_staged[&batch];
+      if (list.empty()) m_batch_order.push_back(&batch);
+      list.push_back({job_index, i});
+    }
+    ++m_steps_done;
+  }
+  return JobEnd::ok;
+}
+
+bool Runner::commit_batches(const Hooks& hooks, const std::function<void()>& flush, Result& result, size_t& done,
+                            size_t& failed, Outcome& why) {
+  // Cancellation between retries: stop flag, interrupt, deadline.
+  auto should_end = [&] {
+    if (hooks.stop_requested && hooks.stop_requested()) {
+      why = Outcome::stopped;
+      return true;
+    }
+    if ((m_options.interrupt && m_options.interrupt->load()) || steady_clock::now() >= m_options.deadline) {
+      why = Outcome::interrupted;
+      return true;
+    }
+    return false;
+  };
+  for (Batch* batch : m_batch_order) {
+    const auto& staged = m_staged[batch];
+    // The (app, cluster) jobs this batch covers.
+    std::set<size_t> jobs;
+    for (const auto& s : staged) jobs.insert(s.job);
+    milliseconds backoff = m_options.backoff_initial;
+    int attempts = 0;
+    bool retrying_shown = false;
+    for (;;) {
+      std::string error;
+      bool transient = false;
+      try {
+        std::string note = batch->commit();
+        for (size_t ji : jobs) emit_connectivity(m_work.jobs[ji], Connectivity::available);
+        for (const auto& s : staged) {
+          const Job& j = m_work.jobs[s.job];
+          const Step& step = j.steps[s.step];
+          bool removal = step.action == StepAction::remove || step.action == StepAction::remove_quiet;
+          emit_resource(j, step, removal ? ResourceStatus::deleted : ResourceStatus::committed, note);
+        }
+        break;
+      } catch (const std::exception& e) {
+        auto* te = dynamic_cast<const TargetError*>(&e);
+        error = te ? te->message() : e.what();
+        transient = te && te->transient();
+      }
+      ++attempts;
+      if (transient && (m_options.max_retries < 0 || attempts <= m_options.max_retries)) {
+        // Nothing is recorded for the resources: they stay as they were
+        // until a commit succeeds.
+        if (!retrying_shown) {
+          for (size_t ji : jobs) emit_connectivity(m_work.jobs[ji], Connectivity::retrying);
+          retrying_shown = true;
+          if (result.failures.size() < 50) result.failures.push_back("commit not delivered yet: " + error);
+        }
+        flush();
+        auto until = steady_clock::now() + jitter(backoff);
+        while (steady_clock::now() < until) {
+          if (should_end()) {
+            cancel();
+            return false;
+          }
+          auto left = duration_cast<milliseconds>(until - steady_clock::now());
+          if (!sleep_for(std::max(milliseconds(1), std::min(left, m_options.poll)))) return false;
+        }
+        if (should_end()) {
+          cancel();
+          return false;
+        }
+        backoff = std::min(backoff * 2, m_options.backoff_max);
+        continue;
+      }
+      if (transient) error += " (gave up after " + std::to_string(attempts) + " attempts)";
+      for (const auto& s : staged) {
+        const Job& j = m_work.jobs[s.job];
+        emit_resource(j, j.steps[s.step], ResourceStatus::failed, error);
+      }
+      for (size_t ji : jobs) {
+        const Job& j = m_work.jobs[ji];
+        if (done > 0) --done;
+        ++failed;
+        if (result.failures.size() < 50) result.failures.push_back(j.app + " on " + j.cluster + ": " + error);
+      }
+      break;
+    }
+  }
+  return true;
+}
 
 JobEnd Runner::run_job(const Job& j, std::string& failure) {
   std::shared_ptr<Target> target;
@@ -238,6 +367,7 @@ JobEnd Runner::run_job(const Job& j, std::string& failure) {
     for (const auto& s : j.steps) emit_resource(j, s, ResourceStatus::failed, failure);
     return JobEnd::failed;
   }
+  if (Batch* batch = target->batch()) return stage_job(static_cast<size_t>(&j - m_work.jobs.data()), *batch, failure);
   bool reachable = false;
   Connectivity reported = Connectivity::unknown;
   int attempts = 0;
@@ -292,12 +422,6 @@ JobEnd Runner::run_job(const Job& j, std::string& failure) {
       return JobEnd::failed;
     }
   }
-  try {
-    target->flush();
-  } catch (const std::exception& e) {
-    failure = e.what();
-    return JobEnd::failed;
-  }
   return JobEnd::ok;
 }
 
@@ -311,6 +435,7 @@ void Runner::run_readiness(size_t app_index) {
     } catch (const std::exception&) {
       continue;  // the job itself failed on this already
     }
+    if (target->batch()) continue;  // delivered by the remote's consumer: nothing to wait for here
     for (const auto& s : j.steps) {
       if (!s.record || s.action == StepAction::remove || s.action == StepAction::remove_quiet) continue;
       for (;;) {
@@ -480,6 +605,10 @@ Result Runner::run(const Hooks& hooks) {
     bool all_finished = std::all_of(m_apps.begin(), m_apps.end(), [](const AppState& a) {
       return a.phase == AppState::succeeded || a.phase == AppState::failed;
     });
+    if (all_finished && !cancelled()) {
+      flush();
+      if (!commit_batches(hooks, flush, result, done, failed, cancel_outcome)) break;
+    }
     if (all_finished || cancelled()) break;
 
     // Nothing running and nothing startable: a dependency cycle.

@@ -21,6 +21,17 @@
 // the job continues (as rsync does). Steps that wait (hooks) poll the object
 // until it is ready.
 //
+// Batching targets (Target::batch(), git): the steps of their jobs are
+// staged, not run, and the job ends when they are staged (hook waits and
+// Ready dependencies count as met: the remote's consumer orders them). Once
+// every job has ended, each distinct Batch is committed once on the calling
+// thread; the staged statuses (Committed / Deleted, with the commit) are
+// recorded only after that succeeds. A transient commit failure marks the
+// batch's clusters Retrying and is retried with backoff until it succeeds,
+// max_retries, stop, interrupt or the deadline (then the outcome is
+// interrupted and nothing of the batch is recorded); a permanent one marks
+// the staged resources Failed and their jobs failed.
+//
 // Dependencies: an app starts when every app it depends on has finished
 // successfully (Deployed) or is ready on all its clusters (Ready), plus the
 // dependency's `wait` seconds. A failed dependency fails its dependents
@@ -37,9 +48,11 @@
 
 namespace emco::sync {
 
-enum class ResourceStatus { pending, applied, failed, retrying, deleted };
+// committed: written to a git repository (batching targets); the message
+// then holds "commit <id>".
+enum class ResourceStatus { pending, applied, failed, retrying, deleted, committed };
 enum class Connectivity { unknown, available, retrying };
-const char* status_name(ResourceStatus s);     // "Pending", "Applied", ...
+const char* status_name(ResourceStatus s);     // "Pending", "Applied", ..., "Committed"
 const char* connectivity_name(Connectivity c); // "Unknown", "Available", "Retrying"
 ResourceStatus parse_status(const std::string& text);           // unknown text -> pending
 Connectivity parse_connectivity(const std::string& text);       // unknown text -> unknown

@@ -9,6 +9,14 @@
 // the cluster's Target). Failures are thrown as TargetError: transient()
 // errors (unreachable, timeouts, 5xx, 429) are retried by the engine with
 // backoff; the others mark the resource Failed.
+//
+// Batching targets (git) return a Batch from batch(): the engine then stages
+// every step of the cluster's jobs there instead of calling apply/remove,
+// and once every job of the run has ended it commits each distinct Batch
+// once (one commit per repository); only then are the staged steps' statuses
+// recorded. A failed commit records nothing final: transient failures are
+// retried until the run's deadline (the operation stays pending and is
+// resumed later), permanent ones mark the staged resources Failed.
 
 #include <functional>
 #include <memory>
@@ -42,6 +50,28 @@ struct ObjectState {
   std::string reason;  // why not ready
 };
 
+// One step handed to a batching target.
+struct Staged {
+  std::string app;
+  std::string cluster;   // "<provider>+<cluster>"
+  std::string resource;  // "<name>+<Kind>"
+  std::string manifest;  // the object text
+  bool remove = false;   // delete it (else write it)
+};
+
+class Batch {
+public:
+  virtual ~Batch() = default;
+  // Records one step; called from worker threads (thread-safe). Throws
+  // TargetError (not transient) when the step cannot be staged.
+  virtual void stage(const Staged& step) = 0;
+  // Delivers everything staged, on the thread that called sync::run (it may
+  // read the workspace). Returns the note recorded with each staged status
+  // ("commit <id>", "unchanged at <id>"). Throws TargetError; a transient one
+  // is retried with backoff, and a later commit() must deliver the same.
+  virtual std::string commit() = 0;
+};
+
 class Target {
 public:
   virtual ~Target() = default;
@@ -56,9 +86,9 @@ public:
   virtual ObjectState state(std::string_view manifest) = 0;
   // The live object as JSON text, "" when absent (status output=detail).
   virtual std::string read(std::string_view manifest) = 0;
-  // End of an operation on this cluster: targets that batch (git) deliver
-  // here. Direct targets do nothing.
-  virtual void flush() {}
+  // Non-null for batching targets (see the file comment); the Batch may be
+  // shared by the Targets of several clusters (one per git repository).
+  virtual Batch* batch() { return nullptr; }
 };
 
 // Makes the Target of cluster `cluster` ("<provider>+<cluster>") for objects

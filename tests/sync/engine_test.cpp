@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <map>
@@ -329,8 +330,170 @@ TEST_CASE("a cluster without a usable target fails its jobs", "[sync][engine]") 
 
 TEST_CASE("status names round-trip", "[sync][engine]") {
   for (auto s : {ResourceStatus::pending, ResourceStatus::applied, ResourceStatus::failed, ResourceStatus::retrying,
-                 ResourceStatus::deleted})
+                 ResourceStatus::deleted, ResourceStatus::committed})
     CHECK(parse_status(status_name(s)) == s);
   for (auto c : {Connectivity::unknown, Connectivity::available, Connectivity::retrying})
     CHECK(parse_connectivity(connectivity_name(c)) == c);
+}
+
+// ---- batching targets (git) ------------------------------------------------
+
+namespace {
+
+// A repository shared by several clusters: stages steps, commits them all at
+// once; commit() can be made to fail transiently or permanently.
+class FakeRepo : public Batch {
+public:
+  void stage(const Staged& s) override {
+    std::lock_guard lock(m_mutex);
+    staged.push_back((s.remove ? "remove " : "write ") + s.cluster + "/" + s.app + "/" + s.manifest);
+  }
+  std::string commit() override {
+    ++commits;
+    if (transient_failures > 0) {
+      --transient_failures;
+      throw TargetError(true, true, "cannot reach the remote");
+    }
+    if (permanent_failure) throw TargetError(false, false, "pre-receive hook declined");
+    return "commit c" + std::to_string(commits);
+  }
+  std::mutex m_mutex;
+  std::vector<std::string> staged;
+  int commits = 0;
+  int transient_failures = 0;
+  bool permanent_failure = false;
+};
+
+class RepoTarget : public Target {
+public:
+  explicit RepoTarget(FakeRepo& repo) : m_repo(repo) {}
+  void probe() override {}
+  void apply(std::string_view, bool) override { FAIL("a batching target is never applied to"); }
+  bool remove(std::string_view) override {
+    FAIL("a batching target is never removed from");
+    return false;
+  }
+  ObjectState state(std::string_view) override { return {}; }
+  std::string read(std::string_view) override { return {}; }
+  Batch* batch() override { return &m_repo; }
+
+private:
+  FakeRepo& m_repo;
+};
+
+// Clusters named "git+..." deliver into `repo`, the others to `fleet`.
+TargetFactory mixed(Fleet& fleet, FakeRepo& repo) {
+  auto direct = fleet.factory();
+  return [direct, &repo](const std::string& cluster, const std::string& ns) -> std::shared_ptr<Target> {
+    if (cluster.rfind("git+", 0) == 0) return std::make_shared<RepoTarget>(repo);
+    return direct(cluster, ns);
+  };
+}
+
+size_t count_status(const Recorder& rec, ResourceStatus s) {
+  size_t n = 0;
+  for (const auto& u : rec.updates)
+    if (!u.connectivity && u.status == s) ++n;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("a batching target gets one commit for every cluster and app of the run", "[sync][engine][batch]") {
+  Fleet fleet;
+  FakeRepo repo;
+  Work w;
+  w.apps = {{"app1", {}}, {"app2", {{"app1", true, 0}}}};
+  w.jobs = {job("app1", "git+c1", {"a", "b"}), job("app1", "git+c2", {"a"}), job("app1", "p+c3", {"a"}),
+            job("app2", "git+c1", {"x"}), job("app2", "p+c3", {"x"})};
+  w.jobs.push_back(job("app2", "git+c2", {"old"}, StepAction::remove));
+  Recorder rec;
+  auto r = run(w, mixed(fleet, repo), fast(), rec.hooks());
+  CHECK(r.outcome == Outcome::succeeded);
+  CHECK(repo.commits == 1);
+  std::sort(repo.staged.begin(), repo.staged.end());
+  CHECK(repo.staged == std::vector<std::string>{"remove git+c2/app2/old", "write git+c1/app1/a", "write git+c1/app1/b",
+                                                "write git+c1/app2/x", "write git+c2/app1/a"});
+  // Direct clusters are applied as before; git resources record the commit.
+  CHECK(fleet.clusters["p+c3"].log == std::vector<std::string>{"apply a", "apply x"});
+  CHECK(rec.last("p+c3", "a+ConfigMap") == "Applied");
+  CHECK(rec.last("git+c1", "b+ConfigMap") == "Committed");
+  CHECK(rec.last("git+c2", "old+ConfigMap") == "Deleted");
+  for (const auto& u : rec.updates)
+    if (!u.connectivity && u.cluster.rfind("git+", 0) == 0) CHECK(u.message == "commit c1");
+  CHECK(rec.connectivity("git+c1") == std::vector<std::string>{"Available", "Available"});
+}
+
+TEST_CASE("a transient commit failure records nothing until a retry succeeds", "[sync][engine][batch]") {
+  Fleet fleet;
+  FakeRepo repo;
+  repo.transient_failures = 2;
+  Work w;
+  w.apps = {{"app1", {}}};
+  w.jobs = {job("app1", "git+c1", {"a"}), job("app1", "git+c2", {"a"})};
+  Recorder rec;
+  auto r = run(w, mixed(fleet, repo), fast(), rec.hooks());
+  CHECK(r.outcome == Outcome::succeeded);
+  CHECK(repo.commits == 3);
+  // The only resource statuses recorded are the final ones.
+  CHECK(count_status(rec, ResourceStatus::committed) == 2);
+  CHECK(rec.updates.size() == 2 + 4);  // 2 statuses, Retrying + Available per cluster
+  CHECK(rec.connectivity("git+c1") == std::vector<std::string>{"Retrying", "Available"});
+  CHECK(rec.last("git+c2", "a+ConfigMap") == "Committed");
+}
+
+TEST_CASE("a commit still failing at the deadline leaves the run interrupted and unrecorded", "[sync][engine][batch]") {
+  Fleet fleet;
+  FakeRepo repo;
+  repo.transient_failures = 1000000;
+  Work w;
+  w.apps = {{"app1", {}}};
+  w.jobs = {job("app1", "git+c1", {"a"}), job("app1", "p+c2", {"a"})};
+  Options o = fast();
+  o.deadline = std::chrono::steady_clock::now() + 150ms;
+  Recorder rec;
+  auto r = run(w, mixed(fleet, repo), o, rec.hooks());
+  CHECK(r.outcome == Outcome::interrupted);
+  CHECK(repo.commits >= 1);
+  CHECK(rec.last("git+c1", "a+ConfigMap") == "none");
+  CHECK(rec.last("p+c2", "a+ConfigMap") == "Applied");
+  CHECK(rec.connectivity("git+c1") == std::vector<std::string>{"Retrying"});
+  REQUIRE_FALSE(r.failures.empty());
+  CHECK(r.failures.front() == "commit not delivered yet: cannot reach the remote");
+}
+
+TEST_CASE("a permanent commit failure marks the staged resources Failed", "[sync][engine][batch]") {
+  Fleet fleet;
+  FakeRepo repo;
+  repo.permanent_failure = true;
+  Work w;
+  w.apps = {{"app1", {}}};
+  w.jobs = {job("app1", "git+c1", {"a", "b"}), job("app1", "p+c2", {"a"})};
+  Recorder rec;
+  auto r = run(w, mixed(fleet, repo), fast(), rec.hooks());
+  CHECK(r.outcome == Outcome::failed);
+  CHECK(repo.commits == 1);
+  CHECK(r.progress.failed == 1);
+  CHECK(r.progress.done == 1);
+  CHECK(rec.last("git+c1", "b+ConfigMap") == "Failed");
+  CHECK(rec.last("p+c2", "a+ConfigMap") == "Applied");
+  REQUIRE(r.failures.size() == 1);
+  CHECK(r.failures[0] == "app1 on git+c1: pre-receive hook declined");
+}
+
+TEST_CASE("a stop before the commit leaves the batch uncommitted", "[sync][engine][batch]") {
+  Fleet fleet;
+  FakeRepo repo;
+  fleet.clusters["p+c2"].always_unreachable = true;
+  Work w;
+  w.apps = {{"app1", {}}};
+  w.jobs = {job("app1", "git+c1", {"a"}), job("app1", "p+c2", {"a"})};
+  Recorder rec;
+  Hooks h = rec.hooks();
+  int polls = 0;
+  h.stop_requested = [&] { return ++polls > 3; };
+  auto r = run(w, mixed(fleet, repo), fast(), h);
+  CHECK(r.outcome == Outcome::stopped);
+  CHECK(repo.commits == 0);
+  CHECK(rec.last("git+c1", "a+ConfigMap") == "none");
 }
