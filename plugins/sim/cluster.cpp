@@ -340,6 +340,20 @@ Response Cluster::handle(const Request& r, const WatchSend& send) {
 Response Cluster::route(const Request& r, const WatchSend& send) {
   std::string path = r.path;
   while (path.size() > 1 && path.back() == '/') path.pop_back();
+  {
+    // A resource request names at least a resource below a group version;
+    // everything else (discovery, OpenAPI, /version, unknown paths) is a
+    // non-resource URL, authorized by path and the lower-case method.
+    auto segs = split(path.substr(1), '/');
+    bool resource_request = (segs.size() >= 3 && segs[0] == "api") || (segs.size() >= 4 && segs[0] == "apis");
+    if (!resource_request) {
+      Attributes a;
+      a.resource_request = false;
+      a.verb = to_lower(r.method);
+      a.path = r.path;
+      if (!authorize(r.identity, a).allowed) return forbidden(r.identity, a, nullptr);
+    }
+  }
   if (path == "/version") return version();
   if (path == "/healthz" || path == "/livez" || path == "/readyz") {
     Response ok;
@@ -398,9 +412,31 @@ Response Cluster::route(const Request& r, const WatchSend& send) {
   return resource(r, t, send);
 }
 
-bool Cluster::allowed(const Identity& who, const std::string& verb, const std::string& group,
-                      const std::string& resource, const std::string& ns) const {
-  return !m_env.authorize || m_env.authorize(who, verb, group, resource, ns);
+Decision Cluster::authorize(const Identity& who, const Attributes& what) const {
+  if (std::find(who.groups.begin(), who.groups.end(), "system:masters") != who.groups.end()) return {true, ""};
+  return detail::authorize(who, what, rbac_objects());
+}
+
+RbacObjects Cluster::rbac_objects() const {
+  auto objects = [this](const char* store_key) -> const std::map<std::string, json>* {
+    auto it = m_objects.find(store_key);
+    return it == m_objects.end() ? nullptr : &it->second;
+  };
+  RbacObjects rbac;
+  rbac.roles = objects("rbac.authorization.k8s.io/roles");
+  rbac.role_bindings = objects("rbac.authorization.k8s.io/rolebindings");
+  rbac.cluster_roles = objects("rbac.authorization.k8s.io/clusterroles");
+  rbac.cluster_role_bindings = objects("rbac.authorization.k8s.io/clusterrolebindings");
+  return rbac;
+}
+
+Response Cluster::forbidden(const Identity& who, const Attributes& what, const k8s::ResourceType* type) const {
+  json d = json::object();
+  if (type) {
+    d = details(*type, what.name);
+    if (what.name.empty()) d.erase("name");
+  }
+  return status_error(403, "Forbidden", forbidden_message(who, what, type ? type->group_resource() : ""), d);
 }
 
 Response Cluster::resource(const Request& r, const Target& t, const WatchSend& send) {
@@ -418,10 +454,6 @@ Response Cluster::resource(const Request& r, const Target& t, const WatchSend& s
     as_json.body = decoded.dump();
     return resource(as_json, t, send);
   }
-  if (!t.info->type.verbs.empty()) {  // create-only reviews
-    if (m == "POST" && t.name.empty()) return review(r, t);
-    return status_error(405, "MethodNotAllowed", "the server does not allow this method on the requested resource");
-  }
   std::string verb;
   if (m == "GET") {
     std::string w = query(r, "watch");
@@ -436,12 +468,14 @@ Response Cluster::resource(const Request& r, const Target& t, const WatchSend& s
     verb = t.name.empty() ? "deletecollection" : "delete";
   }
   std::string resource_name = t.info->type.resource + (t.subresource.empty() ? "" : "/" + t.subresource);
-  if (!verb.empty() && !allowed(r.identity, verb, t.info->type.group, resource_name, t.ns)) {
-    std::string msg = t.info->type.group_resource() + (t.name.empty() ? "" : " \"" + t.name + "\"") +
-                      " is forbidden: User \"" + r.identity.user + "\" cannot " + verb + " resource \"" +
-                      resource_name + "\" in API group \"" + t.info->type.group + "\"" +
-                      (t.ns.empty() ? std::string(" at the cluster scope") : " in the namespace \"" + t.ns + "\"");
-    return status_error(403, "Forbidden", msg, details(t.info->type, t.name));
+  Attributes attrs{verb, true, t.info->type.group, resource_name, t.name, t.ns, {}};
+  // The apiserver takes a namespace's own name as the request's namespace,
+  // so a Role in "ns1" can grant access to the Namespace object ns1.
+  if (t.info->type.group.empty() && t.info->type.resource == "namespaces") attrs.ns = t.name;
+  if (!verb.empty() && !authorize(r.identity, attrs).allowed) return forbidden(r.identity, attrs, &t.info->type);
+  if (!t.info->type.verbs.empty()) {  // create-only reviews
+    if (m == "POST" && t.name.empty()) return review(r, t);
+    return status_error(405, "MethodNotAllowed", "the server does not allow this method on the requested resource");
   }
   if (t.name.empty()) {
     if (m == "GET") {
@@ -965,6 +999,11 @@ Response Cluster::apply_object(const Request& r, const Target& t, const json& in
                          "with an alphanumeric character",
                      "FieldValueInvalid");
   }
+  if (!live && t.subresource.empty()) {
+    // Apply creates through the update path, which authorizes the create too.
+    Attributes create{"create", true, type.group, type.resource, t.name, t.ns, {}};
+    if (!authorize(r.identity, create).allowed) return forbidden(r.identity, create, &type);
+  }
   std::string want_rv = meta.value("resourceVersion", "");
   if (!want_rv.empty() && (!live || want_rv != (*live)["metadata"].value("resourceVersion", "")))
     return modified_conflict(type, t.name);
@@ -991,6 +1030,23 @@ Response Cluster::approve_csr(const Request& r, const Target& t) {
   std::string key = object_key("", t.name);
   json* live = find(*t.info, key);
   if (!live) return not_found(t.info->type, t.name);
+  {
+    // As the CertificateSigning admission plugin does: approving (or
+    // denying) needs "approve" on the request's signer, by name or domain.
+    std::string signer = live->value("/spec/signerName"_json_pointer, std::string());
+    Attributes a{"approve", true, "certificates.k8s.io", "signers", signer, "", {}};
+    bool ok = authorize(r.identity, a).allowed;
+    if (!ok && signer.find('/') != std::string::npos) {
+      a.name = signer.substr(0, signer.find('/')) + "/*";
+      ok = authorize(r.identity, a).allowed;
+    }
+    if (!ok)
+      return status_error(403, "Forbidden",
+                          t.info->type.group_resource() + " \"" + t.name +
+                              "\" is forbidden: user not permitted to approve requests with signerName \"" + signer +
+                              "\"",
+                          details(t.info->type, t.name));
+  }
   json body;
   if (media_type(r.content_type) == "application/vnd.kubernetes.protobuf") {
     std::string error;
@@ -1033,11 +1089,7 @@ Response Cluster::review(const Request& r, const Target& t) {
   if (kind == "SelfSubjectReview") {
     status["userInfo"] = {{"username", r.identity.user}, {"groups", r.identity.groups}};
   } else if (kind == "SelfSubjectRulesReview") {
-    bool all = allowed(r.identity, "*", "*", "*", obj.value("/spec/namespace"_json_pointer, std::string()));
-    status = {{"resourceRules", all ? json::array({{{"verbs", {"*"}}, {"apiGroups", {"*"}}, {"resources", {"*"}}}})
-                                    : json::array()},
-              {"nonResourceRules", all ? json::array({{{"verbs", {"*"}}, {"nonResourceURLs", {"*"}}}}) : json::array()},
-              {"incomplete", !all}};
+    status = rules_review(r.identity, obj.value("/spec/namespace"_json_pointer, std::string()), rbac_objects());
   } else {
     Identity who = r.identity;
     if (kind != "SelfSubjectAccessReview") {
@@ -1046,13 +1098,24 @@ Response Cluster::review(const Request& r, const Target& t) {
       for (const auto& g : obj.value("/spec/groups"_json_pointer, json::array()))
         if (g.is_string()) who.groups.push_back(g);
     }
-    json attrs = obj.value("/spec/resourceAttributes"_json_pointer, json::object());
-    std::string ns = kind == "LocalSubjectAccessReview" ? t.ns : attrs.value("namespace", "");
-    std::string resource = attrs.value("resource", "");
-    if (attrs.contains("subresource") && attrs["subresource"] != "") resource += "/" + attrs.value("subresource", "");
-    bool ok = allowed(who, attrs.value("verb", ""), attrs.value("group", ""), resource, ns);
-    status["allowed"] = ok;
-    if (!ok) status["denied"] = true;
+    Attributes a;
+    if (obj.contains("/spec/nonResourceAttributes"_json_pointer)) {
+      json attrs = obj.value("/spec/nonResourceAttributes"_json_pointer, json::object());
+      a.resource_request = false;
+      a.verb = attrs.value("verb", "");
+      a.path = attrs.value("path", "");
+    } else {
+      json attrs = obj.value("/spec/resourceAttributes"_json_pointer, json::object());
+      a.verb = attrs.value("verb", "");
+      a.group = attrs.value("group", "");
+      a.resource = attrs.value("resource", "");
+      if (attrs.value("subresource", "") != "") a.resource += "/" + attrs.value("subresource", "");
+      a.name = attrs.value("name", "");
+      a.ns = kind == "LocalSubjectAccessReview" ? t.ns : attrs.value("namespace", "");
+    }
+    Decision d = authorize(who, a);
+    status["allowed"] = d.allowed;
+    if (!d.reason.empty()) status["reason"] = d.reason;
   }
   obj["status"] = status;
   obj["apiVersion"] = t.info->type.api_version();

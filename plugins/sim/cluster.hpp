@@ -17,16 +17,12 @@
 
 #include "core/k8s/resources.hpp"
 #include "core/k8s/schema.hpp"
+#include "plugins/sim/rbac.hpp"
 #include "plugins/sim/selectors.hpp"
 
 namespace emco::sim::detail {
 
 class CertAuthority;
-
-struct Identity {
-  std::string user;
-  std::vector<std::string> groups;
-};
 
 struct Request {
   std::string method;  // "GET", "PATCH", ...
@@ -59,11 +55,6 @@ struct ClusterEnv {
   // Called when the cluster has timed work (readiness, CRD establishment)
   // due at `due_ms`; the server calls tick() then.
   std::function<void(size_t cluster_index, int64_t due_ms)> schedule;
-  // Authorization (RBAC comes later): whether `who` may `verb` the resource;
-  // unset allows everything, as for system:masters.
-  std::function<bool(const Identity& who, const std::string& verb, const std::string& group,
-                     const std::string& resource, const std::string& ns)>
-      authorize;
 };
 
 struct TypeInfo {
@@ -147,8 +138,10 @@ private:
   Response delete_collection(const Request& r, const Target& t);
   Response approve_csr(const Request& r, const Target& t);
   Response review(const Request& r, const Target& t);
-  bool allowed(const Identity& who, const std::string& verb, const std::string& group, const std::string& resource,
-               const std::string& ns) const;
+  // RBAC over this cluster's stored roles and bindings (rbac.hpp).
+  Decision authorize(const Identity& who, const Attributes& what) const;
+  Response forbidden(const Identity& who, const Attributes& what, const k8s::ResourceType* type) const;
+  RbacObjects rbac_objects() const;
 
   // Stores `obj` (after server-side bookkeeping) and notifies watchers.
   // Returns the response for a successful write.

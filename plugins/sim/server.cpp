@@ -469,7 +469,7 @@ struct Simulator::Impl {
       const char* auth = evhttp_find_header(evhttp_request_get_input_headers(req), "Authorization");
       if (auth && starts_with(auth, "Bearer ")) {
         ok = std::string(auth + 7) == slot.token;
-        identity = {"emco-admin", {"system:masters", "system:authenticated"}};
+        if (ok) identity = {"emco-admin", {"system:masters", "system:authenticated"}};
       } else if (opts.tls) {
         if (!cs.identity_done) {
           bufferevent* bev = evhttp_connection_get_bufferevent(conn);

@@ -230,7 +230,21 @@ TEST_CASE("sim: a missing target namespace is created; CSR approval", "[sim]") {
   agent.client_key_pem = csr.key_pem;
   KubeClient as_agent(agent);
   CHECK(as_agent.server_version(2s).contains("gitVersion"));
+  // The new user has no permissions until RBAC grants them.
+  KubeError denied = kube_error_of([&] { as_agent.get({"", "v1", "Namespace"}, "", "fresh-ns"); });
+  CHECK(denied.category() == KubeErrorCategory::forbidden);
+  CHECK(denied.http_status() == 403);
+  CHECK_THAT(denied.message(), Catch::Contains("namespaces \"fresh-ns\" is forbidden: User \"edge-agent\" cannot get "
+                                               "resource \"namespaces\" in API group \"\" in the namespace \"fresh-ns\""));
+  target.apply(std::string_view(
+      "apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata: {name: reader}\n"
+      "rules: [{apiGroups: [''], resources: [namespaces, configmaps], verbs: [get]}]\n"));
+  target.apply(std::string_view(
+      "apiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata: {name: reader}\n"
+      "roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: reader}\n"
+      "subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: edge-agent}]\n"));
   CHECK(as_agent.get({"", "v1", "Namespace"}, "", "fresh-ns").is_object());
+  CHECK(as_agent.get({"", "v1", "ConfigMap"}, "fresh-ns", "x").is_object());
 }
 
 TEST_CASE("sim: errors are mapped (credentials, faults, wrong CA)", "[sim][bad]") {
