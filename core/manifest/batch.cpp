@@ -6,6 +6,8 @@
 #include <iterator>
 #include <set>
 
+#include <unordered_set>
+
 #include <nlohmann/json.hpp>
 
 #include "core/lifecycle/lifecycle.hpp"
@@ -168,10 +170,26 @@ std::map<std::string, ContentValidator>& validators() {
   return v;
 }
 
+// Contents a validator already accepted in this process: a batch file often
+// attaches one kubeconfig to thousands of clusters, and a validator's verdict
+// depends on the content only (the label just names the resource in errors).
+std::unordered_set<std::string>& accepted_contents() {
+  static std::unordered_set<std::string> accepted;
+  return accepted;
+}
+std::string validated_key(const std::string& kind_id, const std::string& data) { return kind_id + '\0' + data; }
+bool known_valid(const std::string& kind_id, const std::string& data) {
+  return accepted_contents().count(validated_key(kind_id, data)) > 0;
+}
+void remember_valid(const std::string& kind_id, const std::string& data) {
+  accepted_contents().insert(validated_key(kind_id, data));
+}
+
 }  // namespace
 
 void register_content_validator(const std::string& kind_id, ContentValidator validator) {
   validators()[kind_id] = std::move(validator);
+  accepted_contents().clear();
 }
 
 Key document_key(const Document& doc) {
@@ -245,7 +263,7 @@ store::Resource prepare_resource(const Document& doc, Clock& clock) {
       if (starts_with(e.message(), doc.source + ":")) throw;
       throw e.with_context(where);
     }
-    if (auto v = validators().find(k.id); v != validators().end()) {
+    if (auto v = validators().find(k.id); v != validators().end() && !known_valid(k.id, c.data)) {
       std::vector<std::string> values;
       for (const auto& p : r.key.parts) values.push_back(p.second);
       try {
@@ -253,6 +271,7 @@ store::Resource prepare_resource(const Document& doc, Clock& clock) {
       } catch (const Error& e) {
         throw e.with_context(where);
       }
+      remember_valid(k.id, c.data);
     }
     r.contents.push_back(std::move(c));
   }
