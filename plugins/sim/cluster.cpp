@@ -443,8 +443,8 @@ Response Cluster::resource(const Request& r, const Target& t, const WatchSend& s
   const std::string& m = r.method;
   if ((m == "POST" || m == "PUT" || m == "PATCH") && t.subresource != "approval" &&
       media_type(r.content_type) == "application/vnd.kubernetes.protobuf") {
-    // kubectl's typed clients (`kubectl create namespace|configmap|secret`)
-    // speak protobuf; the body is decoded for those kinds and handled as JSON.
+    // kubectl's typed clients (`kubectl create deployment|role|...`, `auth
+    // can-i`) speak protobuf; the body is decoded and handled as JSON.
     json decoded;
     std::string error;
     if (m == "PATCH" || !decode_object_protobuf(r.body, decoded, error))
@@ -1050,7 +1050,9 @@ Response Cluster::approve_csr(const Request& r, const Target& t) {
   json body;
   if (media_type(r.content_type) == "application/vnd.kubernetes.protobuf") {
     std::string error;
-    if (!decode_csr_protobuf(r.body, body, error)) return status_error(415, "UnsupportedMediaType", error);
+    if (!decode_object_protobuf(r.body, body, error)) return status_error(415, "UnsupportedMediaType", error);
+    if (body.value("kind", "") != t.info->type.kind)
+      return bad_request("the approval body must be a " + t.info->type.kind + ", not " + body.value("kind", ""));
   } else {
     try {
       body = k8s::parse_json_or_yaml(r.body);

@@ -1,9 +1,10 @@
 #pragma once
-// The few Kubernetes protobuf bodies kubectl sends with no JSON choice
-// (internal to plugins/sim). kubectl's typed clients (e.g. `kubectl
-// certificate approve`) encode request bodies as
-// application/vnd.kubernetes.protobuf: the "k8s\0" envelope around a
-// runtime.Unknown holding the object.
+// Kubernetes protobuf request bodies (internal to plugins/sim). kubectl's
+// typed clients (`kubectl create deployment|job|cronjob|service|role|...`,
+// `kubectl auth can-i|whoami`, `kubectl certificate approve`) encode
+// request bodies as application/vnd.kubernetes.protobuf: the "k8s\0"
+// envelope around a runtime.Unknown holding the object's TypeMeta and its
+// protobuf encoding.
 
 #include <string>
 
@@ -11,14 +12,15 @@
 
 namespace emco::sim::detail {
 
-// A CertificateSigningRequest's name, resourceVersion and status.conditions
-// as JSON. Returns false with `error` set when the body does not decode.
-bool decode_csr_protobuf(const std::string& body, nlohmann::json& out, std::string& error);
-
-// A whole object of the kinds `kubectl create namespace|configmap|secret`
-// send: Namespace, ConfigMap, Secret (metadata name, generateName,
-// namespace, labels, annotations, finalizers, resourceVersion and the kind's
-// fields). Any other kind: false with `error` naming it.
+// Decodes an object into its JSON form. Known kinds: Namespace, ConfigMap,
+// Secret, ServiceAccount, Service, ResourceQuota, Deployment, StatefulSet,
+// DaemonSet, Job, CronJob, Role, ClusterRole, RoleBinding,
+// ClusterRoleBinding, CertificateSigningRequest and the access reviews.
+// Zero values of non-pointer Go fields (which protobuf always carries) are
+// left out as the JSON encoding's omitempty would; status is ignored except
+// for CertificateSigningRequests. Returns false with `error` set when the
+// body does not decode, the kind is not known, or a field the simulator does
+// not know carries a value (rather than dropping it silently).
 bool decode_object_protobuf(const std::string& body, nlohmann::json& out, std::string& error);
 
 }  // namespace emco::sim::detail

@@ -6,6 +6,7 @@
 
 #include <atomic>
 
+#include "core/util/strings.hpp"
 #include "helpers.hpp"
 
 using nlohmann::json;
@@ -280,9 +281,60 @@ TEST_CASE("kubectl: the version dispatcher, client certificates, CSR approval, a
   json secret = f.sim->get("cluster-1", "v1", "Secret", "made", "pw");
   CHECK(secret["data"]["p"] == "cQ==");
   CHECK(secret["type"] == "Opaque");
-  auto create_deploy = k("create deployment d --image=nginx -n made");
-  CHECK(create_deploy.rc != 0);  // a known gap: no protobuf for workload kinds
-  CHECK_THAT(create_deploy.output, Catch::Contains("send JSON"));
+  auto create_deploy = k("create deployment d --image=nginx:1.25 --port=8080 --replicas=0 -n made");
+  INFO(create_deploy.output);
+  CHECK(create_deploy.rc == 0);
+  json d = f.sim->get("cluster-1", "apps/v1", "Deployment", "made", "d");
+  REQUIRE(d.is_object());
+  CHECK(d["spec"]["replicas"] == 0);  // a pointer field: zero is a value
+  CHECK(d["metadata"]["labels"] == json({{"app", "d"}}));
+  CHECK(d["spec"]["selector"] == json({{"matchLabels", {{"app", "d"}}}}));
+  json c0 = d["spec"]["template"]["spec"]["containers"][0];
+  CHECK(c0["name"] == "nginx");
+  CHECK(c0["image"] == "nginx:1.25");
+  CHECK(c0["ports"] == json::array({{{"containerPort", 8080}, {"protocol", "TCP"}}}));
+  CHECK_FALSE(c0.contains("imagePullPolicy"));  // empty strings are not values
+  auto create_job = k("create job j --image=busybox -n made -- echo hi");
+  INFO(create_job.output);
+  CHECK(create_job.rc == 0);
+  CHECK(f.sim->get("cluster-1", "batch/v1", "Job", "made", "j")["spec"]["template"]["spec"]["containers"][0]["command"] ==
+        json::array({"echo", "hi"}));
+  auto create_cron = k("create cronjob cj --image=busybox --schedule='*/5 * * * *' -n made");
+  INFO(create_cron.output);
+  CHECK(create_cron.rc == 0);
+  CHECK(f.sim->get("cluster-1", "batch/v1", "CronJob", "made", "cj")["spec"]["schedule"] == "*/5 * * * *");
+  auto create_svc = k("create service clusterip s --tcp=80:8080 -n made");
+  INFO(create_svc.output);
+  CHECK(create_svc.rc == 0);
+  json svc = f.sim->get("cluster-1", "v1", "Service", "made", "s");
+  CHECK(svc["spec"]["ports"][0]["port"] == 80);
+  CHECK(svc["spec"]["ports"][0]["targetPort"] == 8080);
+  CHECK(svc["spec"]["selector"] == json({{"app", "s"}}));
+  CHECK(k("create serviceaccount sa -n made").rc == 0);
+  CHECK(f.sim->get("cluster-1", "v1", "ServiceAccount", "made", "sa").is_object());
+  auto create_quota = k("create quota q --hard=pods=10,requests.cpu=2 -n made");
+  INFO(create_quota.output);
+  CHECK(create_quota.rc == 0);
+  CHECK(f.sim->get("cluster-1", "v1", "ResourceQuota", "made", "q")["spec"]["hard"] ==
+        json({{"pods", "10"}, {"requests.cpu", "2"}}));
+  auto create_role = k("create role r --verb=get,list --resource=pods,deployments.apps -n made");
+  INFO(create_role.output);
+  CHECK(create_role.rc == 0);
+  json rules = f.sim->get("cluster-1", "rbac.authorization.k8s.io/v1", "Role", "made", "r")["rules"];
+  CHECK(rules == json::array({{{"verbs", {"get", "list"}}, {"apiGroups", {""}}, {"resources", {"pods"}}},
+                              {{"verbs", {"get", "list"}}, {"apiGroups", {"apps"}}, {"resources", {"deployments"}}}}));
+  auto create_rb = k("create rolebinding rb --role=r --user=bob --group=devs -n made");
+  INFO(create_rb.output);
+  CHECK(create_rb.rc == 0);
+  json rb = f.sim->get("cluster-1", "rbac.authorization.k8s.io/v1", "RoleBinding", "made", "rb");
+  CHECK(rb["roleRef"] == json({{"apiGroup", "rbac.authorization.k8s.io"}, {"kind", "Role"}, {"name", "r"}}));
+  CHECK(rb["subjects"].size() == 2);
+  CHECK(k("create clusterrole cr --verb=get --non-resource-url=/metrics").rc == 0);
+  CHECK(f.sim->get("cluster-1", "rbac.authorization.k8s.io/v1", "ClusterRole", "", "cr")["rules"][0]["nonResourceURLs"] ==
+        json::array({"/metrics"}));
+  CHECK(k("create clusterrolebinding crb --clusterrole=cr --user=bob").rc == 0);
+  CHECK(f.sim->get("cluster-1", "rbac.authorization.k8s.io/v1", "ClusterRoleBinding", "", "crb")["subjects"][0]["name"] ==
+        "bob");
 
   auto resources = k("api-resources --api-group=apps -o name");
   CHECK_THAT(resources.output, Catch::Contains("deployments.apps"));
@@ -307,4 +359,125 @@ TEST_CASE("kubectl: the version dispatcher, client certificates, CSR approval, a
   CHECK(condition(stored, "Approved") == "True");
   auto cert = k("get csr bob -o jsonpath={.status.certificate}");
   CHECK(base64_decode(cert.output).rfind("-----BEGIN CERTIFICATE-----", 0) == 0);
+}
+
+TEST_CASE("kubectl: a tenant whose certificate came from an approved CSR is confined by RBAC") {
+  KUBECTL_OR_SKIP();
+  SimOptions o;
+  o.ready_delay_ms = 0;
+  o.finalize_delay_ms = 0;
+  Fleet f(o);
+  Kubectl admin{kubectl, f.sim->kubeconfig_path("cluster-1"), f.dir.path};
+  REQUIRE(admin("create namespace ns1").rc == 0);
+  REQUIRE(admin("create namespace ns2").rc == 0);
+
+  // The user's side: a key and a CSR with CN (user) and O (group).
+  std::string key = f.dir.path + "/alice.key", csr = f.dir.path + "/alice.csr";
+  REQUIRE(run("openssl req -new -newkey rsa:2048 -nodes -keyout " + key + " -out " + csr +
+              " -subj '/O=devs/CN=alice' 2>&1")
+              .rc == 0);
+  std::string csr_file = f.dir.path + "/csr.yaml";
+  write_file(csr_file, "apiVersion: certificates.k8s.io/v1\nkind: CertificateSigningRequest\nmetadata:\n  name: alice\n"
+                       "spec:\n  request: " + run("base64 -w0 " + csr).output +
+                           "\n  signerName: kubernetes.io/kube-apiserver-client\n  usages: [client auth]\n");
+  REQUIRE(admin("apply --server-side -f " + csr_file).rc == 0);
+  // The admin's side: approve; the cluster CA issues the certificate.
+  auto approve = admin("certificate approve alice");
+  INFO(approve.output);
+  REQUIRE(approve.rc == 0);
+  auto cert = admin("get csr alice -o jsonpath={.status.certificate}");
+  REQUIRE(cert.rc == 0);
+  REQUIRE(base64_decode(cert.output).rfind("-----BEGIN CERTIFICATE-----", 0) == 0);
+  std::string tenant_kc = f.dir.path + "/tenant.yaml";
+  write_file(tenant_kc, "apiVersion: v1\nkind: Config\nclusters:\n- name: c1\n  cluster:\n    server: " +
+                            f.sim->server_url("cluster-1") + "\n    certificate-authority: " + f.sim->ca_path() +
+                            "\nusers:\n- name: alice\n  user:\n    client-certificate-data: " + cert.output +
+                            "\n    client-key-data: " + run("base64 -w0 " + key).output +
+                            "\ncontexts:\n- name: alice@c1\n  context: {cluster: c1, user: alice, namespace: ns1}\n"
+                            "current-context: alice@c1\n");
+  Kubectl alice{kubectl, tenant_kc, f.dir.path};
+
+  auto who = alice("auth whoami -o jsonpath={.status.userInfo.username}");
+  INFO(who.output);
+  CHECK(who.output == "alice");
+  auto before = alice("auth can-i create deployments -n ns1");
+  CHECK(before.rc == 1);
+  CHECK(emco::trim(before.output) == "no");
+
+  std::string rbac_file = f.dir.path + "/rbac.yaml";
+  write_file(rbac_file, R"(apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: deployer, namespace: ns1}
+rules:
+- apiGroups: [apps]
+  resources: [deployments]
+  verbs: [get, list, watch, create, patch, update]
+- apiGroups: [""]
+  resources: [configmaps]
+  verbs: [get, list]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: deployer, namespace: ns1}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: deployer}
+subjects:
+- {apiGroup: rbac.authorization.k8s.io, kind: User, name: alice}
+)");
+  REQUIRE(admin("apply --server-side -f " + rbac_file).rc == 0);
+
+  auto yes = alice("auth can-i create deployments -n ns1");
+  INFO(yes.output);
+  CHECK(yes.rc == 0);
+  CHECK(emco::trim(yes.output) == "yes");
+  auto other_ns = alice("auth can-i create deployments -n ns2");
+  CHECK(other_ns.rc == 1);
+  CHECK(emco::trim(other_ns.output) == "no");
+  CHECK(emco::trim(alice("auth can-i delete deployments -n ns1").output) == "no");
+  CHECK(emco::trim(alice("auth can-i list configmaps").output) == "yes");  // the context's namespace
+  auto list = alice("auth can-i --list -n ns1");
+  INFO(list.output);
+  CHECK(list.rc == 0);
+  CHECK_THAT(list.output, Catch::Contains("deployments.apps"));
+
+  std::string app = f.dir.path + "/app.yaml";
+  write_file(app, R"(apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers: [{name: web, image: nginx}]
+)");
+  auto allowed = alice("apply --server-side -f " + app);
+  INFO(allowed.output);
+  CHECK(allowed.rc == 0);
+  CHECK_THAT(allowed.output, Catch::Contains("deployment.apps/web serverside-applied"));
+  CHECK(f.sim->get("cluster-1", "apps/v1", "Deployment", "ns1", "web").is_object());
+  auto denied_ns = alice("apply --server-side -n ns2 -f " + app);
+  INFO(denied_ns.output);
+  CHECK(denied_ns.rc == 1);
+  CHECK_THAT(denied_ns.output,
+             Catch::Contains("deployments.apps \"web\" is forbidden: User \"alice\" cannot patch resource "
+                             "\"deployments\" in API group \"apps\" in the namespace \"ns2\""));
+  CHECK(f.sim->get("cluster-1", "apps/v1", "Deployment", "ns2", "web").is_null());
+  auto denied_create = alice("create configmap settings --from-literal=a=b");
+  INFO(denied_create.output);
+  CHECK(denied_create.rc == 1);
+  CHECK_THAT(denied_create.output,
+             Catch::Contains("configmaps is forbidden: User \"alice\" cannot create resource \"configmaps\" in API "
+                             "group \"\" in the namespace \"ns1\""));
+  CHECK(f.sim->get("cluster-1", "v1", "ConfigMap", "ns1", "settings").is_null());
+  auto denied_delete = alice("delete deployment web");
+  CHECK(denied_delete.rc == 1);
+  CHECK_THAT(denied_delete.output, Catch::Contains("(Forbidden)"));
+  CHECK(f.sim->get("cluster-1", "apps/v1", "Deployment", "ns1", "web").is_object());
+  auto get = alice("get deploy web -o jsonpath={.metadata.name}");
+  CHECK(get.rc == 0);
+  CHECK(get.output == "web");
+  auto get_ns = alice("get ns");
+  CHECK(get_ns.rc == 1);
+  CHECK_THAT(get_ns.output, Catch::Contains("cannot list resource \"namespaces\" in API group \"\" at the cluster scope"));
 }
