@@ -1,7 +1,5 @@
-// YAML -> Value (yaml-cpp, with goyaml.v2 / yaml.v3 typing rules) and Value -> YAML as Helm's
+// YAML -> Value (core/yaml's tree, with goyaml.v2 / yaml.v3 typing rules) and Value -> YAML as Helm's
 // toYaml writes it (sigs.k8s.io/yaml: JSON round trip, then the goyaml.v2 emitter).
-#include <yaml-cpp/yaml.h>
-
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -9,6 +7,7 @@
 #include "core/template/format.hpp"
 #include "core/template/value.hpp"
 #include "core/util/error.hpp"
+#include "core/yaml/yaml.hpp"
 
 namespace emco::tmpl {
 
@@ -267,70 +266,86 @@ std::string float_key(double f) {
 
 class Converter {
 public:
-  Converter(YamlMode mode, const std::string& source) : m_mode(mode), m_source(source) {}
+  Converter(const yaml::Document& doc, YamlMode mode, const std::string& source)
+      : m_doc(doc), m_mode(mode), m_source(source), m_budget(doc) {}
 
-  Value convert(const YAML::Node& n, int depth = 0) {
-    if (depth > 10000) fail_at(n, "document nested too deeply");
-    switch (n.Type()) {
-      case YAML::NodeType::Undefined:
-      case YAML::NodeType::Null: return Value();
-      case YAML::NodeType::Scalar: return scalar(n);
-      case YAML::NodeType::Sequence: {
+  Value convert(yaml::NodeId id, int depth = 0, bool via_alias = false) {
+    if (depth > 10000) fail_at(id, "document nested too deeply");
+    if (m_doc.node(id).type == yaml::NodeType::alias) {
+      id = m_doc.target(id);
+      via_alias = true;
+    }
+    if (via_alias) m_budget.charge();
+    const yaml::Node& n = m_doc.node(id);
+    switch (n.type) {
+      case yaml::NodeType::scalar: return scalar(id);
+      case yaml::NodeType::sequence: {
         List l;
-        l.reserve(n.size());
-        for (const auto& e : n) l.push_back(convert(e, depth + 1));
+        l.reserve(m_doc.size(id));
+        for (std::size_t i = 0; i < m_doc.size(id); ++i) l.push_back(convert(m_doc.item(id, i), depth + 1, via_alias));
         return Value(std::move(l));
       }
-      case YAML::NodeType::Map: {
+      case yaml::NodeType::mapping: {
         Map m;
-        for (const auto& kv : n) {
-          const YAML::Node& k = kv.first;
-          if (k.IsScalar() && k.Tag() == "?" && k.Scalar() == "<<") {
-            merge_into(m, kv.second, depth);
+        for (std::size_t i = 0; i < m_doc.size(id); ++i) {
+          yaml::NodeId k = m_doc.key(id, i);
+          if (m_doc.is_plain(k) && m_doc.scalar(k) == "<<") {
+            merge_into(m, m_doc.value(id, i), depth, via_alias);
             continue;
           }
-          m[key_string(k)] = convert(kv.second, depth + 1);
+          std::string key = key_string(k, depth, via_alias);
+          m[std::move(key)] = convert(m_doc.value(id, i), depth + 1, via_alias);
         }
         return Value(std::move(m));
       }
+      case yaml::NodeType::alias: break;  // targets are never aliases
     }
     return Value();
   }
 
 private:
+  const yaml::Document& m_doc;
   YamlMode m_mode;
   const std::string& m_source;
+  yaml::AliasBudget m_budget;
 
-  [[noreturn]] void fail_at(const YAML::Node& n, const std::string& msg) {
-    auto mark = n.Mark();
-    throw Error(ErrorKind::invalid, m_source + ":" + std::to_string(mark.line + 1) + ":" + std::to_string(mark.column + 1) +
-                                        ": " + msg);
+  [[noreturn]] void fail_at(yaml::NodeId id, const std::string& msg) {
+    const yaml::Node& n = m_doc.node(id);
+    throw Error(ErrorKind::invalid,
+                m_source + ":" + std::to_string(n.line) + ":" + std::to_string(n.column) + ": " + msg);
   }
 
-  void merge_into(Map& m, const YAML::Node& v, int depth) {
-    if (v.IsMap()) {
-      Value merged = convert(v, depth + 1);
+  void merge_into(Map& m, yaml::NodeId v, int depth, bool via_alias) {
+    // goyaml.v2: a mapping (or an alias of one), or a sequence of those; earlier maps in the
+    // sequence win, and keys written in the mapping itself win over merged ones
+    auto merge_one = [&](yaml::NodeId item) {
+      yaml::NodeId t = m_doc.target(item);
+      if (m_doc.node(t).type != yaml::NodeType::mapping)
+        fail_at(v, "map merge requires map or sequence of maps as the value");
+      Value merged = convert(item, depth + 1, via_alias);
       for (const auto& [k, e] : merged.as_map()) m[k] = e;
-    } else if (v.IsSequence()) {
-      // later maps in the list take lower precedence
-      for (size_t i = v.size(); i-- > 0;) {
-        if (!v[i].IsMap()) fail_at(v, "map merge requires map or sequence of maps as the value");
-        Value merged = convert(v[i], depth + 1);
-        for (const auto& [k, e] : merged.as_map()) m[k] = e;
-      }
+    };
+    yaml::NodeId t = m_doc.target(v);
+    if (m_doc.node(t).type == yaml::NodeType::mapping) {
+      merge_one(v);
+    } else if (m_doc.node(t).type == yaml::NodeType::sequence) {
+      for (std::size_t i = m_doc.size(t); i-- > 0;) merge_one(m_doc.item(t, i));
     } else {
       fail_at(v, "map merge requires map or sequence of maps as the value");
     }
   }
 
-  std::string key_string(const YAML::Node& k) {
-    if (k.IsNull()) return m_mode == YamlMode::helm ? "null" : "";
-    if (!k.IsScalar()) {
+  std::string key_string(yaml::NodeId k, int depth, bool via_alias) {
+    yaml::NodeId t = m_doc.target(k);
+    if (m_doc.node(t).type != yaml::NodeType::scalar) {
       if (m_mode == YamlMode::helm) fail_at(k, "unsupported map key: a collection");
       fail_at(k, "invalid map key: a collection");
     }
-    Value v = scalar(k);
+    (void)depth;
+    if (via_alias || t != k) m_budget.charge();
+    Value v = scalar(t);
     switch (v.kind()) {
+      case Kind::null: return m_mode == YamlMode::helm ? "null" : "";
       case Kind::string: return v.as_string();
       case Kind::boolean: return v.as_bool() ? "true" : "false";
       case Kind::integer: return std::to_string(v.as_int());
@@ -338,30 +353,30 @@ private:
         double f = v.as_float();
         if (m_mode == YamlMode::helm) {
           // the key was an int in YAML if it round-trips
-          Resolved r = resolve_v2(k.Scalar());
+          Resolved r = resolve_v2(std::string(m_doc.scalar(t)));
           if (r.tag == Tag::integer) return std::to_string(r.i);
           if (r.tag == Tag::uinteger) return std::to_string(r.u);
           return float_key(f);
         }
         return format_float_g(f);
       }
-      default: return k.Scalar();
+      default: return std::string(m_doc.scalar(t));
     }
   }
 
-  Value number_value(double f) { return Value(f); }
-
-  Value scalar(const YAML::Node& n) {
-    const std::string& s = n.Scalar();
-    const std::string& tag = n.Tag();
-    if (tag == "!" || tag == "tag:yaml.org,2002:str") return Value(s);
-    if (tag == "tag:yaml.org,2002:binary") return Value(s);
+  Value scalar(yaml::NodeId id) {
+    std::string s(m_doc.scalar(id));
+    const std::string& tag = m_doc.tag(id);
+    bool plain = m_doc.node(id).style == yaml::Style::plain;
+    // quoted and block scalars without a tag are strings; so are "!" and !!str ones
+    if ((tag.empty() && !plain) || tag == "!" || tag == "tag:yaml.org,2002:str") return Value(std::move(s));
+    if (tag == "tag:yaml.org,2002:binary") return Value(std::move(s));
     Resolved r = m_mode == YamlMode::helm ? resolve_v2(s) : resolve_v3(s);
     if (tag == "tag:yaml.org,2002:int" || tag == "tag:yaml.org,2002:float" || tag == "tag:yaml.org,2002:bool" ||
         tag == "tag:yaml.org,2002:null") {
       // explicit tag: the resolved kind must match
-    } else if (tag != "?" && !tag.empty()) {
-      return Value(s);
+    } else if (!tag.empty()) {
+      return Value(std::move(s));
     }
     switch (r.tag) {
       case Tag::null: return Value();
@@ -369,161 +384,44 @@ private:
       case Tag::integer:
         if (m_mode == YamlMode::helm) return Value(static_cast<double>(r.i));
         return Value::integer(r.i, IntType::int_);
-      case Tag::uinteger:
-        if (m_mode == YamlMode::helm) return Value(static_cast<double>(r.u));
-        return Value(static_cast<double>(r.u));
+      case Tag::uinteger: return Value(static_cast<double>(r.u));
       case Tag::floating:
         if (m_mode == YamlMode::helm && !std::isfinite(r.f))
-          fail_at(n, "error converting YAML to JSON: json: unsupported value: " + format_float_g(r.f));
+          fail_at(id, "error converting YAML to JSON: json: unsupported value: " + format_float_g(r.f));
         return Value(r.f);
       case Tag::timestamp:
-      case Tag::str: return Value(s);
+      case Tag::str: return Value(std::move(s));
     }
-    return Value(s);
+    return Value(std::move(s));
   }
 };
 
-[[noreturn]] void rethrow_yaml(const YAML::Exception& e, const std::string& source) {
-  std::string msg = e.msg;
-  throw Error(ErrorKind::invalid,
-              source + ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1) + ": " + msg);
-}
-
-// yaml-cpp 0.7 loops forever on a flow entry (',') where a block node should start (",x",
-// "- a\n,", "\"a\", b"). Such text is invalid YAML; reject it before yaml-cpp sees it, with the
-// message goyaml gives. Tracks quotes, flow depth, comments and block scalars across lines.
-void reject_stray_flow_entry(std::string_view t, const std::string& source) {
-  // control characters (NUL among them) are not YAML; goyaml refuses them, yaml-cpp may hang
-  {
-    size_t line = 1, col = 1;
-    for (char ch : t) {
-      unsigned char c = static_cast<unsigned char>(ch);
-      if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7F) {
-        throw Error(ErrorKind::invalid, source + ":" + std::to_string(line) + ":" + std::to_string(col) +
-                                            ": control characters are not allowed");
-      }
-      if (c == '\n') {
-        ++line;
-        col = 1;
-      } else {
-        ++col;
-      }
-    }
+std::vector<Value> load(std::string_view text, YamlMode mode, const std::string& source, std::size_t max_documents) {
+  std::vector<Value> out;
+  try {
+    yaml::Options options;
+    options.max_documents = max_documents;
+    std::vector<yaml::Document> docs = yaml::parse(text, options);
+    out.reserve(docs.size());
+    for (const auto& d : docs) out.push_back(Converter(d, mode, source).convert(d.root()));
+  } catch (const yaml::ParseError& e) {
+    throw Error(ErrorKind::invalid, source + ":" + std::to_string(e.line()) + ":" + std::to_string(e.column()) + ": " +
+                                        e.problem());
   }
-  enum class Last { start, indicator, closed, plain };
-  int depth = 0;
-  char quote = 0;
-  bool in_block = false;
-  size_t block_indent = 0;
-  size_t line = 1;
-  size_t pos = 0;
-  bool prev_plain = false;
-  size_t plain_line_indent = 0;
-  while (pos <= t.size()) {
-    size_t eol = t.find('\n', pos);
-    if (eol == std::string_view::npos) eol = t.size();
-    std::string_view l = t.substr(pos, eol - pos);
-    size_t indent = 0;
-    while (indent < l.size() && l[indent] == ' ') ++indent;
-    bool blank = indent == l.size() || l.substr(indent).find_first_not_of(" \t\r") == std::string_view::npos;
-    if (in_block && (blank || indent > block_indent)) {
-      pos = eol + 1;
-      ++line;
-      continue;
-    }
-    in_block = false;
-    // a more indented line after a plain scalar continues that scalar (multi-line plain text)
-    Last last = (prev_plain && depth == 0 && quote == 0 && !blank && indent > plain_line_indent) ? Last::plain : Last::start;
-    if (last != Last::plain) plain_line_indent = indent;
-    for (size_t i = 0; i < l.size(); ++i) {
-      char c = l[i];
-      if (quote == '"') {
-        if (c == '\\') ++i;
-        else if (c == '"') {
-          quote = 0;
-          last = Last::closed;
-        }
-        continue;
-      }
-      if (quote == '\'') {
-        if (c == '\'' && i + 1 < l.size() && l[i + 1] == '\'') ++i;
-        else if (c == '\'') {
-          quote = 0;
-          last = Last::closed;
-        }
-        continue;
-      }
-      if (c == ' ' || c == '\t' || c == '\r') continue;
-      bool prev_space = i == 0 || l[i - 1] == ' ' || l[i - 1] == '\t';
-      bool next_space = i + 1 >= l.size() || l[i + 1] == ' ' || l[i + 1] == '\t' || l[i + 1] == '\r';
-      bool token_start = last != Last::plain;
-      if (c == '#' && prev_space) break;
-      if ((c == '"' || c == '\'') && token_start) {
-        quote = c;
-        continue;
-      }
-      if ((c == '[' || c == '{') && (token_start || depth > 0)) {
-        ++depth;
-        last = Last::indicator;
-        continue;
-      }
-      if ((c == ']' || c == '}') && depth > 0) {
-        --depth;
-        last = depth == 0 ? Last::closed : Last::indicator;
-        continue;
-      }
-      if (depth > 0) {
-        last = (c == ',' || c == ':') ? Last::indicator : Last::plain;
-        continue;
-      }
-      if (c == ',' && last != Last::plain) {
-        throw Error(ErrorKind::invalid, source + ":" + std::to_string(line) + ":" + std::to_string(i + 1) +
-                                            ": did not find expected node content");
-      }
-      if ((c == '-' || c == '?' || c == ':') && next_space) {
-        last = Last::indicator;
-        continue;
-      }
-      if ((c == '|' || c == '>') && last != Last::plain) {
-        in_block = true;
-        block_indent = indent;
-        break;
-      }
-      if ((c == '&' || c == '!') && last != Last::plain) {
-        // an anchor or tag ends at a blank or a flow indicator (yaml-cpp stops there too)
-        while (i + 1 < l.size() && l[i + 1] != ' ' && l[i + 1] != '\t' && l[i + 1] != ',' && l[i + 1] != '[' &&
-               l[i + 1] != ']' && l[i + 1] != '{' && l[i + 1] != '}')
-          ++i;
-        last = Last::indicator;
-        continue;
-      }
-      last = Last::plain;
-    }
-    if (!blank) prev_plain = last == Last::plain;
-    pos = eol + 1;
-    ++line;
-  }
+  return out;
 }
 
 }  // namespace
 
+// yaml.Unmarshal (goyaml.v2 and yaml.v3 alike) reads the first document and ignores the rest.
 Value parse_yaml(std::string_view text, YamlMode mode, const std::string& source) {
-  auto docs = parse_yaml_documents(text, mode, source);
+  auto docs = load(text, mode, source, 1);
   if (docs.empty()) return Value();
-  return docs.front();
+  return std::move(docs.front());
 }
 
 std::vector<Value> parse_yaml_documents(std::string_view text, YamlMode mode, const std::string& source) {
-  std::vector<Value> out;
-  reject_stray_flow_entry(text, source);
-  try {
-    std::vector<YAML::Node> nodes = YAML::LoadAll(std::string(text));
-    Converter c(mode, source);
-    for (const auto& n : nodes) out.push_back(c.convert(n));
-  } catch (const YAML::Exception& e) {
-    rethrow_yaml(e, source);
-  }
-  return out;
+  return load(text, mode, source, 0);
 }
 
 // ---- the goyaml.v2 emitter ----

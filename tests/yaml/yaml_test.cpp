@@ -1,0 +1,231 @@
+// core/yaml: the loader's tree, positions and errors, from the YAML 1.1 spec's
+// rules and goyaml.v2's documented behaviour (cases written for emco).
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "core/yaml/yaml.hpp"
+
+using namespace emco::yaml;
+
+namespace {
+
+// A compact rendering: scalars "text" with a style prefix (' " | >) and their
+// tag as <tag>, sequences [..], mappings {k: v, ..}, aliases *target-line.
+std::string dump(const Document& d, NodeId id) {
+  const Node& n = d.node(id);
+  std::string out;
+  if (!d.tag(id).empty()) out += "<" + d.tag(id) + ">";
+  switch (n.type) {
+    case NodeType::alias: return out + "*" + std::to_string(d.node(d.target(id)).line);
+    case NodeType::scalar: {
+      switch (n.style) {
+        case Style::single_quoted: out += "'"; break;
+        case Style::double_quoted: out += "\""; break;
+        case Style::literal: out += "|"; break;
+        case Style::folded: out += ">"; break;
+        default: break;
+      }
+      out += d.scalar(id);
+      return out;
+    }
+    case NodeType::sequence: {
+      out += "[";
+      for (std::size_t i = 0; i < d.size(id); ++i) out += (i ? ", " : "") + dump(d, d.item(id, i));
+      return out + "]";
+    }
+    case NodeType::mapping: {
+      out += "{";
+      for (std::size_t i = 0; i < d.size(id); ++i)
+        out += (i ? ", " : "") + dump(d, d.key(id, i)) + ": " + dump(d, d.value(id, i));
+      return out + "}";
+    }
+  }
+  return out;
+}
+
+std::string one(std::string_view text) {
+  auto docs = parse(text);
+  REQUIRE(docs.size() == 1);
+  return dump(docs[0], docs[0].root());
+}
+
+std::string error_of(std::string_view text) {
+  try {
+    parse(text);
+  } catch (const ParseError& e) {
+    return e.goyaml_text();
+  }
+  return "no error";
+}
+
+}  // namespace
+
+TEST_CASE("block collections", "[yaml]") {
+  CHECK(one("a: 1\nb:\n  c: x\n  d: [1, 2]\n") == "{a: 1, b: {c: x, d: [1, 2]}}");
+  CHECK(one("- a\n- - b\n  - c\n- d: e\n  f: g\n") == "[a, [b, c], {d: e, f: g}]");
+  // a sequence as a mapping value may sit at the key's indentation
+  CHECK(one("k:\n- 1\n- 2\nn: x\n") == "{k: [1, 2], n: x}");
+  CHECK(one("? complex\n: value\n") == "{complex: value}");
+  CHECK(one("a:\nb: \n") == "{a: , b: }");
+  CHECK(one("- \n-\n") == "[, ]");
+}
+
+TEST_CASE("flow collections", "[yaml]") {
+  CHECK(one("{a: 1, b: [x, y], c: {d: e}}") == "{a: 1, b: [x, y], c: {d: e}}");
+  CHECK(one("[a, b, ]") == "[a, b]");
+  CHECK(one("[a: b, c]") == "[{a: b}, c]");
+  CHECK(one("{a, b: c}") == "{a: , b: c}");
+  CHECK(one("[\n  1,\n  2\n]\n") == "[1, 2]");
+  CHECK(one("{\"a\":1}") == "{\"a: 1}");
+  CHECK(one("k: {x: [1, {y: z}]}\n") == "{k: {x: [1, {y: z}]}}");
+}
+
+TEST_CASE("plain scalars fold lines and stop at indicators", "[yaml]") {
+  CHECK(one("a: one\n  two\n\n  three\n") == "{a: one two\nthree}");
+  CHECK(one("a: x#y # comment\n") == "{a: x#y}");
+  CHECK(one("a: b:c\n") == "{a: b:c}");
+  CHECK(one("a: -1\nb: -x\n") == "{a: -1, b: -x}");
+  CHECK(one("url: http://x/y?z=1\n") == "{url: http://x/y?z=1}");
+  CHECK(one("[a b, c]") == "[a b, c]");
+}
+
+TEST_CASE("quoted scalars", "[yaml]") {
+  CHECK(one("a: 'it''s'\n") == "{a: 'it's}");
+  CHECK(one("a: \"tab\\tnl\\n\\x41\\u00e9\\U0001F600\"\n") == "{a: \"tab\tnl\nA\xC3\xA9\xF0\x9F\x98\x80}");
+  CHECK(one("a: \"one\n  two\n\n  three\"\n") == "{a: \"one two\nthree}");
+  CHECK(one("a: \"joined\\\n  here\"\n") == "{a: \"joinedhere}");
+  CHECK(one("a: 'x\n\n  y'\n") == "{a: 'x\ny}");
+}
+
+TEST_CASE("block scalars", "[yaml]") {
+  CHECK(one("a: |\n  line1\n  line2\n") == "{a: |line1\nline2\n}");
+  CHECK(one("a: |-\n  x\n\n") == "{a: |x}");
+  CHECK(one("a: |+\n  x\n\n") == "{a: |x\n\n}");
+  CHECK(one("a: >\n  folded\n  text\n\n  para\n") == "{a: >folded text\npara\n}");
+  CHECK(one("a: >\n  x\n    more\n  y\n") == "{a: >x\n  more\ny\n}");
+  CHECK(one("a: |2\n    indented\n") == "{a: |  indented\n}");
+  CHECK(one("- |\n  x\n- y\n") == "[|x\n, y]");
+  CHECK(one("a: |\n\n  after blank\n") == "{a: |\nafter blank\n}");
+  CHECK(one("|\n text\n") == "|text\n");
+}
+
+TEST_CASE("tags", "[yaml]") {
+  CHECK(one("a: !!str 1\n") == "{a: <tag:yaml.org,2002:str>1}");
+  CHECK(one("a: !local x\n") == "{a: <!local>x}");
+  CHECK(one("a: ! x\n") == "{a: <!>x}");
+  CHECK(one("a: !<tag:example.com,2000:x> y\n") == "{a: <tag:example.com,2000:x>y}");
+  CHECK(one("%TAG !e! tag:example.com,2000:\n---\na: !e!foo x\n") == "{a: <tag:example.com,2000:foo>x}");
+  CHECK(one("a: !!map {b: c}\n") == "{a: <tag:yaml.org,2002:map>{b: c}}");
+  CHECK(error_of("a: !e!x y\n") == "yaml: found undefined tag handle");
+}
+
+TEST_CASE("anchors and aliases", "[yaml]") {
+  auto docs = parse("base: &b {x: 1}\nother: *b\nlist:\n  - &s str\n  - *s\n");
+  REQUIRE(docs.size() == 1);
+  const auto& d = docs[0];
+  CHECK(dump(d, d.root()) == "{base: {x: 1}, other: *1, list: [str, *4]}");
+  NodeId other = d.find(d.root(), "other");
+  CHECK(d.node(other).type == NodeType::alias);
+  CHECK(d.node(d.target(other)).type == NodeType::mapping);
+  CHECK(one("a: &x\nb: *x\n") == "{a: , b: *1}");
+  CHECK(error_of("a: *nope\n") == "yaml: unknown anchor 'nope' referenced");
+  CHECK(error_of("a: &x [1, *x]\n") == "yaml: anchor 'x' value contains itself");
+  // a later anchor of the same name replaces the earlier one
+  CHECK(one("- &a 1\n- &a 2\n- *a\n") == "[1, 2, *2]");
+}
+
+TEST_CASE("documents, directives, comments, BOM and CRLF", "[yaml]") {
+  CHECK(parse("").empty());
+  CHECK(parse("# only a comment\n").empty());
+  auto docs = parse("a: 1\n---\nb: 2\n...\n---\n- c\n");
+  REQUIRE(docs.size() == 3);
+  CHECK(dump(docs[1], docs[1].root()) == "{b: 2}");
+  CHECK(dump(docs[2], docs[2].root()) == "[c]");
+  docs = parse("---\n---\n");
+  REQUIRE(docs.size() == 2);
+  CHECK(docs[0].node(docs[0].root()).type == NodeType::scalar);
+  CHECK(docs[0].scalar(docs[0].root()).empty());
+  CHECK(parse("%YAML 1.1\n---\nx\n").size() == 1);
+  CHECK(one("\xEF\xBB\xBF" "a: 1\n") == "{a: 1}");
+  CHECK(one("a: 1\r\nb: |\r\n  x\r\n  y\r\n") == "{a: 1, b: |x\ny\n}");
+  CHECK(one("# c\na: 1 # c\n# c\nb: 2\n") == "{a: 1, b: 2}");
+  Options first;
+  first.max_documents = 1;
+  CHECK(parse("a\n---\nb\n---\nc\n", first).size() == 1);
+}
+
+TEST_CASE("every node has its line and column", "[yaml]") {
+  auto docs = parse("---\nkind: Pod\nmetadata:\n  name: x\n  labels: {a: b}\nitems:\n- one\n-   two\n");
+  const auto& d = docs.at(0);
+  NodeId root = d.root();
+  CHECK(d.node(root).line == 2);
+  CHECK(d.node(d.key(root, 0)).line == 2);
+  NodeId meta = d.find(root, "metadata");
+  CHECK(d.node(meta).line == 4);
+  CHECK(d.node(meta).column == 3);
+  NodeId labels = d.find(meta, "labels");
+  CHECK(d.node(labels).line == 5);
+  CHECK(d.node(labels).column == 11);
+  NodeId items = d.find(root, "items");
+  CHECK(d.node(d.item(items, 1)).line == 8);
+  CHECK(d.node(d.item(items, 1)).column == 5);
+  CHECK(d.find(root, "absent") == Document::k_none);
+}
+
+// goyaml counts scanner problems from 1 and parser problems from 0, and prints no line for 0.
+TEST_CASE("errors read like goyaml.v2's", "[yaml]") {
+  CHECK(error_of("a: b: c\n") == "yaml: mapping values are not allowed in this context");
+  CHECK(error_of("x: 1\na: b: c\n") == "yaml: line 2: mapping values are not allowed in this context");
+  CHECK(error_of("a: b\n  c: d\n") == "yaml: line 2: mapping values are not allowed in this context");
+  CHECK(error_of("x: 1\na: \"abc\n") == "yaml: line 3: found unexpected end of stream");
+  CHECK(error_of("a: 1\n b: 2\n") == "yaml: line 2: mapping values are not allowed in this context");
+  CHECK(error_of("a:\n  b: 1\n c: 2\n") == "yaml: line 2: did not find expected key");
+  CHECK(error_of("x: 1\ny: @z\n") == "yaml: line 2: found character that cannot start any token");
+  CHECK(error_of("a: 1\nb\nc: 2\n") == "yaml: line 3: could not find expected ':'");
+  CHECK(error_of("- a\nb: c\n") == "yaml: line 1: did not find expected '-' indicator");
+  CHECK(error_of("x: [a, b\ny: 1\n") == "yaml: line 1: did not find expected ',' or ']'");
+  CHECK(error_of("x: {a: b\n") == "yaml: line 1: did not find expected ',' or '}'");
+  CHECK(error_of("a: \"\\q\"\n") == "yaml: found unknown escape character");
+  CHECK(error_of("a: 1\n\tb: 2\n") == "yaml: line 2: found a tab character that violates indentation");
+  CHECK(error_of(",x\n") == "yaml: did not find expected node content");
+  CHECK(error_of("a: b\x01\n") == "yaml: control characters are not allowed");
+  CHECK(error_of("a: \xff\n") == "yaml: invalid leading UTF-8 octet");
+  CHECK(error_of("a: 1\n...\nb: 2\n") == "yaml: line 2: did not find expected <document start>");
+  CHECK(error_of("%YAML 2.0\n---\nx\n") == "yaml: found incompatible YAML document");
+  CHECK(error_of("a: |0\n  x\n") == "yaml: found an indentation indicator equal to 0");
+}
+
+TEST_CASE("error positions are 1-based", "[yaml]") {
+  try {
+    parse("a: 1\nb: [x,\n");
+    FAIL("expected an error");
+  } catch (const ParseError& e) {
+    CHECK(e.stage() == ParseError::Stage::parser);
+    CHECK(e.line() == 3);
+    CHECK(e.problem() == "did not find expected node content");
+  }
+}
+
+TEST_CASE("limits: nesting depth, alias expansion, long keys", "[yaml]") {
+  std::string deep(2000, '[');
+  Options o;
+  o.max_depth = 100;
+  try {
+    parse(deep, o);
+    FAIL("expected an error");
+  } catch (const ParseError& e) {
+    CHECK(e.problem() == "exceeded max depth of 100");
+  }
+  auto docs = parse("a: &a [x, x]\nb: &b [*a, *a]\n");
+  AliasBudget budget(docs.at(0));
+  CHECK_THROWS_WITH(
+      [&] {
+        for (int i = 0; i < 1000000; ++i) budget.charge(1);
+      }(),
+      "yaml: document contains excessive aliasing");
+  // an implicit key may not be longer than 1024 characters
+  std::string long_key(1100, 'k');
+  CHECK(error_of(long_key + ": v\n") == "yaml: mapping values are not allowed in this context");
+  CHECK(one(std::string(1000, 'k') + ": v\n") == "{" + std::string(1000, 'k') + ": v}");
+}
