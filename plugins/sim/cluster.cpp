@@ -185,6 +185,30 @@ bool same_content(const json& a, const json& b) {
   return strip(a) == strip(b);
 }
 
+// A null in an object the client sends means "not set" (the API decodes it
+// to the field's zero value, which the stored object leaves out; an applied
+// configuration that no longer sets a field gives it up).
+void strip_nulls(json& v) {
+  if (v.is_object()) {
+    for (auto it = v.begin(); it != v.end();) {
+      if (it->is_null()) {
+        it = v.erase(it);
+      } else {
+        strip_nulls(*it);
+        ++it;
+      }
+    }
+  } else if (v.is_array()) {
+    json kept = json::array();
+    for (auto& e : v)
+      if (!e.is_null()) {
+        strip_nulls(e);
+        kept.push_back(std::move(e));
+      }
+    v = std::move(kept);
+  }
+}
+
 bool is_workload(const k8s::ResourceType& t) {
   if (t.group == "apps")
     return t.kind == "Deployment" || t.kind == "StatefulSet" || t.kind == "DaemonSet" || t.kind == "ReplicaSet";
@@ -756,6 +780,7 @@ Response Cluster::create_object(const Request& r, const Target& t) {
     return bad_request(e.message());
   }
   if (!obj.is_object()) return bad_request("the body of the request must be an object");
+  strip_nulls(obj);
   const auto& type = t.info->type;
   std::string api_version = type.group.empty() ? t.version : type.group + "/" + t.version;
   if (obj.value("apiVersion", api_version) != api_version || obj.value("kind", type.kind) != type.kind)
@@ -813,6 +838,7 @@ Response Cluster::update_object(const Request& r, const Target& t) {
     return bad_request(e.message());
   }
   if (!obj.is_object()) return bad_request("the body of the request must be an object");
+  strip_nulls(obj);
   if (t.subresource == "scale") {
     json updated = *live;
     updated["spec"]["replicas"] = obj.value("/spec/replicas"_json_pointer, 1);
@@ -964,6 +990,7 @@ Response Cluster::apply_object(const Request& r, const Target& t, const json& in
   const auto& type = t.info->type;
   if (!intent_in.is_object()) return bad_request("the apply patch must be an object");
   json intent = intent_in;
+  strip_nulls(intent);
   std::string api_version = type.group.empty() ? t.version : type.group + "/" + t.version;
   if (intent.value("apiVersion", "") != api_version)
     return bad_request("Incorrect version specified in apply patch. Specified patch version: " +

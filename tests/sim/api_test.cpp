@@ -792,3 +792,47 @@ TEST_CASE("a taken port is refused at start") {
   emco::sim::Simulator second(o);
   CHECK_THROWS_AS(second.start(), emco::Error);
 }
+
+TEST_CASE("nulls in an applied configuration unset fields instead of failing") {
+  Fleet f(fast());
+  Http c = f.client("cluster-1");
+  json d = deployment("default", "web", 2, "nginx");
+  d["metadata"]["labels"] = {{"app", "web"}, {"tier", "front"}};
+  REQUIRE(c.apply("/apis/apps/v1/namespaces/default/deployments/web", d).status == 201);
+  json again = deployment("default", "web", 2, "nginx");
+  again["metadata"]["labels"] = {{"app", "web"}, {"tier", nullptr}};
+  again["metadata"]["annotations"] = nullptr;
+  again["spec"]["strategy"] = nullptr;
+  again["spec"]["template"]["spec"]["containers"][0]["resources"] = nullptr;
+  again["spec"]["template"]["spec"]["containers"][0]["args"] = nullptr;
+  again["status"] = nullptr;
+  again["metadata"]["creationTimestamp"] = nullptr;  // as `kubectl create --dry-run -o yaml` writes it
+  again["spec"]["template"]["metadata"]["creationTimestamp"] = nullptr;
+  again["spec"]["template"]["spec"]["containers"][0]["env"] = nullptr;
+  again["spec"]["template"]["spec"]["volumes"] = json::array({nullptr});
+  auto r = c.apply("/apis/apps/v1/namespaces/default/deployments/web", again);
+  INFO(r.body);
+  REQUIRE(r.status == 200);
+  json live = f.sim->get("cluster-1", "apps/v1", "Deployment", "default", "web");
+  CHECK(live["metadata"]["labels"] == json({{"app", "web"}}));  // the manager's own field, now unset
+  CHECK_FALSE(live["metadata"].contains("annotations"));
+  CHECK_FALSE(live["spec"].contains("strategy"));
+  CHECK_FALSE(live["spec"]["template"]["spec"]["containers"][0].contains("args"));
+  // A null on create, and in a list item.
+  json cmap = {{"apiVersion", "v1"},
+               {"kind", "ConfigMap"},
+               {"metadata", {{"name", "n"}, {"namespace", "default"}, {"labels", nullptr}}},
+               {"data", {{"a", "1"}, {"b", nullptr}}}};
+  auto created = c.apply("/api/v1/namespaces/default/configmaps/n", cmap);
+  INFO(created.body);
+  REQUIRE(created.status == 201);
+  CHECK(f.sim->get("cluster-1", "v1", "ConfigMap", "default", "n")["data"] == json({{"a", "1"}}));
+  // Another manager's field is not touched by this manager's null.
+  json other = {{"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"metadata", {{"name", "n"}, {"namespace", "default"}}},
+                {"data", {{"c", "3"}}}};
+  REQUIRE(c.apply("/api/v1/namespaces/default/configmaps/n", other, "other").status == 200);
+  json mine = cmap;
+  mine["data"]["c"] = nullptr;
+  REQUIRE(c.apply("/api/v1/namespaces/default/configmaps/n", mine).status == 200);
+  CHECK(f.sim->get("cluster-1", "v1", "ConfigMap", "default", "n")["data"] == json({{"a", "1"}, {"c", "3"}}));
+}
