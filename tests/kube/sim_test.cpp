@@ -331,3 +331,60 @@ TEST_CASE("sim: cluster check over a fleet", "[sim][check]") {
   CHECK(results[2].check("reachable").status == CheckStatus::failed);
   CHECK(check_exit_code(results) == 1);
 }
+
+TEST_CASE("sim: cluster check reports a tenant's permissions as RBAC grants them", "[sim][check]") {
+  Fleet fleet(1);
+  const std::string c = fleet.name(0);
+  KubeTarget admin(c, fleet.kubeconfig(0), "team-a", fast_options());
+  // The tenant: a key and CSR, approved by the admin, signed by the cluster CA.
+  test::KeyPair key = test::make_csr("tenant");
+  admin.apply(std::string_view("apiVersion: certificates.k8s.io/v1\nkind: CertificateSigningRequest\n"
+                               "metadata: {name: tenant}\nspec: {signerName: kubernetes.io/kube-apiserver-client, "
+                               "usages: [client auth], request: " +
+                               base64_encode(key.cert_pem) + "}\n"));
+  admin.client().approve_csr("tenant");
+  json csr = admin.read({{"certificates.k8s.io", "v1", "CertificateSigningRequest"}, "", "tenant"});
+  REQUIRE(csr["status"].contains("certificate"));
+  std::string kc = fleet.kubeconfig(0);
+  std::string server = kc.substr(kc.find("server: ") + 8);
+  server = server.substr(0, server.find('\n'));
+  std::string ca = kc.substr(kc.find("certificate-authority-data: ") + 28);
+  ca = ca.substr(0, ca.find('\n'));
+  std::string tenant_kc = "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: " + server +
+                          "\n    certificate-authority-data: " + ca +
+                          "\nusers:\n- name: tenant\n  user:\n    client-certificate-data: " +
+                          csr["status"]["certificate"].get<std::string>() +
+                          "\n    client-key-data: " + base64_encode(key.key_pem) +
+                          "\ncontexts:\n- name: t\n  context: {cluster: c, user: tenant, namespace: team-a}\n"
+                          "current-context: t\n";
+  // A standard logical cloud's kind of grant: everything emco deploys, in team-a only.
+  admin.apply_all(std::string_view(
+      "apiVersion: v1\nkind: Namespace\nmetadata: {name: team-a}\n---\n"
+      "apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata: {name: tenant, namespace: team-a}\n"
+      "rules:\n- {apiGroups: ['', apps], resources: [configmaps, deployments], verbs: [create, get, patch]}\n"
+      "---\napiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata: {name: tenant, namespace: team-a}\n"
+      "roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: tenant}\n"
+      "subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: tenant}]\n"));
+
+  ClusterCheckOptions opts;
+  opts.timeout = 2s;
+  auto results = check_clusters({{"p+" + c, tenant_kc, "", ""}, {"p+" + c, tenant_kc, "", "team-b"}}, opts);
+  INFO(format_check_table(results));
+  CHECK(results[0].check("credentials").status == CheckStatus::ok);
+  CHECK(results[0].credential_kind == "client certificate");
+  CHECK(results[0].check("permissions").status == CheckStatus::failed);
+  CHECK(results[0].check("permissions").detail ==
+        "not allowed in namespace 'team-a': delete configmaps, delete deployments.apps");
+  CHECK(results[1].check("permissions").detail ==
+        "not allowed in namespace 'team-b': create configmaps, delete configmaps, create deployments.apps, delete "
+        "deployments.apps");
+  // With delete granted too, the tenant's own namespace checks out.
+  admin.apply(std::string_view(
+      "apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata: {name: tenant, namespace: team-a}\n"
+      "rules:\n- {apiGroups: ['', apps], resources: [configmaps, deployments], verbs: [create, get, patch, delete]}\n"));
+  results = check_clusters({{"p+" + c, tenant_kc, "", ""}}, opts);
+  INFO(format_check_table(results));
+  CHECK(results[0].check("permissions").status == CheckStatus::ok);
+  CHECK(results[0].check("permissions").detail == "create and delete allowed in namespace 'team-a'");
+  CHECK_FALSE(results[0].failed());
+}
