@@ -82,8 +82,9 @@ int run_sim_start_cmd(Context&, const Invocation& inv) {
   a.options.persist = inv.has("persist");
   if (inv.get("auth") == "client-cert") a.options.auth = sim::AuthMode::client_cert;
   for (const auto& n : inv.all("name")) a.options.names.push_back(n);
-  if (inv.has("latency-ms") || inv.has("error-rate") || inv.has("refuse") || inv.has("flap-period-ms"))
-    a.options.faults["*"] = fault_from_flags(inv);
+  // Any fault flag at start applies to every cluster ('emco sim fault' sets them per cluster later).
+  sim::Fault start_fault = fault_from_flags(inv);
+  if (!(start_fault == sim::Fault{})) a.options.faults["*"] = start_fault;
   return sim::run_sim_start(a);
 }
 
