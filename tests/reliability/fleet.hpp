@@ -1,0 +1,93 @@
+#pragma once
+// A workspace and a simulated fleet for end-to-end reliability tests: the
+// built emco binary runs as child processes (so a test can SIGKILL it at any
+// moment) against an in-process `emco sim` fleet whose object stores the test
+// reads directly, and whose faults.json `emco sim fault` drives.
+//
+// Shape: clusters c00..cNN (provider p, label edge) in an admin logical cloud
+// lc of project proj; composite app ca/v1 with apps a00..aMM, each a chart
+// rendering one ConfigMap "<release>-aNN" whose data.v is the chart value
+// `v` ("v1"); DIGs dig1 and dig2 place every app on every cluster (all
+// approved once set up).
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "plugins/sim/sim.hpp"
+
+namespace emco::test {
+
+namespace fs = std::filesystem;
+
+struct Exit {
+  int code = -1;       // exit status, or 128 + signal
+  std::string out, err;
+};
+
+// A child emco process.
+class Proc {
+public:
+  Proc(pid_t pid, fs::path out, fs::path err) : m_pid(pid), m_out(std::move(out)), m_err(std::move(err)) {}
+  pid_t pid() const { return m_pid; }
+  // Waits for the exit (reaping the child) and collects its output.
+  Exit wait();
+  // The exit if it has ended by `deadline`, else nothing (polls waitpid).
+  bool wait_until(std::chrono::steady_clock::time_point deadline, Exit& exit);
+  void kill9();
+
+private:
+  pid_t m_pid;
+  fs::path m_out, m_err;
+  bool m_reaped = false;
+  int m_status = 0;
+};
+
+class Fleet {
+public:
+  Fleet(int clusters, int apps);
+  ~Fleet();
+  Fleet(const Fleet&) = delete;
+  Fleet& operator=(const Fleet&) = delete;
+
+  const fs::path& root() const { return m_root; }
+  sim::Simulator& sim() { return *m_sim; }
+  int clusters() const { return m_clusters; }
+  int apps() const { return m_apps; }
+
+  // Starts `emco ARGS...` in the workspace (EMCO_WORKSPACE set, stdin
+  // /dev/null) and returns at once.
+  Proc start(const std::vector<std::string>& args, const std::map<std::string, std::string>& env = {});
+  // Runs it to the end.
+  Exit emco(const std::vector<std::string>& args, const std::map<std::string, std::string>& env = {});
+
+  static std::string dig(const std::string& name) { return "proj/ca/v1/" + name; }
+  // What a cluster holds from emco: "<name>=<data.v>" of every ConfigMap
+  // labelled emco/deployment-id.
+  std::set<std::string> held(const std::string& cluster) const;
+  // Everything the fleet holds, per cluster.
+  std::map<std::string, std::set<std::string>> snapshot() const;
+  // `emco dig status DIG -o json -o summary`, parsed: deployedStatus and deployedCounts as "Applied=40 ...".
+  std::string status_line(const std::string& dig);
+  // The DIG's lifecycle state (last stateInfo action).
+  std::string state(const std::string& dig);
+  // PRAGMA integrity_check of the workspace database ("ok" when sound).
+  std::string integrity();
+  // Contexts with queued work (`emco status -o json` .queued).
+  size_t queued();
+
+private:
+  void write(const fs::path& rel, const std::string& text) const;
+  fs::path m_root;
+  int m_clusters, m_apps;
+  std::unique_ptr<sim::Simulator> m_sim;
+  int m_runs = 0;
+};
+
+}  // namespace emco::test
