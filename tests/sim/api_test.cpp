@@ -836,3 +836,56 @@ TEST_CASE("nulls in an applied configuration unset fields instead of failing") {
   REQUIRE(c.apply("/api/v1/namespaces/default/configmaps/n", mine).status == 200);
   CHECK(f.sim->get("cluster-1", "v1", "ConfigMap", "default", "n")["data"] == json({{"a", "1"}, {"c", "3"}}));
 }
+
+namespace {
+
+// Protobuf wire encoding for hand-made bodies.
+std::string pb_varint(uint64_t v) {
+  std::string out;
+  while (v >= 0x80) {
+    out += static_cast<char>((v & 0x7f) | 0x80);
+    v >>= 7;
+  }
+  out += static_cast<char>(v);
+  return out;
+}
+std::string pb_bytes(int field, const std::string& value) {
+  return pb_varint(static_cast<uint64_t>(field) << 3 | 2) + pb_varint(value.size()) + value;
+}
+std::string pb_int(int field, uint64_t value) { return pb_varint(static_cast<uint64_t>(field) << 3) + pb_varint(value); }
+std::string pb_envelope(const std::string& api_version, const std::string& kind, const std::string& raw) {
+  return std::string("k8s\0", 4) + pb_bytes(1, pb_bytes(1, api_version) + pb_bytes(2, kind)) + pb_bytes(2, raw);
+}
+
+}  // namespace
+
+TEST_CASE("protobuf bodies: zero values are unset, unknown fields with values and unknown kinds are refused") {
+  Fleet f(fast());
+  Http c = f.client("cluster-1");
+  const std::string pb = "application/vnd.kubernetes.protobuf";
+  // A ConfigMap with an empty uid (zero: left out), immutable=false (a
+  // pointer: kept), an unknown field carrying only zeros (ignored).
+  std::string meta = pb_bytes(1, "pb") + pb_bytes(5, "") + pb_bytes(8, "");
+  std::string raw = pb_bytes(1, meta) + pb_bytes(2, pb_bytes(1, "a") + pb_bytes(2, "b")) + pb_int(4, 0) +
+                    pb_bytes(42, pb_int(1, 0));
+  auto ok = c.request("POST", "/api/v1/namespaces/default/configmaps", pb_envelope("v1", "ConfigMap", raw), pb);
+  INFO(ok.body);
+  REQUIRE(ok.status == 201);
+  json stored = f.sim->get("cluster-1", "v1", "ConfigMap", "default", "pb");
+  CHECK(stored["data"] == json({{"a", "b"}}));
+  CHECK(stored["immutable"] == false);
+  CHECK(stored["metadata"]["uid"] != "");
+
+  std::string lossy = pb_bytes(1, pb_bytes(1, "lossy")) + pb_bytes(42, "something");
+  auto refused = c.request("POST", "/api/v1/namespaces/default/configmaps", pb_envelope("v1", "ConfigMap", lossy), pb);
+  CHECK(refused.status == 415);
+  CHECK(refused.json()["message"] == "protobuf field 42 of ConfigMap: not supported by the simulator; send JSON");
+  CHECK(f.sim->get("cluster-1", "v1", "ConfigMap", "default", "lossy").is_null());
+
+  auto unknown_kind = c.request("POST", "/api/v1/namespaces/default/endpoints",
+                                pb_envelope("v1", "Endpoints", pb_bytes(1, pb_bytes(1, "e"))), pb);
+  CHECK(unknown_kind.status == 415);
+  CHECK(unknown_kind.json()["message"] == "the simulator cannot read protobuf bodies of Endpoints (v1); send JSON");
+  auto garbage = c.request("POST", "/api/v1/namespaces/default/configmaps", std::string("k8s\0\xff", 5), pb);
+  CHECK(garbage.status == 415);
+}
