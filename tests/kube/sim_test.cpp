@@ -366,6 +366,20 @@ TEST_CASE("sim: cluster check reports a tenant's permissions as RBAC grants them
       "roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: tenant}\n"
       "subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: tenant}]\n"));
 
+  // emco's client with the tenant's kubeconfig: what RBAC grants works, the rest is forbidden.
+  KubeTarget tenant("p+" + c, tenant_kc, "team-a", fast_options());
+  CHECK(tenant.apply(std::string_view("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ok}\ndata: {a: b}\n")).action ==
+        ApplyAction::created);
+  CHECK(fleet.sim.get(c, "v1", "ConfigMap", "team-a", "ok").is_object());
+  KubeError denied =
+      kube_error_of([&] { tenant.apply(std::string_view("apiVersion: v1\nkind: Secret\nmetadata: {name: s}\n")); });
+  CHECK(denied.category() == KubeErrorCategory::forbidden);
+  CHECK_FALSE(denied.transient());
+  CHECK(denied.message() ==
+        "cluster 'p+" + c + "': forbidden: secrets \"s\" is forbidden: User \"tenant\" cannot patch resource "
+        "\"secrets\" in API group \"\" in the namespace \"team-a\"");
+  CHECK(fleet.sim.get(c, "v1", "Secret", "team-a", "s").is_null());
+
   ClusterCheckOptions opts;
   opts.timeout = 2s;
   auto results = check_clusters({{"p+" + c, tenant_kc, "", ""}, {"p+" + c, tenant_kc, "", "team-b"}}, opts);
