@@ -4,6 +4,7 @@
 
 #include "core/lifecycle/lifecycle.hpp"
 #include "core/util/error.hpp"
+#include "core/util/json_text.hpp"
 #include "core/util/strings.hpp"
 
 namespace emco::cli {
@@ -93,7 +94,28 @@ std::vector<std::string> extra_cells(const store::Resource& r, const json& spec)
 }  // namespace
 
 void print_resources(Context& ctx, const std::vector<store::Resource>& resources, Format format, bool as_list, bool show_secrets) {
-  if (format == Format::json || format == Format::yaml) {
+  if (format == Format::json) {
+    // Stored objects are compact JSON text: lay them out without parsing
+    // (a list of 10,000 clusters is mostly this loop).
+    std::string text;
+    if (!as_list) {
+      if (resources.empty()) text = "null";
+      else append_indented_json(text, manifest::render_object(resources.front(), show_secrets), 2);
+    } else if (resources.empty()) {
+      text = "[]";
+    } else {
+      text = "[\n";
+      for (size_t i = 0; i < resources.size(); ++i) {
+        text += "  ";
+        append_indented_json(text, manifest::render_object(resources[i], show_secrets), 2, 1);
+        text += i + 1 < resources.size() ? ",\n" : "\n";
+      }
+      text += "]";
+    }
+    ctx.out << text << "\n";
+    return;
+  }
+  if (format == Format::yaml) {
     json out;
     if (as_list) {
       out = json::array();
@@ -101,8 +123,7 @@ void print_resources(Context& ctx, const std::vector<store::Resource>& resources
     } else {
       out = resources.empty() ? json(nullptr) : json::parse(manifest::render_object(resources.front(), show_secrets));
     }
-    if (format == Format::json) print_json(ctx.out, out);
-    else print_yaml(ctx.out, out);
+    print_yaml(ctx.out, out);
     return;
   }
   if (format == Format::name) {

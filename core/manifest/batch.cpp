@@ -287,8 +287,11 @@ store::Resource prepare_resource(const Document& doc, Clock& clock) {
 }
 
 std::string render_object(const store::Resource& r, bool show_secrets) {
-  auto data = json::parse(r.data);
   if (r.kind->body == resource::BodyShape::label) return json{{"clusterLabel", r.key.parts.back().second}}.dump();
+  // Most objects are returned as stored; only redaction and the DIG's
+  // current state change them.
+  if (!r.kind->secret_spec && !(r.kind->lifecycle && r.kind->id == "deploymentIntentGroup")) return r.data;
+  auto data = json::parse(r.data);
   if (r.kind->secret_spec && !show_secrets && data["spec"].contains("kv")) {
     for (auto& entry : data["spec"]["kv"])
       for (auto it = entry.begin(); it != entry.end(); ++it) it.value() = "<redacted>";
