@@ -1,7 +1,5 @@
 #include "core/helm/chart.hpp"
 
-#include <yaml-cpp/yaml.h>
-
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -10,6 +8,7 @@
 #include "core/helm/semver.hpp"
 #include "core/util/error.hpp"
 #include "core/util/strings.hpp"
+#include "core/yaml/yaml.hpp"
 
 namespace emco::helm {
 namespace fs = std::filesystem;
@@ -19,42 +18,77 @@ namespace {
 
 [[noreturn]] void invalid(const std::string& msg) { fail(ErrorKind::invalid, msg); }
 
-std::string scalar(const YAML::Node& n) {
-  if (!n || n.IsNull() || !n.IsScalar()) return "";
-  return n.Scalar();
-}
+// One node of a parsed Chart.yaml / requirements.yaml (aliases followed); empty when a key is
+// missing or the node is not a mapping, so lookups chain (root["a"]["b"]).
+class YRef {
+public:
+  YRef() = default;
+  YRef(const yaml::Document& doc, yaml::NodeId id)
+      : m_doc(&doc), m_id(id == yaml::Document::k_none ? id : doc.target(id)) {}
 
-std::vector<std::string> string_list(const YAML::Node& n) {
+  explicit operator bool() const { return m_doc != nullptr && m_id != yaml::Document::k_none; }
+  bool is(yaml::NodeType t) const { return *this && m_doc->node(m_id).type == t; }
+  bool is_null() const {
+    if (!*this) return true;
+    if (!m_doc->is_plain(m_id)) return false;
+    std::string_view s = m_doc->scalar(m_id);
+    return s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL";
+  }
+  std::string text() const {
+    if (is_null() || !is(yaml::NodeType::scalar)) return "";
+    return std::string(m_doc->scalar(m_id));
+  }
+  YRef operator[](std::string_view key) const {
+    if (!is(yaml::NodeType::mapping)) return {};
+    yaml::NodeId v = m_doc->find(m_id, key);
+    return v == yaml::Document::k_none ? YRef() : YRef(*m_doc, v);
+  }
+  std::size_t size() const {
+    return is(yaml::NodeType::sequence) || is(yaml::NodeType::mapping) ? m_doc->size(m_id) : 0;
+  }
+  YRef item(std::size_t i) const { return YRef(*m_doc, m_doc->item(m_id, i)); }
+  YRef key(std::size_t i) const { return YRef(*m_doc, m_doc->key(m_id, i)); }
+  YRef value(std::size_t i) const { return YRef(*m_doc, m_doc->value(m_id, i)); }
+
+private:
+  const yaml::Document* m_doc = nullptr;
+  yaml::NodeId m_id = yaml::Document::k_none;
+};
+
+std::string scalar(const YRef& n) { return n.text(); }
+
+std::vector<std::string> string_list(const YRef& n) {
   std::vector<std::string> out;
-  if (n && n.IsSequence())
-    for (const auto& item : n) out.push_back(scalar(item));
+  if (n.is(yaml::NodeType::sequence))
+    for (std::size_t i = 0; i < n.size(); ++i) out.push_back(scalar(n.item(i)));
   return out;
 }
 
-bool yaml_bool(const YAML::Node& n) {
+bool yaml_bool(const YRef& n) {
   auto s = to_lower(scalar(n));
   return s == "true" || s == "yes" || s == "on" || s == "y";
 }
 
 // Import values are strings or {child, parent} maps; kept as plain Values.
-Value yaml_to_plain(const YAML::Node& n) {
-  if (!n || n.IsNull()) return Value();
-  if (n.IsScalar()) return Value(n.Scalar());
-  if (n.IsSequence()) {
+Value yaml_to_plain(const YRef& n) {
+  if (n.is_null()) return Value();
+  if (n.is(yaml::NodeType::scalar)) return Value(n.text());
+  if (n.is(yaml::NodeType::sequence)) {
     tmpl::List l;
-    for (const auto& item : n) l.push_back(yaml_to_plain(item));
+    for (std::size_t i = 0; i < n.size(); ++i) l.push_back(yaml_to_plain(n.item(i)));
     return Value(std::move(l));
   }
   tmpl::Map m;
-  for (const auto& kv : n) m[kv.first.as<std::string>()] = yaml_to_plain(kv.second);
+  for (std::size_t i = 0; i < n.size(); ++i) m[n.key(i).text()] = yaml_to_plain(n.value(i));
   return Value(std::move(m));
 }
 
-std::vector<Dependency> parse_dependencies(const YAML::Node& list) {
+std::vector<Dependency> parse_dependencies(const YRef& list) {
   std::vector<Dependency> deps;
-  if (!list || !list.IsSequence()) return deps;
-  for (const auto& d : list) {
-    if (!d || d.IsNull()) invalid("validation: dependencies must not contain empty or null nodes");
+  if (!list.is(yaml::NodeType::sequence)) return deps;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    YRef d = list.item(i);
+    if (d.is_null()) invalid("validation: dependencies must not contain empty or null nodes");
     Dependency dep;
     dep.name = trim(scalar(d["name"]));
     dep.version = trim(scalar(d["version"]));
@@ -69,36 +103,48 @@ std::vector<Dependency> parse_dependencies(const YAML::Node& list) {
   return deps;
 }
 
-YAML::Node load_yaml(const std::string& text, const std::string& what) {
+// The first document of `text` (yaml.Unmarshal reads no further); empty text gives none.
+std::vector<yaml::Document> load_yaml(const std::string& text, const std::string& what) {
   try {
-    return YAML::Load(text);
-  } catch (const YAML::Exception& e) {
-    invalid("cannot load " + what + ": error converting YAML to JSON: yaml: line " + std::to_string(e.mark.line + 1) +
-            ": " + e.msg);
+    yaml::Options o;
+    o.max_documents = 1;
+    return yaml::parse(text, o);
+  } catch (const yaml::ParseError& e) {
+    invalid("cannot load " + what + ": error converting YAML to JSON: " + e.goyaml_text());
   }
 }
 
+YRef root_of(const std::vector<yaml::Document>& docs) {
+  if (docs.empty()) return {};
+  return YRef(docs.front(), docs.front().root());
+}
+
 void parse_metadata(const std::string& text, Metadata& md) {
-  YAML::Node root = load_yaml(text, "Chart.yaml");
-  if (root && !root.IsNull() && !root.IsMap()) invalid("cannot load Chart.yaml: not a YAML mapping");
-  if (!root || root.IsNull()) return;
+  auto docs = load_yaml(text, "Chart.yaml");
+  YRef root = root_of(docs);
+  if (!root.is_null() && !root.is(yaml::NodeType::mapping)) invalid("cannot load Chart.yaml: not a YAML mapping");
+  if (root.is_null()) return;
   md.name = scalar(root["name"]);
   md.home = scalar(root["home"]);
   md.sources = string_list(root["sources"]);
   md.version = scalar(root["version"]);
   md.description = scalar(root["description"]);
   md.keywords = string_list(root["keywords"]);
-  if (root["maintainers"] && root["maintainers"].IsSequence())
-    for (const auto& m : root["maintainers"])
-      md.maintainers.push_back({scalar(m["name"]), scalar(m["email"]), scalar(m["url"])});
+  YRef maintainers = root["maintainers"];
+  for (std::size_t i = 0; i < (maintainers.is(yaml::NodeType::sequence) ? maintainers.size() : 0); ++i) {
+    YRef m = maintainers.item(i);
+    md.maintainers.push_back({scalar(m["name"]), scalar(m["email"]), scalar(m["url"])});
+  }
   md.icon = scalar(root["icon"]);
   md.api_version = scalar(root["apiVersion"]);
   md.condition = scalar(root["condition"]);
   md.tags = scalar(root["tags"]);
   md.app_version = scalar(root["appVersion"]);
   md.deprecated = yaml_bool(root["deprecated"]);
-  if (root["annotations"] && root["annotations"].IsMap())
-    for (const auto& kv : root["annotations"]) md.annotations[kv.first.as<std::string>()] = scalar(kv.second);
+  YRef annotations = root["annotations"];
+  if (annotations.is(yaml::NodeType::mapping))
+    for (std::size_t i = 0; i < annotations.size(); ++i)
+      md.annotations[annotations.key(i).text()] = scalar(annotations.value(i));
   md.kube_version = scalar(root["kubeVersion"]);
   if (root["dependencies"]) md.dependencies = parse_dependencies(root["dependencies"]);
   md.type = scalar(root["type"]);
@@ -185,9 +231,10 @@ Chart load_chart_files(std::vector<ChartFile> files, const ArchiveLimits& limits
     } else if (f.name == "values.schema.json") {
       c.schema = f.data;
     } else if (f.name == "requirements.yaml") {
-      YAML::Node root = load_yaml(f.data, "requirements.yaml");
+      auto docs = load_yaml(f.data, "requirements.yaml");
+      YRef root = root_of(docs);
       if (c.metadata.api_version == "v1") {
-        if (root && root.IsMap() && root["dependencies"])
+        if (root["dependencies"])
           c.metadata.dependencies = parse_dependencies(root["dependencies"]);
         c.files.push_back(f);
       }

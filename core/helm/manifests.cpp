@@ -1,7 +1,6 @@
 #include "core/helm/manifests.hpp"
 
 #include <re2/re2.h>
-#include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <tuple>
@@ -9,6 +8,7 @@
 
 #include "core/util/error.hpp"
 #include "core/util/strings.hpp"
+#include "core/yaml/yaml.hpp"
 
 namespace emco::helm {
 
@@ -53,56 +53,38 @@ bool less_by_kind(const std::string& a, const std::string& b) {
   return ra < rb;
 }
 
-// goyaml.v2's wording for the problems yaml-cpp reports differently, and whether libyaml
-// raises it from its scanner (goyaml prints scanner lines 1-based, parser lines 0-based, and
-// no line at all for the first line).
-struct GoyamlProblem {
-  std::string message;
-  bool scanner = true;
-};
+// helm's words for a document goyaml.v2 refuses (sigs.k8s.io/yaml wraps goyaml's error)
+std::string goyaml_error(const yaml::ParseError& e) { return "error converting YAML to JSON: " + e.goyaml_text(); }
 
-GoyamlProblem goyaml_problem(const std::string& yaml_cpp_msg) {
-  static const std::vector<std::tuple<std::string, std::string, bool>> table = {
-      {"illegal map value", "mapping values are not allowed in this context", true},
-      {"end of map not found", "did not find expected key", false},
-      {"end of sequence not found", "did not find expected '-' indicator", false},
-      {"end of map flow not found", "did not find expected ',' or '}'", false},
-      {"end of sequence flow not found", "did not find expected ',' or ']'", false},
-      {"unknown token", "found character that cannot start any token", true},
-      {"block sequence entries are not allowed in this context", "block sequence entries are not allowed in this context",
-       true},
-      {"unknown escape character", "found unknown escape character", true},
-      {"end of string", "found unexpected end of stream", true},
-      {"illegal tab when looking for indentation", "found a tab character that violates indentation", true},
-  };
-  for (const auto& [from, to, scanner] : table)
-    if (yaml_cpp_msg.find(from) != std::string::npos) return {to, scanner};
-  return {yaml_cpp_msg, true};
+yaml::Options first_document_only() {
+  yaml::Options o;
+  o.max_documents = 1;  // yaml.Unmarshal reads the first document only
+  return o;
 }
 
-std::string goyaml_error(const YAML::Exception& e) {
-  GoyamlProblem p = goyaml_problem(e.msg);
-  int idx = e.mark.line;  // 0-based
-  std::string where;
-  if (idx > 0) where = "line " + std::to_string(p.scanner ? idx + 1 : idx) + ": ";
-  return "error converting YAML to JSON: yaml: " + where + p.message;
+// A YAML 1.1 null: what a Go string field receives as "".
+bool is_null_scalar(const yaml::Document& d, yaml::NodeId id) {
+  if (!d.is_plain(id)) return false;
+  std::string_view s = d.scalar(id);
+  return s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL";
 }
 
-std::string scalar_text(const YAML::Node& node) {
-  if (!node || node.IsNull()) return "";
-  if (node.IsScalar()) return node.Scalar();
-  return "";
+std::string scalar_text(const yaml::Document& d, yaml::NodeId id) {
+  if (id == yaml::Document::k_none) return "";
+  id = d.target(id);
+  if (d.node(id).type != yaml::NodeType::scalar || is_null_scalar(d, id)) return "";
+  return std::string(d.scalar(id));
 }
 
 
 // --- fast path ----------------------------------------------------------------------------
 //
-// Rendered charts are large (CRDs of a megabyte) and yaml-cpp is slow, so documents are first
+// Rendered charts are large (CRDs of a megabyte) and a full parse builds a tree, so documents are first
 // read by a small recognizer of the plain block-YAML subset templates produce: block maps and
 // sequences indented with spaces, plain/quoted scalars, block scalars (| >), one-line flow
 // collections and comments. It only ever answers "valid, and here is the head" for text it
 // fully understands; anything else (anchors, tags, multi-line plain scalars, odd indentation,
-// and every error) goes to yaml-cpp, which decides and words the error.
+// and every error) goes to core/yaml, which decides and words the error.
 namespace fast {
 
 struct Line {
@@ -188,7 +170,7 @@ bool quoted(std::string_view s, size_t& end, std::string& value) {
           case 'r': value += '\r'; break;
           case ' ': value += ' '; break;
           case '0': value += '\0'; break;
-          default: return false;  // other escapes: let yaml-cpp judge
+          default: return false;  // other escapes: let the full parser judge
         }
         continue;
       }
@@ -297,7 +279,7 @@ public:
       ++i;
       if (!line(static_cast<int>(ind), text, i)) return false;
     }
-    if (!m_seen_content) return false;  // comment-only documents: yaml-cpp
+    if (!m_seen_content) return false;  // comment-only documents: the full parser
     head = std::move(m_head);
     return true;
   }
@@ -339,7 +321,7 @@ private:
         size_t after = 0;
         if (p.from_key && head_position(p.key) && !(at_path({""}) && p.key == "metadata") &&
             !(at_path({"", "metadata"}) && p.key == "annotations"))
-          return false;  // a head field with a value on the next lines: yaml-cpp reads it
+          return false;  // a head field with a value on the next lines: the full parser reads it
         if (dash || map_key(text, k, after)) return push({ind, dash, false, p.key}) && content(ind, text, next);
         // A scalar or flow value on the line after its key or dash.
         if (p.from_key && head_position(p.key)) return false;
@@ -458,7 +440,7 @@ private:
     bool is_scalar = false;
     if (!value(ind, rest, next, wanted ? &scalar : nullptr, &is_scalar)) return false;
     // The head: apiVersion, kind, metadata.name, metadata.annotations.* must be plain text;
-    // metadata and annotations written inline (scalar or flow) go to yaml-cpp.
+    // metadata and annotations written inline (scalar or flow) go to the full parser.
     if (at_path({""})) {
       if (key == "metadata") return false;
       if (key == "apiVersion" || key == "kind") {
@@ -544,7 +526,7 @@ private:
       continued_to = j + 1;
     }
     if (continued_to > 0) {
-      if (scalar) return false;  // a head field folded over lines: yaml-cpp reads it
+      if (scalar) return false;  // a head field folded over lines: the full parser reads it
       next = continued_to;
     }
     if (scalar) {
@@ -571,7 +553,7 @@ private:
       if (content < 0) {
         content = static_cast<int>(k);
       } else if (static_cast<int>(k) < content) {
-        return false;  // less indented than the first line: yaml-cpp decides
+        return false;  // less indented than the first line: the full parser decides
       }
       for (char c : raw)
         if ((static_cast<unsigned char>(c) < 0x20 && c != '\t') || c == 0x7f) return false;
@@ -616,8 +598,8 @@ std::vector<std::string> split_manifests(std::string_view text) {
 
 std::string yaml_syntax_error(const std::string& text) {
   try {
-    YAML::Load(text);
-  } catch (const YAML::Exception& e) {
+    yaml::parse(text, first_document_only());
+  } catch (const yaml::ParseError& e) {
     return goyaml_error(e);
   }
   return "";
@@ -633,34 +615,36 @@ ManifestHead parse_manifest_head(const std::string& doc) {
 
 ManifestHead parse_manifest_head_slow(const std::string& doc) {
   ManifestHead head;
-  YAML::Node root;
+  std::vector<yaml::Document> docs;
   try {
-    root = YAML::Load(doc);
-  } catch (const YAML::Exception& e) {
+    docs = yaml::parse(doc, first_document_only());
+  } catch (const yaml::ParseError& e) {
     fail(ErrorKind::invalid, goyaml_error(e));
   }
-  if (!root || root.IsNull()) return head;
-  if (!root.IsMap()) {
+  if (docs.empty()) return head;
+  const yaml::Document& d = docs.front();
+  yaml::NodeId root = d.target(d.root());
+  yaml::NodeType type = d.node(root).type;
+  if (type == yaml::NodeType::scalar && is_null_scalar(d, root)) return head;
+  if (type != yaml::NodeType::mapping) {
     fail(ErrorKind::invalid, std::string("error unmarshaling JSON: while decoding JSON: json: cannot unmarshal ") +
-                                 (root.IsSequence() ? "array" : "string") +
+                                 (type == yaml::NodeType::sequence ? "array" : "string") +
                                  " into Go value of type releaseutil.SimpleHead");
   }
-  // goyaml.v2 lets a repeated key overwrite the earlier one, so the last occurrence counts.
-  auto last = [](const YAML::Node& map, const std::string& key) {
-    YAML::Node found;
-    for (const auto& kv : map)
-      if (kv.first.IsScalar() && kv.first.Scalar() == key) found = kv.second;
-    return found;
-  };
-  head.api_version = scalar_text(last(root, "apiVersion"));
-  head.kind = scalar_text(last(root, "kind"));
-  YAML::Node meta = last(root, "metadata");
-  if (meta && meta.IsMap()) {
+  // goyaml.v2 lets a repeated key overwrite the earlier one, so the last occurrence counts (find).
+  head.api_version = scalar_text(d, d.find(root, "apiVersion"));
+  head.kind = scalar_text(d, d.find(root, "kind"));
+  yaml::NodeId meta = d.find(root, "metadata");
+  if (meta != yaml::Document::k_none && d.node(d.target(meta)).type == yaml::NodeType::mapping) {
+    meta = d.target(meta);
     head.has_metadata = true;
-    head.name = scalar_text(last(meta, "name"));
-    YAML::Node ann = last(meta, "annotations");
-    if (ann && ann.IsMap())
-      for (const auto& kv : ann) head.annotations[kv.first.as<std::string>()] = scalar_text(kv.second);
+    head.name = scalar_text(d, d.find(meta, "name"));
+    yaml::NodeId ann = d.find(meta, "annotations");
+    if (ann != yaml::Document::k_none && d.node(d.target(ann)).type == yaml::NodeType::mapping) {
+      ann = d.target(ann);
+      for (std::size_t i = 0; i < d.size(ann); ++i)
+        head.annotations[scalar_text(d, d.key(ann, i))] = scalar_text(d, d.value(ann, i));
+    }
   }
   return head;
 }

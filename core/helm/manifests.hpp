@@ -32,13 +32,13 @@ struct ManifestHead {
 ManifestHead parse_manifest_head(const std::string& doc);
 // parse_manifest_head first tries read_head_fast, a quick reader of the plain block-YAML
 // subset templates produce (true = the document is valid YAML and `head` is filled; false =
-// not sure), and otherwise parse_manifest_head_slow, which parses with yaml-cpp. Exposed so
+// not sure), and otherwise parse_manifest_head_slow, which parses with core/yaml. Exposed so
 // tests can hold the two to the same answers.
 bool read_head_fast(const std::string& doc, ManifestHead& head);
 ManifestHead parse_manifest_head_slow(const std::string& doc);
 
 // goyaml.v2's wording for the first syntax error in `text` ("error converting YAML to JSON:
-// yaml: line 1: did not find expected node content"), or "" when yaml-cpp parses it.
+// yaml: line 1: did not find expected node content"), or "" when goyaml.v2 would parse it.
 std::string yaml_syntax_error(const std::string& text);
 
 struct Manifest {

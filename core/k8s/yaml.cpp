@@ -1,11 +1,10 @@
 #include "core/k8s/yaml.hpp"
 
-#include <yaml-cpp/yaml.h>
-
 #include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "core/util/error.hpp"
+#include "core/yaml/yaml.hpp"
 
 namespace emco::k8s {
 
@@ -42,36 +41,43 @@ bool parse_float(const std::string& s, double& out) {
   return end && *end == '\0' && std::isfinite(out);
 }
 
-json scalar(const YAML::Node& node) {
-  const std::string& s = node.Scalar();
-  if (node.Tag() == "!" || node.Tag() == "tag:yaml.org,2002:str") return s;  // quoted
+json scalar(const yaml::Document& d, yaml::NodeId id) {
+  std::string s(d.scalar(id));
+  if (!d.is_plain(id)) return s;  // quoted, block or tagged: a string
   if (s == "null" || s == "~" || s == "Null" || s == "NULL" || s.empty()) return nullptr;
   if (s == "true" || s == "True" || s == "TRUE") return true;
   if (s == "false" || s == "False" || s == "FALSE") return false;
   long long i;
   if (parse_int(s, i)) return i;
-  double d;
-  if (parse_float(s, d)) return d;
+  double f;
+  if (parse_float(s, f)) return f;
   return s;
 }
 
-json convert(const YAML::Node& node) {
-  switch (node.Type()) {
-    case YAML::NodeType::Null:
-    case YAML::NodeType::Undefined:
-      return nullptr;
-    case YAML::NodeType::Scalar:
-      return scalar(node);
-    case YAML::NodeType::Sequence: {
+json convert(const yaml::Document& d, yaml::NodeId id, yaml::AliasBudget& budget, bool via_alias) {
+  if (d.node(id).type == yaml::NodeType::alias) {
+    id = d.target(id);
+    via_alias = true;
+  }
+  if (via_alias) budget.charge();
+  switch (d.node(id).type) {
+    case yaml::NodeType::scalar: return scalar(d, id);
+    case yaml::NodeType::sequence: {
       json arr = json::array();
-      for (const auto& item : node) arr.push_back(convert(item));
+      for (std::size_t i = 0; i < d.size(id); ++i) arr.push_back(convert(d, d.item(id, i), budget, via_alias));
       return arr;
     }
-    case YAML::NodeType::Map: {
+    case yaml::NodeType::mapping: {
       json obj = json::object();
-      for (const auto& kv : node) obj[kv.first.as<std::string>()] = convert(kv.second);
+      for (std::size_t i = 0; i < d.size(id); ++i) {
+        yaml::NodeId k = d.target(d.key(id, i));
+        if (d.node(k).type != yaml::NodeType::scalar)
+          fail(ErrorKind::invalid, "invalid YAML: line " + std::to_string(d.node(k).line) + ": mapping keys must be scalars");
+        obj[std::string(d.scalar(k))] = convert(d, d.value(id, i), budget, via_alias);
+      }
       return obj;
     }
+    case yaml::NodeType::alias: break;  // targets are never aliases
   }
   return nullptr;
 }
@@ -85,12 +91,13 @@ json parse_json_or_yaml(std::string_view text) {
     if (!parsed.is_discarded()) return parsed;
   }
   try {
-    std::vector<YAML::Node> docs = YAML::LoadAll(std::string(text));
+    std::vector<yaml::Document> docs = yaml::parse(text);
     if (docs.size() > 1) fail(ErrorKind::invalid, "expected one YAML document, found " + std::to_string(docs.size()));
     if (docs.empty()) return nullptr;
-    return convert(docs[0]);
-  } catch (const YAML::Exception& e) {
-    fail(ErrorKind::invalid, std::string("invalid YAML: ") + e.what());
+    yaml::AliasBudget budget(docs[0]);
+    return convert(docs[0], docs[0].root(), budget, false);
+  } catch (const yaml::ParseError& e) {
+    fail(ErrorKind::invalid, "invalid YAML: " + e.goyaml_text());
   }
 }
 
