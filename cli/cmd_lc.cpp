@@ -1,5 +1,6 @@
 // Logical-cloud commands beyond create/get/modify/delete (cli/cmd_resources.cpp)
-// and the lifecycle operations (cli/cmd_deploy.cpp): the cloud's status.
+// and the lifecycle operations (cli/cmd_deploy.cpp): the cloud's status and
+// the kubeconfig issued for its user.
 
 #include <nlohmann/json.hpp>
 
@@ -7,6 +8,8 @@
 #include "cli/context.hpp"
 #include "cli/output.hpp"
 #include "cli/table.hpp"
+#include "core/lifecycle/credentials.hpp"
+#include "core/lifecycle/lc_dcm.hpp"
 #include "core/lifecycle/lifecycle.hpp"
 #include "core/util/error.hpp"
 
@@ -25,17 +28,77 @@ int status_cmd(Context& ctx, const Invocation& inv) {
   auto r = ctx.store().get(key);
   if (!r) fail(ErrorKind::not_found, store::describe(k, key) + " does not exist");
   json si = r->state_info.empty() ? json::object() : json::parse(r->state_info);
+  auto s = lifecycle::lc::status(ctx.store(), key);
   Format f = parse_format(inv.get("output", "table"));
   if (f == Format::json || f == Format::yaml) {
-    json out = {{"name", key.parts.back().second}, {"states", si}, {"deployedStatus", lifecycle::current_state(r->state_info)}};
+    json clusters = json::array();
+    for (const auto& c : s.clusters) {
+      json objects = json::array();
+      for (const auto& o : c.objects) {
+        json jo = {{"resource", o.resource}, {"status", o.status}};
+        if (!o.message.empty()) jo["message"] = o.message;
+        objects.push_back(jo);
+      }
+      json jc = {{"cluster", c.cluster}, {"resources", objects}};
+      if (s.level != "0") jc["credentials"] = c.gitops.empty() ? (c.credentials ? "issued" : "not issued") : "gitops";
+      if (!c.gitops.empty()) jc["gitOpsType"] = c.gitops;
+      clusters.push_back(jc);
+    }
+    json out = {{"name", key.parts.back().second},
+                {"level", s.level},
+                {"states", si},
+                {"deployedStatus", s.state},
+                {"context", s.context},
+                {"contextStatus", s.context_status},
+                {"clusters", clusters}};
     if (f == Format::json) print_json(ctx.out, out);
     else print_yaml(ctx.out, out);
     return 0;
   }
+  ctx.out << "state: " << (s.state.empty() ? "-" : s.state) << "  level: " << s.level;
+  if (!s.context.empty()) ctx.out << "  context: " << s.context << " (" << (s.context_status.empty() ? "-" : s.context_status) << ")";
+  ctx.out << "\n\n";
   std::vector<std::vector<std::string>> rows;
+  for (const auto& c : s.clusters) {
+    size_t applied = 0, failed = 0;
+    for (const auto& o : c.objects) {
+      if (o.status == "Applied") ++applied;
+      if (o.status == "Failed") ++failed;
+    }
+    std::string creds = s.level == "0" ? "admin" : !c.gitops.empty() ? "gitops" : c.credentials ? "issued" : "not issued";
+    rows.push_back({c.cluster, std::to_string(c.objects.size()), std::to_string(applied), std::to_string(failed), creds});
+  }
+  print_table(ctx.out, {"CLUSTER", "OBJECTS", "APPLIED", "FAILED", "CREDENTIALS"}, rows);
+  ctx.out << "\n";
+  rows.clear();
   for (const auto& a : si.value("actions", json::array()))
     rows.push_back({a.value("state", ""), a.value("instance", ""), std::to_string(a.value("revision", 0)), a.value("time", "")});
   print_table(ctx.out, {"STATE", "INSTANCE", "REVISION", "TIME"}, rows);
+  return 0;
+}
+
+int kubeconfig_cmd(Context& ctx, const Invocation& inv) {
+  const auto& k = resource::kind("logicalCloud");
+  Key key = resolve_address(k, inv.args[0], k_lc_address);
+  if (!ctx.store().get(key)) fail(ErrorKind::not_found, store::describe(k, key) + " does not exist");
+  std::string cluster = inv.get("cluster");
+  if (cluster.empty()) fail(ErrorKind::usage, "which cluster? --cluster PROVIDER+CLUSTER is required");
+  if (auto slash = cluster.find('/'); slash != std::string::npos && cluster.find('+') == std::string::npos)
+    cluster[slash] = '+';
+  if (cluster.find('+') == std::string::npos)
+    fail(ErrorKind::usage, "'--cluster " + cluster + "' is not PROVIDER+CLUSTER", "e.g. --cluster edge+cluster1");
+  auto kc = lifecycle::tenant_kubeconfig(ctx.store(), key, cluster);
+  if (!kc) {
+    auto have = lifecycle::tenant_clusters(ctx.store(), key);
+    std::string list;
+    for (const auto& c : have) list += (list.empty() ? "" : ", ") + c;
+    fail(ErrorKind::not_found, store::describe(k, key) + " has no credentials for cluster '" + cluster + "'",
+         have.empty() ? "instantiate the logical cloud first (emco lc instantiate)" : "it has credentials for: " + list);
+  }
+  if (!inv.has("show-secrets"))
+    fail(ErrorKind::usage, "the kubeconfig holds the user's private key; refusing to print it",
+         "add --show-secrets to print it (e.g. emco lc kubeconfig ... --show-secrets > user.kubeconfig)");
+  ctx.out << *kc;
   return 0;
 }
 
@@ -44,12 +107,25 @@ int status_cmd(Context& ctx, const Invocation& inv) {
 std::vector<CommandSpec> lc_commands() {
   std::vector<CommandSpec> v;
   v.push_back({.path = {"lc", "status"},
-               .summary = "show the logical cloud's state history",
+               .summary = "show the logical cloud's state, per-cluster objects and credentials",
+               .description = "Per cluster of the cloud: how many of its objects (namespace, roles, bindings, quotas, "
+                              "certificate request) are applied or failed, and whether the user's credentials were "
+                              "issued; then the state history. -o json|yaml lists every object with its status.",
                .args = {{.name = k_lc_address, .help = "the logical cloud (or its anchor)", .complete = Complete::anchor}},
                .flags = {{.name = "output", .short_name = 'o', .value = "FORMAT", .help = "output format",
                           .choices = {"table", "json", "yaml"}, .default_value = "table"}},
-               .examples = {"emco lc status proj1/tenant-a"},
+               .examples = {"emco lc status proj1/tenant-a", "emco lc status proj1/tenant-a -o json"},
                .handler = status_cmd});
+  v.push_back({.path = {"lc", "kubeconfig"},
+               .summary = "print the kubeconfig issued to a logical cloud's user on one cluster",
+               .description = "Standard and privileged logical clouds get a kubeconfig per cluster for their user "
+                              "(a certificate emco had the cluster sign, and the cloud's private key). It is kept in "
+                              "the workspace and printed only with --show-secrets.",
+               .args = {{.name = k_lc_address, .help = "the logical cloud (or its anchor)", .complete = Complete::anchor}},
+               .flags = {{.name = "cluster", .value = "PROVIDER+CLUSTER", .help = "the cluster (required)"},
+                         {.name = "show-secrets", .help = "print the kubeconfig (it contains a private key)"}},
+               .examples = {"emco lc kubeconfig proj1/tenant-a --cluster edge+cluster1 --show-secrets > tenant-a.kubeconfig"},
+               .handler = kubeconfig_cmd});
   return v;
 }
 

@@ -51,7 +51,7 @@ _emco_children() {
     "dig app-intent") echo "create delete get list update" ;;
     "dig intent") echo "create delete get list update" ;;
     "dig placement") echo "create delete get list update" ;;
-    "lc") echo "cluster-ref create delete get instantiate kv list modify permission quota status stop terminate update" ;;
+    "lc") echo "cluster-ref create delete get instantiate kubeconfig kv list modify permission quota status stop terminate update" ;;
     "lc cluster-ref") echo "create delete get list update" ;;
     "lc kv") echo "create delete get list update" ;;
     "lc permission") echo "create delete get list update" ;;
@@ -167,6 +167,7 @@ _emco_flags() {
     "lc delete") echo "--output --workspace --help --quiet" ;;
     "lc get") echo "--output --show-secrets --workspace --help --quiet" ;;
     "lc instantiate") echo "--timeout --no-wait --parallel --output --workspace --help --quiet" ;;
+    "lc kubeconfig") echo "--cluster --show-secrets --workspace --help --quiet" ;;
     "lc kv create") echo "--kv --description --spec-file --output --workspace --help --quiet" ;;
     "lc kv delete") echo "--output --workspace --help --quiet" ;;
     "lc kv get") echo "--output --show-secrets --workspace --help --quiet" ;;

@@ -27,7 +27,7 @@ std::optional<std::string> tenant_kubeconfig(store::Store& st, const resource::K
 }
 
 std::vector<std::string> tenant_clusters(store::Store& st, const resource::Key& lc) {
-  auto& s = st.impl().stmt("SELECT cluster FROM credentials WHERE owner = ? ORDER BY cluster");
+  auto& s = st.impl().stmt("SELECT cluster FROM credentials WHERE owner = ? AND cluster <> '' ORDER BY cluster");
   s.bind(1, lc.str());
   std::vector<std::string> out;
   while (s.executeStep()) out.push_back(s.getColumn(0).getString());
@@ -44,5 +44,11 @@ void remove_tenant_kubeconfigs(store::Store& st, const resource::Key& lc, const 
     s.exec();
   });
 }
+
+void store_tenant_key(store::Store& st, const resource::Key& lc, const std::string& key_pem, const std::string& created) {
+  store_tenant_kubeconfig(st, lc, "", key_pem, created);
+}
+
+std::optional<std::string> tenant_key(store::Store& st, const resource::Key& lc) { return tenant_kubeconfig(st, lc, ""); }
 
 }  // namespace emco::lifecycle
