@@ -54,7 +54,9 @@ json scalar(const yaml::Document& d, yaml::NodeId id) {
   return s;
 }
 
-json convert(const yaml::Document& d, yaml::NodeId id, yaml::AliasBudget& budget, bool via_alias) {
+json convert(const yaml::Document& d, yaml::NodeId id, yaml::AliasBudget& budget, bool via_alias, int depth) {
+  // aliases can nest a document deeper than the parser's limit; bound the recursion here
+  if (depth > 10000) fail(ErrorKind::invalid, "invalid YAML: document nested too deeply");
   if (d.node(id).type == yaml::NodeType::alias) {
     id = d.target(id);
     via_alias = true;
@@ -64,7 +66,7 @@ json convert(const yaml::Document& d, yaml::NodeId id, yaml::AliasBudget& budget
     case yaml::NodeType::scalar: return scalar(d, id);
     case yaml::NodeType::sequence: {
       json arr = json::array();
-      for (std::size_t i = 0; i < d.size(id); ++i) arr.push_back(convert(d, d.item(id, i), budget, via_alias));
+      for (std::size_t i = 0; i < d.size(id); ++i) arr.push_back(convert(d, d.item(id, i), budget, via_alias, depth + 1));
       return arr;
     }
     case yaml::NodeType::mapping: {
@@ -73,7 +75,7 @@ json convert(const yaml::Document& d, yaml::NodeId id, yaml::AliasBudget& budget
         yaml::NodeId k = d.target(d.key(id, i));
         if (d.node(k).type != yaml::NodeType::scalar)
           fail(ErrorKind::invalid, "invalid YAML: line " + std::to_string(d.node(k).line) + ": mapping keys must be scalars");
-        obj[std::string(d.scalar(k))] = convert(d, d.value(id, i), budget, via_alias);
+        obj[std::string(d.scalar(k))] = convert(d, d.value(id, i), budget, via_alias, depth + 1);
       }
       return obj;
     }
@@ -95,7 +97,7 @@ json parse_json_or_yaml(std::string_view text) {
     if (docs.size() > 1) fail(ErrorKind::invalid, "expected one YAML document, found " + std::to_string(docs.size()));
     if (docs.empty()) return nullptr;
     yaml::AliasBudget budget(docs[0]);
-    return convert(docs[0], docs[0].root(), budget, false);
+    return convert(docs[0], docs[0].root(), budget, false, 0);
   } catch (const yaml::ParseError& e) {
     fail(ErrorKind::invalid, "invalid YAML: " + e.goyaml_text());
   }

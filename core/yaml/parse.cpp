@@ -68,6 +68,7 @@ public:
       if (t == Tok::stream_end) break;
       m_doc = Document();
       m_anchors.clear();
+      m_tag_ids.clear();
       m_open.clear();
       if (implicit && t != Tok::version_directive && t != Tok::tag_directive && t != Tok::document_start) {
         process_directives();
@@ -97,6 +98,7 @@ private:
   Document m_doc;
   std::vector<NodeId> m_scratch;  // children of the collections being built
   std::unordered_map<std::string, NodeId> m_anchors;
+  std::unordered_map<std::string, std::uint32_t> m_tag_ids;  // per document, like its tags
   std::vector<bool> m_open;  // per node: a collection still being built
   std::vector<std::pair<std::string, std::string>> m_tag_directives;
 
@@ -158,10 +160,9 @@ private:
 
   std::uint32_t intern_tag(std::string tag) {
     if (tag.empty()) return 0;
-    for (std::size_t i = 1; i < m_doc.m_tags.size(); ++i)
-      if (m_doc.m_tags[i] == tag) return static_cast<std::uint32_t>(i);
-    m_doc.m_tags.push_back(std::move(tag));
-    return static_cast<std::uint32_t>(m_doc.m_tags.size() - 1);
+    auto [it, added] = m_tag_ids.emplace(tag, static_cast<std::uint32_t>(m_doc.m_tags.size()));
+    if (added) m_doc.m_tags.push_back(std::move(tag));
+    return it->second;
   }
 
   void remember_anchor(const std::string& anchor, NodeId id) {

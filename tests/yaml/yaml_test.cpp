@@ -2,6 +2,9 @@
 // rules and goyaml.v2's documented behaviour (cases written for emco).
 #include <catch2/catch.hpp>
 
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 
 #include "core/yaml/yaml.hpp"
@@ -228,4 +231,50 @@ TEST_CASE("limits: nesting depth, alias expansion, long keys", "[yaml]") {
   std::string long_key(1100, 'k');
   CHECK(error_of(long_key + ": v\n") == "yaml: mapping values are not allowed in this context");
   CHECK(one(std::string(1000, 'k') + ": v\n") == "{" + std::string(1000, 'k') + ": v}");
+}
+
+TEST_CASE("spec corners: indentation, tabs, keys and line breaks", "[yaml]") {
+  // tabs separate tokens after an indicator, never indent
+  CHECK(one("a:\t1\nb: [x,\ty]\n") == "{a: 1, b: [x, y]}");
+  // anchors and tags on keys, and on empty values
+  CHECK(one("&k key: !!str &v\n") == "{key: <tag:yaml.org,2002:str>}");
+  // a key may hold a flow collection
+  CHECK(one("[a, b]: c\n") == "{[a, b]: c}");
+  // a less indented line ends a block scalar, and the document goes on
+  CHECK(one("a: |\n    deep\n  # c\nb: 1\n") == "{a: |deep\n, b: 1}");
+  // '#' inside a scalar is text unless a blank precedes it
+  CHECK(one("a: 'x # y' # z\nb: c#d\n") == "{a: 'x # y, b: c#d}");
+  // NEL is a line break that folds like \n
+  CHECK(one("a: \"x\xC2\x85y\"\n") == "{a: \"x y}");
+  // "---" inside a line is text; at column 0 it starts a document
+  CHECK(one("a: x --- y\n") == "{a: x --- y}");
+  CHECK(parse("a\n--- b\n").size() == 2);
+  // flow collections may span lines; plain scalars in them fold
+  CHECK(one("{a: one\n  two, b: 3}") == "{a: one two, b: 3}");
+  CHECK(error_of("%TAG !a! x:\n%TAG !a! y:\n--- z\n") == "yaml: line 1: found duplicate %TAG directive");
+  // '-' does not end a plain scalar in a flow collection
+  CHECK(one("- [a\n- b]\n") == "[[a - b]]");
+  CHECK(error_of("'unterminated\n") == "yaml: line 2: found unexpected end of stream");
+  CHECK(error_of("a:\n  - b\n  c: d\n") == "yaml: line 2: did not find expected '-' indicator");
+}
+
+// Inputs the fuzzers keep (among them one that hung yaml-cpp 0.7 forever): each one either
+// parses or is refused with a position, and every tree can be walked through its aliases.
+TEST_CASE("fuzz seeds load or fail cleanly", "[yaml][hostile]") {
+  int files = 0;
+  for (const char* dir : {"yaml_fuzz", "yaml_loader_fuzz"}) {
+    for (const auto& entry :
+         std::filesystem::directory_iterator(std::filesystem::path(EMCO_SOURCE_DIR) / "tests/fuzz/seeds" / dir)) {
+      std::ifstream in(entry.path(), std::ios::binary);
+      std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      INFO(entry.path().string());
+      ++files;
+      try {
+        for (const auto& d : parse(text)) CHECK(d.node(d.root()).line >= 1);
+      } catch (const ParseError& e) {
+        CHECK(e.line() >= 1);
+      }
+    }
+  }
+  CHECK(files >= 15);
 }
