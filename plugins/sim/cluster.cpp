@@ -352,7 +352,11 @@ Response Cluster::handle(const Request& r, const WatchSend& send) {
   ++m_requests;
   ensure_seeded();
   try {
-    return route(r, send);
+    if (r.impersonate_user.empty() && r.impersonate_groups.empty()) return route(r, send);
+    Request as = r;
+    Response denied = impersonate(as);
+    if (denied.status != 200) return denied;
+    return route(as, send);
   } catch (const Error& e) {
     return status_error(e.kind() == ErrorKind::invalid ? 400 : 500,
                         e.kind() == ErrorKind::invalid ? "BadRequest" : "InternalError", e.message());
@@ -434,6 +438,24 @@ Response Cluster::route(const Request& r, const WatchSend& send) {
   if (!t.subresource.empty() && !t.info->type.has_subresource(t.subresource))
     return status_error(404, "NotFound", "the server could not find the requested resource");
   return resource(r, t, send);
+}
+
+Response Cluster::impersonate(Request& r) {
+  if (r.impersonate_user.empty())
+    return status_error(500, "InternalError", "requested impersonation of groups without impersonating a user");
+  std::vector<std::pair<std::string, std::string>> wanted = {{"users", r.impersonate_user}};
+  for (const auto& g : r.impersonate_groups) wanted.push_back({"groups", g});
+  for (const auto& [resource, name] : wanted) {
+    Attributes a{"impersonate", true, "", resource, name, "", {}};
+    if (!authorize(r.identity, a).allowed)
+      return status_error(403, "Forbidden", forbidden_message(r.identity, a, resource),
+                          json{{"name", name}, {"kind", resource}});
+  }
+  r.identity.user = r.impersonate_user;
+  r.identity.groups = r.impersonate_groups;
+  r.identity.groups.push_back("system:authenticated");
+  Response ok;
+  return ok;
 }
 
 Decision Cluster::authorize(const Identity& who, const Attributes& what) const {

@@ -33,6 +33,9 @@ struct Request {
   std::string user_agent;
   std::string body;
   Identity identity;
+  // Impersonate-User / Impersonate-Group headers (kubectl --as, --as-group).
+  std::string impersonate_user;
+  std::vector<std::string> impersonate_groups;
 };
 
 struct Response {
@@ -125,6 +128,9 @@ private:
 
   void ensure_seeded();
   Response route(const Request& r, const WatchSend& send);
+  // The identity a request acts as: its own, or the one it impersonates
+  // (which needs "impersonate" on users and groups, as the API checks it).
+  Response impersonate(Request& r);
   Response resource(const Request& r, const Target& t, const WatchSend& send);
   Response get_object(const Request& r, const Target& t);
   nlohmann::json scale_of(const nlohmann::json& obj, const Target& t) const;

@@ -559,6 +559,10 @@ struct Simulator::Impl {
     if (const char* v = evhttp_find_header(in, "Content-Type")) r.content_type = v;
     if (const char* v = evhttp_find_header(in, "Accept")) r.accept = v;
     if (const char* v = evhttp_find_header(in, "User-Agent")) r.user_agent = v;
+    for (evkeyval* kv = in->tqh_first; kv; kv = kv->next.tqe_next) {
+      if (evutil_ascii_strcasecmp(kv->key, "Impersonate-User") == 0) r.impersonate_user = kv->value;
+      if (evutil_ascii_strcasecmp(kv->key, "Impersonate-Group") == 0) r.impersonate_groups.push_back(kv->value);
+    }
     evbuffer* body = evhttp_request_get_input_buffer(req);
     size_t len = evbuffer_get_length(body);
     if (len) r.body.assign(reinterpret_cast<const char*>(evbuffer_pullup(body, static_cast<ssize_t>(len))), len);

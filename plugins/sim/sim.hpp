@@ -4,8 +4,10 @@
 // Every cluster serves the Kubernetes API surface kubectl and emco's kube
 // target use (version, aggregated and legacy discovery, OpenAPI v3, CRUD,
 // server-side apply with managedFields, JSON/merge/strategic patch, watch,
-// CRDs, CSRs signed by the simulator's CA, workload readiness after a delay)
-// over HTTPS. All clusters share one port and are told apart by a path
+// CRDs, CSRs signed by the simulator's CA, workload readiness after a delay,
+// RBAC and impersonation) over HTTPS. The admin kubeconfigs it writes are
+// system:masters; any other user (e.g. one whose certificate an approved
+// CSR issued) gets what the cluster's Roles and bindings grant (rbac.hpp). All clusters share one port and are told apart by a path
 // prefix, https://127.0.0.1:PORT/clusters/<name>; with `own_ports` each one
 // also listens on a port of its own. One event-loop thread serves them all.
 //

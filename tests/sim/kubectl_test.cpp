@@ -425,6 +425,10 @@ subjects:
 )");
   REQUIRE(admin("apply --server-side -f " + rbac_file).rc == 0);
 
+  auto as_alice = admin("auth can-i create deployments -n ns1 --as alice");  // impersonation
+  INFO(as_alice.output);
+  CHECK(emco::trim(as_alice.output) == "yes");
+  CHECK(emco::trim(admin("auth can-i create deployments -n ns2 --as alice").output) == "no");
   auto yes = alice("auth can-i create deployments -n ns1");
   INFO(yes.output);
   CHECK(yes.rc == 0);

@@ -369,3 +369,33 @@ TEST_CASE("RBAC: unauthenticated requests reach only the public-info paths") {
   CHECK(wrong.get("/api/v1/namespaces").status == 401);
   CHECK(wrong.get("/version").status == 200);
 }
+
+TEST_CASE("RBAC: impersonation acts as another user, if allowed to impersonate") {
+  Fleet f(fast());
+  Http admin = f.client("cluster-1");
+  REQUIRE(admin.apply("/api/v1/namespaces/ns1", ns_obj("ns1")).status == 201);
+  REQUIRE(admin.apply("/apis/rbac.authorization.k8s.io/v1/namespaces/ns1/roles/r",
+                      role("Role", "ns1", "r", {{{"apiGroups", {""}}, {"resources", {"configmaps"}}, {"verbs", {"list"}}}}))
+              .status == 201);
+  REQUIRE(admin.apply("/apis/rbac.authorization.k8s.io/v1/namespaces/ns1/rolebindings/r",
+                      binding("RoleBinding", "ns1", "r", "Role", "r",
+                              {{{"kind", "Group"}, {"apiGroup", "rbac.authorization.k8s.io"}, {"name", "devs"}}}))
+              .status == 201);
+  // The admin acting as alice gets alice's permissions, groups included.
+  auto as_alice = admin.request("GET", "/api/v1/namespaces/ns1/secrets", {}, {}, {"Impersonate-User: alice"});
+  CHECK(as_alice.status == 403);
+  CHECK(as_alice.json()["message"] ==
+        "secrets is forbidden: User \"alice\" cannot list resource \"secrets\" in API group \"\" in the namespace "
+        "\"ns1\"");
+  CHECK(admin.request("GET", "/api/v1/namespaces/ns1/configmaps", {}, {}, {"Impersonate-User: alice"}).status == 403);
+  CHECK(admin.request("GET", "/api/v1/namespaces/ns1/configmaps", {}, {},
+                      {"Impersonate-User: alice", "Impersonate-Group: devs"})
+            .status == 200);
+  // A user without the impersonate verb cannot.
+  Http bob = tenant(f, "cluster-1", "bob", "ops");
+  auto denied = bob.request("GET", "/api/v1/namespaces/ns1/configmaps", {}, {}, {"Impersonate-User: alice"});
+  CHECK(denied.status == 403);
+  CHECK(denied.json()["message"] ==
+        "users \"alice\" is forbidden: User \"bob\" cannot impersonate resource \"users\" in API group \"\" at the "
+        "cluster scope");
+}
