@@ -326,13 +326,7 @@ std::vector<CommandSpec> resource_commands() {
                 .build = [](const Invocation& inv, json& spec, manifest::Document&) {
                   if (inv.has("on")) spec["app"] = inv.get("on");
                   if (inv.has("op-status")) spec["opStatus"] = inv.get("op-status");
-                  if (inv.has("wait")) {
-                    try {
-                      spec["wait"] = std::stoll(inv.get("wait"));
-                    } catch (const std::exception&) {
-                      fail(ErrorKind::usage, "'--wait " + inv.get("wait") + "' is not a number of seconds");
-                    }
-                  }
+                  if (inv.has("wait")) spec["wait"] = inv.get_int("wait");
                 }});
 
   Noun dig{.words = {"dig"}, .kind = "deploymentIntentGroup", .address = "PROJECT/COMPOSITE-APP/VERSION/DIG",
@@ -446,16 +440,9 @@ std::vector<CommandSpec> resource_commands() {
       {.name = "port", .value = "PORT", .help = "recorded for emcoctl compatibility"}};
   auto controller_build = [](const Invocation& inv, json& spec, manifest::Document&) {
     if (inv.has("type")) spec["type"] = inv.get("type");
-    auto number = [&](const char* flag) {
-      try {
-        return std::stoll(inv.get(flag));
-      } catch (const std::exception&) {
-        fail(ErrorKind::usage, std::string("'--") + flag + " " + inv.get(flag) + "' is not a number");
-      }
-    };
-    if (inv.has("priority")) spec["priority"] = number("priority");
+    if (inv.has("priority")) spec["priority"] = inv.get_int("priority");
     if (inv.has("host")) spec["host"] = inv.get("host");
-    if (inv.has("port")) spec["port"] = number("port");
+    if (inv.has("port")) spec["port"] = inv.get_int("port");
   };
   add_verbs(v, {.words = {"controller"}, .kind = "controller", .address = "CONTROLLER", .create_verb = "register",
                 .flags = controller_flags, .build = controller_build,

@@ -15,6 +15,19 @@ std::string Invocation::get(const std::string& flag, const std::string& fallback
   return it == flags.end() || it->second.empty() ? fallback : it->second.back();
 }
 
+long long Invocation::get_int(const std::string& flag, long long fallback) const {
+  if (!has(flag)) return fallback;
+  const std::string text = get(flag);
+  try {
+    size_t used = 0;
+    long long v = std::stoll(text, &used);
+    if (used == text.size()) return v;
+  } catch (const std::exception&) {
+    // not a number, or out of range: the error below
+  }
+  fail(ErrorKind::usage, "'--" + flag + " " + text + "' is not a whole number");
+}
+
 const std::vector<std::string>& Invocation::all(const std::string& flag) const {
   static const std::vector<std::string> none;
   auto it = flags.find(flag);

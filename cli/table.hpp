@@ -72,6 +72,9 @@ struct Invocation {
 
   bool has(const std::string& flag) const { return flags.count(flag) > 0; }
   std::string get(const std::string& flag, const std::string& fallback = "") const;
+  // The flag's value as a whole number (`fallback` when absent); Error(usage)
+  // naming the flag when it is not one (trailing characters included).
+  long long get_int(const std::string& flag, long long fallback = 0) const;
   const std::vector<std::string>& all(const std::string& flag) const;
 };
 

@@ -314,7 +314,7 @@ std::vector<BadCase> cases() {
                "unknown emcoctl command 'frobnicate'", "apply, update, get, delete"});
   v.push_back({"usage: no command", "", {"--bogus"}, k_usage, "", "no command given", "emco --help"});
   v.push_back({"usage: bad number for a noun flag", "", {"controller", "register", "c9", "--priority", "high"}, k_usage, "",
-               "'--priority high' is not a number"});
+               "'--priority high' is not a whole number"});
   return v;
 }
 
