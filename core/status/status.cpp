@@ -259,7 +259,13 @@ json dig_status(store::Store& st, const resource::Key& dig, const Query& q, cons
 
   // Recorded statuses, by app/cluster/resource.
   std::map<std::tuple<std::string, std::string, std::string>, std::string> deployed;
-  for (auto& s : ac::resource_states(st, status_ctx)) deployed[{s.app, s.cluster, s.resource}] = s.status;
+  // GitOps resources: the commit that delivered them ("commit <id>").
+  std::map<std::tuple<std::string, std::string, std::string>, std::string> commits;
+  for (auto& s : ac::resource_states(st, status_ctx)) {
+    deployed[{s.app, s.cluster, s.resource}] = s.status;
+    if (s.status == "Committed" && s.message.rfind("commit ", 0) == 0)
+      commits[{s.app, s.cluster, s.resource}] = s.message.substr(7);
+  }
   std::map<std::pair<std::string, std::string>, std::string> conn;
   for (auto& s : ac::cluster_states(st, status_ctx)) conn[{s.app, s.cluster}] = s.connectivity;
 
@@ -290,9 +296,13 @@ json dig_status(store::Store& st, const resource::Key& dig, const Query& q, cons
         auto it = deployed.find({a.name, cl.name, rs.name});
         std::string ds = it == deployed.end() ? "Pending" : it->second;
         item[k_res_deployed] = ds;
+        auto commit = commits.find({a.name, cl.name, rs.name});
+        if (commit != commits.end()) item["commit"] = commit->second;
         dcounts[ds] = dcounts.value(ds, 0) + 1;
         if (ready) {
-          std::string rstate = "NotPresent";
+          // A resource committed to a GitOps cluster that has no kubeconfig
+          // to read it back: its state on the cluster is unknown.
+          std::string rstate = ds == "Committed" && !target ? "Unknown" : "NotPresent";
           if (target) {
             try {
               auto s = target->state(rs.text());
@@ -328,7 +338,12 @@ json dig_status(store::Store& st, const resource::Key& dig, const Query& q, cons
   if (ready) {
     if (!rcounts.empty()) out[k_ready_counts] = rcounts;
     int nr = rcounts.value("NotReady", 0), np = rcounts.value("NotPresent", 0), rd = rcounts.value("Ready", 0);
-    if (!dep) out["readyStatus"] = (nr == 0 && np == 0) ? "Ready" : (rd == 0 && nr == 0) ? "NotPresent" : "NotReady";
+    int unknown = rcounts.value("Unknown", 0);
+    if (!dep)
+      out["readyStatus"] = (nr == 0 && np == 0 && unknown == 0) ? "Ready"
+                           : (nr == 0 && np == 0)               ? "Unknown"
+                           : (rd == 0 && nr == 0)               ? "NotPresent"
+                                                                : "NotReady";
   }
   if (q.output != "summary" && !apps.empty()) out["apps"] = apps;
   for (const auto& child : c.children) out["ChildContextIDs"].push_back(child);

@@ -184,8 +184,14 @@ int certificate_cb(git_cert* cert, int valid, const char* host, void* payload) {
     return give_up(st, ErrorKind::unreachable, "ssh host key of '" + where + "' is not in known_hosts", hint);
   }
   if (valid || spec.tls_verify == TlsVerify::insecure_skip) return 0;
+  if (cert->cert_type == GIT_CERT_X509 && !spec.ca_pem.empty()) {
+    auto* x509 = reinterpret_cast<git_cert_x509*>(cert);
+    std::string_view der(static_cast<const char*>(x509->data), x509->len);
+    if (certificate_trusted(der, spec.ca_pem, host ? host : st.url.host)) return 0;
+  }
   return give_up(st, ErrorKind::unreachable, "tls certificate of '" + where + "' is not trusted",
-                 "install the CA that signed it in the system trust store");
+                 spec.ca_pem.empty() ? "install the CA that signed it in the system trust store, or give the remote its CA"
+                                     : "the remote's CA did not sign it for this host name, and the system does not trust it");
 }
 
 int sideband_cb(const char* text, int len, void* payload) {

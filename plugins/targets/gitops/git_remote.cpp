@@ -1,12 +1,17 @@
 #include "plugins/targets/gitops/git_remote.hpp"
 
 #include <git2.h>
+#include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+#include <openssl/x509v3.h>
 
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <memory>
 #include <mutex>
 
 #include "core/util/error.hpp"
@@ -181,6 +186,31 @@ std::string scrub(std::string text, const std::vector<std::string>& secrets) {
       text.replace(pos, secret.size(), "***");
   }
   return text;
+}
+
+bool certificate_trusted(std::string_view der, std::string_view ca_pem, std::string_view host) {
+  if (der.empty() || ca_pem.empty() || host.empty()) return false;
+  const auto* p = reinterpret_cast<const unsigned char*>(der.data());
+  std::unique_ptr<X509, decltype(&X509_free)> cert(d2i_X509(nullptr, &p, static_cast<long>(der.size())), X509_free);
+  if (!cert) return false;
+  std::unique_ptr<X509_STORE, decltype(&X509_STORE_free)> store(X509_STORE_new(), X509_STORE_free);
+  std::unique_ptr<BIO, decltype(&BIO_free)> bio(BIO_new_mem_buf(ca_pem.data(), static_cast<int>(ca_pem.size())),
+                                                BIO_free);
+  if (!store || !bio) return false;
+  int loaded = 0;
+  while (X509* ca = PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr)) {
+    if (X509_STORE_add_cert(store.get(), ca) == 1) ++loaded;
+    X509_free(ca);
+  }
+  ERR_clear_error();  // the loop ends on a "no start line" error
+  if (loaded == 0) return false;
+  std::unique_ptr<X509_STORE_CTX, decltype(&X509_STORE_CTX_free)> ctx(X509_STORE_CTX_new(), X509_STORE_CTX_free);
+  if (!ctx || X509_STORE_CTX_init(ctx.get(), store.get(), cert.get(), nullptr) != 1) return false;
+  bool chain_ok = X509_verify_cert(ctx.get()) == 1;
+  ERR_clear_error();
+  if (!chain_ok) return false;
+  std::string name(host);
+  return X509_check_host(cert.get(), name.data(), name.size(), 0, nullptr) == 1;
 }
 
 std::string cache_key(std::string_view url) {

@@ -58,6 +58,10 @@ struct GitRemoteSpec {
   std::string known_hosts;
   HostKeyCheck host_key_check = HostKeyCheck::strict;
   TlsVerify tls_verify = TlsVerify::on;
+  // PEM CA certificates trusted for https:// besides the system store (a
+  // private CA): a server certificate the system does not trust is accepted
+  // when one of these signed it and it names the URL's host.
+  std::string ca_pem;
 };
 
 // The parts of a remote URL emco needs. scheme is "file", "git", "http",
@@ -98,6 +102,11 @@ enum class KnownHostMatch { matches, mismatch, unknown, revoked };
 // keys of the same type; `revoked` = the key is marked @revoked.
 KnownHostMatch known_hosts_lookup(std::string_view text, std::string_view host, int port,
                                   std::string_view key_blob);
+
+// Whether the DER server certificate `der` was signed by a certificate of
+// `ca_pem` (directly or through the others in it) and is valid now for
+// `host` (DNS name). False for unparsable input.
+bool certificate_trusted(std::string_view der, std::string_view ca_pem, std::string_view host);
 
 // Standard base64 (with or without padding); throws emco::Error(invalid).
 std::string base64_decode(std::string_view text);

@@ -1,0 +1,223 @@
+#include "plugins/targets/gitops/gitops_target.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <sstream>
+#include <unordered_map>
+#include <vector>
+
+#include "core/util/error.hpp"
+#include "core/util/strings.hpp"
+#include "plugins/targets/kube/kube_target.hpp"
+
+namespace emco::gitops {
+
+using nlohmann::json;
+
+namespace {
+
+std::string value_of(const std::map<std::string, std::string>& kv, const std::string& key) {
+  auto it = kv.find(key);
+  return it == kv.end() ? std::string() : trim(it->second);
+}
+
+std::string read_text_file(const std::string& path, const std::string& what, const std::string& object) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    fail(ErrorKind::invalid, "cannot read " + what + " '" + path + "' named by cluster sync object '" + object + "'",
+         "the file must exist and be readable when emco delivers");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+}  // namespace
+
+GitOpsCluster registered_cluster(const std::string& provider, const std::string& cluster, std::string_view type,
+                                 const std::string& reference_name, const std::map<std::string, std::string>& reference_kv,
+                                 const std::string& resource_name, const std::map<std::string, std::string>& resource_kv) {
+  GitOpsCluster c;
+  c.provider = provider;
+  c.cluster = cluster;
+  c.type = parse_gitops_type(type);
+  const std::string where = "cluster sync object '" + reference_name + "' of cluster '" + provider + "/" + cluster + "'";
+  GitRemoteSpec& remote = c.remote;
+  remote.url = value_of(reference_kv, "url");
+  if (remote.url.empty())
+    fail(ErrorKind::invalid, "missing information for git: " + where + " has no 'url'",
+         "add {url: <repository url>} to its kv (and branch, userName, gitToken as needed)");
+  std::string branch = value_of(reference_kv, "branch");
+  if (!branch.empty()) remote.branch = branch;
+  RemoteUrl url = parse_remote_url(remote.url);
+  std::string user = value_of(reference_kv, "userName");
+  std::string token = value_of(reference_kv, "gitToken");
+  std::string password = value_of(reference_kv, "password");
+  std::string key_file = value_of(reference_kv, "sshKeyFile");
+  if (url.scheme == "https" || url.scheme == "http") {
+    if (!password.empty()) {
+      if (user.empty()) fail(ErrorKind::invalid, where + " has a 'password' but no 'userName'");
+      remote.credentials = UserPassword{user, password};
+    } else if (!token.empty()) {
+      HttpsToken t;
+      t.token = token;
+      if (!user.empty()) t.user = user;
+      remote.credentials = t;
+    }
+    std::string ca_file = value_of(reference_kv, "caFile");
+    if (!ca_file.empty()) remote.ca_pem = read_text_file(ca_file, "CA file", reference_name);
+  } else if (url.scheme == "ssh") {
+    if (!key_file.empty()) {
+      SshKey key;
+      key.private_key = read_text_file(key_file, "ssh key file", reference_name);
+      key.passphrase = value_of(reference_kv, "sshPassphrase");
+      key.user = user.empty() ? url.user : user;
+      remote.credentials = key;
+    }
+    std::string known_hosts = value_of(reference_kv, "knownHostsFile");
+    if (!known_hosts.empty()) remote.known_hosts = read_text_file(known_hosts, "known_hosts file", reference_name);
+  }
+  try {
+    validate(remote);
+  } catch (const Error& e) {
+    throw e.with_context(where);
+  }
+  if (c.type == GitOpsType::fluxcd) {
+    try {
+      c.flux = flux_timing(resource_kv);
+    } catch (const Error& e) {
+      throw e.with_context("cluster sync object '" + resource_name + "'");
+    }
+  }
+  return c;
+}
+
+// One repository's staged changes for one engine run.
+class GitOpsTargets::RepositoryBatch : public sync::Batch {
+public:
+  RepositoryBatch(std::shared_ptr<GitDelivery> delivery, const DescribeOperation& describe)
+      : m_delivery(std::move(delivery)), m_describe(describe) {}
+
+  void add_cluster(const GitOpsCluster& cluster) {
+    std::lock_guard lock(m_mutex);
+    if (m_clusters.count(cluster.id())) return;
+    m_order.push_back(cluster.id());
+    m_clusters[cluster.id()].cluster = cluster;
+  }
+
+  void stage(const sync::Staged& step) override {
+    auto plus = step.resource.rfind('+');
+    if (plus == std::string::npos || plus == 0 || plus + 1 == step.resource.size())
+      throw sync::TargetError(false, false, "resource key '" + step.resource + "' is not <name>+<Kind>");
+    ResourceChange change{step.app, step.resource.substr(0, plus), step.resource.substr(plus + 1), nullptr};
+    if (!step.remove) change.object = object_of(step.manifest);
+    std::lock_guard lock(m_mutex);
+    auto it = m_clusters.find(step.cluster);
+    if (it == m_clusters.end())
+      throw sync::TargetError(false, false, "cluster '" + step.cluster + "' is not a GitOps cluster of this repository");
+    it->second.resources.push_back(std::move(change));
+  }
+
+  std::string commit() override {
+    std::lock_guard lock(m_mutex);
+    try {
+      GitOpsOperation op = m_describe();
+      op.clusters.clear();
+      for (const auto& id : m_order) {
+        const ClusterWork& work = m_clusters.at(id);
+        if (!work.resources.empty() || op.kind == GitOpsOperationKind::terminate) op.clusters.push_back(work);
+      }
+      std::string head;
+      for (const auto& c : plan_commits(op)) head = m_delivery->deliver(c.remote, c.request).commit_id;
+      return "commit " + (head.empty() ? std::string("(none)") : head);
+    } catch (const Error& e) {
+      // Transport failures (unreachable, authentication, TLS, host key)
+      // are worth retrying; a rejection or bad input is not.
+      bool transport = e.kind() == ErrorKind::unreachable;
+      std::string message = e.message();
+      if (!e.hint().empty()) message += " (" + e.hint() + ")";
+      throw sync::TargetError(transport, transport, message);
+    }
+  }
+
+private:
+  // Identical manifests (the same object on many clusters) are parsed once
+  // and shared, so the layout serializes them once.
+  std::shared_ptr<const json> object_of(const std::string& manifest) {
+    {
+      std::lock_guard lock(m_mutex);
+      auto it = m_objects.find(manifest);
+      if (it != m_objects.end()) return it->second;
+    }
+    std::vector<json> docs;
+    try {
+      docs = kube::parse_manifests(manifest);
+    } catch (const std::exception& e) {
+      throw sync::TargetError(false, false, std::string("cannot read the resource: ") + e.what());
+    }
+    if (docs.size() != 1)
+      throw sync::TargetError(false, false, "expected one object in a resource, found " + std::to_string(docs.size()));
+    auto object = std::make_shared<const json>(std::move(docs[0]));
+    std::lock_guard lock(m_mutex);
+    return m_objects.try_emplace(manifest, std::move(object)).first->second;
+  }
+
+  std::shared_ptr<GitDelivery> m_delivery;
+  DescribeOperation m_describe;
+  std::mutex m_mutex;
+  std::vector<std::string> m_order;
+  std::map<std::string, ClusterWork> m_clusters;
+  std::unordered_map<std::string, std::shared_ptr<const json>> m_objects;
+};
+
+namespace {
+
+class GitOpsTarget : public sync::Target {
+public:
+  GitOpsTarget(std::shared_ptr<GitOpsTargets::RepositoryBatch> batch, std::shared_ptr<sync::Target> reader)
+      : m_batch(std::move(batch)), m_reader(std::move(reader)) {}
+
+  // Reachability shows when the batch is pushed.
+  void probe() override {}
+  void apply(std::string_view, bool) override {
+    throw sync::TargetError(false, false, "a GitOps cluster is delivered through its repository, not applied to");
+  }
+  bool remove(std::string_view) override {
+    throw sync::TargetError(false, false, "a GitOps cluster is delivered through its repository, not deleted from");
+  }
+  sync::ObjectState state(std::string_view manifest) override {
+    if (m_reader) return m_reader->state(manifest);
+    sync::ObjectState s;
+    s.reason = "delivered through git; the cluster has no kubeconfig to read it back";
+    return s;
+  }
+  std::string read(std::string_view manifest) override { return m_reader ? m_reader->read(manifest) : std::string(); }
+  sync::Batch* batch() override { return m_batch.get(); }
+
+private:
+  std::shared_ptr<GitOpsTargets::RepositoryBatch> m_batch;
+  std::shared_ptr<sync::Target> m_reader;
+};
+
+}  // namespace
+
+GitOpsTargets::GitOpsTargets(std::filesystem::path cache_root, DescribeOperation describe, DeliveryOptions options)
+    : m_delivery(std::make_shared<GitDelivery>(std::move(cache_root), std::move(options))),
+      m_describe(std::move(describe)) {}
+
+std::shared_ptr<sync::Target> GitOpsTargets::target(const GitOpsCluster& cluster, std::shared_ptr<sync::Target> reader) {
+  std::shared_ptr<RepositoryBatch> batch;
+  {
+    std::lock_guard lock(m_mutex);
+    auto& slot = m_batches[cluster.remote.url + '\n' + cluster.remote.branch];
+    batch = slot.lock();
+    if (!batch) {
+      batch = std::make_shared<RepositoryBatch>(m_delivery, m_describe);
+      slot = batch;
+    }
+  }
+  batch->add_cluster(cluster);
+  return std::make_shared<GitOpsTarget>(std::move(batch), std::move(reader));
+}
+
+}  // namespace emco::gitops
