@@ -336,11 +336,7 @@ OperationResult lc_operation(store::Store& st, const Kind& k, const Key& key, co
         out.message = "not instantiated (unchanged)";
         return;
       }
-      // Recorded as for DIGs (Updated, then Instantiated): the cloud stays
-      // instantiated for every state check.
-      std::string ctx = random_context_id();
-      append_action(si, "Updated", last_instance(si), rev, clock);
-      append_action(si, "Instantiated", ctx, rev + 1, clock);
+      append_action(si, "Updated", random_context_id(), rev, clock);
       out.message = "updated";
     } else {
       // Stop needs delivery in progress; an admin cloud's never is.
