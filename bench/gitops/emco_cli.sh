@@ -3,8 +3,9 @@
 # one file:// repository, 10 apps (the quickstart chart) placed on all of
 # them; `emco dig instantiate`, then `emco dig update` after one app's value
 # changed. Baseline: the git CLI committing and pushing the very same files
-# (taken from emco's commits) into its own clone (write, add -A, commit,
-# push). Prints the timings, the ratios and the repository sizes.
+# (taken from emco's commits; the update writes only the changed files)
+# into its own clone (write, add -A, commit, push). Prints the timings, the
+# ratios and the repository sizes.
 # usage: emco_cli.sh EMCO_BINARY CLUSTERS WORKDIR
 set -euo pipefail
 emco=$(realpath "$1") n=$2 work=$3
@@ -83,9 +84,10 @@ changed=$(git --git-dir=remote.git show --name-only --format= main | wc -l)
 # The git CLI doing the same two commits with the same files.
 git init -q --bare -b main cli.git
 git clone -q cli.git clone 2> /dev/null
+# The update writes only the files emco's update changed.
 mkdir first second
 git --git-dir=remote.git archive main~1 | tar -x -C first
-git --git-dir=remote.git archive main | tar -x -C second
+git --git-dir=remote.git diff --name-only -z main~1 main | xargs -0 git --git-dir=remote.git archive main | tar -x -C second
 c0=$(now)
 (cp -R first/. clone/ && cd clone && git add -A && git -c user.name=b -c user.email=b@x commit -q -m instantiate &&
   git push -q origin HEAD:main)
