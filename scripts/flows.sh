@@ -4,10 +4,7 @@
 # (`emco sim`), with assertions on what every cluster holds after each step.
 #
 # usage: scripts/flows.sh BUILD/emco [FLOW...]     (flows: test-update multi-cluster test-gac)
-# By default test-update and multi-cluster run. test-gac runs when named: it
-# stops today at test-gac.yaml, where the store refuses the customization's
-# label-scoped clusterInfo naming cluster 'dummy' (core/resource reference
-# check; upstream does not require that cluster to exist).
+# By default all three run.
 # EMCO_FLOWS overrides the flows directory; KEEP=1 keeps the work directory.
 set -euo pipefail
 
@@ -16,7 +13,7 @@ shift
 FLOWS=${EMCO_FLOWS:-$(cd "$(dirname "$0")/../.." && pwd)/shared/emco-flows}
 [ -d "$FLOWS" ] || FLOWS=/work/shared/emco-flows
 SELECTED=("$@")
-[ ${#SELECTED[@]} -gt 0 ] || SELECTED=(test-update multi-cluster)
+[ ${#SELECTED[@]} -gt 0 ] || SELECTED=(test-update test-gac multi-cluster)
 
 WORK=$(mktemp -d /tmp/emco-flows.XXXXXX)
 SIM=""
@@ -76,6 +73,10 @@ expect_has() {  # expect_has CLUSTER KIND/NAME-SUBSTRING...
   for want in "$@"; do
     grep -q -- "$want" <<<"$got" || fail "expected '$want' on the cluster, it holds: $(echo $got)"
   done
+}
+etcd_replicas() {  # spec.replicas of the etcd StatefulSet emco deployed on cluster1
+  kubectl --kubeconfig "$(kc cluster1)" get statefulsets -A -l emco/deployment-id \
+    -o jsonpath='{range .items[?(@.metadata.name=="etcd")]}{.spec.replicas}{end}'
 }
 dig_state() {  # dig_state DIG-ADDRESS -> deployedStatus
   em dig status "$1" --status deployed -o json | jq -r .deployedStatus
@@ -202,16 +203,22 @@ EOF
   [ "$(dig_state $DIG)" = Instantiated ] || fail "DIG is $(dig_state $DIG) after instantiate"
   # The generic k8s intent adds resources next to the chart's.
   expect_has cluster1 statefulset.apps/etcd networkpolicy.networking.k8s.io/ configmap/
-  local first
+  local first replicas
   first=$(objects cluster1)
+  replicas=$(etcd_replicas)
+  [ "$replicas" = 1 ] || fail "etcd has $replicas replicas after instantiate (the chart says 1)"
   step "test-gac: update"
+  # test-gac-update.yaml patches the etcd StatefulSet to 2 replicas: the same
+  # objects, one of them changed.
   apply "$F/test-gac-update.yaml" >/dev/null
   apply "$F/update.yaml"
   [ "$(dig_state $DIG)" = Instantiated ] || fail "DIG is $(dig_state $DIG) after update"
-  [ "$(objects cluster1)" != "$first" ] || fail "the update changed nothing on cluster1"
+  [ "$(etcd_replicas)" = 2 ] || fail "the update did not reach cluster1: etcd has $(etcd_replicas) replicas, expected 2"
+  [ "$(objects cluster1)" = "$first" ] || fail "cluster1 after update: $(objects cluster1) (expected: $(echo $first))"
   step "test-gac: rollback"
   apply "$F/rollback.yaml"
   [ "$(objects cluster1)" = "$first" ] || fail "cluster1 after rollback: $(objects cluster1) (expected: $(echo $first))"
+  [ "$(etcd_replicas)" = 1 ] || fail "etcd has $(etcd_replicas) replicas after the rollback, expected 1"
   step "test-gac: terminate"
   apply "$F/terminate.yaml"
   expect_empty cluster1
