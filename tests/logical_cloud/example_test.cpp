@@ -5,35 +5,8 @@
 
 #include "world.hpp"
 
-#include <cstdio>
-
-#include <sys/wait.h>
-
 using namespace emco;
 using namespace emco::lctest;
-
-namespace {
-
-struct Ran {
-  int code = -1;
-  std::string out;
-};
-
-// Runs a shell command line in `cwd`, stdout and stderr together.
-Ran sh(const fs::path& cwd, const std::string& line) {
-  std::string cmd = "cd '" + cwd.string() + "' && " + line + " 2>&1";
-  Ran r;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  REQUIRE(p);
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-  int status = ::pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
-
-}  // namespace
 
 TEST_CASE("the logical-cloud example applies and deletes with the emco binary", "[logical_cloud][sim][example]") {
   World w(2);  // its workspace is the one the binary uses

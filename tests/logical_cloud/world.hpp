@@ -5,11 +5,13 @@
 
 #include <catch2/catch.hpp>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
 
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
@@ -29,6 +31,25 @@ namespace fs = std::filesystem;
 
 inline std::string doc(const std::string& anchor, const std::string& body) {
   return "---\nversion: emco/v2\nresourceContext: {anchor: " + anchor + "}\n" + body + "\n";
+}
+
+struct Ran {
+  int code = -1;
+  std::string out;
+};
+
+// Runs a shell command line in `cwd`, stdout and stderr together.
+inline Ran sh(const fs::path& cwd, const std::string& line) {
+  std::string cmd = "cd '" + cwd.string() + "' && " + line + " 2>&1";
+  Ran r;
+  FILE* p = ::popen(cmd.c_str(), "r");
+  REQUIRE(p);
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+  int status = ::pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
 }
 
 struct World {
