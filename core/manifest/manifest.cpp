@@ -5,14 +5,14 @@
 #include <fstream>
 #include <iostream>
 #include <iterator>
-#include <regex>
+#include <limits>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
-#include <yaml-cpp/yaml.h>
 
 #include "core/util/error.hpp"
 #include "core/util/strings.hpp"
+#include "core/yaml/yaml.hpp"
 
 namespace emco::manifest {
 
@@ -37,21 +37,51 @@ namespace {
   fail(ErrorKind::invalid, where + ": " + msg, hint);
 }
 
-bool is_int(const std::string& s) {
-  static const std::regex re("[-+]?(0|[1-9][0-9]*)|0x[0-9a-fA-F]+|0o[0-7]+");
-  return std::regex_match(s, re);
+bool all_of_class(std::string_view s, const char* digits) {
+  return !s.empty() && s.find_first_not_of(digits) == std::string_view::npos;
 }
-bool is_float(const std::string& s) {
-  static const std::regex re("[-+]?(\\.[0-9]+|[0-9]+(\\.[0-9]*)?)([eE][-+]?[0-9]+)?");
-  return std::regex_match(s, re);
+
+// [-+]?(0|[1-9][0-9]*) | 0x[0-9a-fA-F]+ | 0o[0-7]+
+bool is_int(std::string_view s) {
+  if (s.size() > 2 && s[0] == '0' && s[1] == 'x') return all_of_class(s.substr(2), "0123456789abcdefABCDEF");
+  if (s.size() > 2 && s[0] == '0' && s[1] == 'o') return all_of_class(s.substr(2), "01234567");
+  if (!s.empty() && (s[0] == '-' || s[0] == '+')) s.remove_prefix(1);
+  if (!all_of_class(s, "0123456789")) return false;
+  return s.size() == 1 || s[0] != '0';
+}
+
+// [-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?
+bool is_float(std::string_view s) {
+  std::size_t i = 0;
+  auto digits = [&] {
+    std::size_t from = i;
+    while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i;
+    return i - from;
+  };
+  if (i < s.size() && (s[i] == '-' || s[i] == '+')) ++i;
+  if (i < s.size() && s[i] == '.') {
+    ++i;
+    if (digits() == 0) return false;
+  } else {
+    if (digits() == 0) return false;
+    if (i < s.size() && s[i] == '.') {
+      ++i;
+      digits();
+    }
+  }
+  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+    ++i;
+    if (i < s.size() && (s[i] == '-' || s[i] == '+')) ++i;
+    if (digits() == 0) return false;
+  }
+  return i == s.size();
 }
 
 // YAML 1.2 core-schema resolution of a plain scalar (what the Go YAML
 // decoder emcoctl uses gives for these files).
-json scalar(const YAML::Node& n) {
-  const std::string& v = n.Scalar();
-  if (n.Tag() == "!" || n.Tag() == "tag:yaml.org,2002:str") return v;
-  if (n.Tag() != "?" && !n.Tag().empty()) return v;
+json scalar(const yaml::Document& d, yaml::NodeId id) {
+  std::string v(d.scalar(id));
+  if (!d.is_plain(id)) return v;  // quoted, block or tagged: a string
   if (v.empty() || v == "~" || v == "null" || v == "Null" || v == "NULL") return nullptr;
   if (v == "true" || v == "True" || v == "TRUE") return true;
   if (v == "false" || v == "False" || v == "FALSE") return false;
@@ -64,43 +94,59 @@ json scalar(const YAML::Node& n) {
       return v;
     }
   }
-  if (is_float(v) && v.find_first_of("0123456789") != std::string::npos) return std::stod(v);
+  if (is_float(v)) return std::stod(v);
   if (v == ".inf" || v == ".Inf" || v == ".INF" || v == "+.inf") return std::numeric_limits<double>::infinity();
   if (v == "-.inf" || v == "-.Inf" || v == "-.INF") return -std::numeric_limits<double>::infinity();
   return v;
 }
 
-json convert(const YAML::Node& n, const std::string& path, Document& doc, const std::string& source, int depth) {
-  if (depth > 200) bad(source + ":" + std::to_string(n.Mark().line + 1), "YAML nesting deeper than 200 levels");
-  doc.lines.emplace(path, n.Mark().line + 1);
-  switch (n.Type()) {
-    case YAML::NodeType::Null:
-    case YAML::NodeType::Undefined: return nullptr;
-    case YAML::NodeType::Scalar: return scalar(n);
-    case YAML::NodeType::Sequence: {
-      json a = json::array();
-      size_t i = 0;
-      for (const auto& e : n) a.push_back(convert(e, path + "[" + std::to_string(i++) + "]", doc, source, depth + 1));
-      return a;
+class Converter {
+public:
+  Converter(const yaml::Document& d, Document& doc) : m_d(d), m_doc(doc), m_budget(d) {}
+
+  json convert(yaml::NodeId id, const std::string& path, int depth, bool via_alias) {
+    if (m_d.node(id).type == yaml::NodeType::alias) {
+      id = m_d.target(id);
+      via_alias = true;
     }
-    case YAML::NodeType::Map: {
-      json o = json::object();
-      for (const auto& kv : n) {
-        if (!kv.first.IsScalar())
-          bad(source + ":" + std::to_string(kv.first.Mark().line + 1), "mapping keys must be plain strings");
-        std::string key = kv.first.Scalar();
-        if (o.contains(key))
-          bad(source + ":" + std::to_string(kv.first.Mark().line + 1), "duplicate key '" + key + "'",
-              "each key may appear once in a mapping");
-        std::string child = path.empty() ? key : path + "." + key;
-        o[key] = convert(kv.second, child, doc, source, depth + 1);
-        doc.lines[child] = kv.first.Mark().line + 1;
+    if (via_alias) m_budget.charge();
+    const yaml::Node& n = m_d.node(id);
+    if (depth > 200) bad(where(n), "YAML nesting deeper than 200 levels");
+    m_doc.lines.emplace(path, n.line);
+    switch (n.type) {
+      case yaml::NodeType::scalar: return scalar(m_d, id);
+      case yaml::NodeType::sequence: {
+        json a = json::array();
+        for (std::size_t i = 0; i < m_d.size(id); ++i)
+          a.push_back(convert(m_d.item(id, i), path + "[" + std::to_string(i) + "]", depth + 1, via_alias));
+        return a;
       }
-      return o;
+      case yaml::NodeType::mapping: {
+        json o = json::object();
+        for (std::size_t i = 0; i < m_d.size(id); ++i) {
+          yaml::NodeId k = m_d.target(m_d.key(id, i));
+          const yaml::Node& kn = m_d.node(m_d.key(id, i));
+          if (m_d.node(k).type != yaml::NodeType::scalar) bad(where(kn), "mapping keys must be plain strings");
+          std::string key(m_d.scalar(k));
+          if (o.contains(key)) bad(where(kn), "duplicate key '" + key + "'", "each key may appear once in a mapping");
+          std::string child = path.empty() ? key : path + "." + key;
+          o[key] = convert(m_d.value(id, i), child, depth + 1, via_alias);
+          m_doc.lines[child] = static_cast<int>(kn.line);
+        }
+        return o;
+      }
+      case yaml::NodeType::alias: break;  // targets are never aliases
     }
+    return nullptr;
   }
-  return nullptr;
-}
+
+private:
+  const yaml::Document& m_d;
+  Document& m_doc;
+  yaml::AliasBudget m_budget;
+
+  std::string where(const yaml::Node& n) const { return m_doc.source + ":" + std::to_string(n.line); }
+};
 
 const std::vector<std::string> k_top_level = {"version", "resourceContext", "metadata", "spec", "file", "files", "clusterLabel"};
 
@@ -186,23 +232,32 @@ File parse_text(const std::string& original, const std::string& source, const st
   std::string text = opts.render ? opts.render(original, source) : original;
   File file;
   file.source = source;
-  std::vector<YAML::Node> nodes;
+  std::vector<yaml::Document> nodes;
   try {
-    nodes = YAML::LoadAll(text);
-  } catch (const YAML::Exception& e) {
-    fail(ErrorKind::invalid, source + ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1) + ": " + e.msg,
+    nodes = yaml::parse(text);
+  } catch (const yaml::ParseError& e) {
+    // a problem found at the end of the input (an unclosed quote or bracket) is shown on the
+    // last line that has text
+    int last_line = 1 + static_cast<int>(std::count(text.begin(), text.end(), '\n'));
+    if (!text.empty() && text.back() == '\n') --last_line;
+    int line = std::min(e.line(), std::max(last_line, 1));
+    int column = line == e.line() ? e.column() : 1;
+    // an unclosed flow collection keeps the plain words emco's batch files have always used
+    std::string problem = e.problem();
+    if (problem == "did not find expected ',' or ']'") problem = "end of sequence flow not found: " + problem;
+    if (problem == "did not find expected ',' or '}'") problem = "end of map flow not found: " + problem;
+    fail(ErrorKind::invalid, source + ":" + std::to_string(line) + ":" + std::to_string(column) + ": " + problem,
          "check the indentation and quoting around that line");
   }
   int index = 0;
   for (const auto& n : nodes) {
     ++index;
-    if (n.IsNull() || !n.IsDefined()) continue;
     Document doc;
     doc.source = source;
     doc.base_dir = base_dir;
     doc.index = index;
-    doc.line = n.Mark().line + 1;
-    json raw = convert(n, "", doc, source, 0);
+    doc.line = static_cast<int>(n.node(n.root()).line);
+    json raw = Converter(n, doc).convert(n.root(), "", 0, false);
     if (raw.is_null()) continue;
     build_document(doc, std::move(raw), opts);
     file.documents.push_back(std::move(doc));
