@@ -199,7 +199,7 @@ TEST_CASE("sim: apply an app with a CRD and its CR, re-apply, update, read, read
   }
 }
 
-TEST_CASE("sim: a missing target namespace is created; CSR approval", "[sim]") {
+TEST_CASE("sim: a missing target namespace is created, and CSR approval", "[sim]") {
   Fleet fleet(1, sim::AuthMode::client_cert);
   const std::string c = fleet.name(0);
   KubeTarget target(c, fleet.kubeconfig(0), "fresh-ns", fast_options());

@@ -196,7 +196,7 @@ TEST_CASE("RBAC: a CSR-issued user gets only what Roles and bindings grant") {
   CHECK(admin.request("DELETE", "/apis/apps/v1/namespaces/ns1/deployments/web").status == 200);
 }
 
-TEST_CASE("RBAC: apply that creates needs create as well as patch; resourceNames; groups; cluster roles") {
+TEST_CASE("RBAC: apply that creates needs create as well as patch, resourceNames, groups, cluster roles") {
   Fleet f(fast());
   Http admin = f.client("cluster-1");
   for (const char* n : {"ns1", "ns2"}) REQUIRE(admin.apply(std::string("/api/v1/namespaces/") + n, ns_obj(n)).status == 201);
@@ -266,7 +266,7 @@ TEST_CASE("RBAC: apply that creates needs create as well as patch; resourceNames
   CHECK(alice.get("/api/v1/namespaces").status == 403);
 }
 
-TEST_CASE("RBAC: access reviews answer for the caller; approving a CSR needs approve on its signer") {
+TEST_CASE("RBAC: access reviews answer for the caller, and approving a CSR needs approve on its signer") {
   Fleet f(fast());
   Http admin = f.client("cluster-1");
   REQUIRE(admin.apply("/api/v1/namespaces/ns1", ns_obj("ns1")).status == 201);
