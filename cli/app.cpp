@@ -1,14 +1,85 @@
 #include "cli/app.hpp"
 
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
 #include <iostream>
 
 #include "cli/context.hpp"
 #include "cli/table.hpp"
+#include "core/sync/queue.hpp"
 #include "core/util/error.hpp"
+
+extern char** environ;
 
 namespace emco::cli {
 
 namespace {
+
+const char* const k_background_key = "sync.background";
+
+bool alive(long pid) { return pid > 0 && (::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM); }
+
+// Auto-resume (issue #6): work an interrupted emco process left queued
+// (kill -9, power loss) resumes in the next invocation that touches the
+// workspace. Doing it in-process would make a quick `emco get` wait for
+// clusters, so a detached `emco sync` does it in the background, one at a
+// time per workspace (its pid is kept in the meta row sync.background), with
+// its messages in .emco/sync.log. EMCO_AUTO_RESUME=0 turns this off.
+void resume_in_background(Context& ctx) {
+  const char* env = std::getenv("EMCO_AUTO_RESUME");
+  if ((env && std::string(env) == "0") || ctx.delivers || !ctx.store_opened()) return;
+  auto& st = ctx.store();
+  if (sync::resumable(st).empty()) return;
+  bool claimed = false;
+  sync::write(st, [&] {
+    auto v = st.meta(k_background_key);
+    if (v && alive(std::atol(v->c_str()))) return;
+    // Hold the slot under this process's pid until the child's is known.
+    st.set_meta(k_background_key, std::to_string(::getpid()));
+    claimed = true;
+  });
+  if (!claimed) return;
+  char self[4096];
+  ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n <= 0) {
+    st.set_meta(k_background_key, "");
+    return;
+  }
+  self[n] = '\0';
+  std::string root = ctx.workspace().root.string();
+  std::string log = (ctx.workspace().dir() / "sync.log").string();
+  std::vector<std::string> args = {self, "sync", "--workspace", root, "--timeout", "10m"};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, 2, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  // Its own session: Ctrl-C in this terminal and the shell's exit leave it running.
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID);
+  pid_t pid = 0;
+  int rc = ::posix_spawn(&pid, self, &fa, &attr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  posix_spawnattr_destroy(&attr);
+  if (rc != 0) {
+    st.set_meta(k_background_key, "");
+    ctx.warn("cannot start 'emco sync' in the background to resume queued work; run 'emco sync'");
+    return;
+  }
+  st.set_meta(k_background_key, std::to_string(pid));
+  ctx.note("resuming work an interrupted emco left queued, in the background (pid " + std::to_string(pid) +
+           "); 'emco status' follows it");
+}
 
 int report(std::ostream& err, const Error& e) {
   err << "emco: error: " << e.message() << "\n";
@@ -29,6 +100,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     ctx.quiet = inv->has("quiet");
     if (inv->command->needs_workspace) ctx.workspace();
     int code = inv->command->handler(ctx, *inv);
+    resume_in_background(ctx);
     out.flush();
     if (!out) {
       err << "emco: error: cannot write output\n";

@@ -137,7 +137,7 @@ private:
 std::vector<FlagSpec> wait_flags() {
   return {{.name = "timeout", .value = "DURATION", .help = "how long to wait for the delivery (e.g. 30s, 5m, 1h)",
            .default_value = "5m"},
-          {.name = "no-wait", .help = "return once the work is queued; 'emco sync' delivers it"},
+          {.name = "no-wait", .help = "return once the work is queued; 'emco sync' or, in the background, the next emco command delivers it"},
           {.name = "parallel", .value = "N", .help = "clusters worked on at once", .default_value = "16"},
           {.name = "output", .short_name = 'o', .value = "FORMAT", .help = "output format",
            .choices = {"table", "json", "yaml"}, .default_value = "table"}};
@@ -204,6 +204,7 @@ int resume_first(Context& ctx, const lifecycle::OperationOptions& o) {
 int run_op(Context& ctx, const Invocation& inv, const resource::Kind& k, const Key& key, const std::string& op,
            const json& body) {
   InterruptGuard guard;
+  ctx.delivers = true;
   ProgressView view(ctx, true);
   auto o = options_of(ctx, inv, view);
   Format f = parse_format(inv.get("output", "table"));
@@ -438,6 +439,7 @@ int workspace_status_cmd(Context& ctx, const Invocation& inv) {
 
 int sync_cmd(Context& ctx, const Invocation& inv) {
   InterruptGuard guard;
+  ctx.delivers = true;
   ProgressView view(ctx, true);
   auto o = options_of(ctx, inv, view);
   o.wait = true;
@@ -536,7 +538,11 @@ std::vector<CommandSpec> deploy_commands() {
                .handler = workspace_status_cmd});
   v.push_back({.path = {"sync"},
                .summary = "resume deliveries left queued (interrupted, timed out or --no-wait)",
-               .description = "Delivers every AppContext with queued events that no running emco process is working on.",
+               .description = "Delivers every AppContext with queued events that no running emco process is working on.\n"
+                              "Work an interrupted emco left queued (Ctrl-C, kill -9, power loss, --no-wait) is also resumed\n"
+                              "by any later emco command that opens the workspace: it starts 'emco sync' in the background\n"
+                              "(one per workspace, messages in .emco/sync.log) and returns at once. EMCO_AUTO_RESUME=0 turns\n"
+                              "that off.",
                .flags = wait_flags(),
                .handler = sync_cmd});
   const std::vector<Op> lc_ops = {

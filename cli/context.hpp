@@ -21,8 +21,12 @@ public:
   std::ostream& out;
   std::ostream& err;
   bool quiet = false;
+  // Set by commands that deliver queued work themselves (lifecycle
+  // operations, `emco sync`): no background resume after them.
+  bool delivers = false;
 
   store::Store& store();               // finds and opens the workspace (Error(workspace) if none)
+  bool store_opened() const { return m_parent ? m_parent->store_opened() : m_store != nullptr; }
   const store::Workspace& workspace();
   Clock& clock() { return system_clock(); }
   // A message for a human on stderr ("emco: ..."), suppressed by --quiet.

@@ -119,7 +119,31 @@ void before_delete(store::Store& st, const Kind& k, const store::Resource& exist
   if (k.id == "logicalCloud" && state == "Instantiated")
     fail(ErrorKind::conflict, "cannot delete " + store::describe(k, existing.key) + ": it is Instantiated",
          "terminate it first (emco lc terminate, or a .../terminate anchor)");
-  (void)st;
+  if (k.id != "deploymentIntentGroup") return;
+  auto contexts = ac::list(st, existing.key);
+  for (const auto& id : contexts)
+    if (sync::held_by_live_process(st, id))
+      fail(ErrorKind::conflict,
+           "cannot delete " + store::describe(k, existing.key) + ": an emco process is still delivering it",
+           "wait for it, or stop it with 'emco dig stop'");
+  // lifecycle.md §2: after a terminate (or a stop) the last context must have
+  // finished terminating, or have failed.
+  if (!existing.state_info.empty() &&
+      (state == "Terminated" || state == "TerminateStopped" || state == "InstantiateStopped")) {
+    std::string last = last_instance(json::parse(existing.state_info));
+    if (!last.empty() && ac::exists(st, last)) {
+      std::string status = ac::header(st, last).status;
+      if (status != ac::status::terminated && status != ac::status::terminate_failed &&
+          status != ac::status::instantiate_failed)
+        fail(ErrorKind::conflict,
+             "cannot delete " + store::describe(k, existing.key) + ": it has not completed terminating (" + status + ")",
+             "run 'emco sync' to finish the terminate, then delete it");
+    }
+  }
+  // Every AppContext of its history goes (ac::remove takes children first);
+  // one already gone (removed with its parent, or by a re-instantiate) is skipped.
+  for (const auto& id : contexts)
+    if (ac::exists(st, id)) ac::remove(st, id);
 }
 
 namespace {
@@ -174,7 +198,7 @@ OperationResult dig_operation(store::Store& st, const Kind& k, const Key& key, c
   };
 
   if (op == "approve") {
-    st.write([&] {
+    sync::write(st, [&] {
       auto r = load();
       json si = r.state_info.empty() ? json::parse(initial_state_info(clock)) : json::parse(r.state_info);
       std::string state = current_state(si.dump());
@@ -211,7 +235,7 @@ OperationResult dig_operation(store::Store& st, const Kind& k, const Key& key, c
     // touches no state; a failure leaves everything unchanged.
     ac::AppContext ctx = plan_dig(st, key, o);
     ctx.revision = 1;
-    st.write([&] {
+    sync::write(st, [&] {
       auto r = load();
       json si = json::parse(r.state_info);
       // Earlier instantiations' contexts are dropped (lifecycle.md §1).
@@ -233,7 +257,7 @@ OperationResult dig_operation(store::Store& st, const Kind& k, const Key& key, c
     finish_queued(st, key, o, deadline);
     std::string ctx;
     std::vector<std::string> children;
-    st.write([&] {
+    sync::write(st, [&] {
       auto r = load();
       json si = json::parse(r.state_info);
       std::string state = current_state(r.state_info);
@@ -262,7 +286,7 @@ OperationResult dig_operation(store::Store& st, const Kind& k, const Key& key, c
   }
 
   if (op == "stop") {
-    st.write([&] {
+    sync::write(st, [&] {
       auto r = load();
       json si = json::parse(r.state_info);
       std::string state = current_state(r.state_info);
@@ -331,7 +355,7 @@ OperationResult dig_operation(store::Store& st, const Kind& k, const Key& key, c
       }
       if (!ac::exists(st, from)) fail(ErrorKind::failed, what + ": its deployment context " + from + " is missing");
     }
-    st.write([&] {
+    sync::write(st, [&] {
       auto r = load();
       json si = json::parse(r.state_info);
       std::string status_ctx = si.value("statusctxid", "");

@@ -10,6 +10,9 @@
 #include <unistd.h>
 
 #include "core/appcontext/appcontext.hpp"
+#include <sqlite3.h>
+
+#include "core/store/store_impl.hpp"
 #include "core/util/error.hpp"
 
 namespace emco::sync {
@@ -88,7 +91,7 @@ void write_lease(store::Store& st, const std::string& ctx) {
 // Takes the lease unless another live process holds it.
 bool acquire(store::Store& st, const std::string& ctx) {
   bool got = false;
-  st.write([&] {
+  sync::write(st, [&] {
     Lease l = read_lease(st, ctx);
     if (lease_live(l) && l.pid != static_cast<long>(::getpid())) return;
     write_lease(st, ctx);
@@ -98,7 +101,7 @@ bool acquire(store::Store& st, const std::string& ctx) {
 }
 
 void release(store::Store& st, const std::string& ctx) {
-  st.write([&] {
+  sync::write(st, [&] {
     if (read_lease(st, ctx).pid == static_cast<long>(::getpid())) st.set_meta(lease_key(ctx), "");
   });
 }
@@ -232,6 +235,16 @@ std::string first_failures(const std::vector<std::string>& failures) {
 
 }  // namespace
 
+void write(store::Store& st, const std::function<void()>& body) {
+  auto& impl = st.impl();
+  if (impl.transaction_depth == 0) {
+    sqlite3* db = impl.db.getHandle();
+    for (sqlite3_stmt* s = sqlite3_next_stmt(db, nullptr); s; s = sqlite3_next_stmt(db, s))
+      if (sqlite3_stmt_busy(s)) sqlite3_reset(s);
+  }
+  st.write(body);
+}
+
 bool held_by_live_process(store::Store& st, const std::string& ctx) { return lease_live(read_lease(st, ctx)); }
 
 std::vector<std::string> resumable(store::Store& st) {
@@ -242,7 +255,7 @@ std::vector<std::string> resumable(store::Store& st) {
 }
 
 void request_terminate(store::Store& st, const std::string& ctx) {
-  st.write([&] {
+  sync::write(st, [&] {
     // Work queued before the terminate (an interrupted instantiate) is
     // skipped rather than finished first; a live process working on the
     // context cancels its running event.
@@ -265,7 +278,7 @@ DriveResult drive(store::Store& st, const std::string& ctx, const DriveOptions& 
     for (;;) {
       auto entry = ac::next_pending(st, ctx);
       if (!entry) {
-        st.write([&] {
+        sync::write(st, [&] {
           ac::deactivate(st, ctx);
           ac::set_pending_terminate(st, ctx, false);
         });
@@ -275,16 +288,16 @@ DriveResult drive(store::Store& st, const std::string& ctx, const DriveOptions& 
       const Transition& t = transition(entry->event);
       bool resumed = h.status == t.current && h.desired == t.desired;
       if (h.stop) {
-        ac::mark(st, ctx, entry->seq, ac::queue_status::skip, "the context is stopped");
+        sync::write(st, [&] { ac::mark(st, ctx, entry->seq, ac::queue_status::skip, "the context is stopped"); });
         continue;
       }
       if (h.pending_terminate && entry->event != ac::event::terminate) {
-        ac::mark(st, ctx, entry->seq, ac::queue_status::skip, "a terminate is pending");
+        sync::write(st, [&] { ac::mark(st, ctx, entry->seq, ac::queue_status::skip, "a terminate is pending"); });
         continue;
       }
       bool valid = resumed || std::find(t.sources.begin(), t.sources.end(), h.status) != t.sources.end();
       if (!valid) {
-        st.write([&] {
+        sync::write(st, [&] {
           if (!(entry->event == ac::event::terminate && h.status == ac::status::terminated))
             ac::set_status(st, ctx, t.error);
           ac::mark(st, ctx, entry->seq, ac::queue_status::skip,
@@ -292,7 +305,7 @@ DriveResult drive(store::Store& st, const std::string& ctx, const DriveOptions& 
         });
         continue;
       }
-      st.write([&] {
+      sync::write(st, [&] {
         ac::set_desired(st, ctx, t.desired);
         ac::set_status(st, ctx, t.current);
         if (entry->event == ac::event::terminate) ac::set_pending_terminate(st, ctx, false);
@@ -313,7 +326,7 @@ DriveResult drive(store::Store& st, const std::string& ctx, const DriveOptions& 
         }
       } catch (const Error& e) {
         // The other context of an update is gone: this event can never run.
-        st.write([&] {
+        sync::write(st, [&] {
           ac::set_status(st, ctx, t.error);
           ac::mark(st, ctx, entry->seq, ac::queue_status::error, e.message());
         });
@@ -325,7 +338,7 @@ DriveResult drive(store::Store& st, const std::string& ctx, const DriveOptions& 
 
       Hooks hooks;
       hooks.flush = [&](std::vector<Update>&& batch) {
-        st.write([&] {
+        sync::write(st, [&] {
           for (const auto& u : batch) {
             if (u.connectivity)
               ac::set_cluster_state(st, status_ctx, u.app, u.cluster, connectivity_name(u.conn), rfc3339(u.time_ms));
@@ -339,7 +352,7 @@ DriveResult drive(store::Store& st, const std::string& ctx, const DriveOptions& 
       hooks.stop_requested = [&] {
         if (steady_clock::now() - last_beat > seconds(2)) {
           last_beat = steady_clock::now();
-          st.write([&] { write_lease(st, ctx); });
+          sync::write(st, [&] { write_lease(st, ctx); });
         }
         ac::Header now = ac::header(st, ctx);
         return now.stop || (now.pending_terminate && !is_terminate);
@@ -355,7 +368,7 @@ DriveResult drive(store::Store& st, const std::string& ctx, const DriveOptions& 
         release(st, ctx);
         return result;
       }
-      st.write([&] {
+      sync::write(st, [&] {
         if (r.outcome == Outcome::succeeded) {
           ac::set_status(st, ctx, t.desired);
           ac::mark(st, ctx, entry->seq, ac::queue_status::done);

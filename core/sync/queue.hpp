@@ -73,6 +73,14 @@ std::vector<std::string> resumable(store::Store& st);
 // Whether a live process (possibly this one) holds the lease of `ctx`.
 bool held_by_live_process(store::Store& st, const std::string& ctx);
 
+// Store::write for processes that share a workspace: first resets this
+// connection's read statements left pending (outside a transaction). A
+// pending SELECT pins an old snapshot, and BEGIN IMMEDIATE on an old snapshot
+// fails at once with "database is locked" when another process has written
+// since (SQLITE_BUSY_SNAPSHOT: the busy timeout does not apply). Must not be
+// called while the caller itself iterates over a query.
+void write(store::Store& st, const std::function<void()>& body);
+
 // Enqueues Terminate on `ctx`; when a live process is working on the context
 // sets PendingTerminateFlag so that it cancels the running event first.
 void request_terminate(store::Store& st, const std::string& ctx);

@@ -163,3 +163,30 @@ TEST_CASE("admin logical cloud instantiate, update, terminate", "[lifecycle]") {
   CHECK(a[2]["state"] == "Updated");
   CHECK(a[3]["revision"] == 3);
 }
+
+TEST_CASE("deleting a DIG removes its AppContexts, children first", "[lifecycle]") {
+  World w;
+  w.op(w.lc, "instantiate");
+  w.op(w.dig, "approve");
+  auto r = w.op(w.dig, "instantiate");
+  REQUIRE(r.delivery == lifecycle::Delivery::done);
+  w.plan = {{"app1", {{"p+c2", {"a"}}}}};
+  auto u = w.op(w.dig, "update");
+  REQUIRE(u.delivery == lifecycle::Delivery::done);
+  // A child context (service discovery's kind) under the running one.
+  ac::AppContext child;
+  child.id = random_context_id();
+  child.owner = {"deploymentIntentGroup", w.dig};
+  child.parent = u.context;
+  ac::save(*w.st, child);
+  const auto& k = resource::kind("deploymentIntentGroup");
+  CHECK_THROWS_WITH(w.st->write([&] { lifecycle::before_delete(*w.st, k, *w.st->get(w.dig)); }),
+                    Catch::Contains("it is Instantiated"));
+  REQUIRE(w.op(w.dig, "terminate").delivery == lifecycle::Delivery::done);
+  REQUIRE(ac::list(*w.st, w.dig).size() == 3);
+
+  w.st->write([&] { lifecycle::before_delete(*w.st, k, *w.st->get(w.dig)); });
+  CHECK(ac::list(*w.st, w.dig).empty());
+  for (const auto& id : {r.context, u.context, child.id}) CHECK_FALSE(ac::exists(*w.st, id));
+  CHECK(ac::active_contexts(*w.st).empty());
+}

@@ -7,7 +7,11 @@
 
 #include <catch2/catch.hpp>
 
+#include <signal.h>
+
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <iostream>
 #include <random>
 #include <thread>
@@ -77,7 +81,7 @@ const std::map<std::string, std::string> k_no_auto = {{"EMCO_AUTO_RESUME", "0"}}
 
 }  // namespace
 
-TEST_CASE("kill -9 at random points of instantiate and terminate; emco sync finishes the work", "[reliability]") {
+TEST_CASE("kill -9 at random points of instantiate and terminate, then emco sync finishes the work", "[reliability]") {
   const int clusters = env_int("EMCO_RELIABILITY_CLUSTERS", 50);
   const int apps = env_int("EMCO_RELIABILITY_APPS", 20);
   const int trials = env_int("EMCO_RELIABILITY_TRIALS", 20);
@@ -137,5 +141,136 @@ TEST_CASE("kill -9 at random points of instantiate and terminate; emco sync fini
     }
   }
   std::cerr << "reliability: " << killed << " of " << 2 * trials << " runs killed mid-operation\n";
+  REQUIRE(f.integrity() == "ok");
+}
+
+namespace {
+
+// `emco sim fault ARGS...` against the fleet's simulator, then waits until the
+// simulator has read it (it re-reads faults.json within half a second).
+void fault(Fleet& f, const std::vector<std::string>& args, const std::string& probe_cluster,
+           bool (*applied)(const emco::sim::Fault&)) {
+  std::vector<std::string> a = {"sim", "fault", "--dir", (f.root() / "sim").string()};
+  a.insert(a.end(), args.begin(), args.end());
+  Exit e = f.emco(a);
+  INFO(e.err);
+  REQUIRE(e.code == 0);
+  REQUIRE(eventually([&] { return applied(f.sim().fault(probe_cluster)); }, seconds(10)));
+}
+
+bool refusing(const emco::sim::Fault& x) { return x.refuse; }
+bool healthy(const emco::sim::Fault& x) { return x == emco::sim::Fault{}; }
+
+// Status reports a cluster being retried.
+bool retrying(Fleet& f, const std::string& dig) { return f.status_line(dig).find("Retrying=") != std::string::npos; }
+
+}  // namespace
+
+TEST_CASE("20% injected errors and a flapping cluster: instantiate converges with nothing lost", "[reliability]") {
+  Fleet f(10, 5);
+  fault(f, {"*", "--error-rate", "0.2", "--error-code", "500"}, "c00",
+        [](const emco::sim::Fault& x) { return x.error_rate > 0; });
+  fault(f, {"c09", "--error-rate", "0.2", "--error-code", "503", "--flap-period-ms", "600", "--flap-down-ms", "300"},
+        "c09", [](const emco::sim::Fault& x) { return x.flap_period_ms > 0; });
+  Exit e = f.emco({"dig", "instantiate", Fleet::dig("dig2")}, k_no_auto);
+  INFO(e.err);
+  REQUIRE(e.code == 0);
+  fault(f, {"*", "--clear"}, "c09", healthy);
+  auto want = everywhere(f, full(f, "dig2"));
+  auto held = f.snapshot();
+  INFO("difference: " << difference(held, want));
+  REQUIRE(held == want);
+  REQUIRE(f.status_line("dig2") == applied_line(f, "Instantiated"));
+  REQUIRE(f.integrity() == "ok");
+}
+
+TEST_CASE("emco dig stop from another process ends a retrying instantiate at once", "[reliability]") {
+  Fleet f(4, 2);
+  fault(f, {"*", "--refuse"}, "c00", refusing);
+  Proc a = f.start({"dig", "instantiate", Fleet::dig("dig1"), "--timeout", "5m"}, k_no_auto);
+  REQUIRE(eventually([&] { return retrying(f, "dig1"); }, seconds(60)));
+  Exit stop = f.emco({"dig", "stop", Fleet::dig("dig1")}, k_no_auto);
+  auto stopped_at = steady_clock::now();
+  INFO(stop.err);
+  REQUIRE(stop.code == 0);
+  // The engine checks the stop flag every 200 ms and cancels its backoff
+  // waits: the issue asks for 1 s; the bound here is looser for loaded CI.
+  Exit end;
+  bool ended = a.wait_until(stopped_at + seconds(5), end);
+  if (!ended) a.kill9();
+  REQUIRE(ended);
+  std::cerr << "reliability: instantiate ended "
+            << duration_cast<milliseconds>(steady_clock::now() - stopped_at).count() << " ms after 'emco dig stop'\n";
+  INFO(end.err);
+  CHECK(end.code == 1);
+  CHECK(f.state("dig1") == "InstantiateStopped");
+  CHECK(f.status_line("dig1").rfind("InstantiateFailed", 0) == 0);
+  CHECK(f.queued() == 0);
+  REQUIRE(f.integrity() == "ok");
+}
+
+TEST_CASE("two emco processes on different DIGs of one workspace both succeed", "[reliability]") {
+  Fleet f(20, 5);
+  const auto both = [&] {
+    auto want = everywhere(f, full(f, "dig1"));
+    for (auto& [c, objects] : want)
+      for (const auto& o : full(f, "dig2")) objects.insert(o);
+    return want;
+  }();
+  Proc one = f.start({"dig", "instantiate", Fleet::dig("dig1")}, k_no_auto);
+  Proc two = f.start({"dig", "instantiate", Fleet::dig("dig2")}, k_no_auto);
+  Exit e1 = one.wait(), e2 = two.wait();
+  INFO(e1.err << e2.err);
+  REQUIRE(e1.code == 0);
+  REQUIRE(e2.code == 0);
+  REQUIRE(f.snapshot() == both);
+  REQUIRE(f.status_line("dig1") == applied_line(f, "Instantiated"));
+  REQUIRE(f.status_line("dig2") == applied_line(f, "Instantiated"));
+
+  // Terminating one while the other is re-read and terminated too.
+  Proc t1 = f.start({"dig", "terminate", Fleet::dig("dig1")}, k_no_auto);
+  Proc t2 = f.start({"dig", "terminate", Fleet::dig("dig2")}, k_no_auto);
+  Exit s = f.emco({"dig", "status", Fleet::dig("dig1"), "-o", "json"}, k_no_auto);
+  Exit x1 = t1.wait(), x2 = t2.wait();
+  INFO(x1.err << x2.err << s.err);
+  REQUIRE(x1.code == 0);
+  REQUIRE(x2.code == 0);
+  REQUIRE(s.code == 0);
+  REQUIRE(f.snapshot() == everywhere(f, {}));
+  REQUIRE(f.integrity() == "ok");
+}
+
+TEST_CASE("work a killed emco left queued resumes in the background with the next emco command", "[reliability]") {
+  Fleet f(6, 3);
+  fault(f, {"*", "--refuse"}, "c00", refusing);
+  Proc a = f.start({"dig", "instantiate", Fleet::dig("dig1")}, k_no_auto);
+  REQUIRE(eventually([&] { return retrying(f, "dig1"); }, seconds(60)));
+  a.kill9();
+  REQUIRE(a.wait().code == 128 + 9);
+  fault(f, {"*", "--clear"}, "c00", healthy);
+  REQUIRE(f.snapshot() != everywhere(f, full(f, "dig1")));
+
+  // Any command that opens the workspace returns at once and leaves an
+  // `emco sync` behind, one per workspace.
+  Exit list = f.emco({"dig", "list"});
+  INFO(list.err);
+  REQUIRE(list.code == 0);
+  REQUIRE(list.err.find("in the background") != std::string::npos);
+  Exit second = f.emco({"cluster", "list"});
+  CHECK(second.err.find("in the background") == std::string::npos);
+
+  bool delivered = eventually([&] { return f.snapshot() == everywhere(f, full(f, "dig1")); }, seconds(60));
+  INFO("sync.log: " << f.emco({"status"}, k_no_auto).out << [&] {
+    std::ifstream in(f.root() / ".emco" / "sync.log");
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  }());
+  REQUIRE(delivered);
+  REQUIRE(eventually([&] { return f.queued() == 0; }, seconds(30)));
+  REQUIRE(f.status_line("dig1") == applied_line(f, "Instantiated"));
+  // The background process exits once the queue is empty.
+  auto at = list.err.find("(pid ");
+  REQUIRE(at != std::string::npos);
+  long pid = std::atol(list.err.c_str() + at + 5);
+  REQUIRE(eventually([&] { return ::kill(static_cast<pid_t>(pid), 0) != 0; }, seconds(30)));
   REQUIRE(f.integrity() == "ok");
 }
