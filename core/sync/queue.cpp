@@ -38,6 +38,9 @@ const Transition& transition(const std::string& event) {
         ac::status::instantiate_failed}},
       {ac::event::update_delete,
        {{ac::status::instantiated}, ac::status::updating, ac::status::updated, ac::status::updated_failed}},
+      {ac::event::read,
+       {{ac::status::created, ac::status::instantiated, ac::status::instantiate_failed, ac::status::instantiating},
+        ac::status::instantiating, ac::status::instantiated, ac::status::instantiate_failed}},
   };
   auto it = table.find(event);
   if (it == table.end()) fail(ErrorKind::invalid, "unknown sync event '" + event + "'");
@@ -226,6 +229,37 @@ Work update_delete_work(const ac::AppContext& old_ctx, const ac::AppContext& new
   return w;
 }
 
+// The Read event: reads every resource of the context back from its cluster
+// and records readiness and connectivity under the status context. An
+// unreachable cluster is recorded Retrying and does not fail the event (what
+// was deployed is unchanged). False when interrupted (the event stays Pending).
+bool read_back(store::Store& st, const ac::AppContext& c, const std::string& status_ctx, const DriveOptions& o) {
+  std::map<std::string, std::shared_ptr<Target>> targets;
+  std::string ns = base_work(c).ns;
+  for (const auto& a : c.apps)
+    for (const auto& cl : a.clusters) {
+      if ((o.engine.interrupt && o.engine.interrupt->load()) || steady_clock::now() >= o.engine.deadline) return false;
+      std::string now = rfc3339(now_ms());
+      try {
+        auto& t = targets[cl.name];
+        if (!t) t = o.factory(cl.name, ns);
+        t->probe();
+        std::vector<std::pair<std::string, bool>> ready;
+        for (const auto& r : cl.resources) ready.push_back({r.name, t->state(r.text()).ready});
+        sync::write(st, [&] {
+          ac::set_cluster_state(st, status_ctx, a.name, cl.name, connectivity_name(Connectivity::available), now);
+          for (const auto& [name, ok] : ready)
+            ac::set_resource_ready(st, status_ctx, a.name, cl.name, name, ok ? "true" : "false");
+        });
+      } catch (const std::exception&) {
+        sync::write(st, [&] {
+          ac::set_cluster_state(st, status_ctx, a.name, cl.name, connectivity_name(Connectivity::retrying), now);
+        });
+      }
+    }
+  return true;
+}
+
 std::string first_failures(const std::vector<std::string>& failures) {
   std::string s;
   for (size_t i = 0; i < failures.size() && i < 3; ++i) s += (i ? "; " : "") + failures[i];
@@ -252,6 +286,10 @@ std::vector<std::string> resumable(store::Store& st) {
   for (const auto& id : ac::active_contexts(st))
     if (!held_by_live_process(st, id)) out.push_back(id);
   return out;
+}
+
+void request_read(store::Store& st, const std::string& ctx) {
+  sync::write(st, [&] { ac::enqueue(st, ctx, ac::event::read); });
 }
 
 void request_terminate(store::Store& st, const std::string& ctx) {
@@ -321,6 +359,8 @@ DriveResult drive(store::Store& st, const std::string& ctx, const DriveOptions& 
           work = terminate_work(c);
         } else if (entry->event == ac::event::update) {
           work = update_work(ac::load(st, entry->ucid), c);
+        } else if (entry->event == ac::event::read) {
+          // Handled below, without the executor.
         } else {
           work = update_delete_work(c, ac::load(st, entry->ucid));
         }
@@ -335,6 +375,20 @@ DriveResult drive(store::Store& st, const std::string& ctx, const DriveOptions& 
       const std::string status_ctx = c.status_id();
       const std::string event = entry->event;
       const bool is_terminate = event == ac::event::terminate;
+      if (event == ac::event::read) {
+        if (!read_back(st, c, status_ctx, options)) {
+          result.end = DriveEnd::interrupted;
+          result.status = t.current;
+          release(st, ctx);
+          return result;
+        }
+        result.failures.clear();
+        sync::write(st, [&] {
+          ac::set_status(st, ctx, t.desired);
+          ac::mark(st, ctx, entry->seq, ac::queue_status::done);
+        });
+        continue;
+      }
 
       Hooks hooks;
       hooks.flush = [&](std::vector<Update>&& batch) {

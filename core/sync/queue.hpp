@@ -81,6 +81,12 @@ bool held_by_live_process(store::Store& st, const std::string& ctx);
 // called while the caller itself iterates over a query.
 void write(store::Store& st, const std::function<void()>& body);
 
+// Enqueues Read on `ctx` (lifecycle.md §6): when driven, every resource is
+// read back from its cluster and its readiness and the cluster's
+// connectivity recorded under the status context; the deployment itself is
+// not touched.
+void request_read(store::Store& st, const std::string& ctx);
+
 // Enqueues Terminate on `ctx`; when a live process is working on the context
 // sets PendingTerminateFlag so that it cancels the running event first.
 void request_terminate(store::Store& st, const std::string& ctx);

@@ -73,6 +73,8 @@ TEST_CASE("the state machine table is the newest code's", "[sync][queue]") {
   CHECK(transition("UpdateDelete").desired == "Updated");
   CHECK(transition("UpdateDelete").error == "UpdatedFailed");
   CHECK(transition("Terminate").sources.size() == 8);
+  CHECK(transition("Read").sources.size() == 4);
+  CHECK(transition("Read").error == "InstantiateFailed");
   CHECK_THROWS_AS(transition("Migrate"), Error);
 }
 
@@ -242,4 +244,36 @@ TEST_CASE("a live lease keeps other drivers out; a dead one is taken over", "[sy
   CHECK(queue_states(*st, c.id) == std::vector<std::string>{"Instantiate:Skip", "Terminate:Done"});
   CHECK(r.status == "Terminated");
   CHECK_FALSE(ac::header(*st, c.id).pending_terminate);
+}
+
+TEST_CASE("a Read event records readiness and connectivity without touching the clusters", "[sync][queue]") {
+  auto st = store::Store::open_memory();
+  Fleet fleet;
+  auto c = make_context({{"app1", {{"p+c1", {"a", "b"}}, {"p+c2", {"a"}}}}});
+  ac::save(*st, c);
+  ac::enqueue(*st, c.id, "Instantiate");
+  REQUIRE(drive(*st, c.id, fast(fleet)).status == "Instantiated");
+  const size_t sent = fleet.clusters["p+c1"].log.size();
+  fleet.clusters["p+c1"].not_ready_reads["b"] = 1;
+  fleet.clusters["p+c2"].always_unreachable = true;
+
+  request_read(*st, c.id);
+  auto r = drive(*st, c.id, fast(fleet));
+  CHECK(r.end == DriveEnd::drained);
+  CHECK(r.status == "Instantiated");
+  CHECK(queue_states(*st, c.id).back() == "Read:Done");
+  CHECK(fleet.clusters["p+c1"].log.size() == sent);  // nothing applied or deleted
+  CHECK(ac::resource_state(*st, c.id, "app1", "p+c1", "a+ConfigMap")->ready == "true");
+  CHECK(ac::resource_state(*st, c.id, "app1", "p+c1", "b+ConfigMap")->ready == "false");
+  std::map<std::string, std::string> conn;
+  for (const auto& cs : ac::cluster_states(*st, c.id)) conn[cs.cluster] = cs.connectivity;
+  CHECK(conn == std::map<std::string, std::string>{{"p+c1", "Available"}, {"p+c2", "Retrying"}});
+
+  // Not valid on a terminated context: skipped with the error state.
+  request_terminate(*st, c.id);
+  fleet.clusters["p+c2"].always_unreachable = false;
+  REQUIRE(drive(*st, c.id, fast(fleet)).status == "Terminated");
+  request_read(*st, c.id);
+  CHECK(drive(*st, c.id, fast(fleet)).status == "InstantiateFailed");
+  CHECK(queue_states(*st, c.id).back() == "Read:Skip");
 }
