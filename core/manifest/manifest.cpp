@@ -242,11 +242,7 @@ File parse_text(const std::string& original, const std::string& source, const st
     if (!text.empty() && text.back() == '\n') --last_line;
     int line = std::min(e.line(), std::max(last_line, 1));
     int column = line == e.line() ? e.column() : 1;
-    // an unclosed flow collection keeps the plain words emco's batch files have always used
-    std::string problem = e.problem();
-    if (problem == "did not find expected ',' or ']'") problem = "end of sequence flow not found: " + problem;
-    if (problem == "did not find expected ',' or '}'") problem = "end of map flow not found: " + problem;
-    fail(ErrorKind::invalid, source + ":" + std::to_string(line) + ":" + std::to_string(column) + ": " + problem,
+    fail(ErrorKind::invalid, source + ":" + std::to_string(line) + ":" + std::to_string(column) + ": " + e.problem(),
          "check the indentation and quoting around that line");
   }
   int index = 0;

@@ -46,7 +46,7 @@ std::vector<BadCase> cases() {
                "indentation"});
   v.push_back({"yaml: unclosed flow sequence",
                doc("controllers", "metadata:\n  name: c9\nspec:\n  type: [action\n  priority: 1\n"), k_apply, k_invalid,
-               "bad.yaml:8", "end of sequence flow not found", "indentation"});
+               "bad.yaml:8", "did not find expected ',' or ']'", "indentation"});
   v.push_back({"yaml: duplicate top-level key", doc("projects", "metadata:\n  name: p2\nmetadata:\n  name: p3\n"), k_apply,
                k_invalid, "bad.yaml:6", "duplicate key 'metadata'", "once"});
   v.push_back({"yaml: duplicate nested key", doc("controllers", "metadata:\n  name: c9\nspec:\n  port: 1\n  port: 2\n"),
