@@ -126,7 +126,7 @@ TEST_CASE("every command's --help shows its arguments and every flag of the tabl
   }
 }
 
-TEST_CASE("help for groups lists their commands; emco help X equals X --help", "[docs]") {
+TEST_CASE("help for groups lists their commands, emco help X equals X --help", "[docs]") {
   Sandbox s;
   Run top = s.emco({"--help"});
   CHECK(top.code == 0);

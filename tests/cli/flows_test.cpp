@@ -413,7 +413,7 @@ TEST_CASE("emcoctl compatibility output through 'emco ctl' and the emcoctl symli
   CHECK(dl[4] == "DELETE  --> URL: http://localhost:9015/v2/projects/p2");
 }
 
-TEST_CASE("workspace: found by walking up, --workspace, EMCO_WORKSPACE; modes 0700 and 0600", "[flows]") {
+TEST_CASE("workspace: found by walking up, --workspace, EMCO_WORKSPACE, modes 0700 and 0600", "[flows]") {
   Sandbox s;
   Run init = ok(s, {"init", "ws"});
   CHECK(init.out.find("Initialized empty emco workspace in " + s.path("ws").string()) != std::string::npos);

@@ -30,7 +30,7 @@ Resource make(const std::string& anchor, json spec = json::object()) {
 
 }  // namespace
 
-TEST_CASE("parents and references must exist; outcomes say what changed") {
+TEST_CASE("parents and references must exist, outcomes say what changed") {
   auto st = Store::open_memory();
   st->write([&] {
     CHECK_THROWS_WITH(st->put(make("cluster-providers/p/clusters/c")),

@@ -177,7 +177,7 @@ TEST_CASE("record_update gives a writer the fields it changed and drops removed 
   CHECK(entry(created, "kubectl-create", "Update")["fieldsV1"].contains("f:spec"));
 }
 
-TEST_CASE("status scope owns only status; main scope ignores it") {
+TEST_CASE("status scope owns only status, main scope ignores it") {
   json obj = intent(1, "x");
   obj["status"] = {{"replicas", 1}};
   auto main_paths = object_fields(obj, deployment()).paths();

@@ -165,7 +165,7 @@ TEST_CASE("strategic merge: $setElementOrder orders merged items") {
   CHECK(containers(out)[1]["image"] == "a:2");
 }
 
-TEST_CASE("strategic merge: a keyed item without its merge key is an error; unknown $patch too") {
+TEST_CASE("strategic merge: a keyed item without its merge key is an error, unknown $patch too") {
   json doc = json::parse(k_deploy);
   CHECK_THROWS_WITH(strategic_merge_patch(doc, json::parse(R"({"spec":{"template":{"spec":{"containers":[
       {"image":"x"}]}}}})"), deployment()),
@@ -174,7 +174,7 @@ TEST_CASE("strategic merge: a keyed item without its merge key is an error; unkn
                   emco::Error);
 }
 
-TEST_CASE("strategic merge: service ports merge by port; custom resources have no strategy") {
+TEST_CASE("strategic merge: service ports merge by port, custom resources have no strategy") {
   const Schema& svc = Schema::for_kind("", "Service");
   json doc = json::parse(R"({"spec":{"ports":[{"port":80,"name":"http"},{"port":443,"name":"https"}]}})");
   auto out = strategic_merge_patch(doc, json::parse(R"({"spec":{"ports":[{"port":443,"targetPort":8443}]}})"), svc);
