@@ -37,7 +37,7 @@ void resume_in_background(Context& ctx) {
   auto& st = ctx.store();
   if (sync::resumable(st).empty()) return;
   bool claimed = false;
-  sync::write(st, [&] {
+  st.write([&] {
     auto v = st.meta(k_background_key);
     if (v && alive(std::atol(v->c_str()))) return;
     // Hold the slot under this process's pid until the child's is known.

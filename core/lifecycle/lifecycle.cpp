@@ -198,7 +198,7 @@ OperationResult dig_operation(store::Store& st, const Kind& k, const Key& key, c
   };
 
   if (op == "approve") {
-    sync::write(st, [&] {
+    st.write([&] {
       auto r = load();
       json si = r.state_info.empty() ? json::parse(initial_state_info(clock)) : json::parse(r.state_info);
       std::string state = current_state(si.dump());
@@ -235,7 +235,7 @@ OperationResult dig_operation(store::Store& st, const Kind& k, const Key& key, c
     // touches no state; a failure leaves everything unchanged.
     ac::AppContext ctx = plan_dig(st, key, o);
     ctx.revision = 1;
-    sync::write(st, [&] {
+    st.write([&] {
       auto r = load();
       json si = json::parse(r.state_info);
       // Earlier instantiations' contexts are dropped (lifecycle.md §1).
@@ -257,7 +257,7 @@ OperationResult dig_operation(store::Store& st, const Kind& k, const Key& key, c
     finish_queued(st, key, o, deadline);
     std::string ctx;
     std::vector<std::string> children;
-    sync::write(st, [&] {
+    st.write([&] {
       auto r = load();
       json si = json::parse(r.state_info);
       std::string state = current_state(r.state_info);
@@ -286,7 +286,7 @@ OperationResult dig_operation(store::Store& st, const Kind& k, const Key& key, c
   }
 
   if (op == "stop") {
-    sync::write(st, [&] {
+    st.write([&] {
       auto r = load();
       json si = json::parse(r.state_info);
       std::string state = current_state(r.state_info);
@@ -355,7 +355,7 @@ OperationResult dig_operation(store::Store& st, const Kind& k, const Key& key, c
       }
       if (!ac::exists(st, from)) fail(ErrorKind::failed, what + ": its deployment context " + from + " is missing");
     }
-    sync::write(st, [&] {
+    st.write([&] {
       auto r = load();
       json si = json::parse(r.state_info);
       std::string status_ctx = si.value("statusctxid", "");

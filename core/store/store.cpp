@@ -4,6 +4,7 @@
 #include <thread>
 
 #include <nlohmann/json.hpp>
+#include <sqlite3.h>
 
 #include "core/resource/references.hpp"
 #include "core/store/store_impl.hpp"
@@ -246,6 +247,14 @@ void Store::write(const std::function<void()>& body) {
     body();
     return;
   }
+  // A read statement left pending (a cached SELECT stepped but not reset)
+  // pins an old snapshot, and BEGIN IMMEDIATE on an old snapshot fails at
+  // once with "database is locked" when another process has written since
+  // (SQLITE_BUSY_SNAPSHOT: the busy timeout does not apply). Outside a
+  // transaction no caller may still be iterating one (see write()'s contract).
+  sqlite3* db = m_impl->db.getHandle();
+  for (sqlite3_stmt* s = sqlite3_next_stmt(db, nullptr); s; s = sqlite3_next_stmt(db, s))
+    if (sqlite3_stmt_busy(s)) sqlite3_reset(s);
   m_impl->db.exec("BEGIN IMMEDIATE");
   m_impl->transaction_depth = 1;
   try {

@@ -57,6 +57,8 @@ public:
 
   // Runs `body` in one write transaction (BEGIN IMMEDIATE). Any exception
   // rolls everything back and propagates. Nested calls join the outer one.
+  // An outermost call resets this connection's pending read statements, so
+  // it must not be made while the caller is still stepping through a query.
   void write(const std::function<void()>& body);
 
   std::optional<Resource> get(const resource::Key& key) const;

@@ -10,7 +10,6 @@
 #include <unistd.h>
 
 #include "core/appcontext/appcontext.hpp"
-#include <sqlite3.h>
 
 #include "core/store/store_impl.hpp"
 #include "core/util/error.hpp"
@@ -94,7 +93,7 @@ void write_lease(store::Store& st, const std::string& ctx) {
 // Takes the lease unless another live process holds it.
 bool acquire(store::Store& st, const std::string& ctx) {
   bool got = false;
-  sync::write(st, [&] {
+  st.write([&] {
     Lease l = read_lease(st, ctx);
     if (lease_live(l) && l.pid != static_cast<long>(::getpid())) return;
     write_lease(st, ctx);
@@ -104,7 +103,7 @@ bool acquire(store::Store& st, const std::string& ctx) {
 }
 
 void release(store::Store& st, const std::string& ctx) {
-  sync::write(st, [&] {
+  st.write([&] {
     if (read_lease(st, ctx).pid == static_cast<long>(::getpid())) st.set_meta(lease_key(ctx), "");
   });
 }
@@ -246,13 +245,13 @@ bool read_back(store::Store& st, const ac::AppContext& c, const std::string& sta
         t->probe();
         std::vector<std::pair<std::string, bool>> ready;
         for (const auto& r : cl.resources) ready.push_back({r.name, t->state(r.text()).ready});
-        sync::write(st, [&] {
+        st.write([&] {
           ac::set_cluster_state(st, status_ctx, a.name, cl.name, connectivity_name(Connectivity::available), now);
           for (const auto& [name, ok] : ready)
             ac::set_resource_ready(st, status_ctx, a.name, cl.name, name, ok ? "true" : "false");
         });
       } catch (const std::exception&) {
-        sync::write(st, [&] {
+        st.write([&] {
           ac::set_cluster_state(st, status_ctx, a.name, cl.name, connectivity_name(Connectivity::retrying), now);
         });
       }
@@ -269,16 +268,6 @@ std::string first_failures(const std::vector<std::string>& failures) {
 
 }  // namespace
 
-void write(store::Store& st, const std::function<void()>& body) {
-  auto& impl = st.impl();
-  if (impl.transaction_depth == 0) {
-    sqlite3* db = impl.db.getHandle();
-    for (sqlite3_stmt* s = sqlite3_next_stmt(db, nullptr); s; s = sqlite3_next_stmt(db, s))
-      if (sqlite3_stmt_busy(s)) sqlite3_reset(s);
-  }
-  st.write(body);
-}
-
 bool held_by_live_process(store::Store& st, const std::string& ctx) { return lease_live(read_lease(st, ctx)); }
 
 std::vector<std::string> resumable(store::Store& st) {
@@ -289,11 +278,11 @@ std::vector<std::string> resumable(store::Store& st) {
 }
 
 void request_read(store::Store& st, const std::string& ctx) {
-  sync::write(st, [&] { ac::enqueue(st, ctx, ac::event::read); });
+  st.write([&] { ac::enqueue(st, ctx, ac::event::read); });
 }
 
 void request_terminate(store::Store& st, const std::string& ctx) {
-  sync::write(st, [&] {
+  st.write([&] {
     // Work queued before the terminate (an interrupted instantiate) is
     // skipped rather than finished first; a live process working on the
     // context cancels its running event.
@@ -316,7 +305,7 @@ DriveResult drive(store::Store& st, const std::string& ctx, const DriveOptions& 
     for (;;) {
       auto entry = ac::next_pending(st, ctx);
       if (!entry) {
-        sync::write(st, [&] {
+        st.write([&] {
           ac::deactivate(st, ctx);
           ac::set_pending_terminate(st, ctx, false);
         });
@@ -326,16 +315,16 @@ DriveResult drive(store::Store& st, const std::string& ctx, const DriveOptions& 
       const Transition& t = transition(entry->event);
       bool resumed = h.status == t.current && h.desired == t.desired;
       if (h.stop) {
-        sync::write(st, [&] { ac::mark(st, ctx, entry->seq, ac::queue_status::skip, "the context is stopped"); });
+        st.write([&] { ac::mark(st, ctx, entry->seq, ac::queue_status::skip, "the context is stopped"); });
         continue;
       }
       if (h.pending_terminate && entry->event != ac::event::terminate) {
-        sync::write(st, [&] { ac::mark(st, ctx, entry->seq, ac::queue_status::skip, "a terminate is pending"); });
+        st.write([&] { ac::mark(st, ctx, entry->seq, ac::queue_status::skip, "a terminate is pending"); });
         continue;
       }
       bool valid = resumed || std::find(t.sources.begin(), t.sources.end(), h.status) != t.sources.end();
       if (!valid) {
-        sync::write(st, [&] {
+        st.write([&] {
           if (!(entry->event == ac::event::terminate && h.status == ac::status::terminated))
             ac::set_status(st, ctx, t.error);
           ac::mark(st, ctx, entry->seq, ac::queue_status::skip,
@@ -343,7 +332,7 @@ DriveResult drive(store::Store& st, const std::string& ctx, const DriveOptions& 
         });
         continue;
       }
-      sync::write(st, [&] {
+      st.write([&] {
         ac::set_desired(st, ctx, t.desired);
         ac::set_status(st, ctx, t.current);
         if (entry->event == ac::event::terminate) ac::set_pending_terminate(st, ctx, false);
@@ -366,7 +355,7 @@ DriveResult drive(store::Store& st, const std::string& ctx, const DriveOptions& 
         }
       } catch (const Error& e) {
         // The other context of an update is gone: this event can never run.
-        sync::write(st, [&] {
+        st.write([&] {
           ac::set_status(st, ctx, t.error);
           ac::mark(st, ctx, entry->seq, ac::queue_status::error, e.message());
         });
@@ -383,7 +372,7 @@ DriveResult drive(store::Store& st, const std::string& ctx, const DriveOptions& 
           return result;
         }
         result.failures.clear();
-        sync::write(st, [&] {
+        st.write([&] {
           ac::set_status(st, ctx, t.desired);
           ac::mark(st, ctx, entry->seq, ac::queue_status::done);
         });
@@ -392,7 +381,7 @@ DriveResult drive(store::Store& st, const std::string& ctx, const DriveOptions& 
 
       Hooks hooks;
       hooks.flush = [&](std::vector<Update>&& batch) {
-        sync::write(st, [&] {
+        st.write([&] {
           for (const auto& u : batch) {
             if (u.connectivity)
               ac::set_cluster_state(st, status_ctx, u.app, u.cluster, connectivity_name(u.conn), rfc3339(u.time_ms));
@@ -406,7 +395,7 @@ DriveResult drive(store::Store& st, const std::string& ctx, const DriveOptions& 
       hooks.stop_requested = [&] {
         if (steady_clock::now() - last_beat > seconds(2)) {
           last_beat = steady_clock::now();
-          sync::write(st, [&] { write_lease(st, ctx); });
+          st.write([&] { write_lease(st, ctx); });
         }
         ac::Header now = ac::header(st, ctx);
         return now.stop || (now.pending_terminate && !is_terminate);
@@ -422,7 +411,7 @@ DriveResult drive(store::Store& st, const std::string& ctx, const DriveOptions& 
         release(st, ctx);
         return result;
       }
-      sync::write(st, [&] {
+      st.write([&] {
         if (r.outcome == Outcome::succeeded) {
           ac::set_status(st, ctx, t.desired);
           ac::mark(st, ctx, entry->seq, ac::queue_status::done);

@@ -73,14 +73,6 @@ std::vector<std::string> resumable(store::Store& st);
 // Whether a live process (possibly this one) holds the lease of `ctx`.
 bool held_by_live_process(store::Store& st, const std::string& ctx);
 
-// Store::write for processes that share a workspace: first resets this
-// connection's read statements left pending (outside a transaction). A
-// pending SELECT pins an old snapshot, and BEGIN IMMEDIATE on an old snapshot
-// fails at once with "database is locked" when another process has written
-// since (SQLITE_BUSY_SNAPSHOT: the busy timeout does not apply). Must not be
-// called while the caller itself iterates over a query.
-void write(store::Store& st, const std::function<void()>& body);
-
 // Enqueues Read on `ctx` (lifecycle.md §6): when driven, every resource is
 // read back from its cluster and its readiness and the cluster's
 // connectivity recorded under the status context; the deployment itself is
