@@ -1,4 +1,5 @@
 #include "core/lifecycle/lifecycle.hpp"
+#include "core/lifecycle/credentials.hpp"
 #include "core/lifecycle/internal.hpp"
 
 #include <nlohmann/json.hpp>
@@ -112,24 +113,23 @@ void check_modify_allowed(const Kind& k, const store::Resource& existing) {
 }
 
 void before_delete(store::Store& st, const Kind& k, const store::Resource& existing) {
+  const bool dig = k.id == "deploymentIntentGroup";
+  if (!dig && k.id != "logicalCloud") return;
+  const std::string noun = dig ? "dig" : "lc";
   std::string state = current_state(existing.state_info);
-  if (k.id == "deploymentIntentGroup" && (state == "Instantiated" || state == "InstantiateStopped"))
+  if (state == "Instantiated" || state == "InstantiateStopped" || state == "Updated")
     fail(ErrorKind::conflict, "cannot delete " + store::describe(k, existing.key) + ": it is " + state,
-         "terminate it first (emco dig terminate, or a .../terminate anchor)");
-  if (k.id == "logicalCloud" && state == "Instantiated")
-    fail(ErrorKind::conflict, "cannot delete " + store::describe(k, existing.key) + ": it is Instantiated",
-         "terminate it first (emco lc terminate, or a .../terminate anchor)");
-  if (k.id != "deploymentIntentGroup") return;
+         "terminate it first (emco " + noun + " terminate, or a .../terminate anchor)");
   auto contexts = ac::list(st, existing.key);
   for (const auto& id : contexts)
     if (sync::held_by_live_process(st, id))
       fail(ErrorKind::conflict,
            "cannot delete " + store::describe(k, existing.key) + ": an emco process is still delivering it",
-           "wait for it, or stop it with 'emco dig stop'");
+           "wait for it, or stop it with 'emco " + noun + " stop'");
   // lifecycle.md §2: after a terminate (or a stop) the last context must have
   // finished terminating, or have failed.
   if (!existing.state_info.empty() &&
-      (state == "Terminated" || state == "TerminateStopped" || state == "InstantiateStopped")) {
+      (state == "Terminated" || state == "TerminateStopped")) {
     std::string last = last_instance(json::parse(existing.state_info));
     if (!last.empty() && ac::exists(st, last)) {
       std::string status = ac::header(st, last).status;
@@ -144,6 +144,7 @@ void before_delete(store::Store& st, const Kind& k, const store::Resource& exist
   // one already gone (removed with its parent, or by a re-instantiate) is skipped.
   for (const auto& id : contexts)
     if (ac::exists(st, id)) ac::remove(st, id);
+  if (!dig) remove_tenant_kubeconfigs(st, existing.key);  // and the cloud's key
 }
 
 namespace {

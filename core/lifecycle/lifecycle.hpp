@@ -75,7 +75,7 @@ struct OperationResult {
 // Runs lifecycle operation `op` on the resource `key` of kind `k` with the
 // document body (rollback: {"spec":{"revision":n}}). Operations:
 //   DIG: approve, instantiate, terminate, stop, update, rollback
-//   logical cloud (admin level 0): instantiate, terminate, update, stop
+//   logical cloud (admin level 0, standard/privileged level 1): instantiate, terminate, update, stop
 // State checks, history records and AppContext creation happen in one write
 // transaction each; delivery then runs in this process (options.wait) or is
 // left queued for the next emco invocation / `emco sync`. Throws Error on a

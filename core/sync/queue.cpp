@@ -10,7 +10,6 @@
 #include <unistd.h>
 
 #include "core/appcontext/appcontext.hpp"
-
 #include "core/store/store_impl.hpp"
 #include "core/util/error.hpp"
 

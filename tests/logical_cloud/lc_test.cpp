@@ -131,6 +131,13 @@ TEST_CASE("a standard logical cloud across two clusters", "[logical_cloud][sim]"
   CHECK(key2.client_key_pem != key0.client_key_pem);
   user_client(w, w.names[0]);
   REQUIRE(w.op("terminate").delivery == lifecycle::Delivery::done);
+
+  // Deleting the terminated cloud takes its AppContexts and issued credentials with it.
+  REQUIRE_FALSE(appcontext::list(*w.st, w.lc()).empty());
+  w.st->write([&] { lifecycle::before_delete(*w.st, resource::kind("logicalCloud"), *w.st->get(w.lc())); });
+  CHECK(appcontext::list(*w.st, w.lc()).empty());
+  CHECK(lifecycle::tenant_clusters(*w.st, w.lc()).empty());
+  CHECK_FALSE(lifecycle::tenant_key(*w.st, w.lc()));
 }
 
 TEST_CASE("a privileged logical cloud gets cluster roles and roles in other namespaces", "[logical_cloud][sim]") {
