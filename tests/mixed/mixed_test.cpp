@@ -173,7 +173,7 @@ std::vector<std::string> with(const std::vector<std::string>& files, const std::
 
 }  // namespace
 
-TEST_CASE("a mixed fleet: direct clusters applied, GitOps clusters committed in one commit per operation",
+TEST_CASE("a mixed fleet: direct clusters applied and GitOps clusters committed in one commit per operation",
           "[mixed][gitops]") {
   TempDir remote_dir;
   fs::path bare = remote_dir.path() / "fleet.git";
@@ -277,7 +277,7 @@ TEST_CASE("a GitOps cluster that also has a kubeconfig reads its status back thr
   for (const auto& x : res) CHECK(x["readyStatus"] == "NotPresent");
 }
 
-TEST_CASE("an unreachable remote leaves GitOps resources pending; emco sync pushes them later",
+TEST_CASE("an unreachable remote leaves GitOps resources pending and emco sync pushes them later",
           "[mixed][gitops]") {
   TempDir remote_dir;
   fs::path bare = remote_dir.path() / "later.git";  // does not exist yet
@@ -346,7 +346,7 @@ TEST_CASE("a repository with unrelated history is refused and left alone", "[mix
   CHECK(lines(git(bare, {"rev-parse", "main"})).at(0) == foreign);
 }
 
-TEST_CASE("HTTPS remote with a private CA and a token; wrong credentials stay pending", "[mixed][gitops][https]") {
+TEST_CASE("HTTPS remote with a private CA and a token and wrong credentials staying pending", "[mixed][gitops][https]") {
   const std::string lighttpd = "/usr/sbin/lighttpd";
   if (!have_program(lighttpd) || !fs::exists("/usr/lib/lighttpd/mod_openssl.so")) {
     WARN("skipped: lighttpd with mod_openssl is not installed");
