@@ -2,6 +2,7 @@
 // Helm), `emco sim` (the Kubernetes simulator), `emco cluster check`.
 
 #include <csignal>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "cli/batch_output.hpp"
@@ -20,15 +21,10 @@ using nlohmann::json;
 namespace {
 
 int parse_int(const Invocation& inv, const std::string& flag, int fallback) {
-  if (!inv.has(flag)) return fallback;
-  try {
-    size_t used = 0;
-    int v = std::stoi(inv.get(flag), &used);
-    if (used != inv.get(flag).size()) throw std::invalid_argument("trailing");
-    return v;
-  } catch (const std::exception&) {
-    fail(ErrorKind::usage, "'--" + flag + " " + inv.get(flag) + "' is not a whole number");
-  }
+  long long v = inv.get_int(flag, fallback);
+  if (v < std::numeric_limits<int>::min() || v > std::numeric_limits<int>::max())
+    fail(ErrorKind::usage, "'--" + flag + " " + inv.get(flag) + "' is out of range");
+  return static_cast<int>(v);
 }
 
 double parse_double(const Invocation& inv, const std::string& flag, double fallback) {

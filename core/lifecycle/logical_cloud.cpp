@@ -73,7 +73,7 @@ std::string issue_certificate(const std::string& cluster, const std::string& adm
   kube::KubeClientOptions ko;
   ko.request_timeout = milliseconds(30000);
   kube::KubeClient client(kube::resolve_access(kube::parse_kubeconfig(admin_kc, "<cluster " + cluster + ">", ""), "", cluster), ko);
-  client.approve_csr(csr, k_approval_message);
+  client.approve_csr(csr, k_approval_message, "LogicalCloud");  // the reason DCM gives (logical-clouds.md)
   const kube::Gvk gvk{"certificates.k8s.io", "v1", "CertificateSigningRequest"};
   milliseconds pause(20);
   for (;;) {

@@ -59,6 +59,9 @@ struct Fleet {
     write_file(tmp.path() / "lsan.supp", "leak:libgit2.so\nleak:libpcre2-8.so\nleak:libssh2.so\nleak:libcrypto.so\n");
     env["LSAN_OPTIONS"] = "suppressions=" + (tmp.path() / "lsan.supp").string();
     env["HOME"] = tmp.path().string();
+    // These tests decide when queued work is delivered (emco sync); a
+    // background resume started by 'dig status' would race them for it.
+    env["EMCO_AUTO_RESUME"] = "0";
     REQUIRE(emco({"init"}).status == 0);
     fs::create_directories(tmp.path() / "profile");
     write_file(tmp.path() / "profile/manifest.yaml", "version: v1\ntype:\n  values: \"override_values.yaml\"\n");

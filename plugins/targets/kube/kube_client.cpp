@@ -600,7 +600,7 @@ std::vector<json> KubeClient::list(const Gvk& gvk, const std::string& ns, const 
   return items;
 }
 
-void KubeClient::approve_csr(const std::string& name, const std::string& message) {
+void KubeClient::approve_csr(const std::string& name, const std::string& message, const std::string& reason) {
   const Gvk gvk{"certificates.k8s.io", "v1", "CertificateSigningRequest"};
   json csr = get(gvk, "", name);
   if (csr.is_null())
@@ -614,7 +614,7 @@ void KubeClient::approve_csr(const std::string& name, const std::string& message
   std::string now = format_rfc3339(std::chrono::system_clock::now());
   conditions.push_back({{"type", "Approved"},
                         {"status", "True"},
-                        {"reason", "EmcoApproved"},
+                        {"reason", reason},
                         {"message", message},
                         {"lastUpdateTime", now},
                         {"lastTransitionTime", now}});

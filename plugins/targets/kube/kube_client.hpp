@@ -162,9 +162,10 @@ public:
   // label selector ("a=b,c!=d"); follows `continue` tokens.
   std::vector<nlohmann::json> list(const Gvk& gvk, const std::string& ns, const std::string& label_selector = {});
 
-  // Adds an Approved condition to a CertificateSigningRequest (PUT .../approval).
-  // No-op when it is approved already.
-  void approve_csr(const std::string& name, const std::string& message = "approved by emco");
+  // Adds an Approved condition with `reason` and `message` to a
+  // CertificateSigningRequest (PUT .../approval). No-op when it is approved already.
+  void approve_csr(const std::string& name, const std::string& message = "approved by emco",
+                   const std::string& reason = "EmcoApproved");
 
   // Polls a CRD until its Established condition is True; then rediscovers.
   // Throws KubeError(other) after options.establish_timeout.
