@@ -275,7 +275,6 @@ store::Resource prepare_resource(const Document& doc, Clock& clock) {
     }
     r.contents.push_back(std::move(c));
   }
-  if (k.id == "cluster" && spec.contains("gitOps")) r.contents.clear();  // no kubeconfig for GitOps clusters
 
   check_kind_rules(doc, k, spec, !r.contents.empty());
 

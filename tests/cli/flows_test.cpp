@@ -150,11 +150,7 @@ TEST_CASE("test-gac flow files apply up to approve", "[flows]") {
   CHECK(ref["spec"]["cluster"] == "cluster1");
 }
 
-// Known bug (reported to the lead): test-gac.yaml's customizations say
-// 'scope: label' with a placeholder 'cluster: dummy', and the customization's
-// cluster reference is enforced even for label scope, so the file is refused
-// ("cluster 'provider1/dummy' named in spec.clusterInfo does not exist").
-TEST_CASE("test-gac.yaml (generic k8s intents) applies as upstream", "[flows][!mayfail]") {
+TEST_CASE("test-gac.yaml (generic k8s intents) applies as upstream", "[flows]") {
   if (!have_flows()) return;
   Sandbox s;
   s.init();

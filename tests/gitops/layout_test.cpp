@@ -34,7 +34,7 @@ std::shared_ptr<const json> object(json j) { return std::make_shared<const json>
 
 }  // namespace
 
-TEST_CASE("gitOpsType: fluxcd, fluxv2 alias, anthos; azureArcV2 refused", "[gitops][layout]") {
+TEST_CASE("gitOpsType: fluxcd, fluxv2 alias, anthos, azureArcV2 refused", "[gitops][layout]") {
   CHECK(parse_gitops_type("fluxcd") == GitOpsType::fluxcd);
   CHECK(parse_gitops_type("fluxv2") == GitOpsType::fluxcd);
   CHECK(parse_gitops_type("anthos") == GitOpsType::anthos);

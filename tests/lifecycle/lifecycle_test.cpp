@@ -93,7 +93,7 @@ TEST_CASE("a failed plan changes nothing", "[lifecycle]") {
   CHECK(w.st->dump() == before);
 }
 
-TEST_CASE("no-wait leaves the work queued; resume delivers it", "[lifecycle]") {
+TEST_CASE("no-wait leaves the work queued, resume delivers it", "[lifecycle]") {
   World w;
   w.op(w.lc, "instantiate");
   w.op(w.dig, "approve");
@@ -114,7 +114,7 @@ TEST_CASE("no-wait leaves the work queued; resume delivers it", "[lifecycle]") {
   CHECK(lifecycle::resume(*w.st, w.options()).empty());
 }
 
-TEST_CASE("a timeout leaves the delivery pending; a later operation finishes it first", "[lifecycle]") {
+TEST_CASE("a timeout leaves the delivery pending, a later operation finishes it first", "[lifecycle]") {
   World w;
   w.op(w.lc, "instantiate");
   w.op(w.dig, "approve");

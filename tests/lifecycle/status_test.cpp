@@ -95,7 +95,7 @@ TEST_CASE("filters and list variants", "[status]") {
   CHECK_THROWS_WITH(d.query("colour=red"), Catch::Contains("unknown status parameter"));
 }
 
-TEST_CASE("instance selects an earlier revision; counts follow updates", "[status]") {
+TEST_CASE("instance selects an earlier revision, counts follow updates", "[status]") {
   Deployed d;
   d.plan = {{"app1", {{"p+c1", {"a"}}}}};
   auto u = d.op(d.dig, "update");

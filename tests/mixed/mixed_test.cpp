@@ -267,7 +267,7 @@ TEST_CASE("a mixed fleet: direct clusters applied and GitOps clusters committed 
 
 // Needs core/manifest to keep the kubeconfig of a cluster registered with
 // both spec.gitOps and file: (batch.cpp drops it today).
-TEST_CASE("a GitOps cluster that also has a kubeconfig reads its status back through it", "[mixed][gitops][!mayfail]") {
+TEST_CASE("a GitOps cluster that also has a kubeconfig reads its status back through it", "[mixed][gitops]") {
   TempDir remote_dir;
   fs::path bare = remote_dir.path() / "fleet.git";
   make_bare_repo(bare, true);

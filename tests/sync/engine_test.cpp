@@ -226,7 +226,7 @@ TEST_CASE("a dependency cycle fails instead of hanging", "[sync][engine]") {
   CHECK(r.progress.failed == 2);
 }
 
-TEST_CASE("hooks wait until ready; CRDs are created if absent", "[sync][engine]") {
+TEST_CASE("hooks wait until ready, CRDs are created if absent", "[sync][engine]") {
   Fleet fleet;
   fleet.clusters["p+c1"].not_ready_reads["job"] = 2;
   Work w;

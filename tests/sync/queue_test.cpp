@@ -218,7 +218,7 @@ TEST_CASE("update applies the difference, then deletes what is gone", "[sync][qu
   CHECK(fleet.clusters["p+c2"].objects.empty());
 }
 
-TEST_CASE("a live lease keeps other drivers out; a dead one is taken over", "[sync][queue]") {
+TEST_CASE("a live lease keeps other drivers out, a dead one is taken over", "[sync][queue]") {
   auto st = store::Store::open_memory();
   Fleet fleet;
   auto c = make_context({{"app1", {{"p+c1", {"a"}}}}});

@@ -146,7 +146,7 @@ TEST_CASE("sprig: hashes, passwords, AES", "[template][sprig]") {
   CHECK(render("{{ encryptAES \"secretkey\" \"plain text\" | decryptAES \"secretkey\" }}") == "plain text");
 }
 
-TEST_CASE("sprig: random values have the documented shape; a seed makes them repeatable", "[template][sprig]") {
+TEST_CASE("sprig: random values have the documented shape, a seed makes them repeatable", "[template][sprig]") {
   std::string r = render("{{ randAlphaNum 10 }}|{{ randAlpha 5 }}|{{ randNumeric 4 }}|{{ randAscii 6 }}|{{ uuidv4 }}|{{ randBytes 3 }}");
   CHECK(std::regex_match(r, std::regex("[a-zA-Z0-9]{10}\\|[a-zA-Z]{5}\\|[0-9]{4}\\|[ -~]{6}\\|"
                                        "[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}\\|[A-Za-z0-9+/]{4}")));
