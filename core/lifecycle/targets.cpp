@@ -256,20 +256,6 @@ sync::TargetFactory kube_targets(store::Store& st) {
 sync::TargetFactory cluster_targets(store::Store& st, const std::string& ctx) {
   auto h = appcontext::header(st, ctx);
   auto meta = [&](const char* name) { return meta_of(h, name); };
-  if (h.owner_kind == "deploymentIntentGroup" && meta("Level") == "1") {
-    resource::Key lc;
-    lc.parts = {{"project", meta("Project")}, {"logicalCloud", meta("LogicalCloud")}};
-    auto configs = std::make_shared<std::map<std::string, std::string>>();
-    for (const auto& cluster : tenant_clusters(st, lc)) (*configs)[cluster] = *tenant_kubeconfig(st, lc, cluster);
-    return [configs, lc_name = meta("LogicalCloud")](const std::string& cluster,
-                                                     const std::string& ns) -> std::shared_ptr<sync::Target> {
-      auto it = configs->find(cluster);
-      if (it == configs->end())
-        fail(ErrorKind::not_found, "logical cloud '" + lc_name + "' has no credentials for cluster '" + cluster + "'",
-             "instantiate the logical cloud (or update it after adding the cluster reference)");
-      return shared_kube_target(cluster, it->second, ns);
-    };
-  }
   auto access = std::make_shared<std::map<std::string, ClusterAccess>>(cluster_access(st));
   bool any_gitops = false;
   for (const auto& [id, a] : *access) any_gitops = any_gitops || a.gitops || !a.gitops_error.empty();
@@ -277,7 +263,7 @@ sync::TargetFactory cluster_targets(store::Store& st, const std::string& ctx) {
   if (any_gitops)
     git = std::make_shared<gitops::GitOpsTargets>(git_cache_root(st),
                                                   [&st, ctx] { return describe_operation(st, ctx); });
-  return [access, git](const std::string& cluster, const std::string& ns) -> std::shared_ptr<sync::Target> {
+  auto by_registration = [access, git](const std::string& cluster, const std::string& ns) -> std::shared_ptr<sync::Target> {
     auto it = access->find(cluster);
     if (it != access->end() && !it->second.gitops_error.empty())
       fail(ErrorKind::invalid, "GitOps cluster '" + cluster + "' cannot be delivered to: " + it->second.gitops_error);
@@ -291,6 +277,25 @@ sync::TargetFactory cluster_targets(store::Store& st, const std::string& ctx) {
       fail(ErrorKind::not_found, "cluster '" + cluster + "' has no kubeconfig",
            "attach one with the cluster's 'file:' (emco cluster update ... --kubeconfig FILE), or register it for GitOps");
     return shared_kube_target(cluster, it->second.kubeconfig, ns);
+  };
+  if (h.owner_kind != "deploymentIntentGroup" || meta("Level") != "1") return by_registration;
+
+  resource::Key lc;
+  lc.parts = {{"project", meta("Project")}, {"logicalCloud", meta("LogicalCloud")}};
+  auto configs = std::make_shared<std::map<std::string, std::string>>();
+  for (const auto& cluster : tenant_clusters(st, lc)) (*configs)[cluster] = *tenant_kubeconfig(st, lc, cluster);
+  return [configs, access, by_registration, lc_name = meta("LogicalCloud")](
+             const std::string& cluster, const std::string& ns) -> std::shared_ptr<sync::Target> {
+    // A GitOps cluster of the cloud gets its objects by git, with the
+    // cluster's own GitOps access: no user credentials exist for it
+    // (logical-clouds.md); the cluster's GitOps agent applies them.
+    auto a = access->find(cluster);
+    if (a != access->end() && (a->second.gitops || !a->second.gitops_error.empty())) return by_registration(cluster, ns);
+    auto it = configs->find(cluster);
+    if (it == configs->end())
+      fail(ErrorKind::not_found, "logical cloud '" + lc_name + "' has no credentials for cluster '" + cluster + "'",
+           "instantiate the logical cloud (or update it after adding the cluster reference)");
+    return shared_kube_target(cluster, it->second, ns);
   };
 }
 

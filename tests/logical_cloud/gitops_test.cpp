@@ -62,6 +62,42 @@ TEST_CASE("a level-1 cloud on a GitOps cluster commits its objects", "[logical_c
     }
   }
 
+  // A DIG in the cloud over both clusters: the direct one deploys with the
+  // user's kubeconfig, the GitOps one by git (it has no user credentials).
+  auto write = [&](const std::string& path, const std::string& text) {
+    fs::create_directories((w.dir / path).parent_path());
+    std::ofstream(w.dir / path) << text;
+  };
+  write("charts/good/Chart.yaml", "apiVersion: v2\nname: good\nversion: 0.1.0\n");
+  write("charts/good/templates/cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: good-cm\ndata:\n  a: b\n");
+  write("profiles/good/manifest.yaml", "version: v1\ntype:\n  values: \"override_values.yaml\"\n");
+  write("profiles/good/override_values.yaml", "note: x\n");
+  const std::string ca = "projects/proj/composite-apps/ca/v1";
+  const std::string gpi = ca + "/deployment-intent-groups/dig/generic-placement-intents";
+  w.apply(doc("projects/proj/composite-apps", "metadata: {name: ca}\nspec: {compositeAppVersion: v1}") +
+          doc(ca + "/composite-profiles", "metadata: {name: prof}") +
+          doc(ca + "/apps", "metadata: {name: good}\nfile: charts/good") +
+          doc(ca + "/composite-profiles/prof/profiles", "metadata: {name: good-profile}\nspec: {app: good}\nfile: profiles/good") +
+          doc(ca + "/deployment-intent-groups",
+              "metadata: {name: dig}\nspec: {compositeProfile: prof, version: r1, logicalCloud: tenant}") +
+          doc(ca + "/deployment-intent-groups/dig/intents", "metadata: {name: intent}\nspec: {intent: {genericPlacementIntent: gpi}}") +
+          doc(gpi, "metadata: {name: gpi}") +
+          doc(gpi + "/gpi/app-intents", "metadata: {name: good-placement}\nspec: {app: good, intent: {allOf: [{clusterProvider: p, "
+                                        "cluster: " + w.names[0] + "}, {clusterProvider: p, cluster: gitx}]}}"));
+  const auto dig = resource::Key::parse("project=proj/compositeApp=ca/compositeAppVersion=v1/deploymentIntentGroup=dig");
+  auto dig_op = [&](const std::string& name) {
+    return lifecycle::run(*w.st, resource::kind("deploymentIntentGroup"), dig, name, json::object(), system_clock(), w.options());
+  };
+  dig_op("approve");
+  auto d = dig_op("instantiate");
+  INFO((d.failures.empty() ? "" : d.failures.front()));
+  REQUIRE(d.delivery == lifecycle::Delivery::done);
+  CHECK(w.sim.get(w.names[0], "v1", "ConfigMap", "tenant-ns", "good-cm")["data"]["a"] == "b");
+  files = sh(w.dir, "git --git-dir=fleet.git ls-tree -r --name-only main");
+  CHECK(files.out.find("clusters/p+gitx/context/" + d.context + "/app/good/good-cm+ConfigMap.yaml") != std::string::npos);
+  REQUIRE(dig_op("terminate").delivery == lifecycle::Delivery::done);
+  CHECK(w.sim.get(w.names[0], "v1", "ConfigMap", "tenant-ns", "good-cm").is_null());
+
   auto t = w.op("terminate");
   REQUIRE(t.delivery == lifecycle::Delivery::done);
   CHECK(w.objects(w.names[0]).empty());
