@@ -246,6 +246,17 @@ std::vector<BadCase> cases() {
                k_invalid, "bad.yaml:6", "a project takes no file", "remove the file"});
   v.push_back({"file: app without its chart", doc("projects/proj1/composite-apps/ca/v1/apps", "metadata:\n  name: web\n"), k_apply,
                k_invalid, "bad.yaml:1", "needs its Helm chart", "file:"});
+  v.push_back({"kubeconfig: malformed YAML", doc("cluster-providers/p1/clusters", "metadata:\n  name: c9\nfile: broken.kubeconfig\n"),
+               k_apply, k_invalid, "bad.yaml:6", "cannot parse kubeconfig", "",
+               [](const Sandbox& s) { s.write("broken.kubeconfig", "apiVersion: v1\nkind: Config\nclusters: [\n"); }});
+  v.push_back({"kubeconfig: unknown current-context", doc("cluster-providers/p1/clusters", "metadata:\n  name: c9\nfile: noctx.kubeconfig\n"),
+               k_apply, k_invalid, "bad.yaml:6", "cluster 'p1+c9': context 'nosuch' not found", "contexts in the kubeconfig: c",
+               [](const Sandbox& s) {
+                 s.write("noctx.kubeconfig",
+                         "apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: \"https://127.0.0.1:6443\"}}]\n"
+                         "contexts: [{name: c, context: {cluster: c, user: u}}]\ncurrent-context: nosuch\n"
+                         "users: [{name: u, user: {token: t}}]\n");
+               }});
   v.push_back({"file: cluster without kubeconfig", doc("cluster-providers/p1/clusters", "metadata:\n  name: c9\n"), k_apply,
                k_invalid, "bad.yaml:1", "needs a kubeconfig", "spec.gitOps"});
   v.push_back({"file: noun command with a missing kubeconfig", "", {"cluster", "create", "p1/c9", "--kubeconfig", "nosuch"},
