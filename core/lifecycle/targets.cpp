@@ -233,6 +233,9 @@ gitops::GitOpsOperation describe_operation(store::Store& st, const std::string& 
     std::string level = meta_of(h, "Level");
     if (!level.empty()) op.context.level = level;
     op.context.logical_cloud = meta_of(h, "LogicalCloud");
+    // Set on a level-1 logical cloud's own context (gitops.md: its Flux
+    // Kustomization lives in flux-system, with no GitRepository).
+    op.context.logical_cloud_namespace = meta_of(h, "LogicalCloudNamespace");
     return op;
   }
   fail(ErrorKind::failed, "no operation of context " + ctx + " is being delivered");

@@ -48,6 +48,12 @@ TEST_CASE("a level-1 cloud on a GitOps cluster commits its objects", "[logical_c
                         "tenant-roleBinding0+RoleBinding.yaml"})
     CHECK(files.out.find(dir + f) != std::string::npos);
   CHECK(files.out.find("CertificateSigningRequest") == std::string::npos);
+  // The cloud's own context: no GitRepository; its Kustomization in flux-system on the bootstrap source.
+  CHECK(files.out.find("clusters/p+gitx/" + s.context + ".yaml") == std::string::npos);
+  auto kust = sh(w.dir, "git --git-dir=fleet.git show 'main:clusters/p+gitx/kust" + s.context + ".yaml'");
+  REQUIRE(kust.code == 0);
+  CHECK(kust.out.find("namespace: flux-system") != std::string::npos);
+  CHECK(kust.out.find("name: flux-system") != std::string::npos);
   auto binding = sh(w.dir, "git --git-dir=fleet.git show 'main:" + dir + "tenant-roleBinding0+RoleBinding.yaml'");
   REQUIRE(binding.code == 0);
   auto subjects = json::parse(binding.out)["subjects"];
