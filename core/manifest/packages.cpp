@@ -88,6 +88,9 @@ std::string pack_directory(const fs::path& dir, const std::string& prefix) {
   ArchiveWriter w;
   archive_write_set_format_pax_restricted(w.a);
   archive_write_add_filter_gzip(w.a);
+  // No time in the gzip header: the same directory must pack to the same
+  // bytes, or re-applying an unchanged chart reports it 'configured'.
+  archive_write_set_filter_option(w.a, "gzip", "timestamp", nullptr);
   archive_write_open(
       w.a, &out, nullptr,
       [](archive*, void* user, const void* buf, size_t n) -> la_ssize_t {
