@@ -548,7 +548,9 @@ private:
         ++next;
         continue;
       }
-      if (raw[k] == '\t' && static_cast<int>(k) <= std::max(parent, content)) return false;
+      // libyaml refuses a tab where the indentation is still being found (the
+      // first content line) or is expected (less indented than the content).
+      if (raw[k] == '\t' && (content < 0 || static_cast<int>(k) < content)) return false;
       if (static_cast<int>(k) <= parent) break;
       if (content < 0) {
         content = static_cast<int>(k);
