@@ -11,6 +11,7 @@
 #include "core/k8s/managed_fields.hpp"
 #include "core/k8s/patch.hpp"
 #include "core/k8s/yaml.hpp"
+#include "core/util/base64.hpp"
 #include "core/util/error.hpp"
 #include "core/util/strings.hpp"
 #include "plugins/sim/protobuf.hpp"
@@ -48,32 +49,6 @@ std::string uuid() {
   const char variants[] = "89ab";
   h[16] = variants[static_cast<unsigned char>(h[16]) % 4];
   return h.substr(0, 8) + "-" + h.substr(8, 4) + "-" + h.substr(12, 4) + "-" + h.substr(16, 4) + "-" + h.substr(20);
-}
-
-std::string base64(const std::string& in) {
-  static const char* t = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  size_t i = 0;
-  for (; i + 2 < in.size(); i += 3) {
-    uint32_t n = (uint8_t(in[i]) << 16) | (uint8_t(in[i + 1]) << 8) | uint8_t(in[i + 2]);
-    out += t[n >> 18];
-    out += t[(n >> 12) & 63];
-    out += t[(n >> 6) & 63];
-    out += t[n & 63];
-  }
-  if (i + 1 == in.size()) {
-    uint32_t n = uint8_t(in[i]) << 16;
-    out += t[n >> 18];
-    out += t[(n >> 12) & 63];
-    out += "==";
-  } else if (i + 2 == in.size()) {
-    uint32_t n = (uint8_t(in[i]) << 16) | (uint8_t(in[i + 1]) << 8);
-    out += t[n >> 18];
-    out += t[(n >> 12) & 63];
-    out += t[(n >> 6) & 63];
-    out += '=';
-  }
-  return out;
 }
 
 bool unbase64(const std::string& in, std::string& out) {
@@ -648,7 +623,7 @@ Response Cluster::list_objects(const Request& r, const Target& t) {
                      {"description", "CreationTimestamp is a timestamp representing the server time when this object was created."},
                      {"priority", 0}}}},
                   {"rows", rows}};
-    if (!next.empty()) table["metadata"]["continue"] = base64(json{{"rv", rv}, {"start", next}}.dump());
+    if (!next.empty()) table["metadata"]["continue"] = base64_encode(json{{"rv", rv}, {"start", next}}.dump());
     Response out;
     out.body = table.dump();
     return out;
@@ -658,7 +633,7 @@ Response Cluster::list_objects(const Request& r, const Target& t) {
                {"metadata", {{"resourceVersion", rv}}},
                {"items", std::move(items)}};
   if (!next.empty()) {
-    list["metadata"]["continue"] = base64(json{{"rv", rv}, {"start", next}}.dump());
+    list["metadata"]["continue"] = base64_encode(json{{"rv", rv}, {"start", next}}.dump());
     if (labels.empty() && fields.empty()) list["metadata"]["remainingItemCount"] = remaining;
   }
   Response out;
@@ -1366,7 +1341,7 @@ void Cluster::on_write(const TypeInfo& info, const json* old, json& obj) {
     // stringData is write-only: the API folds it into data.
     if (obj.contains("stringData") && obj["stringData"].is_object()) {
       for (const auto& [k, v] : obj["stringData"].items())
-        if (v.is_string()) obj["data"][k] = base64(v.get<std::string>());
+        if (v.is_string()) obj["data"][k] = base64_encode(v.get<std::string>());
       obj.erase("stringData");
     }
     return;
@@ -1436,7 +1411,7 @@ void Cluster::on_write(const TypeInfo& info, const json* old, json& obj) {
         int seconds = obj.value("/spec/expirationSeconds"_json_pointer, 86400 * 365);
         std::string cert = m_env.ca->sign_request(pem, std::max(1, seconds / 86400), error);
         if (!cert.empty()) {
-          obj["status"]["certificate"] = base64(cert);
+          obj["status"]["certificate"] = base64_encode(cert);
           trust_certificate(identity_of_pem(cert).fingerprint);
         } else {
           obj["status"]["conditions"].push_back({{"type", "Failed"},

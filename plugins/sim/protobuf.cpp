@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/util/base64.hpp"
+
 namespace emco::sim::detail {
 
 using nlohmann::json;
@@ -580,24 +582,6 @@ bool zero(const Wire& w, int depth = 0) {
   return true;
 }
 
-std::string base64(std::string_view in) {
-  static const char* t = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  size_t i = 0;
-  for (; i + 2 < in.size(); i += 3) {
-    uint32_t n = (uint8_t(in[i]) << 16) | (uint8_t(in[i + 1]) << 8) | uint8_t(in[i + 2]);
-    out += {t[n >> 18], t[(n >> 12) & 63], t[(n >> 6) & 63], t[n & 63]};
-  }
-  if (i + 1 == in.size()) {
-    uint32_t n = uint8_t(in[i]) << 16;
-    out += {t[n >> 18], t[(n >> 12) & 63], '=', '='};
-  } else if (i + 2 == in.size()) {
-    uint32_t n = (uint8_t(in[i]) << 16) | (uint8_t(in[i + 1]) << 8);
-    out += {t[n >> 18], t[(n >> 12) & 63], t[(n >> 6) & 63], '='};
-  }
-  return out;
-}
-
 struct Decoder {
   std::string error;
 
@@ -627,7 +611,7 @@ struct Decoder {
         return true;
       case Type::bytes:
         if (w.type != 2) return false;
-        value = base64(w.bytes);
+        value = base64_encode(w.bytes);
         present = f.repeated || f.pointer || !w.bytes.empty();
         return true;
       case Type::int32:
@@ -692,7 +676,7 @@ struct Decoder {
             for (const auto& p : q)
               if (p.number == 1 && p.type == 2) val = std::string(p.bytes);
           }
-          out[f->name][key] = f->type == Type::bytes_map ? base64(val) : val;
+          out[f->name][key] = f->type == Type::bytes_map ? base64_encode(val) : val;
           continue;
         }
         case Type::int_or_string: {

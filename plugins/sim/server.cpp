@@ -34,6 +34,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "core/util/base64.hpp"
 #include "core/util/error.hpp"
 #include "core/util/strings.hpp"
 #include "plugins/sim/cluster.hpp"
@@ -75,24 +76,6 @@ std::string read_text(const std::string& path) {
 void make_private_dir(const std::string& path) {
   fs::create_directories(path);
   ::chmod(path.c_str(), 0700);
-}
-
-std::string base64(const std::string& in) {
-  static const char* t = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  size_t i = 0;
-  for (; i + 2 < in.size(); i += 3) {
-    uint32_t n = (uint8_t(in[i]) << 16) | (uint8_t(in[i + 1]) << 8) | uint8_t(in[i + 2]);
-    out += {t[n >> 18], t[(n >> 12) & 63], t[(n >> 6) & 63], t[n & 63]};
-  }
-  if (i + 1 == in.size()) {
-    uint32_t n = uint8_t(in[i]) << 16;
-    out += {t[n >> 18], t[(n >> 12) & 63], '=', '='};
-  } else if (i + 2 == in.size()) {
-    uint32_t n = (uint8_t(in[i]) << 16) | (uint8_t(in[i + 1]) << 8);
-    out += {t[n >> 18], t[(n >> 12) & 63], t[(n >> 6) & 63], '='};
-  }
-  return out;
 }
 
 const char* reason_phrase(int code) {
@@ -298,14 +281,14 @@ struct Simulator::Impl {
 
   void write_kubeconfigs() {
     make_private_dir(dir + "/kubeconfigs");
-    std::string ca_data = base64(ca->cert_pem());
+    std::string ca_data = base64_encode(ca->cert_pem());
     for (size_t i = 0; i < slots.size(); ++i) {
       const std::string& n = slots[i].api->name();
       std::string user;
       if (opts.auth == AuthMode::client_cert) {
         KeyPair kp = ca->issue_client("emco-admin", {"system:masters"});
         slots[i].api->trust_certificate(identity_of_pem(kp.cert_pem).fingerprint);
-        user = "    client-certificate-data: " + base64(kp.cert_pem) + "\n    client-key-data: " + base64(kp.key_pem) +
+        user = "    client-certificate-data: " + base64_encode(kp.cert_pem) + "\n    client-key-data: " + base64_encode(kp.key_pem) +
                "\n";
       } else {
         user = "    token: " + slots[i].token + "\n";
