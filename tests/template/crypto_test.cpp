@@ -62,3 +62,16 @@ TEST_CASE("crypto: generated RSA keys and certificates are valid", "[template][c
   X509_free(ca);
   X509_free(leaf);
 }
+
+TEST_CASE("crypto: genPrivateKey rsa gives a valid 4096-bit key whose primes pass OpenSSL's check", "[template][crypto]") {
+  Engine e;
+  e.add("k", "{{ genPrivateKey \"rsa\" }}");
+  std::string pem = e.execute("k", Value());
+  EVP_PKEY* key = read_key(pem);
+  REQUIRE(key != nullptr);
+  CHECK(EVP_PKEY_get_bits(key) == 4096);
+  EVP_PKEY_CTX* ctx = EVP_PKEY_CTX_new(key, nullptr);
+  CHECK(EVP_PKEY_check(ctx) == 1);  // includes primality of p and q and the pairwise test
+  EVP_PKEY_CTX_free(ctx);
+  EVP_PKEY_free(key);
+}
