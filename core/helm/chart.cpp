@@ -1,12 +1,13 @@
 #include "core/helm/chart.hpp"
 
-#include <fstream>
+#include <cerrno>
+#include <cstring>
 #include <map>
-#include <sstream>
 
 #include "core/helm/manifests.hpp"
 #include "core/helm/semver.hpp"
 #include "core/util/error.hpp"
+#include "core/util/file_io.hpp"
 #include "core/util/strings.hpp"
 #include "core/yaml/yaml.hpp"
 
@@ -175,11 +176,11 @@ void validate(Metadata& md) {
 }
 
 std::string read_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) fail(ErrorKind::not_found, "chart '" + p.string() + "' not found");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  std::string data;
+  if (int err = emco::read_whole_file(p.string(), data))
+    fail(err == ENOENT ? ErrorKind::not_found : ErrorKind::invalid,
+         err == ENOENT ? "chart '" + p.string() + "' not found" : "cannot read '" + p.string() + "': " + std::strerror(err));
+  return data;
 }
 
 }  // namespace
@@ -236,22 +237,22 @@ Chart load_chart_files(std::vector<ChartFile> files, const ArchiveLimits& limits
       if (c.metadata.api_version == "v1") {
         if (root["dependencies"])
           c.metadata.dependencies = parse_dependencies(root["dependencies"]);
-        c.files.push_back(f);
+        c.files.push_back(std::move(f));
       }
     } else if (f.name == "requirements.lock") {
-      if (c.metadata.api_version == "v1") c.files.push_back(f);
+      if (c.metadata.api_version == "v1") c.files.push_back(std::move(f));
     } else if (starts_with(f.name, "templates/")) {
-      c.templates.push_back(f);
+      c.templates.push_back(std::move(f));
     } else if (starts_with(f.name, "charts/")) {
       if (ends_with(f.name, ".prov")) {
-        c.files.push_back(f);
+        c.files.push_back(std::move(f));
         continue;
       }
       std::string rest = f.name.substr(7);
       std::string cname = rest.substr(0, rest.find('/'));
-      subcharts[cname].push_back({rest, f.data});
+      subcharts[cname].push_back({std::move(rest), std::move(f.data)});
     } else {
-      c.files.push_back(f);
+      c.files.push_back(std::move(f));
     }
   }
   if (!have_metadata) invalid("Chart.yaml file is missing");

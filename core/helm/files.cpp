@@ -4,11 +4,13 @@
 #include <archive_entry.h>
 
 #include <algorithm>
-#include <fstream>
+#include <cerrno>
+#include <cstring>
 #include <memory>
 #include <sys/stat.h>
 
 #include "core/util/error.hpp"
+#include "core/util/file_io.hpp"
 #include "core/util/strings.hpp"
 
 namespace emco::helm {
@@ -245,46 +247,55 @@ bool IgnoreRules::ignored(const std::string& path, bool is_dir) const {
 namespace {
 
 std::string read_whole_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) fail(ErrorKind::invalid, "cannot read '" + path.string() + "'");
-  std::string data(static_cast<size_t>(in.tellg()), '\0');
-  in.seekg(0);
-  if (!in.read(data.data(), static_cast<std::streamsize>(data.size())))
-    fail(ErrorKind::invalid, "cannot read '" + path.string() + "'");
+  std::string data;
+  if (int err = emco::read_whole_file(path.string(), data))
+    fail(ErrorKind::invalid, "cannot read '" + path.string() + "': " + std::strerror(err));
   return data;
 }
 
 void walk_dir(const fs::path& dir, const std::string& rel, const IgnoreRules& rules, const ArchiveLimits& limits,
               std::vector<ChartFile>& out, size_t& total, int depth) {
   if (depth > 64) fail(ErrorKind::invalid, "chart directory '" + dir.string() + "' is nested too deeply (symlink loop?)");
-  std::vector<std::string> names;
-  for (const auto& entry : fs::directory_iterator(dir)) names.push_back(entry.path().filename().string());
-  std::sort(names.begin(), names.end());
-  for (const auto& name : names) {
+  struct Entry {
+    std::string name;
+    bool is_dir;
+  };
+  std::vector<Entry> entries;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    // The directory entry's type needs no stat(2) except for symlinks, which it follows as
+    // Helm's sympath.Walk does.
+    std::error_code ec;
+    bool is_dir = entry.is_directory(ec);
+    if (ec && ec != std::errc::no_such_file_or_directory)
+      fail(ErrorKind::invalid, "cannot read '" + entry.path().string() + "': " + ec.message());
+    entries.push_back({entry.path().filename().string(), is_dir});
+  }
+  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.name < b.name; });
+  for (const auto& [name, is_dir] : entries) {
     fs::path full = dir / name;
     std::string n = rel.empty() ? name : rel + "/" + name;
-    std::error_code ec;
-    auto st = fs::status(full, ec);  // follows symlinks, as Helm's sympath.Walk does
-    if (ec) fail(ErrorKind::invalid, "cannot read '" + full.string() + "': " + ec.message());
-    if (fs::is_directory(st)) {
+    if (is_dir) {
       if (rules.ignored(n, true)) continue;
       walk_dir(full, n, rules, limits, out, total, depth + 1);
       continue;
     }
     if (rules.ignored(n, false)) continue;
-    if (!fs::is_regular_file(st))
-      fail(ErrorKind::invalid,
-           "cannot load irregular file '" + full.string() + "' as it has file mode type bits set");
-    auto size = fs::file_size(full, ec);
-    if (!ec && size > limits.max_file_bytes)
-      fail(ErrorKind::invalid, "chart file '" + name + "' is larger than the maximum file size " +
-                                   std::to_string(limits.max_file_bytes));
-    std::string data = strip_bom(read_whole_file(full));
+    std::string data;
+    if (int err = emco::read_whole_file(full.string(), data, limits.max_file_bytes)) {
+      if (err == EFBIG)
+        fail(ErrorKind::invalid, "chart file '" + name + "' is larger than the maximum file size " +
+                                     std::to_string(limits.max_file_bytes));
+      if (err == EINVAL)
+        fail(ErrorKind::invalid,
+             "cannot load irregular file '" + full.string() + "' as it has file mode type bits set");
+      fail(ErrorKind::invalid, "cannot read '" + full.string() + "': " + std::strerror(err));
+    }
+    data = strip_bom(std::move(data));
     total += data.size();
     if (total > limits.max_total_bytes)
       fail(ErrorKind::invalid, "chart '" + dir.string() + "' is larger than the maximum size " +
                                    std::to_string(limits.max_total_bytes));
-    out.push_back({n, std::move(data)});
+    out.push_back({std::move(n), std::move(data)});
   }
 }
 
@@ -294,8 +305,10 @@ std::vector<ChartFile> read_chart_dir(const fs::path& dir, const ArchiveLimits& 
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) fail(ErrorKind::not_found, "chart directory '" + dir.string() + "' does not exist");
   IgnoreRules rules;
-  fs::path ignore_file = dir / ".helmignore";
-  if (fs::exists(ignore_file, ec)) rules = IgnoreRules::parse(read_whole_file(ignore_file));
+  std::string ignore_text;
+  int err = emco::read_whole_file((dir / ".helmignore").string(), ignore_text);
+  if (err == 0) rules = IgnoreRules::parse(ignore_text);
+  else if (err != ENOENT) read_whole_file(dir / ".helmignore");  // reports why it cannot be read
   rules.add_defaults();
   std::vector<ChartFile> files;
   size_t total = 0;

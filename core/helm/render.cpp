@@ -3,17 +3,18 @@
 #include <re2/re2.h>
 
 #include <algorithm>
-#include <fstream>
+#include <cerrno>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <ostream>
-#include <sstream>
 
 #include "core/helm/manifests.hpp"
 #include "core/helm/schema.hpp"
 #include "core/helm/semver.hpp"
 #include "core/helm/values.hpp"
 #include "core/template/engine.hpp"
+#include "core/util/file_io.hpp"
 #include "core/util/strings.hpp"
 
 namespace emco::helm {
@@ -541,12 +542,17 @@ RenderResult render(const Chart& input, const RenderOptions& opts) {
 
 std::string template_output(const RenderResult& r) {
   // helm: the release manifest (CRDs, then manifests) trimmed plus "\n", then each hook.
-  std::string manifest;
+  std::string out;
+  auto add = [&out](const std::string& source, const std::string& content) {
+    out.append("---\n# Source: ").append(source).append("\n").append(content).append("\n");
+  };
   if (r.include_crds)
-    for (const auto& c : r.crds) manifest += "---\n# Source: " + c.source + "\n" + c.content + "\n";
-  for (const auto& m : r.manifests) manifest += "---\n# Source: " + m.source + "\n" + m.content + "\n";
-  std::string out = trim(manifest) + "\n";
-  for (const auto& h : r.hooks) out += "---\n# Source: " + h.source + "\n" + h.content + "\n";
+    for (const auto& c : r.crds) add(c.source, c.content);
+  for (const auto& m : r.manifests) add(m.source, m.content);
+  // helm trims the release manifest (CRDs and manifests) as a whole.
+  std::string manifest = trim(out);
+  out.assign(manifest).append("\n");
+  for (const auto& h : r.hooks) add(h.source, h.content);
   return out;
 }
 
@@ -554,15 +560,16 @@ Value user_values(const std::vector<std::string>& value_files, const std::vector
                   const std::vector<std::string>& set_string) {
   Value base(Map{});
   for (const auto& path : value_files) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) fail(ErrorKind::not_found, "open " + path + ": no such file or directory");
-    std::ostringstream ss;
-    ss << in.rdbuf();
+    std::string text;
+    if (int err = emco::read_whole_file(path, text)) {
+      if (err == ENOENT) fail(ErrorKind::not_found, "open " + path + ": no such file or directory");
+      fail(ErrorKind::invalid, "read " + path + ": " + std::strerror(err));
+    }
     Value current;
     try {
-      current = tmpl::parse_yaml(ss.str(), tmpl::YamlMode::helm, path);
+      current = tmpl::parse_yaml(text, tmpl::YamlMode::helm, path);
     } catch (const Error& e) {
-      std::string why = yaml_syntax_error(ss.str());
+      std::string why = yaml_syntax_error(text);
       fail(ErrorKind::invalid, "failed to parse " + path + ": " + (why.empty() ? e.message() : why));
     }
     if (!current.is_null() && !current.is_map())

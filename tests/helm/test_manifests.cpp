@@ -1,8 +1,11 @@
 // Manifest splitting, heads, hooks and install-order sorting (Helm's releaseutil).
 #include <catch2/catch.hpp>
 
+#include <re2/re2.h>
+
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <sstream>
 
 #include "core/helm/manifests.hpp"
@@ -19,6 +22,48 @@ TEST_CASE("split_manifests follows Helm's separator regex", "[helm][manifests]")
   // "---" not at the start of a line does not split; "---x" at line start does (Helm quirk).
   CHECK(split_manifests("a: ---\n---x: 1") == std::vector<std::string>{"a: ---", "x: 1"});
   CHECK(split_manifests("# only a comment\n") == std::vector<std::string>{"# only a comment"});
+}
+
+namespace {
+// Helm's SplitManifests literally: the Go regexp through RE2 (same syntax and leftmost-first
+// semantics), pieces trimmed as strings.TrimSpace does for ASCII.
+std::vector<std::string> split_by_regexp(const std::string& text) {
+  static const RE2 sep("(?:^|\\s*\n)---\\s*");
+  auto trim = [](std::string_view s) {
+    const char* ws = " \t\n\v\f\r";
+    auto b = s.find_first_not_of(ws);
+    if (b == std::string_view::npos) return std::string_view();
+    return s.substr(b, s.find_last_not_of(ws) - b + 1);
+  };
+  std::string_view big = trim(text);
+  std::vector<std::string> docs;
+  auto add = [&](std::string_view piece) {
+    piece = trim(piece);
+    if (!piece.empty()) docs.emplace_back(piece);
+  };
+  size_t pos = 0;
+  re2::StringPiece input(big.data(), big.size());
+  re2::StringPiece m;
+  while (pos <= big.size() && sep.Match(input, pos, big.size(), RE2::UNANCHORED, &m, 1)) {
+    auto start = static_cast<size_t>(m.data() - big.data());
+    add(big.substr(pos, start - pos));
+    pos = start + m.size();
+  }
+  if (pos <= big.size()) add(big.substr(pos));
+  return docs;
+}
+}  // namespace
+
+TEST_CASE("split_manifests agrees with Helm's regexp on random texts", "[helm][manifests]") {
+  std::mt19937 rng(20261122);
+  const std::string alphabet = "-\n \t\r\f\va#:";
+  for (int i = 0; i < 20000; ++i) {
+    std::string text;
+    size_t len = rng() % 24;
+    for (size_t k = 0; k < len; ++k) text.push_back(alphabet[rng() % alphabet.size()]);
+    INFO("text: " << text);
+    REQUIRE(split_manifests(text) == split_by_regexp(text));
+  }
 }
 
 TEST_CASE("parse_manifest_head reads kind, name and annotations", "[helm][manifests]") {
