@@ -7,6 +7,7 @@
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 
+#include "core/template/funcs.hpp"
 #include "helpers.hpp"
 
 using namespace emco::tmpl;
@@ -74,4 +75,19 @@ TEST_CASE("crypto: genPrivateKey rsa gives a valid 4096-bit key whose primes pas
   CHECK(EVP_PKEY_check(ctx) == 1);  // includes primality of p and q and the pairwise test
   EVP_PKEY_CTX_free(ctx);
   EVP_PKEY_free(key);
+}
+
+TEST_CASE("crypto: RSA keys are valid whether or not exponentiations are paired", "[template][crypto]") {
+  for (bool paired : {true, false}) {
+    INFO("paired exponentiations: " << paired);
+    std::string pem = emco::tmpl::rsa_private_key_pem(2048, paired);
+    REQUIRE(pem.rfind("-----BEGIN RSA PRIVATE KEY-----", 0) == 0);
+    EVP_PKEY* key = read_key(pem);
+    REQUIRE(key != nullptr);
+    CHECK(EVP_PKEY_get_bits(key) == 2048);
+    EVP_PKEY_CTX* ctx = EVP_PKEY_CTX_new(key, nullptr);
+    CHECK(EVP_PKEY_check(ctx) == 1);
+    EVP_PKEY_CTX_free(ctx);
+    EVP_PKEY_free(key);
+  }
 }
