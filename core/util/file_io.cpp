@@ -9,7 +9,9 @@
 namespace emco {
 
 int read_whole_file(const std::string& path, std::string& out, std::size_t max_bytes) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO must not wait for a writer (a hostile chart may contain one);
+  // it changes nothing for regular files.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return errno;
   struct stat st {};
   int err = 0;
@@ -23,26 +25,29 @@ int read_whole_file(const std::string& path, std::string& out, std::size_t max_b
     err = EFBIG;
   } else {
     // The size is a hint: a file that grows or shrinks while being read is read to its end.
+    // Reading stops at the size first and probes with a small buffer, so the string's
+    // capacity is the file's size in the usual case.
     out.resize(static_cast<std::size_t>(st.st_size));
     std::size_t done = 0;
+    char probe[4096];
     while (true) {
-      if (done == out.size()) {
-        if (out.size() >= max_bytes) {
-          char probe = 0;
-          ssize_t more = ::read(fd, &probe, 1);
-          if (more > 0) err = EFBIG;
-          else if (more < 0) err = errno;
-          break;
-        }
-        out.resize(max_bytes - out.size() < 65536 ? max_bytes : out.size() + 65536);
-      }
-      ssize_t n = ::read(fd, out.data() + done, out.size() - done);
+      bool probing = done == out.size();
+      char* dst = probing ? probe : out.data() + done;
+      std::size_t room = probing ? sizeof probe : out.size() - done;
+      ssize_t n = ::read(fd, dst, room);
       if (n < 0) {
         if (errno == EINTR) continue;
         err = errno;
         break;
       }
       if (n == 0) break;
+      if (probing) {
+        if (max_bytes - out.size() < static_cast<std::size_t>(n)) {
+          err = EFBIG;
+          break;
+        }
+        out.append(probe, static_cast<std::size_t>(n));
+      }
       done += static_cast<std::size_t>(n);
     }
     out.resize(done);

@@ -1,6 +1,8 @@
 // Chart file reading: Go glob matching, .helmignore, directories and hostile archives.
 #include <catch2/catch.hpp>
 
+#include <sys/stat.h>
+
 #include <archive.h>
 #include <archive_entry.h>
 
@@ -117,6 +119,31 @@ TEST_CASE("chart directories are read in lexical order with .helmignore", "[helm
   CHECK(files[3].data == "kind: B\n");  // BOM stripped
   fs::remove_all(dir);
   CHECK_THROWS_AS(read_chart_dir(dir), emco::Error);
+}
+
+TEST_CASE("chart directories refuse FIFOs and oversized files without hanging", "[helm][files]") {
+  fs::path dir = fs::temp_directory_path() / ("emco-helm-irregular-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir / "templates");
+  std::ofstream(dir / "Chart.yaml") << "name: x\n";
+  REQUIRE(::mkfifo((dir / "templates" / "pipe.yaml").c_str(), 0600) == 0);
+  try {
+    read_chart_dir(dir);
+    FAIL("a FIFO was read");
+  } catch (const emco::Error& e) {
+    CHECK_THAT(e.message(), Catch::Contains("cannot load irregular file") && Catch::Contains("pipe.yaml"));
+  }
+  fs::remove(dir / "templates" / "pipe.yaml");
+  std::ofstream(dir / "templates" / "big.yaml") << std::string(2048, 'x');
+  ArchiveLimits small;
+  small.max_file_bytes = 1024;
+  try {
+    read_chart_dir(dir, small);
+    FAIL("an oversized file was read");
+  } catch (const emco::Error& e) {
+    CHECK_THAT(e.message(), Catch::Contains("'big.yaml' is larger than the maximum file size 1024"));
+  }
+  fs::remove_all(dir);
 }
 
 TEST_CASE("chart archives drop the top directory", "[helm][files]") {
