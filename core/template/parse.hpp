@@ -38,27 +38,25 @@ struct Node {
   std::string to_string() const;    // Go's Node.String()
 };
 
-// Owns the nodes of one parsed file. Nodes are allocated in chunks that grow from 16 to 512
-// nodes (a std::deque would make one allocation per two 224-byte nodes) and never move.
+// Owns the nodes of one parsed file. Nodes are constructed in chunks whose capacity grows from
+// 16 to 512 nodes (a std::deque would make one allocation per two 224-byte nodes); a chunk
+// never grows past its capacity, so nodes never move.
 class Arena {
 public:
   Node* make(NodeType t, int pos, int line = 0) {
-    if (m_used == m_capacity) {
-      m_capacity = m_chunks.empty() ? 16 : std::min<std::size_t>(m_capacity * 2, 512);
-      m_chunks.push_back(std::make_unique<Node[]>(m_capacity));
-      m_used = 0;
+    if (m_chunks.empty() || m_chunks.back().size() == m_chunks.back().capacity()) {
+      std::size_t capacity = m_chunks.empty() ? 16 : std::min<std::size_t>(m_chunks.back().capacity() * 2, 512);
+      m_chunks.emplace_back().reserve(capacity);
     }
-    Node* n = &m_chunks.back()[m_used++];
-    n->type = t;
-    n->pos = pos;
-    n->line = line;
-    return n;
+    Node& n = m_chunks.back().emplace_back();
+    n.type = t;
+    n.pos = pos;
+    n.line = line;
+    return &n;
   }
 
 private:
-  std::vector<std::unique_ptr<Node[]>> m_chunks;
-  std::size_t m_capacity = 0;
-  std::size_t m_used = 0;
+  std::vector<std::vector<Node>> m_chunks;
 };
 
 struct Tree {
