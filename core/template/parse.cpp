@@ -1,8 +1,10 @@
 #include "core/template/parse.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 
 #include "core/template/format.hpp"
 #include "core/util/error.hpp"
@@ -96,8 +98,15 @@ private:
       m_line_pos = 0;
       m_line = 1;
     }
-    for (; m_line_pos < pos && m_line_pos < m_in.size(); ++m_line_pos)
-      if (m_in[m_line_pos] == '\n') ++m_line;
+    size_t end = std::min(pos, m_in.size());
+    if (end <= m_line_pos) return m_line;
+    const char* p = m_in.data() + m_line_pos;
+    const char* stop = m_in.data() + end;
+    while ((p = static_cast<const char*>(std::memchr(p, '\n', static_cast<size_t>(stop - p)))) != nullptr) {
+      ++m_line;
+      ++p;
+    }
+    m_line_pos = end;
     return m_line;
   }
   void emit(It t) {
