@@ -2,8 +2,10 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 
 namespace emco {
@@ -25,30 +27,34 @@ int read_whole_file(const std::string& path, std::string& out, std::size_t max_b
     err = EFBIG;
   } else {
     // The size is a hint: a file that grows or shrinks while being read is read to its end.
-    // Reading stops at the size first and probes with a small buffer, so the string's
-    // capacity is the file's size in the usual case.
+    // Each read asks for the rest of the expected size plus a small probe buffer, so one
+    // readv(2) both reads a file whose size held and sees its end (a short read), and the
+    // string's capacity stays the file's size.
     out.resize(static_cast<std::size_t>(st.st_size));
     std::size_t done = 0;
     char probe[4096];
     while (true) {
-      bool probing = done == out.size();
-      char* dst = probing ? probe : out.data() + done;
-      std::size_t room = probing ? sizeof probe : out.size() - done;
-      ssize_t n = ::read(fd, dst, room);
+      iovec parts[2] = {{out.data() + done, out.size() - done}, {probe, sizeof probe}};
+      const std::size_t asked = parts[0].iov_len + parts[1].iov_len;
+      ssize_t n = ::readv(fd, parts, 2);
       if (n < 0) {
         if (errno == EINTR) continue;
         err = errno;
         break;
       }
-      if (n == 0) break;
-      if (probing) {
-        if (max_bytes - out.size() < static_cast<std::size_t>(n)) {
+      const auto got = static_cast<std::size_t>(n);
+      const std::size_t into_out = std::min(got, parts[0].iov_len);
+      done += into_out;
+      if (got > into_out) {
+        const std::size_t extra = got - into_out;
+        if (max_bytes - out.size() < extra) {
           err = EFBIG;
           break;
         }
-        out.append(probe, static_cast<std::size_t>(n));
+        out.append(probe, extra);
+        done += extra;
       }
-      done += static_cast<std::size_t>(n);
+      if (got < asked) break;  // a short read from a regular file: its end
     }
     out.resize(done);
   }
