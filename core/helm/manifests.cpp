@@ -3,6 +3,8 @@
 #include <re2/re2.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <cstring>
 #include <tuple>
 #include <unordered_map>
 
@@ -24,6 +26,44 @@ const std::vector<std::string>& install_order() {
 }
 
 namespace {
+
+// Whether `s` holds a byte libyaml refuses in a document: a C0 control other than tab (tab
+// too unless `tab_ok`) or DEL. Rendered dashboards make megabytes of lines, so eight bytes are
+// tested at a time; a word that may hold such a byte is looked at byte by byte.
+bool has_control(std::string_view s, bool tab_ok) {
+  auto bad = [tab_ok](char c) {
+    auto u = static_cast<unsigned char>(c);
+    return (u < 0x20 && !(tab_ok && c == '\t')) || u == 0x7f;
+  };
+  constexpr std::uint64_t k_ones = 0x0101010101010101ULL, k_highs = 0x8080808080808080ULL;
+  std::size_t i = 0;
+  for (; i + 8 <= s.size(); i += 8) {
+    std::uint64_t x;
+    std::memcpy(&x, s.data() + i, 8);
+    std::uint64_t below_space = (x - k_ones * 0x20) & ~x & k_highs;
+    std::uint64_t y = x ^ (k_ones * 0x7f);
+    std::uint64_t del = (y - k_ones) & ~y & k_highs;
+    if ((below_space | del) == 0) continue;
+    for (std::size_t k = i; k < i + 8; ++k)
+      if (bad(s[k])) return true;
+  }
+  for (; i < s.size(); ++i)
+    if (bad(s[i])) return true;
+  return false;
+}
+
+// The number of leading spaces of `s`, or npos when it holds nothing else (as
+// find_first_not_of(' ')), eight bytes at a time.
+std::size_t indentation(std::string_view s) {
+  constexpr std::uint64_t k_spaces = 0x2020202020202020ULL;
+  std::size_t i = 0;
+  for (std::uint64_t x; i + 8 <= s.size(); i += 8) {
+    std::memcpy(&x, s.data() + i, 8);
+    if (x != k_spaces) break;
+  }
+  while (i < s.size() && s[i] == ' ') ++i;
+  return i == s.size() ? std::string_view::npos : i;
+}
 
 // Go's strings.TrimSpace for the ASCII whitespace Helm output contains.
 std::string_view go_trim(std::string_view s) {
@@ -262,9 +302,8 @@ public:
     size_t i = 0;
     while (i < m_raw.size()) {
       std::string_view raw = m_raw[i];
-      for (char c : raw)
-        if ((static_cast<unsigned char>(c) < 0x20 && c != '\t') || c == 0x7f) return false;
-      size_t ind = raw.find_first_not_of(' ');
+      if (has_control(raw, true)) return false;
+      size_t ind = indentation(raw);
       if (ind == std::string_view::npos) {  // blank line
         ++i;
         continue;
@@ -478,10 +517,9 @@ private:
       std::string joined(rest);
       for (size_t j = next; j < m_raw.size(); ++j) {
         std::string_view raw = m_raw[j];
-        size_t k = raw.find_first_not_of(' ');
+        size_t k = indentation(raw);
         if (k != std::string_view::npos && (static_cast<int>(k) <= ind || raw[k] == '\t')) return false;
-        for (char ch : raw)
-          if ((static_cast<unsigned char>(ch) < 0x20 && ch != '\t') || ch == 0x7f) return false;
+        if (has_control(raw, true)) return false;
         joined += ' ';
         joined += k == std::string_view::npos ? std::string_view() : rtrim(raw.substr(k));
         if (quoted(joined, end, v)) {
@@ -506,7 +544,7 @@ private:
     size_t continued_to = 0;
     for (size_t j = next; j < m_raw.size(); ++j) {
       std::string_view raw = m_raw[j];
-      size_t k = raw.find_first_not_of(' ');
+      size_t k = indentation(raw);
       if (k == std::string_view::npos) continue;
       if (raw[k] == '\t') return false;
       if (static_cast<int>(k) <= ind) break;
@@ -521,8 +559,7 @@ private:
         return false;
       for (size_t q = 0; q < t.size(); ++q)
         if (t[q] == ':' && (q + 1 == t.size() || t[q + 1] == ' ')) return false;
-      for (char ch : raw)
-        if ((static_cast<unsigned char>(ch) < 0x20) || ch == 0x7f) return false;
+      if (has_control(raw, false)) return false;
       continued_to = j + 1;
     }
     if (continued_to > 0) {
@@ -543,7 +580,7 @@ private:
     int content = -1;
     while (next < m_raw.size()) {
       std::string_view raw = m_raw[next];
-      size_t k = raw.find_first_not_of(' ');
+      size_t k = indentation(raw);
       if (k == std::string_view::npos) {  // blank (spaces only) lines belong to the scalar
         ++next;
         continue;
@@ -557,8 +594,7 @@ private:
       } else if (static_cast<int>(k) < content) {
         return false;  // less indented than the first line: the full parser decides
       }
-      for (char c : raw)
-        if ((static_cast<unsigned char>(c) < 0x20 && c != '\t') || c == 0x7f) return false;
+      if (has_control(raw, true)) return false;
       ++next;
     }
     return true;

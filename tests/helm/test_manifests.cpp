@@ -66,6 +66,32 @@ TEST_CASE("split_manifests agrees with Helm's regexp on random texts", "[helm][m
   }
 }
 
+TEST_CASE("the fast head reader refuses control bytes wherever they sit in a line", "[helm][manifests]") {
+  const std::string head = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n  a: |\n    ";
+  const std::string line = "{\"panels\": [1, 2, 3], \"title\": \"dashboard\"}";
+  ManifestHead h;
+  REQUIRE(read_head_fast(head + line + "\n", h));
+  CHECK(h.name == "x");
+  for (size_t at = 0; at <= line.size(); ++at) {
+    for (char bad : {'\x01', '\x1f', '\x7f', '\r'}) {
+      std::string doc = head + line.substr(0, at) + bad + line.substr(at) + "\n";
+      INFO("byte " << int(bad) << " at " << at);
+      CHECK_FALSE(read_head_fast(doc, h));
+    }
+    if (at == 0) continue;  // a tab where the indentation is found is libyaml's error
+    std::string tabbed = head + line.substr(0, at) + "\t" + line.substr(at) + "\n";
+    INFO("tab at " << at);
+    CHECK(read_head_fast(tabbed, h));  // a tab inside block-scalar content is text
+  }
+  // Deep indentation is measured eight spaces at a time, and a tab ends it.
+  std::string deep = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n  a: |\n" +
+                     std::string(19, ' ') + "line\n" + std::string(19, ' ') + "next\n";
+  CHECK(read_head_fast(deep, h));
+  std::string less = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n  a: |\n" +
+                     std::string(19, ' ') + "line\n" + std::string(17, ' ') + "next\n";
+  CHECK_FALSE(read_head_fast(less, h));  // less indented than the first content line
+}
+
 TEST_CASE("parse_manifest_head reads kind, name and annotations", "[helm][manifests]") {
   auto h = parse_manifest_head(
       "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n  annotations:\n    helm.sh/hook: pre-install\n");
