@@ -361,4 +361,25 @@ json strategic_merge_patch(const json& document, const json& patch, const Schema
   return out.is_null() ? json::object() : out;
 }
 
+void prune_nulls(nlohmann::json& value) {
+  if (value.is_object()) {
+    for (auto it = value.begin(); it != value.end();) {
+      if (it->is_null()) {
+        it = value.erase(it);
+      } else {
+        prune_nulls(*it);
+        ++it;
+      }
+    }
+  } else if (value.is_array()) {
+    nlohmann::json kept = nlohmann::json::array();
+    for (auto& item : value)
+      if (!item.is_null()) {
+        prune_nulls(item);
+        kept.push_back(std::move(item));
+      }
+    value = std::move(kept);
+  }
+}
+
 }  // namespace emco::k8s

@@ -23,4 +23,11 @@ nlohmann::json merge_patch(const nlohmann::json& document, const nlohmann::json&
 nlohmann::json strategic_merge_patch(const nlohmann::json& document, const nlohmann::json& patch,
                                      const Schema& schema);
 
+// A null in an object a client sends means "not set": the API server decodes it
+// to the field's zero value, which the stored object leaves out, and an applied
+// configuration that no longer sets a field gives it up. Removes, recursively,
+// every null member of an object and every null item of a list. The kube
+// client sends objects pruned this way; the simulator prunes what it receives.
+void prune_nulls(nlohmann::json& value);
+
 }  // namespace emco::k8s

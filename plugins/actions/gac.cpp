@@ -9,6 +9,7 @@
 
 #include "core/k8s/patch.hpp"
 #include "core/k8s/schema.hpp"
+#include "core/util/base64.hpp"
 #include "core/util/error.hpp"
 #include "plugins/actions/object.hpp"
 
@@ -28,34 +29,6 @@ std::string lower(std::string s) {
 std::string str_at(const json& j, const char* key) {
   auto it = j.find(key);
   return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
-std::string base64(const std::string& in) {
-  static const char* tbl = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  out.reserve((in.size() + 2) / 3 * 4);
-  size_t i = 0;
-  for (; i + 2 < in.size(); i += 3) {
-    unsigned v = (static_cast<unsigned char>(in[i]) << 16) | (static_cast<unsigned char>(in[i + 1]) << 8) |
-                 static_cast<unsigned char>(in[i + 2]);
-    out += tbl[(v >> 18) & 63];
-    out += tbl[(v >> 12) & 63];
-    out += tbl[(v >> 6) & 63];
-    out += tbl[v & 63];
-  }
-  if (i + 1 == in.size()) {
-    unsigned v = static_cast<unsigned char>(in[i]) << 16;
-    out += tbl[(v >> 18) & 63];
-    out += tbl[(v >> 12) & 63];
-    out += "==";
-  } else if (i + 2 == in.size()) {
-    unsigned v = (static_cast<unsigned char>(in[i]) << 16) | (static_cast<unsigned char>(in[i + 1]) << 8);
-    out += tbl[(v >> 18) & 63];
-    out += tbl[(v >> 12) & 63];
-    out += tbl[(v >> 6) & 63];
-    out += '=';
-  }
-  return out;
 }
 
 // Rejects $(http...)$ values anywhere in a patch value: they need upstream's HTTP API.
@@ -213,7 +186,7 @@ json build_new_object(const store::Resource& res, const Customization& c, const 
            "keys consist of alphanumerics, '-', '_' or '.'");
     if (data.contains(key))
       fail(ErrorKind::invalid, c.where + ": duplicate " + kind + " data key '" + key + "'");
-    data[key] = secret ? base64(f.data) : f.data;
+    data[key] = secret ? base64_encode(f.data) : f.data;
   }
   return object;
 }

@@ -160,30 +160,6 @@ bool same_content(const json& a, const json& b) {
   return strip(a) == strip(b);
 }
 
-// A null in an object the client sends means "not set" (the API decodes it
-// to the field's zero value, which the stored object leaves out; an applied
-// configuration that no longer sets a field gives it up).
-void strip_nulls(json& v) {
-  if (v.is_object()) {
-    for (auto it = v.begin(); it != v.end();) {
-      if (it->is_null()) {
-        it = v.erase(it);
-      } else {
-        strip_nulls(*it);
-        ++it;
-      }
-    }
-  } else if (v.is_array()) {
-    json kept = json::array();
-    for (auto& e : v)
-      if (!e.is_null()) {
-        strip_nulls(e);
-        kept.push_back(std::move(e));
-      }
-    v = std::move(kept);
-  }
-}
-
 bool is_workload(const k8s::ResourceType& t) {
   if (t.group == "apps")
     return t.kind == "Deployment" || t.kind == "StatefulSet" || t.kind == "DaemonSet" || t.kind == "ReplicaSet";
@@ -701,6 +677,7 @@ void Cluster::store_put(const TypeInfo& info, const std::string& key, json obj, 
   json& slot = m_objects[info.store_key()][key];
   slot = std::move(obj);
   notify(info, event, slot);
+  if (is_cluster_role(info)) aggregate_cluster_roles();
 }
 
 void Cluster::store_erase(const TypeInfo& info, const std::string& key) {
@@ -713,14 +690,50 @@ void Cluster::store_erase(const TypeInfo& info, const std::string& key) {
   if (sit->second.empty()) m_objects.erase(sit);
   obj["metadata"]["resourceVersion"] = next_rv();
   notify(info, "DELETED", obj);
+  if (is_cluster_role(info)) aggregate_cluster_roles();
+}
+
+bool Cluster::is_cluster_role(const TypeInfo& info) {
+  return info.type.group == "rbac.authorization.k8s.io" && info.type.resource == "clusterroles";
+}
+
+// The clusterrole-aggregation controller, run after every ClusterRole write
+// (a real cluster's runs moments later; here the rules are current at once).
+// Aggregated roles may feed others, so it repeats until nothing changes.
+void Cluster::aggregate_cluster_roles() {
+  if (m_aggregating) return;
+  m_aggregating = true;
+  const TypeInfo* info = find_type("rbac.authorization.k8s.io", "v1", "clusterroles");
+  for (bool changed = true; changed && info;) {
+    changed = false;
+    auto sit = m_objects.find(info->store_key());
+    if (sit == m_objects.end()) break;
+    for (auto& [key, role] : sit->second) {
+      auto rules = detail::aggregated_rules(role.value("/metadata/name"_json_pointer, std::string()), role, sit->second);
+      if (!rules || role.value("rules", json::array()) == *rules) continue;
+      role["rules"] = std::move(*rules);
+      role["metadata"]["resourceVersion"] = next_rv();
+      notify(*info, "MODIFIED", role);
+      changed = true;
+    }
+  }
+  m_aggregating = false;
 }
 
 // ---- writes ----
 
-Response Cluster::commit(const Target& t, const json* old, json obj, bool dry_run) {
+Response Cluster::commit(const Identity& who, const Target& t, const json* old, json obj, bool dry_run) {
   const auto& type = t.info->type;
   auto& meta = obj["metadata"];
   std::string name = meta.value("name", "");
+  if (type.group == "rbac.authorization.k8s.io" && t.subresource.empty()) {
+    // The RBAC storage's escalation and bind checks, on every write.
+    if (auto p = detail::write_problem(who, type.resource, type.namespaced ? t.ns : "", obj, rbac_objects())) {
+      if (p->not_found) return status_error(404, "NotFound", p->message, json());
+      return status_error(403, "Forbidden", type.group_resource() + " \"" + name + "\" is forbidden: " + p->message,
+                          details(type, name));
+    }
+  }
   if (old) {
     const auto& om = (*old)["metadata"];
     for (const char* k : {"uid", "creationTimestamp", "resourceVersion", "deletionTimestamp"})
@@ -777,7 +790,7 @@ Response Cluster::create_object(const Request& r, const Target& t) {
     return bad_request(e.message());
   }
   if (!obj.is_object()) return bad_request("the body of the request must be an object");
-  strip_nulls(obj);
+  k8s::prune_nulls(obj);
   const auto& type = t.info->type;
   std::string api_version = type.group.empty() ? t.version : type.group + "/" + t.version;
   if (obj.value("apiVersion", api_version) != api_version || obj.value("kind", type.kind) != type.kind)
@@ -820,7 +833,7 @@ Response Cluster::create_object(const Request& r, const Target& t) {
   if (manager.empty()) manager = manager_from_agent(r.user_agent);
   k8s::record_update(json(), obj, *t.info->schema, {manager, obj["apiVersion"], now(), k8s::Scope::main});
   (void)mt;
-  return commit(t, nullptr, std::move(obj), query(r, "dryRun") == "All");
+  return commit(r.identity, t, nullptr, std::move(obj), query(r, "dryRun") == "All");
 }
 
 Response Cluster::update_object(const Request& r, const Target& t) {
@@ -835,13 +848,13 @@ Response Cluster::update_object(const Request& r, const Target& t) {
     return bad_request(e.message());
   }
   if (!obj.is_object()) return bad_request("the body of the request must be an object");
-  strip_nulls(obj);
+  k8s::prune_nulls(obj);
   if (t.subresource == "scale") {
     json updated = *live;
     updated["spec"]["replicas"] = obj.value("/spec/replicas"_json_pointer, 1);
     k8s::record_update(*live, updated, *t.info->schema,
                        {manager_from_agent(r.user_agent), type.api_version(), now(), k8s::Scope::main});
-    Response res = commit(t, live, std::move(updated), query(r, "dryRun") == "All");
+    Response res = commit(r.identity, t, live, std::move(updated), query(r, "dryRun") == "All");
     if (res.status < 300) return get_object(r, t);
     return res;
   }
@@ -875,7 +888,7 @@ Response Cluster::update_object(const Request& r, const Target& t) {
   std::string manager = query(r, "fieldManager");
   if (manager.empty()) manager = manager_from_agent(r.user_agent);
   k8s::record_update(*live, updated, *t.info->schema, {manager, updated["apiVersion"], now(), scope});
-  return commit(t, live, std::move(updated), query(r, "dryRun") == "All");
+  return commit(r.identity, t, live, std::move(updated), query(r, "dryRun") == "All");
 }
 
 Response Cluster::patch_object(const Request& r, const Target& t) {
@@ -949,7 +962,7 @@ Response Cluster::patch_object(const Request& r, const Target& t) {
     k8s::record_update(*live, updated, *t.info->schema,
                        {manager.empty() ? manager_from_agent(r.user_agent) : manager, type.api_version(), now(),
                         k8s::Scope::main});
-    Response res = commit(t, live, std::move(updated), query(r, "dryRun") == "All");
+    Response res = commit(r.identity, t, live, std::move(updated), query(r, "dryRun") == "All");
     if (res.status >= 300) return res;
     Response out;
     out.body = scale_of(*find(*t.info, key), t).dump();
@@ -980,14 +993,14 @@ Response Cluster::patch_object(const Request& r, const Target& t) {
   if (manager.empty()) manager = manager_from_agent(r.user_agent);
   std::string api_version = type.group.empty() ? t.version : type.group + "/" + t.version;
   k8s::record_update(*live, patched, *t.info->schema, {manager, api_version, now(), scope});
-  return commit(t, live, std::move(patched), query(r, "dryRun") == "All");
+  return commit(r.identity, t, live, std::move(patched), query(r, "dryRun") == "All");
 }
 
 Response Cluster::apply_object(const Request& r, const Target& t, const json& intent_in) {
   const auto& type = t.info->type;
   if (!intent_in.is_object()) return bad_request("the apply patch must be an object");
   json intent = intent_in;
-  strip_nulls(intent);
+  k8s::prune_nulls(intent);
   std::string api_version = type.group.empty() ? t.version : type.group + "/" + t.version;
   if (intent.value("apiVersion", "") != api_version)
     return bad_request("Incorrect version specified in apply patch. Specified patch version: " +
@@ -1047,7 +1060,7 @@ Response Cluster::apply_object(const Request& r, const Target& t, const json& in
   }
   merged["metadata"]["name"] = t.name;
   if (type.namespaced) merged["metadata"]["namespace"] = t.ns;
-  return commit(t, live, std::move(merged), query(r, "dryRun") == "All");
+  return commit(r.identity, t, live, std::move(merged), query(r, "dryRun") == "All");
 }
 
 Response Cluster::approve_csr(const Request& r, const Target& t) {
@@ -1099,7 +1112,7 @@ Response Cluster::approve_csr(const Request& r, const Target& t) {
   Target st = t;
   k8s::record_update(*live, updated, *t.info->schema,
                      {manager, "certificates.k8s.io/v1", now(), k8s::Scope::status});
-  return commit(st, live, std::move(updated), query(r, "dryRun") == "All");
+  return commit(r.identity, st, live, std::move(updated), query(r, "dryRun") == "All");
 }
 
 Response Cluster::review(const Request& r, const Target& t) {

@@ -151,11 +151,14 @@ private:
 
   // Stores `obj` (after server-side bookkeeping) and notifies watchers.
   // Returns the response for a successful write.
-  Response commit(const Target& t, const nlohmann::json* old, nlohmann::json obj, bool dry_run);
+  // `who` is checked as the RBAC storage checks writes of roles and bindings.
+  Response commit(const Identity& who, const Target& t, const nlohmann::json* old, nlohmann::json obj, bool dry_run);
   void store_put(const TypeInfo& info, const std::string& key, nlohmann::json obj, const char* event);
   void store_erase(const TypeInfo& info, const std::string& key);
   void remove_object(const TypeInfo& info, const std::string& key, bool cascade);
   void notify(const TypeInfo& info, const char* type, const nlohmann::json& obj);
+  static bool is_cluster_role(const TypeInfo& info);
+  void aggregate_cluster_roles();
   nlohmann::json* find(const TypeInfo& info, const std::string& key);
   bool namespace_exists(const std::string& ns);
   bool namespace_terminating(const std::string& ns);
@@ -190,6 +193,7 @@ private:
   const ClusterEnv& m_env;
   bool m_seeded = false;
   bool m_dirty = false;
+  bool m_aggregating = false;  // aggregate_cluster_roles() is running
   uint64_t m_rv = 1;
   uint64_t m_requests = 0;
   uint64_t m_next_watch = 1;

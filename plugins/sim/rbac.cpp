@@ -6,6 +6,7 @@
 #include "plugins/sim/rbac.hpp"
 
 #include <algorithm>
+#include <set>
 
 #include "core/util/strings.hpp"
 
@@ -232,6 +233,165 @@ bool each_applicable(const Identity& who, const std::string& ns, const RbacObjec
   return false;
 }
 
+// ---- escalation checks ----
+
+// One permission: a verb on one group/resource (and name), or on one URL.
+struct Atomic {
+  bool resource_rule = true;
+  std::string group, resource, name, url, verb;
+};
+
+std::vector<std::string> strings_of(const json& rule, const char* key) {
+  std::vector<std::string> out;
+  if (auto it = rule.find(key); it != rule.end() && it->is_array())
+    for (const auto& v : *it)
+      if (v.is_string()) out.push_back(v.get<std::string>());
+  return out;
+}
+
+// rbac's BreakdownRule: a rule as the single permissions it grants.
+void break_down(const json& rule, std::vector<Atomic>& out) {
+  if (!rule.is_object()) return;
+  auto verbs = strings_of(rule, "verbs");
+  for (const auto& url : strings_of(rule, "nonResourceURLs"))
+    for (const auto& v : verbs) out.push_back({false, "", "", "", url, v});
+  auto names = strings_of(rule, "resourceNames");
+  for (const auto& g : strings_of(rule, "apiGroups"))
+    for (const auto& r : strings_of(rule, "resources"))
+      for (const auto& v : verbs) {
+        if (names.empty()) out.push_back({true, g, r, "", "", v});
+        for (const auto& n : names) out.push_back({true, g, r, n, "", v});
+      }
+}
+
+bool has(const std::vector<std::string>& list, const std::string& v) {
+  return std::find(list.begin(), list.end(), v) != list.end();
+}
+
+// Does an owner's rule cover one permission (rbac's ruleCovers)?
+bool covers(const json& owner, const Atomic& a) {
+  if (!owner.is_object()) return false;
+  auto verbs = strings_of(owner, "verbs");
+  if (!has(verbs, "*") && !has(verbs, a.verb)) return false;
+  if (!a.resource_rule) {
+    for (const auto& u : strings_of(owner, "nonResourceURLs")) {
+      if (u == "*" || u == a.url) return true;
+      if (!u.empty() && u.back() == '*' && starts_with(a.url, u.substr(0, u.size() - 1))) return true;
+    }
+    return false;
+  }
+  auto groups = strings_of(owner, "apiGroups");
+  if (!has(groups, "*") && !has(groups, a.group)) return false;
+  auto resources = strings_of(owner, "resources");
+  bool resource_ok = has(resources, "*") || has(resources, a.resource);
+  if (!resource_ok) {
+    size_t slash = a.resource.find('/');
+    resource_ok = slash != std::string::npos && has(resources, "*" + a.resource.substr(slash));
+  }
+  if (!resource_ok) return false;
+  auto names = strings_of(owner, "resourceNames");
+  return names.empty() || (!a.name.empty() && has(names, a.name));
+}
+
+// Go's %q of a []string: ["a" "b"].
+std::string go_quoted(const std::vector<std::string>& list) {
+  std::string out = "[";
+  for (size_t i = 0; i < list.size(); ++i) out += (i ? " " : "") + json(list[i]).dump();
+  return out + "]";
+}
+
+// rbac's CompactRules + CompactString over the missing permissions: one
+// line per rule, sorted, permissions on one resource (and name) merged.
+std::string describe_missing(const std::vector<Atomic>& missing) {
+  struct Rule {
+    std::vector<std::string> groups, resources, urls, names, verbs;
+  };
+  std::vector<Rule> rules;
+  std::map<std::string, size_t> simple;  // group/resource/name -> index in rules
+  for (const auto& a : missing) {
+    if (!a.resource_rule) {
+      rules.push_back({{}, {}, {a.url}, {}, {a.verb}});
+      continue;
+    }
+    std::string key = a.group + '\0' + a.resource + '\0' + a.name;
+    if (auto it = simple.find(key); it != simple.end()) {
+      rules[it->second].verbs.push_back(a.verb);
+      continue;
+    }
+    simple.emplace(key, rules.size());
+    rules.push_back({{a.group}, {a.resource}, {}, a.name.empty() ? std::vector<std::string>{} : std::vector<std::string>{a.name},
+                     {a.verb}});
+  }
+  std::set<std::string> lines;
+  for (const auto& r : rules) {
+    std::vector<std::string> parts;
+    if (!r.groups.empty()) parts.push_back("APIGroups:" + go_quoted(r.groups));
+    if (!r.resources.empty()) parts.push_back("Resources:" + go_quoted(r.resources));
+    if (!r.urls.empty()) parts.push_back("NonResourceURLs:" + go_quoted(r.urls));
+    if (!r.names.empty()) parts.push_back("ResourceNames:" + go_quoted(r.names));
+    if (!r.verbs.empty()) parts.push_back("Verbs:" + go_quoted(r.verbs));
+    lines.insert("{" + join(parts, ", ") + "}");
+  }
+  return join(std::vector<std::string>(lines.begin(), lines.end()), "\n");
+}
+
+// Every rule that applies to `who` in `ns` (RulesFor).
+json owner_rules(const Identity& who, const std::string& ns, const RbacObjects& rbac) {
+  json out = default_rules(!anonymous(who));
+  each_applicable(who, ns, rbac, [&](const json&, const std::string&, const json& rules, bool) {
+    for (const auto& r : rules) out.push_back(r);
+    return false;
+  });
+  return out;
+}
+
+// ConfirmNoEscalation: "" when `who` holds every permission of `rules` in `ns`.
+std::string escalation(const Identity& who, const std::string& ns, const json& rules, const RbacObjects& rbac) {
+  std::vector<Atomic> wanted;
+  if (rules.is_array())
+    for (const auto& r : rules) break_down(r, wanted);
+  json owned = owner_rules(who, ns, rbac);
+  std::vector<Atomic> missing;
+  for (const auto& a : wanted) {
+    bool held = false;
+    for (const auto& o : owned)
+      if ((held = covers(o, a))) break;
+    if (!held) missing.push_back(a);
+  }
+  if (missing.empty()) return {};
+  return "user " + json(display_user(who)).dump() + " (groups=" + go_quoted(who.groups) +
+         ") is attempting to grant RBAC permissions not currently held:\n" + describe_missing(missing);
+}
+
+// metav1.LabelSelector (matchLabels, matchExpressions) against an object's labels.
+bool selector_matches(const json& selector, const json& object) {
+  if (!selector.is_object()) return false;
+  const json labels = object.is_object() ? object.value("/metadata/labels"_json_pointer, json::object()) : json::object();
+  auto label = [&](const std::string& k) -> const json* {
+    auto it = labels.find(k);
+    return it != labels.end() && it->is_string() ? &*it : nullptr;
+  };
+  if (auto ml = selector.find("matchLabels"); ml != selector.end() && ml->is_object())
+    for (const auto& [k, v] : ml->items()) {
+      const json* have = label(k);
+      if (!have || *have != v) return false;
+    }
+  if (auto me = selector.find("matchExpressions"); me != selector.end() && me->is_array())
+    for (const auto& e : *me) {
+      if (!e.is_object()) return false;
+      const json* have = label(e.value("key", ""));
+      std::string op = e.value("operator", "");
+      auto values = strings_of(e, "values");
+      bool in = have && has(values, have->get<std::string>());
+      if (op == "In" && !in) return false;
+      if (op == "NotIn" && in) return false;
+      if (op == "Exists" && !have) return false;
+      if (op == "DoesNotExist" && have) return false;
+      if (op != "In" && op != "NotIn" && op != "Exists" && op != "DoesNotExist") return false;
+    }
+  return true;
+}
+
 }  // namespace
 
 Decision authorize(const Identity& who, const Attributes& a, const RbacObjects& rbac) {
@@ -295,6 +455,51 @@ std::string forbidden_message(const Identity& who, const Attributes& a, const st
   return group_resource + (a.name.empty() ? "" : " \"" + a.name + "\"") + " is forbidden: " + user + " cannot " +
          a.verb + " resource \"" + a.resource + "\" in API group \"" + a.group + "\"" +
          (a.ns.empty() ? std::string(" at the cluster scope") : " in the namespace \"" + a.ns + "\"");
+}
+
+std::optional<json> aggregated_rules(const std::string& name, const json& role,
+                                     const std::map<std::string, json>& cluster_roles) {
+  const json* selectors = nullptr;
+  if (auto ar = role.find("aggregationRule"); ar != role.end() && ar->is_object())
+    if (auto cs = ar->find("clusterRoleSelectors"); cs != ar->end() && cs->is_array()) selectors = &*cs;
+  if (!selectors) return std::nullopt;
+  json rules = json::array();
+  for (const auto& selector : *selectors)
+    for (const auto& [key, other] : cluster_roles) {  // keys "/name": by name
+      if (key == "/" + name || !selector_matches(selector, other)) continue;
+      for (const auto& rule : other.value("rules", json::array()))
+        if (std::find(rules.begin(), rules.end(), rule) == rules.end()) rules.push_back(rule);
+    }
+  return rules;
+}
+
+std::optional<WriteProblem> write_problem(const Identity& who, const std::string& resource, const std::string& ns,
+                                          const json& obj, const RbacObjects& rbac) {
+  if (has_group(who, "system:masters")) return std::nullopt;
+  const std::string group = "rbac.authorization.k8s.io";
+  const std::string name = obj.value("/metadata/name"_json_pointer, std::string());
+  if (resource == "roles" || resource == "clusterroles") {
+    if (authorize(who, {"escalate", true, group, resource, name, ns, {}}, rbac).allowed) return std::nullopt;
+    if (std::string e = escalation(who, ns, obj.value("rules", json::array()), rbac); !e.empty()) return WriteProblem{e};
+    if (resource == "clusterroles" && obj.contains("aggregationRule") && !obj["aggregationRule"].is_null()) {
+      // It can gather anything, so it takes * on everything.
+      json full = builtin_cluster_role("cluster-admin");
+      if (!escalation(who, ns, full, rbac).empty())
+        return WriteProblem{"must have cluster-admin privileges to use the aggregationRule"};
+    }
+    return std::nullopt;
+  }
+  if (resource != "rolebindings" && resource != "clusterrolebindings") return std::nullopt;
+  const json& ref = obj.value("roleRef", json::object());
+  std::string ref_kind = ref.is_object() ? ref.value("kind", "") : "";
+  std::string ref_name = ref.is_object() ? ref.value("name", "") : "";
+  std::string ref_resource = ref_kind == "Role" ? "roles" : "clusterroles";
+  if (authorize(who, {"bind", true, group, ref_resource, ref_name, ns, {}}, rbac).allowed) return std::nullopt;
+  json rules = role_rules(obj, ns, rbac);
+  if (!rules.is_array())
+    return WriteProblem{ref_resource + "." + group + " " + json(ref_name).dump() + " not found", true};
+  if (std::string e = escalation(who, ns, rules, rbac); !e.empty()) return WriteProblem{e};
+  return std::nullopt;
 }
 
 }  // namespace emco::sim::detail

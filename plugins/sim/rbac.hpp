@@ -14,9 +14,12 @@
 // A roleRef to a ClusterRole that is not stored resolves to the built-in
 // cluster-admin, admin, edit or view role of a real cluster (a subset of
 // their rules covering the built-in kinds the simulator serves).
-// Aggregation rules and escalation checks are not implemented.
+// ClusterRole aggregation (aggregated_rules) and the API's escalation and
+// bind checks on RBAC writes (write_problem) are here too; the cluster
+// applies them (cluster.cpp).
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -67,5 +70,35 @@ nlohmann::json rules_review(const Identity& who, const std::string& ns, const Rb
 // "ns1"` (`group_resource` is the prefix, "deployments.apps"), or
 // `forbidden: User "alice" cannot get path "/metrics"`.
 std::string forbidden_message(const Identity& who, const Attributes& what, const std::string& group_resource);
+
+// The clusterrole-aggregation controller's view: for a ClusterRole with
+// aggregationRule.clusterRoleSelectors, the rules it should hold: those of
+// every other stored ClusterRole whose labels match one of the selectors
+// (matchLabels and matchExpressions), selectors in order, roles by name, each
+// distinct rule once. nullopt for a ClusterRole without an aggregationRule.
+std::optional<nlohmann::json> aggregated_rules(const std::string& name, const nlohmann::json& role,
+                                               const std::map<std::string, nlohmann::json>& cluster_roles);
+
+// Why the API would refuse `who` writing (create, update, patch, apply) the
+// RBAC object `obj` of `resource` ("roles", "clusterroles", "rolebindings",
+// "clusterrolebindings") in namespace `ns` ("" for cluster scope), or nullopt
+// when allowed. As the RBAC storage does:
+//   - system:masters may write anything;
+//   - a Role or ClusterRole: `escalate` on it, or holding every rule it grants
+//     (in `ns`, cluster-wide rules included); an aggregationRule needs full
+//     authority (cluster-admin) unless `escalate` is held;
+//   - a binding: `bind` on the role it references, or holding every rule of
+//     that role.
+// The message is the API's: `user "alice" (groups=["system:authenticated"])
+// is attempting to grant RBAC permissions not currently held:\n{APIGroups:[""],
+// Resources:["secrets"], Verbs:["get"]}` (the 403's cause after
+// `roles.rbac.authorization.k8s.io "r" is forbidden: `). `not_found` is set when
+// a binding references a Role that does not exist (the API answers 404).
+struct WriteProblem {
+  std::string message;
+  bool not_found = false;
+};
+std::optional<WriteProblem> write_problem(const Identity& who, const std::string& resource, const std::string& ns,
+                                          const nlohmann::json& obj, const RbacObjects& rbac);
 
 }  // namespace emco::sim::detail

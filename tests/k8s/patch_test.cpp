@@ -182,3 +182,12 @@ TEST_CASE("strategic merge: service ports merge by port, custom resources have n
   CHECK(svc.supports_strategic_merge());
   CHECK_FALSE(Schema::untyped().supports_strategic_merge());
 }
+
+TEST_CASE("prune_nulls: null members and list items go at every depth, other values stay") {
+  json v = json::parse(R"({"a":null,"b":{"c":null,"d":0,"e":[null,{"f":null,"g":""},false]},"h":[]})");
+  prune_nulls(v);
+  CHECK(v == json::parse(R"({"b":{"d":0,"e":[{"g":""},false]},"h":[]})"));
+  json top = nullptr;
+  prune_nulls(top);
+  CHECK(top.is_null());
+}

@@ -401,4 +401,26 @@ TEST_CASE("sim: cluster check reports a tenant's permissions as RBAC grants them
   CHECK(results[0].check("permissions").status == CheckStatus::ok);
   CHECK(results[0].check("permissions").detail == "create and delete allowed in namespace 'team-a'");
   CHECK_FALSE(results[0].failed());
+
+  // Escalation: allowed to write Roles, the tenant may grant only what it holds.
+  admin.apply(std::string_view(
+      "apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata: {name: tenant, namespace: team-a}\n"
+      "rules:\n- {apiGroups: ['', apps], resources: [configmaps, deployments], verbs: [create, get, patch, delete]}\n"
+      "- {apiGroups: [rbac.authorization.k8s.io], resources: [roles], verbs: [create, get, patch]}\n"));
+  CHECK(tenant.apply(std::string_view("apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\n"
+                                      "metadata: {name: reader}\nrules:\n"
+                                      "- {apiGroups: [''], resources: [configmaps], verbs: [get]}\n"))
+            .action == ApplyAction::created);
+  KubeError escalation = kube_error_of([&] {
+    tenant.apply(std::string_view("apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata: {name: peek}\n"
+                                  "rules:\n- {apiGroups: [''], resources: [secrets, configmaps], verbs: [get, list]}\n"));
+  });
+  CHECK(escalation.category() == KubeErrorCategory::forbidden);
+  CHECK(escalation.http_status() == 403);
+  CHECK(escalation.message() ==
+        "cluster 'p+" + c + "': forbidden: roles.rbac.authorization.k8s.io \"peek\" is forbidden: user \"tenant\" "
+        "(groups=[\"system:authenticated\"]) is attempting to grant RBAC permissions not currently held:\n"
+        "{APIGroups:[\"\"], Resources:[\"configmaps\"], Verbs:[\"list\"]}\n"
+        "{APIGroups:[\"\"], Resources:[\"secrets\"], Verbs:[\"get\" \"list\"]}");
+  CHECK(fleet.sim.get(c, "rbac.authorization.k8s.io/v1", "Role", "team-a", "peek").is_null());
 }

@@ -485,3 +485,56 @@ spec:
   CHECK(get_ns.rc == 1);
   CHECK_THAT(get_ns.output, Catch::Contains("cannot list resource \"namespaces\" in API group \"\" at the cluster scope"));
 }
+
+TEST_CASE("kubectl: escalation and bind checks refuse an impersonated user, aggregated roles grant the union") {
+  KUBECTL_OR_SKIP();
+  SimOptions o;
+  o.ready_delay_ms = 0;
+  o.finalize_delay_ms = 0;
+  Fleet f(o);
+  Kubectl admin{kubectl, f.sim->kubeconfig_path("cluster-1"), f.dir.path};
+  REQUIRE(admin("create namespace ns1").rc == 0);
+  REQUIRE(admin("create role manager -n ns1 --verb=create,get,list --resource=roles,rolebindings,configmaps").rc == 0);
+  REQUIRE(admin("create rolebinding manager -n ns1 --role=manager --user=alice").rc == 0);
+
+  CHECK(emco::trim(admin("auth can-i create roles -n ns1 --as alice").output) == "yes");
+  CHECK(emco::trim(admin("auth can-i escalate roles -n ns1 --as alice").output) == "no");
+  CHECK(emco::trim(admin("auth can-i bind roles -n ns1 --as alice").output) == "no");
+  // What alice holds she may grant; more she may not.
+  auto reader = admin("create role reader -n ns1 --verb=get,list --resource=configmaps --as alice");
+  INFO(reader.output);
+  CHECK(reader.rc == 0);
+  auto peek = admin("create role peek -n ns1 --verb=get --resource=secrets,configmaps --as alice");
+  CHECK(peek.rc == 1);
+  CHECK(emco::trim(peek.output) ==
+        "Error from server (Forbidden): roles.rbac.authorization.k8s.io \"peek\" is forbidden: user \"alice\" "
+        "(groups=[\"system:authenticated\"]) is attempting to grant RBAC permissions not currently held:\n"
+        "{APIGroups:[\"\"], Resources:[\"secrets\"], Verbs:[\"get\"]}");
+  CHECK(admin("get role peek -n ns1").rc == 1);
+  auto bind = admin("create rolebinding admin-for-bob -n ns1 --clusterrole=admin --user=bob --as alice");
+  CHECK(bind.rc == 1);
+  CHECK_THAT(bind.output, Catch::Contains("error: failed to create rolebinding: rolebindings.rbac.authorization.k8s.io "
+                                          "\"admin-for-bob\" is forbidden: user \"alice\" (groups=[\"system:authenticated\"]) "
+                                          "is attempting to grant RBAC permissions not currently held:\n"));
+  // The bind verb on that role lifts the check.
+  REQUIRE(admin("create role binder -n ns1 --verb=bind --resource=clusterroles --resource-name=admin").rc == 0);
+  REQUIRE(admin("create rolebinding binder -n ns1 --role=binder --user=alice").rc == 0);
+  // (kubectl warns that clusterroles are not namespaced; the Role grants bind in ns1 only)
+  CHECK_THAT(emco::trim(admin("auth can-i bind clusterroles/admin -n ns1 --as alice").output), Catch::EndsWith("\nyes"));
+  auto bound = admin("create rolebinding admin-for-bob -n ns1 --clusterrole=admin --user=bob --as alice");
+  INFO(bound.output);
+  CHECK(bound.rc == 0);
+  CHECK(emco::trim(admin("auth can-i delete secrets -n ns1 --as bob").output) == "yes");
+
+  // Aggregation: a labelled ClusterRole's rules reach the aggregated one, and its users.
+  REQUIRE(admin("create clusterrole monitoring --aggregation-rule=example.com/aggregate-to-monitoring=true").rc == 0);
+  REQUIRE(admin("create clusterrolebinding monitoring --clusterrole=monitoring --user=carol").rc == 0);
+  CHECK(emco::trim(admin("auth can-i list pods -A --as carol").output) == "no");
+  REQUIRE(admin("create clusterrole pod-reader --verb=get,list,watch --resource=pods").rc == 0);
+  REQUIRE(admin("label clusterrole pod-reader example.com/aggregate-to-monitoring=true").rc == 0);
+  CHECK(emco::trim(admin("auth can-i list pods -A --as carol").output) == "yes");
+  auto rules = admin("get clusterrole monitoring -o jsonpath={.rules[0].resources}");
+  CHECK(rules.output == "[\"pods\"]");
+  REQUIRE(admin("label clusterrole pod-reader example.com/aggregate-to-monitoring-").rc == 0);
+  CHECK(emco::trim(admin("auth can-i list pods -A --as carol").output) == "no");
+}

@@ -399,3 +399,157 @@ TEST_CASE("RBAC: impersonation acts as another user, if allowed to impersonate")
         "users \"alice\" is forbidden: User \"bob\" cannot impersonate resource \"users\" in API group \"\" at the "
         "cluster scope");
 }
+
+TEST_CASE("RBAC: an aggregated ClusterRole holds the union of the labelled roles' rules, kept current") {
+  Fleet f(fast());
+  Http admin = f.client("cluster-1");
+  const std::string crs = "/apis/rbac.authorization.k8s.io/v1/clusterroles/";
+  json agg = role("ClusterRole", "", "monitoring", json::array());
+  agg["aggregationRule"] = {{"clusterRoleSelectors",
+                             {{{"matchLabels", {{"rbac.example.com/aggregate-to-monitoring", "true"}}}},
+                              {{"matchExpressions", {{{"key", "tier"}, {"operator", "In"}, {"values", {"ops"}}}}}}}}};
+  REQUIRE(admin.apply(crs + "monitoring", agg).status == 201);
+  CHECK(admin.get(crs + "monitoring").json()["rules"] == json::array());
+  json pods = role("ClusterRole", "", "pods-reader",
+                   {{{"apiGroups", {""}}, {"resources", {"pods"}}, {"verbs", {"get", "list"}}}});
+  pods["metadata"]["labels"] = {{"rbac.example.com/aggregate-to-monitoring", "true"}};
+  REQUIRE(admin.apply(crs + "pods-reader", pods).status == 201);
+  json cms = role("ClusterRole", "", "cm-reader",
+                  {{{"apiGroups", {""}}, {"resources", {"configmaps"}}, {"verbs", {"get"}}},
+                   {{"apiGroups", {""}}, {"resources", {"pods"}}, {"verbs", {"get", "list"}}}});
+  cms["metadata"]["labels"] = {{"tier", "ops"}};
+  REQUIRE(admin.apply(crs + "cm-reader", cms).status == 201);
+  REQUIRE(admin.apply(crs + "unrelated", role("ClusterRole", "", "unrelated",
+                                              {{{"apiGroups", {""}}, {"resources", {"secrets"}}, {"verbs", {"get"}}}}))
+              .status == 201);
+  // Selectors in order, each distinct rule once.
+  json rules = admin.get(crs + "monitoring").json()["rules"];
+  CHECK(rules == json::parse(R"([{"apiGroups":[""],"resources":["pods"],"verbs":["get","list"]},
+                                 {"apiGroups":[""],"resources":["configmaps"],"verbs":["get"]}])"));
+
+  // A user bound to the aggregated role gets the union.
+  REQUIRE(admin.apply("/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/mon",
+                      binding("ClusterRoleBinding", "", "mon", "ClusterRole", "monitoring", user("alice")))
+              .status == 201);
+  Http alice = tenant(f, "cluster-1", "alice", "devs");
+  CHECK(alice.get("/api/v1/namespaces/default/pods").status == 200);
+  CHECK(alice.get("/api/v1/namespaces/default/configmaps/x").status == 404);
+  CHECK(alice.get("/api/v1/namespaces/default/secrets/x").status == 403);
+
+  // A labelled role that changes, loses its label or goes away changes the aggregate.
+  cms["rules"] = {{{"apiGroups", {""}}, {"resources", {"configmaps", "secrets"}}, {"verbs", {"get"}}}};
+  REQUIRE(admin.apply(crs + "cm-reader", cms).status == 200);
+  CHECK(alice.get("/api/v1/namespaces/default/secrets/x").status == 404);
+  pods["metadata"]["labels"] = json::object();
+  REQUIRE(admin.apply(crs + "pods-reader", pods).status == 200);
+  CHECK(alice.get("/api/v1/namespaces/default/pods").status == 403);
+  REQUIRE(admin.request("DELETE", crs + "cm-reader").status == 200);
+  CHECK(admin.get(crs + "monitoring").json()["rules"] == json::array());
+  CHECK(alice.get("/api/v1/namespaces/default/secrets/x").status == 403);
+  // Rules written into the aggregated role itself are replaced, as the controller does.
+  agg["rules"] = {{{"apiGroups", {"*"}}, {"resources", {"*"}}, {"verbs", {"*"}}}};
+  REQUIRE(admin.apply(crs + "monitoring", agg).status == 200);
+  CHECK(admin.get(crs + "monitoring").json()["rules"] == json::array());
+}
+
+TEST_CASE("RBAC: roles and bindings grant only what the writer holds, unless it may escalate or bind") {
+  Fleet f(fast());
+  Http admin = f.client("cluster-1");
+  const std::string rbac = "/apis/rbac.authorization.k8s.io/v1";
+  REQUIRE(admin.apply("/api/v1/namespaces/ns1", ns_obj("ns1")).status == 201);
+  // alice may manage roles and bindings in ns1 and read configmaps there.
+  REQUIRE(admin.apply(rbac + "/namespaces/ns1/roles/manager",
+                      role("Role", "ns1", "manager",
+                           {{{"apiGroups", {"rbac.authorization.k8s.io"}},
+                             {"resources", {"roles", "rolebindings"}},
+                             {"verbs", {"create", "get", "update", "patch"}}},
+                            {{"apiGroups", {""}}, {"resources", {"configmaps"}}, {"verbs", {"get", "list"}}}}))
+              .status == 201);
+  REQUIRE(admin.apply(rbac + "/namespaces/ns1/rolebindings/manager",
+                      binding("RoleBinding", "ns1", "manager", "Role", "manager", user("alice")))
+              .status == 201);
+  Http alice = tenant(f, "cluster-1", "alice", "devs");
+
+  // Within what she holds: allowed (POST and server-side apply alike).
+  json reader = role("Role", "ns1", "reader", {{{"apiGroups", {""}}, {"resources", {"configmaps"}}, {"verbs", {"get"}}}});
+  CHECK(alice.request("POST", rbac + "/namespaces/ns1/roles", reader.dump()).status == 201);
+  // Beyond it: 403 with the API's wording, nothing stored.
+  json wider = role("Role", "ns1", "wider",
+                    {{{"apiGroups", {""}}, {"resources", {"configmaps"}}, {"verbs", {"get", "delete"}}},
+                     {{"apiGroups", {"apps"}}, {"resources", {"deployments"}}, {"resourceNames", {"web"}}, {"verbs", {"get"}}}});
+  const std::string not_held =
+      "user \"alice\" (groups=[\"devs\" \"system:authenticated\"]) is attempting to grant RBAC permissions not "
+      "currently held:\n"
+      "{APIGroups:[\"\"], Resources:[\"configmaps\"], Verbs:[\"delete\"]}\n"
+      "{APIGroups:[\"apps\"], Resources:[\"deployments\"], ResourceNames:[\"web\"], Verbs:[\"get\"]}";
+  auto denied = alice.request("POST", rbac + "/namespaces/ns1/roles", wider.dump());
+  CHECK(denied.status == 403);
+  CHECK(denied.json()["reason"] == "Forbidden");
+  CHECK(denied.json()["message"] == "roles.rbac.authorization.k8s.io \"wider\" is forbidden: " + not_held);
+  CHECK(denied.json()["details"] == json({{"name", "wider"}, {"group", "rbac.authorization.k8s.io"}, {"kind", "roles"}}));
+  CHECK(f.sim->get("cluster-1", "rbac.authorization.k8s.io/v1", "Role", "ns1", "wider").is_null());
+  // An update that widens a role is refused too, and leaves it as it was.
+  reader["rules"][0]["verbs"] = {"get", "delete"};
+  auto widen = alice.apply(rbac + "/namespaces/ns1/roles/reader", reader, "test", true);
+  CHECK(widen.status == 403);
+  CHECK(f.sim->get("cluster-1", "rbac.authorization.k8s.io/v1", "Role", "ns1", "reader")["rules"][0]["verbs"] ==
+        json({"get"}));
+
+  // Binding: only a role whose permissions she holds...
+  REQUIRE(admin.apply(rbac + "/namespaces/ns1/roles/deleter",
+                      role("Role", "ns1", "deleter", {{{"apiGroups", {""}}, {"resources", {"configmaps"}}, {"verbs", {"delete"}}}}))
+              .status == 201);
+  CHECK(alice.apply(rbac + "/namespaces/ns1/rolebindings/bob-reads",
+                    binding("RoleBinding", "ns1", "bob-reads", "Role", "reader", user("bob")))
+            .status == 201);
+  auto bind = alice.apply(rbac + "/namespaces/ns1/rolebindings/bob-deletes",
+                          binding("RoleBinding", "ns1", "bob-deletes", "Role", "deleter", user("bob")));
+  CHECK(bind.status == 403);
+  CHECK(bind.json()["message"] ==
+        "rolebindings.rbac.authorization.k8s.io \"bob-deletes\" is forbidden: user \"alice\" (groups=[\"devs\" "
+        "\"system:authenticated\"]) is attempting to grant RBAC permissions not currently held:\n"
+        "{APIGroups:[\"\"], Resources:[\"configmaps\"], Verbs:[\"delete\"]}");
+  auto missing = alice.apply(rbac + "/namespaces/ns1/rolebindings/ghost",
+                             binding("RoleBinding", "ns1", "ghost", "Role", "nosuch", user("bob")));
+  CHECK(missing.status == 404);
+  CHECK(missing.json()["message"] == "roles.rbac.authorization.k8s.io \"nosuch\" not found");
+
+  // ...unless she has `bind` on that role, or `escalate` on roles.
+  REQUIRE(admin.apply(rbac + "/namespaces/ns1/roles/binder",
+                      role("Role", "ns1", "binder",
+                           {{{"apiGroups", {"rbac.authorization.k8s.io"}}, {"resources", {"roles"}},
+                             {"resourceNames", {"deleter"}}, {"verbs", {"bind"}}}}))
+              .status == 201);
+  REQUIRE(admin.apply(rbac + "/namespaces/ns1/rolebindings/binder",
+                      binding("RoleBinding", "ns1", "binder", "Role", "binder", user("alice")))
+              .status == 201);
+  CHECK(alice.apply(rbac + "/namespaces/ns1/rolebindings/bob-deletes",
+                    binding("RoleBinding", "ns1", "bob-deletes", "Role", "deleter", user("bob")))
+            .status == 201);
+  CHECK(alice.request("POST", rbac + "/namespaces/ns1/roles", wider.dump()).status == 403);
+  REQUIRE(admin.apply(rbac + "/namespaces/ns1/roles/escalator",
+                      role("Role", "ns1", "escalator",
+                           {{{"apiGroups", {"rbac.authorization.k8s.io"}}, {"resources", {"roles"}}, {"verbs", {"escalate"}}}}))
+              .status == 201);
+  REQUIRE(admin.apply(rbac + "/namespaces/ns1/rolebindings/escalator",
+                      binding("RoleBinding", "ns1", "escalator", "Role", "escalator", user("alice")))
+              .status == 201);
+  CHECK(alice.request("POST", rbac + "/namespaces/ns1/roles", wider.dump()).status == 201);
+
+  // A ClusterRole with an aggregationRule takes cluster-admin's authority (or escalate).
+  REQUIRE(admin.apply(rbac + "/clusterroles/cr-writer",
+                      role("ClusterRole", "", "cr-writer",
+                           {{{"apiGroups", {"rbac.authorization.k8s.io"}}, {"resources", {"clusterroles"}}, {"verbs", {"create"}}}}))
+              .status == 201);
+  REQUIRE(admin.apply(rbac + "/clusterrolebindings/cr-writer",
+                      binding("ClusterRoleBinding", "", "cr-writer", "ClusterRole", "cr-writer", user("alice")))
+              .status == 201);
+  json agg = role("ClusterRole", "", "agg", json::array());
+  agg["aggregationRule"] = {{"clusterRoleSelectors", {{{"matchLabels", {{"x", "y"}}}}}}};
+  auto aggregated = alice.request("POST", rbac + "/clusterroles", agg.dump());
+  CHECK(aggregated.status == 403);
+  CHECK(aggregated.json()["message"] ==
+        "clusterroles.rbac.authorization.k8s.io \"agg\" is forbidden: must have cluster-admin privileges to use the "
+        "aggregationRule");
+  CHECK(admin.request("POST", rbac + "/clusterroles", agg.dump()).status == 201);
+}
