@@ -51,7 +51,11 @@ int run_batch_command(Context& ctx, const Invocation& inv, manifest::Verb verb) 
     if (inv.args.empty())
       fail(ErrorKind::usage, "give -f FILE or an anchor", "e.g. 'emco get projects' or 'emco apply -f flow.yaml'");
     int code = 0;
-    for (const auto& a : inv.args) code = std::max(code, run_anchor(ctx, verb, a, format, opts));
+    for (size_t i = 0; i < inv.args.size(); ++i) {
+      // -o yaml over several anchors: one document each, as a YAML stream.
+      if (i > 0 && format == Format::yaml) ctx.out << "---\n";
+      code = std::max(code, run_anchor(ctx, verb, inv.args[i], format, opts));
+    }
     return code;
   }
   if (!inv.args.empty())

@@ -10,13 +10,13 @@
 #include <thread>
 
 #include <nlohmann/json.hpp>
-#include <yaml-cpp/yaml.h>
 
 #include "cli/batch_output.hpp"
 #include "cli/render.hpp"
 #include "cli/table.hpp"
 #include "core/util/error.hpp"
 #include "core/util/strings.hpp"
+#include "core/yaml/yaml.hpp"
 
 namespace emco::cli {
 
@@ -40,36 +40,59 @@ std::map<std::string, Endpoint> endpoints(const std::string& config_path, Contex
   std::string path = config_path;
   if (path.empty()) {
     const char* home = std::getenv("HOME");
-    if (home) path = std::string(home) + "/.emco.yaml";
-    std::ifstream probe(path);
-    if (!probe) return e;
+    if (!home) return e;
+    path = std::string(home) + "/.emco.yaml";
   }
-  YAML::Node cfg;
-  try {
-    cfg = YAML::LoadFile(path);
-  } catch (const YAML::Exception& ex) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
     if (config_path.empty()) return e;
-    fail(ErrorKind::invalid, "cannot read config '" + path + "': " + ex.msg);
+    fail(ErrorKind::not_found, "cannot read config '" + path + "'");
   }
-  auto read = [](const YAML::Node& n, Endpoint& ep) {
-    for (const auto& kv : n) {
-      std::string k = to_lower(kv.first.as<std::string>());
-      if (k == "host") ep.host = kv.second.as<std::string>();
-      if (k == "port") ep.port = kv.second.as<int>();
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<yaml::Document> docs;
+  try {
+    docs = yaml::parse(text, {.max_documents = 1});
+  } catch (const yaml::ParseError& ex) {
+    if (config_path.empty()) return e;  // emcoctl ignores a broken default config too
+    fail(ErrorKind::invalid, path + ":" + std::to_string(ex.line()) + ": " + ex.problem());
+  }
+  if (docs.empty()) return e;
+  const yaml::Document& cfg = docs[0];
+  auto is = [&cfg](yaml::NodeId id, yaml::NodeType t) { return cfg.node(cfg.target(id)).type == t; };
+  auto read = [&](yaml::NodeId map, Endpoint& ep) {
+    map = cfg.target(map);
+    for (std::size_t i = 0; i < cfg.size(map); ++i) {
+      yaml::NodeId key = cfg.target(cfg.key(map, i)), value = cfg.target(cfg.value(map, i));
+      if (!is(key, yaml::NodeType::scalar)) continue;
+      std::string k = to_lower(std::string(cfg.scalar(key)));
+      if (k != "host" && k != "port") continue;
+      const std::string where = path + ":" + std::to_string(cfg.node(value).line);
+      if (!is(value, yaml::NodeType::scalar)) fail(ErrorKind::invalid, where + ": '" + k + "' must be a scalar");
+      std::string v(cfg.scalar(value));
+      if (k == "host") ep.host = v;
+      else if (v.empty() || v.size() > 5 || v.find_first_not_of("0123456789") != std::string::npos)
+        fail(ErrorKind::invalid, where + ": port '" + v + "' is not a number");
+      else ep.port = std::stoi(v);
     }
   };
   std::optional<Endpoint> ingress;
-  for (const auto& kv : cfg) {
-    std::string name = kv.first.as<std::string>();
-    if (!kv.second.IsMap()) continue;
+  if (!is(cfg.root(), yaml::NodeType::mapping)) {
+    if (config_path.empty()) return e;
+    fail(ErrorKind::invalid, path + ":" + std::to_string(cfg.node(cfg.root()).line) + ": expected a mapping of services");
+  }
+  const yaml::NodeId root = cfg.target(cfg.root());
+  for (std::size_t i = 0; i < cfg.size(root); ++i) {
+    yaml::NodeId key = cfg.target(cfg.key(root, i)), value = cfg.value(root, i);
+    if (!is(key, yaml::NodeType::scalar) || !is(value, yaml::NodeType::mapping)) continue;
+    std::string name(cfg.scalar(key));
     if (to_lower(name) == "ingress") {
       Endpoint ep;
-      read(kv.second, ep);
+      read(value, ep);
       ingress = ep;
       continue;
     }
     for (auto& [svc, ep] : e)
-      if (to_lower(svc) == to_lower(name) || (svc == "ca-certs" && to_lower(name) == "cacert")) read(kv.second, ep);
+      if (to_lower(svc) == to_lower(name) || (svc == "ca-certs" && to_lower(name) == "cacert")) read(value, ep);
   }
   if (ingress)
     for (auto& [svc, ep] : e) ep = *ingress;

@@ -151,8 +151,9 @@ int run_cluster_check(Context& ctx, const Invocation& inv) {
 }  // namespace
 
 void install_content_validators() {
-  manifest::register_content_validator("cluster", [](const std::string& data, const std::string& label) {
-    kube::validate_kubeconfig(data.find('\n') == std::string::npos ? data + "\n" : data, {}, label);
+  manifest::register_content_preparer("cluster", [](const std::string& data, const std::string& path,
+                                                    const std::string& label) {
+    return kube::prepare_kubeconfig(data, path, label);
   });
 }
 

@@ -3,8 +3,8 @@
 #include <algorithm>
 
 #include <nlohmann/json.hpp>
-#include <yaml-cpp/yaml.h>
 
+#include "core/template/value.hpp"
 #include "core/util/error.hpp"
 #include "core/util/strings.hpp"
 
@@ -45,48 +45,9 @@ void print_table(std::ostream& out, const std::vector<std::string>& header, cons
 
 void print_json(std::ostream& out, const json& value) { out << value.dump(2) << "\n"; }
 
-namespace {
-
-void emit(YAML::Emitter& e, const json& v) {
-  switch (v.type()) {
-    case json::value_t::object:
-      e << YAML::BeginMap;
-      for (auto it = v.begin(); it != v.end(); ++it) {
-        e << YAML::Key << it.key() << YAML::Value;
-        emit(e, it.value());
-      }
-      e << YAML::EndMap;
-      break;
-    case json::value_t::array:
-      e << YAML::BeginSeq;
-      for (const auto& x : v) emit(e, x);
-      e << YAML::EndSeq;
-      break;
-    case json::value_t::string: {
-      const auto& s = v.get_ref<const std::string&>();
-      // Quote strings YAML would read back as another type.
-      static const std::vector<std::string> special = {"true", "false", "null", "~", "yes", "no", "on", "off", ""};
-      bool numeric = !s.empty() && s.find_first_not_of("0123456789.-+eE") == std::string::npos;
-      if (numeric || std::find(special.begin(), special.end(), to_lower(s)) != special.end())
-        e << YAML::DoubleQuoted << s;
-      else if (s.find('\n') != std::string::npos)
-        e << YAML::Literal << s;
-      else
-        e << s;
-      break;
-    }
-    case json::value_t::null: e << YAML::Null; break;
-    default: e << v.dump(); break;
-  }
-}
-
-}  // namespace
-
-void print_yaml(std::ostream& out, const json& value) {
-  YAML::Emitter e;
-  e.SetIndent(2);
-  emit(e, value);
-  out << e.c_str() << "\n";
-}
+// kubectl's -o yaml: sigs.k8s.io/yaml over goyaml.v2, the emitter Helm's
+// toYaml uses too (keys sorted, strings quoted when YAML would read them as
+// another type, long strings folded at 80 columns).
+void print_yaml(std::ostream& out, const json& value) { out << tmpl::to_yaml(tmpl::Value::from_json(value)); }
 
 }  // namespace emco::cli

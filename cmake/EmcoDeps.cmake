@@ -1,7 +1,6 @@
 # Every third-party dependency, all from Debian packages
 # (scripts/install-deps installs them).
 find_package(CLI11 CONFIG REQUIRED)              # CLI11::CLI11 (only cli/ uses it)
-find_package(yaml-cpp CONFIG REQUIRED)
 find_package(nlohmann_json 3.11 CONFIG REQUIRED) # nlohmann_json::nlohmann_json
 find_package(SQLiteCpp CONFIG REQUIRED)          # SQLiteCpp (static)
 find_package(fmt CONFIG REQUIRED)                # fmt::fmt
@@ -16,10 +15,3 @@ pkg_check_modules(LIBGIT2 REQUIRED IMPORTED_TARGET libgit2)      # PkgConfig::LI
 pkg_check_modules(RE2 REQUIRED IMPORTED_TARGET re2)              # PkgConfig::RE2
 pkg_check_modules(LIBEVENT REQUIRED IMPORTED_TARGET libevent libevent_openssl libevent_pthreads) # PkgConfig::LIBEVENT
 include(Catch)
-
-# yaml-cpp 0.7 exports plain `yaml-cpp`; 0.8+ spells it yaml-cpp::yaml-cpp.
-if(TARGET yaml-cpp::yaml-cpp)
-  set(EMCO_YAML yaml-cpp::yaml-cpp)
-else()
-  set(EMCO_YAML yaml-cpp)
-endif()

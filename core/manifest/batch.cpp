@@ -6,7 +6,7 @@
 #include <iterator>
 #include <set>
 
-#include <unordered_set>
+#include <unordered_map>
 
 #include <nlohmann/json.hpp>
 
@@ -165,31 +165,28 @@ ItemResult error_item(const Document& d, const Error& e) {
   return it;
 }
 
-std::map<std::string, ContentValidator>& validators() {
-  static std::map<std::string, ContentValidator> v;
+std::map<std::string, ContentPreparer>& preparers() {
+  static std::map<std::string, ContentPreparer> v;
   return v;
 }
 
-// Contents a validator already accepted in this process: a batch file often
-// attaches one kubeconfig to thousands of clusters, and a validator's verdict
-// depends on the content only (the label just names the resource in errors).
-std::unordered_set<std::string>& accepted_contents() {
-  static std::unordered_set<std::string> accepted;
-  return accepted;
+// What a preparer made of a content in this process: a batch file often
+// attaches one kubeconfig to thousands of clusters, and the result depends on
+// the content and the directory it was read from only (the label just names
+// the resource in errors).
+std::unordered_map<std::string, std::string>& prepared_contents() {
+  static std::unordered_map<std::string, std::string> prepared;
+  return prepared;
 }
-std::string validated_key(const std::string& kind_id, const std::string& data) { return kind_id + '\0' + data; }
-bool known_valid(const std::string& kind_id, const std::string& data) {
-  return accepted_contents().count(validated_key(kind_id, data)) > 0;
-}
-void remember_valid(const std::string& kind_id, const std::string& data) {
-  accepted_contents().insert(validated_key(kind_id, data));
+std::string prepared_key(const std::string& kind_id, const std::string& path, const std::string& data) {
+  return kind_id + '\0' + fs::path(path).parent_path().string() + '\0' + data;
 }
 
 }  // namespace
 
-void register_content_validator(const std::string& kind_id, ContentValidator validator) {
-  validators()[kind_id] = std::move(validator);
-  accepted_contents().clear();
+void register_content_preparer(const std::string& kind_id, ContentPreparer preparer) {
+  preparers()[kind_id] = std::move(preparer);
+  prepared_contents().clear();
 }
 
 Key document_key(const Document& doc) {
@@ -263,15 +260,21 @@ store::Resource prepare_resource(const Document& doc, Clock& clock) {
       if (starts_with(e.message(), doc.source + ":")) throw;
       throw e.with_context(where);
     }
-    if (auto v = validators().find(k.id); v != validators().end() && !known_valid(k.id, c.data)) {
-      std::vector<std::string> values;
-      for (const auto& p : r.key.parts) values.push_back(p.second);
-      try {
-        v->second(c.data, join(values, "+"));
-      } catch (const Error& e) {
-        throw e.with_context(where);
+    if (auto v = preparers().find(k.id); v != preparers().end()) {
+      const std::string path = fs::absolute(resolve_path(doc, p)).string();
+      std::string key = prepared_key(k.id, path, c.data);
+      if (auto known = prepared_contents().find(key); known != prepared_contents().end()) {
+        c.data = known->second;
+      } else {
+        std::vector<std::string> values;
+        for (const auto& part : r.key.parts) values.push_back(part.second);
+        try {
+          c.data = v->second(c.data, path, join(values, "+"));
+        } catch (const Error& e) {
+          throw e.with_context(where);
+        }
+        prepared_contents().emplace(std::move(key), c.data);
       }
-      remember_valid(k.id, c.data);
     }
     r.contents.push_back(std::move(c));
   }

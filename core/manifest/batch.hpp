@@ -66,11 +66,15 @@ BatchResult run_batch(store::Store& st, Verb verb, const std::vector<File>& file
 store::Resource prepare_resource(const Document& doc, Clock& clock);
 
 // Checks an attached file's content for a kind beyond its shape (e.g. that a
-// cluster's kubeconfig is usable). Validators live in plugins; the front end
-// registers them at start-up. A validator throws emco::Error naming the problem;
-// `label` names the resource ("provider+cluster").
-using ContentValidator = std::function<void(const std::string& data, const std::string& label)>;
-void register_content_validator(const std::string& kind_id, ContentValidator validator);
+// cluster's kubeconfig is usable) and returns what to store, which may differ
+// from what was read (a kubeconfig naming certificate files is stored with
+// their contents inlined). Preparers live in plugins; the front end registers
+// them at start-up. A preparer throws emco::Error naming the problem; `path`
+// is the file the content was read from (relative references in it resolve
+// against its directory); `label` names the resource ("provider+cluster").
+using ContentPreparer =
+    std::function<std::string(const std::string& data, const std::string& path, const std::string& label)>;
+void register_content_preparer(const std::string& kind_id, ContentPreparer preparer);
 
 // The resource key a declarative document names.
 resource::Key document_key(const Document& doc);

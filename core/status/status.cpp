@@ -1,16 +1,17 @@
 #include "core/status/status.hpp"
 
 #include <map>
+#include <optional>
 #include <set>
 
 #include <nlohmann/json.hpp>
-#include <yaml-cpp/yaml.h>
 
 #include "core/appcontext/appcontext.hpp"
 #include "core/store/store_impl.hpp"
 #include "core/sync/queue.hpp"
 #include "core/util/error.hpp"
 #include "core/util/strings.hpp"
+#include "core/yaml/yaml.hpp"
 
 namespace emco::status {
 
@@ -53,19 +54,30 @@ public:
     id.name = r.name.substr(0, plus);
     if (plus != std::string::npos) id.kind = r.name.substr(plus + 1);
     try {
-      YAML::Node n = YAML::Load(r.text());
-      if (n.IsMap()) {
-        std::string api = n["apiVersion"] ? n["apiVersion"].as<std::string>() : "";
+      auto docs = yaml::parse(r.text(), {.max_documents = 1});
+      if (!docs.empty() && docs[0].node(docs[0].root()).type == yaml::NodeType::mapping) {
+        const yaml::Document& d = docs[0];
+        // A field's text when it is a scalar, else nullopt (the key's value stays).
+        auto text = [&d](yaml::NodeId map, std::string_view key) -> std::optional<std::string> {
+          yaml::NodeId v = d.find(map, key);
+          if (v == yaml::Document::k_none) return std::nullopt;
+          v = d.target(v);
+          if (d.node(v).type != yaml::NodeType::scalar) return std::nullopt;
+          return std::string(d.scalar(v));
+        };
+        std::string api = text(d.root(), "apiVersion").value_or("");
         auto slash = api.find('/');
         if (slash == std::string::npos) id.version = api;
         else {
           id.group = api.substr(0, slash);
           id.version = api.substr(slash + 1);
         }
-        if (n["kind"]) id.kind = n["kind"].as<std::string>();
-        if (n["metadata"] && n["metadata"]["name"]) id.name = n["metadata"]["name"].as<std::string>();
+        if (auto kind = text(d.root(), "kind")) id.kind = *kind;
+        yaml::NodeId meta = d.find(d.root(), "metadata");
+        if (meta != yaml::Document::k_none && d.node(d.target(meta)).type == yaml::NodeType::mapping)
+          if (auto name = text(d.target(meta), "name")) id.name = *name;
       }
-    } catch (const YAML::Exception&) {
+    } catch (const yaml::ParseError&) {
       // Keep the names from the key: status must not fail on one odd manifest.
     }
     return m_ids.emplace(r.hash(), id).first->second;

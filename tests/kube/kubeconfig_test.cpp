@@ -278,8 +278,68 @@ contexts: [{name: x, context: {cluster: c, user: u}}]
 current-context: x
 )");
   std::string msg = error_of([&] { validate_kubeconfig(dir.file("config"), "", "prov+edge1"); });
-  CHECK(msg == "cluster 'prov+edge1': cannot read certificate-authority '" + dir.file("nope/ca.crt") +
-                   "': No such file or directory");
+  CHECK(msg == "cluster 'prov+edge1': " + dir.file("config") + ":2: cannot read certificate-authority '" +
+                   dir.file("nope/ca.crt") + "': No such file or directory");
+}
+
+TEST_CASE("kubeconfig: registration inlines the files a kubeconfig names, and keeps a self-contained one as written",
+          "[kubeconfig]") {
+  TempDir dir;
+  KeyPair ca = make_ca("test-ca");
+  KeyPair client = make_cert(ca, "admin");
+  std::filesystem::create_directories(dir.file("pki"));
+  write_file(dir.file("pki/ca.crt"), ca.cert_pem);
+  write_file(dir.file("pki/u.crt"), client.cert_pem);
+  write_file(dir.file("pki/u.key"), client.key_pem);
+  write_file(dir.file("pki/token"), "s3cr3t-token\n");
+  const std::string text = R"(apiVersion: v1
+kind: Config
+current-context: edge
+clusters:
+- name: c
+  cluster: {server: "https://h:6443", certificate-authority: pki/ca.crt}
+users:
+- name: u
+  user: {client-certificate: pki/u.crt, client-key: pki/u.key}
+- name: t
+  user: {tokenFile: pki/token}
+contexts:
+- {name: edge, context: {cluster: c, user: u, namespace: apps}}
+- {name: tok, context: {cluster: c, user: t}}
+)";
+  const std::string stored = prepare_kubeconfig(text, dir.file("edge.kubeconfig"), "p+edge");
+  for (const char* path : {"pki/", "ca.crt", "u.key", "tokenFile"}) CHECK(stored.find(path) == std::string::npos);
+  ClusterAccess a = resolve_access(parse_kubeconfig(stored, "stored", "/elsewhere"));
+  CHECK(a.ca_pem == ca.cert_pem);
+  CHECK(a.client_cert_pem == client.cert_pem);
+  CHECK(a.client_key_pem == client.key_pem);
+  CHECK(a.ns == "apps");
+  CHECK(a.context == "edge");
+  CHECK(stored.find("tok") == std::string::npos);  // minified: only the current context
+  // A tokenFile is read once, at registration, and stored as the token.
+  std::string with_token = text;
+  with_token.replace(with_token.find("current-context: edge"), 21, "current-context: tok");
+  ClusterAccess t = resolve_access(parse_kubeconfig(prepare_kubeconfig(with_token, dir.file("k"), "p+t"), "s", ""));
+  CHECK(t.token == "s3cr3t-token");
+  CHECK(t.ca_pem == ca.cert_pem);
+  // The text kubectl prints for it: keys sorted, -data fields base64.
+  CHECK(stored.rfind("apiVersion: v1\nclusters:\n- cluster:\n    certificate-authority-data: " +
+                         base64_encode(ca.cert_pem) + "\n    server: https://h:6443\n  name: c\ncontexts:\n",
+                     0) == 0);
+
+  // Self-contained already: stored exactly as written.
+  const std::string inline_text = "clusters: [{name: c, cluster: {server: 'https://h', certificate-authority-data: " +
+                                  base64_encode(ca.cert_pem) + "}}]\nusers: [{name: u, user: {token: abc}}]\n" +
+                                  "contexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n";
+  CHECK(prepare_kubeconfig(inline_text, dir.file("k"), "p+c") == inline_text);
+
+  // A file that is gone: refused with the kubeconfig's FILE:LINE and the path, never the content.
+  std::filesystem::remove(dir.file("pki/u.key"));
+  CHECK(error_of([&] { prepare_kubeconfig(text, dir.file("edge.kubeconfig"), "p+edge"); }) ==
+        "cluster 'p+edge': " + dir.file("edge.kubeconfig") + ":9: cannot read client-key '" + dir.file("pki/u.key") +
+            "': No such file or directory");
+  CHECK(error_of([&] { prepare_kubeconfig("kind: Config\n", "", "p+e"); }) ==
+        "cluster 'p+e': kubeconfig '<inline>' defines no contexts");
 }
 
 TEST_CASE("kubeconfig: registration refuses undecodable or mismatched material", "[kubeconfig][bad]") {

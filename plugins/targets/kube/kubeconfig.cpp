@@ -1,7 +1,5 @@
 #include "plugins/targets/kube/kubeconfig.hpp"
 
-#include <yaml-cpp/yaml.h>
-
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -9,8 +7,13 @@
 #include <fstream>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
+#include "core/template/value.hpp"
+#include "core/util/base64.hpp"
 #include "core/util/error.hpp"
 #include "core/util/strings.hpp"
+#include "core/yaml/yaml.hpp"
 #include "plugins/targets/kube/pem.hpp"
 
 namespace emco::kube {
@@ -29,71 +32,124 @@ std::string resolve_path(const std::string& path, const std::string& base_dir) {
   return (fs::path(base_dir) / p).lexically_normal().string();
 }
 
-std::string scalar(const YAML::Node& node, const char* key) {
-  YAML::Node v = node[key];
-  if (!v || v.IsNull()) return {};
-  if (!v.IsScalar()) fail(ErrorKind::invalid, std::string("field '") + key + "' must be a string");
-  return v.Scalar();
-}
+// Read access to a parsed kubeconfig with kubectl's leniency: an absent key
+// and a null value are the same, and scalars are taken as written.
+class Tree {
+public:
+  using NodeId = yaml::NodeId;
+  static constexpr NodeId k_none = yaml::Document::k_none;
 
-bool boolean(const YAML::Node& node, const char* key) {
-  YAML::Node v = node[key];
-  if (!v || v.IsNull()) return false;
-  std::string s = to_lower(v.Scalar());
-  if (s == "true") return true;
-  if (s == "false") return false;
-  fail(ErrorKind::invalid, std::string("field '") + key + "' must be true or false");
-}
+  explicit Tree(const yaml::Document& doc) : m_doc(doc) {}
+  const yaml::Document& doc() const { return m_doc; }
 
-// Iterates a `clusters:`/`users:`/`contexts:` list of {name, <inner>} items.
+  NodeId root() const { return m_doc.target(m_doc.root()); }
+  // The value under `key` of a mapping, aliases followed; k_none when absent or null.
+  NodeId get(NodeId map, std::string_view key) const {
+    if (map == k_none || !is(map, yaml::NodeType::mapping)) return k_none;
+    NodeId v = m_doc.find(map, key);
+    if (v == k_none) return k_none;
+    v = m_doc.target(v);
+    return is_null(v) ? k_none : v;
+  }
+  bool is(NodeId id, yaml::NodeType type) const { return m_doc.node(id).type == type; }
+  bool is_null(NodeId id) const {
+    if (!m_doc.is_plain(id)) return false;
+    std::string_view t = m_doc.scalar(id);
+    return t.empty() || t == "~" || t == "null" || t == "Null" || t == "NULL";
+  }
+  std::uint32_t line(NodeId id) const { return m_doc.node(id).line; }
+
+  // A string field; "" when absent.
+  std::string scalar(NodeId map, const char* key) const {
+    NodeId v = get(map, key);
+    if (v == k_none) return {};
+    if (!is(v, yaml::NodeType::scalar)) fail(ErrorKind::invalid, std::string("field '") + key + "' must be a string");
+    return std::string(m_doc.scalar(v));
+  }
+  // The line of a field (0 when absent): errors about the file a field names point at it.
+  std::uint32_t line_of(NodeId map, const char* key) const {
+    NodeId v = get(map, key);
+    return v == k_none ? 0 : line(v);
+  }
+  bool boolean(NodeId map, const char* key) const {
+    NodeId v = get(map, key);
+    if (v == k_none) return false;
+    std::string s = is(v, yaml::NodeType::scalar) ? to_lower(std::string(m_doc.scalar(v))) : std::string();
+    if (s == "true") return true;
+    if (s == "false") return false;
+    fail(ErrorKind::invalid, std::string("field '") + key + "' must be true or false");
+  }
+  std::size_t size(NodeId id) const { return m_doc.size(id); }
+  NodeId item(NodeId seq, std::size_t i) const { return m_doc.target(m_doc.item(seq, i)); }
+
+private:
+  const yaml::Document& m_doc;
+};
+
+// Iterates a `clusters:`/`users:`/`contexts:` list of {name, <inner>} items;
+// `fn` gets the inner mapping (k_none when absent).
 template <typename Fn>
-void each_named(const YAML::Node& root, const char* list, const char* inner, Fn&& fn) {
-  YAML::Node items = root[list];
-  if (!items || items.IsNull()) return;
-  if (!items.IsSequence()) fail(ErrorKind::invalid, std::string("'") + list + "' must be a list");
-  for (size_t i = 0; i < items.size(); ++i) {
-    YAML::Node item = items[i];
+void each_named(const Tree& t, const char* list, const char* inner, Fn&& fn) {
+  Tree::NodeId items = t.get(t.root(), list);
+  if (items == Tree::k_none) return;
+  if (!t.is(items, yaml::NodeType::sequence)) fail(ErrorKind::invalid, std::string("'") + list + "' must be a list");
+  for (size_t i = 0; i < t.size(items); ++i) {
+    Tree::NodeId item = t.item(items, i);
     std::string where = std::string(list) + "[" + std::to_string(i) + "]";
-    if (!item.IsMap()) fail(ErrorKind::invalid, "'" + where + "' must be a mapping");
-    std::string name = scalar(item, "name");
+    if (!t.is(item, yaml::NodeType::mapping)) fail(ErrorKind::invalid, "'" + where + "' must be a mapping");
+    std::string name = t.scalar(item, "name");
     if (name.empty()) fail(ErrorKind::invalid, "'" + where + "' has no name");
-    YAML::Node body = item[inner];
-    if (body && !body.IsNull() && !body.IsMap())
+    Tree::NodeId body = t.get(item, inner);
+    if (body != Tree::k_none && !t.is(body, yaml::NodeType::mapping))
       fail(ErrorKind::invalid, "'" + where + "." + inner + "' must be a mapping");
     try {
-      fn(name, body ? body : YAML::Node(YAML::NodeType::Map));
+      fn(name, body);
     } catch (const Error& e) {
       throw e.with_context(std::string(list).substr(0, std::strlen(list) - 1) + " '" + name + "'");
     }
   }
 }
 
-ExecConfig parse_exec(const YAML::Node& node, const std::string& base_dir) {
-  if (!node.IsMap()) fail(ErrorKind::invalid, "'exec' must be a mapping");
+ExecConfig parse_exec(const Tree& t, Tree::NodeId node, const std::string& base_dir) {
+  if (!t.is(node, yaml::NodeType::mapping)) fail(ErrorKind::invalid, "'exec' must be a mapping");
   ExecConfig exec;
-  exec.api_version = scalar(node, "apiVersion");
-  exec.command = scalar(node, "command");
+  exec.api_version = t.scalar(node, "apiVersion");
+  exec.command = t.scalar(node, "command");
   // client-go resolves a command with a path separator against the file's dir.
   if (exec.command.find('/') != std::string::npos) exec.command = resolve_path(exec.command, base_dir);
-  if (YAML::Node args = node["args"]; args && !args.IsNull()) {
-    if (!args.IsSequence()) fail(ErrorKind::invalid, "'exec.args' must be a list");
-    for (const auto& a : args) exec.args.push_back(a.Scalar());
-  }
-  if (YAML::Node env = node["env"]; env && !env.IsNull()) {
-    if (!env.IsSequence()) fail(ErrorKind::invalid, "'exec.env' must be a list of {name, value}");
-    for (const auto& e : env) {
-      if (!e.IsMap()) fail(ErrorKind::invalid, "'exec.env' must be a list of {name, value}");
-      exec.env.emplace_back(scalar(e, "name"), scalar(e, "value"));
+  if (Tree::NodeId args = t.get(node, "args"); args != Tree::k_none) {
+    if (!t.is(args, yaml::NodeType::sequence)) fail(ErrorKind::invalid, "'exec.args' must be a list");
+    for (size_t i = 0; i < t.size(args); ++i) {
+      Tree::NodeId a = t.item(args, i);
+      if (!t.is(a, yaml::NodeType::scalar)) fail(ErrorKind::invalid, "'exec.args' must be a list of strings");
+      exec.args.emplace_back(t.is_null(a) ? std::string_view() : t.doc().scalar(a));
     }
   }
-  exec.install_hint = scalar(node, "installHint");
-  exec.provide_cluster_info = boolean(node, "provideClusterInfo");
+  if (Tree::NodeId env = t.get(node, "env"); env != Tree::k_none) {
+    if (!t.is(env, yaml::NodeType::sequence)) fail(ErrorKind::invalid, "'exec.env' must be a list of {name, value}");
+    for (size_t i = 0; i < t.size(env); ++i) {
+      Tree::NodeId e = t.item(env, i);
+      if (!t.is(e, yaml::NodeType::mapping)) fail(ErrorKind::invalid, "'exec.env' must be a list of {name, value}");
+      exec.env.emplace_back(t.scalar(e, "name"), t.scalar(e, "value"));
+    }
+  }
+  exec.install_hint = t.scalar(node, "installHint");
+  exec.provide_cluster_info = t.boolean(node, "provideClusterInfo");
   return exec;
 }
 
-std::string read_file(const std::string& path, const std::string& what) {
+// "ORIGIN:LINE" of a field that names a file, or just ORIGIN.
+std::string field_place(const std::string& origin, std::uint32_t line) {
+  return line ? origin + ":" + std::to_string(line) : origin;
+}
+
+// Reads a file a kubeconfig field names; `place` is the field's "FILE:LINE".
+// The error names the place and the path, never the content.
+std::string read_file(const std::string& path, const std::string& what, const std::string& place) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) fail(ErrorKind::invalid, "cannot read " + what + " '" + path + "': " + std::strerror(errno));
+  if (!in)
+    fail(ErrorKind::invalid, (place.empty() ? std::string() : place + ": ") + "cannot read " + what + " '" + path +
+                                 "': " + std::strerror(errno));
   std::ostringstream out;
   out << in.rdbuf();
   return out.str();
@@ -113,62 +169,66 @@ std::string strip_trailing_slashes(std::string s) {
 }  // namespace
 
 Kubeconfig parse_kubeconfig(std::string_view text, const std::string& origin, const std::string& base_dir) {
-  YAML::Node root;
+  std::vector<yaml::Document> docs;
   try {
-    root = YAML::Load(std::string(text));
-  } catch (const YAML::Exception& e) {
-    // e.msg describes the syntax problem; the mark gives the place. Neither
+    docs = yaml::parse(text, {.max_documents = 1});
+  } catch (const yaml::ParseError& e) {
+    // The problem describes the syntax; the mark gives the place. Neither
     // echoes the document's content.
-    fail(ErrorKind::invalid,
-         "cannot parse kubeconfig '" + origin + "': line " + std::to_string(e.mark.line + 1) + ", column " +
-             std::to_string(e.mark.column + 1) + ": " + e.msg);
+    fail(ErrorKind::invalid, "cannot parse kubeconfig '" + origin + "': line " + std::to_string(e.line()) +
+                                 ", column " + std::to_string(e.column()) + ": " + e.problem());
   }
   Kubeconfig config;
   config.origin = origin;
-  if (!root || root.IsNull()) return config;  // an empty file is an empty config, as for kubectl
+  if (docs.empty()) return config;  // an empty file is an empty config, as for kubectl
+  const Tree t(docs[0]);
+  if (t.is_null(t.root())) return config;
   try {
-    if (!root.IsMap()) fail(ErrorKind::invalid, "not a kubeconfig (expected a mapping at the top)");
-    std::string kind = scalar(root, "kind");
+    if (!t.is(t.root(), yaml::NodeType::mapping))
+      fail(ErrorKind::invalid, "not a kubeconfig (expected a mapping at the top)");
+    std::string kind = t.scalar(t.root(), "kind");
     if (!kind.empty() && kind != "Config") fail(ErrorKind::invalid, "kind is '" + kind + "', expected 'Config'");
-    config.current_context = scalar(root, "current-context");
-    each_named(root, "clusters", "cluster", [&](const std::string& name, const YAML::Node& c) {
+    config.current_context = t.scalar(t.root(), "current-context");
+    each_named(t, "clusters", "cluster", [&](const std::string& name, Tree::NodeId c) {
       KubeconfigCluster cluster;
-      cluster.server = scalar(c, "server");
-      cluster.certificate_authority = resolve_path(scalar(c, "certificate-authority"), base_dir);
-      cluster.certificate_authority_data = scalar(c, "certificate-authority-data");
-      cluster.insecure_skip_tls_verify = boolean(c, "insecure-skip-tls-verify");
-      cluster.tls_server_name = scalar(c, "tls-server-name");
-      cluster.proxy_url = scalar(c, "proxy-url");
+      cluster.server = t.scalar(c, "server");
+      cluster.certificate_authority = resolve_path(t.scalar(c, "certificate-authority"), base_dir);
+      cluster.certificate_authority_place = field_place(origin, t.line_of(c, "certificate-authority"));
+      cluster.certificate_authority_data = t.scalar(c, "certificate-authority-data");
+      cluster.insecure_skip_tls_verify = t.boolean(c, "insecure-skip-tls-verify");
+      cluster.tls_server_name = t.scalar(c, "tls-server-name");
+      cluster.proxy_url = t.scalar(c, "proxy-url");
       config.clusters.emplace(name, std::move(cluster));  // first definition wins
     });
-    each_named(root, "users", "user", [&](const std::string& name, const YAML::Node& u) {
+    each_named(t, "users", "user", [&](const std::string& name, Tree::NodeId u) {
       KubeconfigUser user;
-      user.client_certificate = resolve_path(scalar(u, "client-certificate"), base_dir);
-      user.client_certificate_data = scalar(u, "client-certificate-data");
-      user.client_key = resolve_path(scalar(u, "client-key"), base_dir);
-      user.client_key_data = scalar(u, "client-key-data");
-      user.token = scalar(u, "token");
-      user.token_file = resolve_path(scalar(u, "tokenFile"), base_dir);
-      user.username = scalar(u, "username");
-      user.password = scalar(u, "password");
-      if (YAML::Node exec = u["exec"]; exec && !exec.IsNull()) user.exec = parse_exec(exec, base_dir);
-      if (YAML::Node ap = u["auth-provider"]; ap && ap.IsMap()) {
-        user.auth_provider = scalar(ap, "name");
+      user.client_certificate = resolve_path(t.scalar(u, "client-certificate"), base_dir);
+      user.client_certificate_place = field_place(origin, t.line_of(u, "client-certificate"));
+      user.client_certificate_data = t.scalar(u, "client-certificate-data");
+      user.client_key = resolve_path(t.scalar(u, "client-key"), base_dir);
+      user.client_key_place = field_place(origin, t.line_of(u, "client-key"));
+      user.client_key_data = t.scalar(u, "client-key-data");
+      user.token = t.scalar(u, "token");
+      user.token_file = resolve_path(t.scalar(u, "tokenFile"), base_dir);
+      user.token_file_place = field_place(origin, t.line_of(u, "tokenFile"));
+      user.username = t.scalar(u, "username");
+      user.password = t.scalar(u, "password");
+      if (Tree::NodeId exec = t.get(u, "exec"); exec != Tree::k_none) user.exec = parse_exec(t, exec, base_dir);
+      if (Tree::NodeId ap = t.get(u, "auth-provider"); ap != Tree::k_none && t.is(ap, yaml::NodeType::mapping)) {
+        user.auth_provider = t.scalar(ap, "name");
         if (user.auth_provider.empty()) user.auth_provider = "unnamed";
       }
       config.users.emplace(name, std::move(user));
     });
-    each_named(root, "contexts", "context", [&](const std::string& name, const YAML::Node& c) {
+    each_named(t, "contexts", "context", [&](const std::string& name, Tree::NodeId c) {
       KubeconfigContext context;
-      context.cluster = scalar(c, "cluster");
-      context.user = scalar(c, "user");
-      context.ns = scalar(c, "namespace");
+      context.cluster = t.scalar(c, "cluster");
+      context.user = t.scalar(c, "user");
+      context.ns = t.scalar(c, "namespace");
       config.contexts.emplace(name, std::move(context));
     });
   } catch (const Error& e) {
     throw e.with_context("invalid kubeconfig '" + origin + "'");
-  } catch (const YAML::Exception& e) {
-    fail(ErrorKind::invalid, "invalid kubeconfig '" + origin + "': " + e.msg);
   }
   return config;
 }
@@ -263,7 +323,8 @@ ClusterAccess resolve_access(const Kubeconfig& config, const std::string& contex
     if (!c.certificate_authority_data.empty())
       a.ca_pem = decode_data(c.certificate_authority_data, "certificate-authority-data");
     else if (!c.certificate_authority.empty())
-      a.ca_pem = read_file(c.certificate_authority, "certificate-authority");
+      a.ca_pem = read_file(c.certificate_authority, "certificate-authority",
+                           c.certificate_authority_place);
     if (!a.user.empty()) {
       auto us = config.users.find(a.user);
       if (us == config.users.end())
@@ -276,16 +337,18 @@ ClusterAccess resolve_access(const Kubeconfig& config, const std::string& contex
       if (!u.client_certificate_data.empty())
         a.client_cert_pem = decode_data(u.client_certificate_data, "client-certificate-data");
       else if (!u.client_certificate.empty())
-        a.client_cert_pem = read_file(u.client_certificate, "client-certificate");
+        a.client_cert_pem = read_file(u.client_certificate, "client-certificate",
+                                      u.client_certificate_place);
       if (!u.client_key_data.empty())
         a.client_key_pem = decode_data(u.client_key_data, "client-key-data");
       else if (!u.client_key.empty())
-        a.client_key_pem = read_file(u.client_key, "client-key");
+        a.client_key_pem = read_file(u.client_key, "client-key", u.client_key_place);
       if (a.client_cert_pem.empty() != a.client_key_pem.empty())
         fail(ErrorKind::invalid, a.client_cert_pem.empty() ? "client-key given without client-certificate"
                                                            : "client-certificate given without client-key");
       a.token = u.token;
-      if (a.token.empty() && !u.token_file.empty()) a.token = trim(read_file(u.token_file, "tokenFile"));
+      if (a.token.empty() && !u.token_file.empty())
+        a.token = trim(read_file(u.token_file, "tokenFile", u.token_file_place));
       a.username = u.username;
       a.password = u.password;
       a.exec = u.exec;
@@ -299,58 +362,66 @@ ClusterAccess resolve_access(const Kubeconfig& config, const std::string& contex
 std::string flatten_kubeconfig(const Kubeconfig& config, const std::string& context) {
   ClusterAccess a = resolve_access(config, context);  // reads the files, checks the references
   const KubeconfigCluster& c = config.clusters.at(a.cluster);
-  YAML::Emitter out;
-  out << YAML::BeginMap << YAML::Key << "apiVersion" << YAML::Value << "v1" << YAML::Key << "kind" << YAML::Value
-      << "Config";
-  out << YAML::Key << "clusters" << YAML::Value << YAML::BeginSeq << YAML::BeginMap << YAML::Key << "name"
-      << YAML::Value << a.cluster << YAML::Key << "cluster" << YAML::Value << YAML::BeginMap;
-  out << YAML::Key << "server" << YAML::Value << c.server;
-  if (!a.ca_pem.empty()) out << YAML::Key << "certificate-authority-data" << YAML::Value << base64_encode(a.ca_pem);
-  if (c.insecure_skip_tls_verify) out << YAML::Key << "insecure-skip-tls-verify" << YAML::Value << true;
-  if (!c.tls_server_name.empty()) out << YAML::Key << "tls-server-name" << YAML::Value << c.tls_server_name;
-  if (!c.proxy_url.empty()) out << YAML::Key << "proxy-url" << YAML::Value << c.proxy_url;
-  out << YAML::EndMap << YAML::EndMap << YAML::EndSeq;
-  out << YAML::Key << "users" << YAML::Value << YAML::BeginSeq;
+  using nlohmann::json;
+  json cluster = {{"server", c.server}};
+  if (!a.ca_pem.empty()) cluster["certificate-authority-data"] = base64_encode(a.ca_pem);
+  if (c.insecure_skip_tls_verify) cluster["insecure-skip-tls-verify"] = true;
+  if (!c.tls_server_name.empty()) cluster["tls-server-name"] = c.tls_server_name;
+  if (!c.proxy_url.empty()) cluster["proxy-url"] = c.proxy_url;
+  json context_body = {{"cluster", a.cluster}};
+  if (!a.user.empty()) context_body["user"] = a.user;
+  if (!a.ns.empty()) context_body["namespace"] = a.ns;
+  json out = {{"apiVersion", "v1"},
+              {"kind", "Config"},
+              {"clusters", json::array({{{"name", a.cluster}, {"cluster", cluster}}})},
+              {"contexts", json::array({{{"name", a.context}, {"context", context_body}}})},
+              {"current-context", a.context},
+              {"users", json::array()}};
   if (!a.user.empty()) {
-    const KubeconfigUser& u = config.users.at(a.user);
-    out << YAML::BeginMap << YAML::Key << "name" << YAML::Value << a.user << YAML::Key << "user" << YAML::Value
-        << YAML::BeginMap;
+    json user = json::object();
     if (!a.client_cert_pem.empty()) {
-      out << YAML::Key << "client-certificate-data" << YAML::Value << base64_encode(a.client_cert_pem);
-      out << YAML::Key << "client-key-data" << YAML::Value << base64_encode(a.client_key_pem);
+      user["client-certificate-data"] = base64_encode(a.client_cert_pem);
+      user["client-key-data"] = base64_encode(a.client_key_pem);
     }
-    if (!u.token.empty()) out << YAML::Key << "token" << YAML::Value << u.token;
-    if (!u.token_file.empty()) out << YAML::Key << "tokenFile" << YAML::Value << u.token_file;
-    if (!u.username.empty()) out << YAML::Key << "username" << YAML::Value << u.username;
-    if (!u.password.empty()) out << YAML::Key << "password" << YAML::Value << u.password;
-    if (u.exec) {
-      const ExecConfig& e = *u.exec;
-      out << YAML::Key << "exec" << YAML::Value << YAML::BeginMap;
-      if (!e.api_version.empty()) out << YAML::Key << "apiVersion" << YAML::Value << e.api_version;
-      out << YAML::Key << "command" << YAML::Value << e.command;
-      if (!e.args.empty()) out << YAML::Key << "args" << YAML::Value << e.args;
+    if (!a.token.empty()) user["token"] = a.token;  // a tokenFile's content, read above
+    if (!a.username.empty()) user["username"] = a.username;
+    if (!a.password.empty()) user["password"] = a.password;
+    if (a.exec) {
+      const ExecConfig& e = *a.exec;
+      json exec = {{"command", e.command}};
+      if (!e.api_version.empty()) exec["apiVersion"] = e.api_version;
+      if (!e.args.empty()) exec["args"] = e.args;
       if (!e.env.empty()) {
-        out << YAML::Key << "env" << YAML::Value << YAML::BeginSeq;
-        for (const auto& [k, v] : e.env)
-          out << YAML::BeginMap << YAML::Key << "name" << YAML::Value << k << YAML::Key << "value" << YAML::Value << v
-              << YAML::EndMap;
-        out << YAML::EndSeq;
+        exec["env"] = json::array();
+        for (const auto& [k, v] : e.env) exec["env"].push_back({{"name", k}, {"value", v}});
       }
-      if (!e.install_hint.empty()) out << YAML::Key << "installHint" << YAML::Value << e.install_hint;
-      if (e.provide_cluster_info) out << YAML::Key << "provideClusterInfo" << YAML::Value << true;
-      out << YAML::EndMap;
+      if (!e.install_hint.empty()) exec["installHint"] = e.install_hint;
+      if (e.provide_cluster_info) exec["provideClusterInfo"] = true;
+      user["exec"] = std::move(exec);
     }
-    out << YAML::EndMap << YAML::EndMap;
+    out["users"].push_back({{"name", a.user}, {"user", std::move(user)}});
   }
-  out << YAML::EndSeq;
-  out << YAML::Key << "contexts" << YAML::Value << YAML::BeginSeq << YAML::BeginMap << YAML::Key << "name"
-      << YAML::Value << a.context << YAML::Key << "context" << YAML::Value << YAML::BeginMap << YAML::Key << "cluster"
-      << YAML::Value << a.cluster;
-  if (!a.user.empty()) out << YAML::Key << "user" << YAML::Value << a.user;
-  if (!a.ns.empty()) out << YAML::Key << "namespace" << YAML::Value << a.ns;
-  out << YAML::EndMap << YAML::EndMap << YAML::EndSeq;
-  out << YAML::Key << "current-context" << YAML::Value << a.context << YAML::EndMap;
-  return std::string(out.c_str()) + "\n";
+  // The emitter of `kubectl config view` (goyaml.v2 through sigs.k8s.io/yaml): keys sorted.
+  return tmpl::to_yaml(tmpl::Value::from_json(out));
+}
+
+std::string prepare_kubeconfig(const std::string& text, const std::string& path, const std::string& label) {
+  std::string dir = path.empty() ? std::string() : fs::absolute(fs::path(path)).parent_path().string();
+  Kubeconfig config = parse_kubeconfig(text, path.empty() ? "<inline>" : path, dir);
+  if (config.contexts.empty())
+    fail(ErrorKind::invalid,
+         (label.empty() ? std::string() : "cluster '" + label + "': ") + "kubeconfig '" + config.origin +
+             "' defines no contexts");
+  ClusterAccess access = resolve_access(config, {}, label);  // reads every file the context names
+  validate_access(access);
+  const KubeconfigCluster& c = config.clusters.at(access.cluster);
+  bool names_files = c.certificate_authority_data.empty() && !c.certificate_authority.empty();
+  if (!access.user.empty()) {
+    const KubeconfigUser& u = config.users.at(access.user);
+    names_files = names_files || (u.client_certificate_data.empty() && !u.client_certificate.empty()) ||
+                  (u.client_key_data.empty() && !u.client_key.empty()) || (u.token.empty() && !u.token_file.empty());
+  }
+  return names_files ? flatten_kubeconfig(config) : text;
 }
 
 KubeconfigSummary validate_access(const ClusterAccess& a) {

@@ -32,6 +32,7 @@ struct ExecConfig {
 struct KubeconfigCluster {
   std::string server;
   std::string certificate_authority;       // path, resolved
+  std::string certificate_authority_place; // "FILE:LINE" naming it, for errors
   std::string certificate_authority_data;  // base64 as written
   bool insecure_skip_tls_verify = false;
   std::string tls_server_name;
@@ -40,11 +41,14 @@ struct KubeconfigCluster {
 
 struct KubeconfigUser {
   std::string client_certificate;       // path, resolved
+  std::string client_certificate_place; // "FILE:LINE" naming it, for errors
   std::string client_certificate_data;  // base64
   std::string client_key;               // path, resolved
+  std::string client_key_place;         // "FILE:LINE" naming it, for errors
   std::string client_key_data;          // base64
   std::string token;
   std::string token_file;  // path, resolved
+  std::string token_file_place;  // "FILE:LINE" naming it, for errors
   std::string username;
   std::string password;
   std::optional<ExecConfig> exec;
@@ -110,11 +114,21 @@ ClusterAccess resolve_access(const Kubeconfig& config, const std::string& contex
 
 // A self-contained kubeconfig holding only `context` (empty: current-context),
 // its cluster and its user, with certificate and key files inlined as -data
-// fields, and current-context set: what `kubectl config view --minify
-// --flatten` prints. For storing a registered cluster's kubeconfig so it keeps
-// working wherever emco runs. tokenFile and exec commands stay paths (they
-// are meant to be re-read). Throws like resolve_access.
+// fields (base64), a tokenFile's content inlined as token, and current-context
+// set: what `kubectl config view --minify --flatten` prints (keys sorted), so a
+// registered cluster's kubeconfig keeps working wherever emco runs. An exec
+// command stays a path (it is a program, not data). Throws like resolve_access.
 std::string flatten_kubeconfig(const Kubeconfig& config, const std::string& context = {});
+
+// The kubeconfig cluster registration stores. `text` was read from `path`
+// (empty: given inline), whose directory relative file references resolve
+// against. Checks it as validate_kubeconfig does (current-context); when that
+// context names certificate, key or token files, they are read now and the
+// result is flatten_kubeconfig's, so the workspace does not depend on them;
+// otherwise `text` is returned unchanged. A file that cannot be read is
+// Error(invalid) "cluster 'LABEL': FILE:LINE: cannot read client-key 'PATH': REASON"
+// (FILE:LINE is the kubeconfig field naming it); contents are never printed.
+std::string prepare_kubeconfig(const std::string& text, const std::string& path, const std::string& label);
 
 // What cluster registration learns from a kubeconfig without contacting it.
 struct KubeconfigSummary {
