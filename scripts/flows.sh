@@ -129,6 +129,13 @@ EOF
   step "test-update: prerequisites and intents"
   for f in 00-controllers 01-prerequisites 02-deployment-intent; do apply "$F/$f.yaml" >/dev/null; done
   expect_empty cluster1
+  # Re-applying the same files changes nothing: every line says 'unchanged'.
+  local out
+  for f in 00-controllers 02-deployment-intent; do
+    out=$(apply "$F/$f.yaml")
+    [ -n "$out" ] || fail "re-applying $f printed nothing"
+    ! grep -v ' unchanged$' <<<"$out" >/dev/null || fail "re-applying $f changed something: $(grep -v ' unchanged$' <<<"$out")"
+  done
   step "test-update: instantiate"
   apply "$F/03-instantiation.yaml"
   [ "$(dig_state $DIG)" = Instantiated ] || fail "DIG is $(dig_state $DIG) after instantiate"
@@ -137,7 +144,10 @@ EOF
   local first
   first=$(objects cluster1)
   step "test-update: move collectd to cluster2 and update"
-  apply "$F/04-update-deployment-intent.yaml" >/dev/null
+  out=$(apply "$F/04-update-deployment-intent.yaml")
+  grep -q 'app-intents/collectd-placement-intent configured$' <<<"$out" || fail "04 did not reconfigure the app intent: $out"
+  [ "$(em get "projects/proj-update-1/composite-apps/test-composite-app/v1/deployment-intent-groups/test-deployment-intent/generic-placement-intents/test-placement-intent/app-intents/collectd-placement-intent" -o json |
+      jq -r '.spec.intent.allOf[0].cluster')" = cluster2 ] || fail "the app intent does not name cluster2 after 04"
   apply "$F/05-update.yaml"
   [ "$(dig_state $DIG)" = Instantiated ] || fail "DIG is $(dig_state $DIG) after update"
   expect_empty cluster1
@@ -198,6 +208,19 @@ EOF
     apply "$F/$f.yaml" >/dev/null
   done
   expect_empty cluster1
+  # intents.yaml ends with the DIG's approve; the kv pairs and the cloud's
+  # cluster reference are as the files say; test-gac.yaml's 7 resources are there.
+  [ "$(dig_state $DIG)" = Approved ] || fail "DIG is $(dig_state $DIG) after intents.yaml (expected Approved)"
+  [ "$(em cluster kv get provider1/cluster1/istioingressgatewaykvpairs -o json | jq -r '.spec.kv[0].istioingressgatewayaddress')" = 192.168.121.26 ] ||
+    fail "cluster kv pairs are not as clusters.yaml says"
+  [ "$(em lc cluster-ref get proj1/default/lc-cl-1 -o json | jq -r .spec.cluster)" = cluster1 ] || fail "cluster reference lc-cl-1"
+  local GAC=projects/proj1/composite-apps/gac-composite-app/v1/deployment-intent-groups/collection-deployment-intent-group/generic-k8s-intents/operator-gac-intent/resources
+  [ "$(em get "$GAC" -o json | jq length)" = 7 ] || fail "test-gac.yaml should create 7 resources: $(em get "$GAC" -o json | jq -c '[.[].metadata.name]')"
+  [ "$(em get "$GAC/netpol-db/customizations/netpol-db-customization" -o json | jq -r '.spec.patchJson[0].value')" = database ] ||
+    fail "netpol-db-customization's patch"
+  local out
+  out=$(apply "$F/test-gac.yaml")
+  ! grep -v ' unchanged$' <<<"$out" >/dev/null || fail "re-applying test-gac.yaml changed something: $(grep -v ' unchanged$' <<<"$out")"
   step "test-gac: instantiate"
   apply "$F/instantiate.yaml"
   [ "$(dig_state $DIG)" = Instantiated ] || fail "DIG is $(dig_state $DIG) after instantiate"
