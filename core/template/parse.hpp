@@ -24,7 +24,8 @@ struct Node {
   NodeType type{};
   int pos = 0;   // byte offset in the file's text
   int line = 0;
-  std::string text;                 // text; identifier; template name; literal's source text
+  std::string_view raw;             // text: the literal text, a view into the file's text (Tree::text)
+  std::string text;                 // identifier; template name; literal's source text
   std::vector<std::string> idents;  // field (".a.b" -> a,b) / variable ("$x.a" -> $x,a) / chain fields
   std::vector<Node*> nodes;         // list items; command args; pipe commands
   std::vector<Node*> decls;         // pipe: declared variables
