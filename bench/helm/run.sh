@@ -20,4 +20,4 @@ helm="$("$(dirname "$repo")/shared/tools/get-helm" "$tools")"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 export HOME="$tmp" HELM_CACHE_HOME="$tmp/cache" HELM_CONFIG_HOME="$tmp/config" HELM_DATA_HOME="$tmp/data"
-exec "$bench" "$corpus" --helm "$helm" --reps 3
+exec "$bench" "$corpus" --helm "$helm" --reps 5
