@@ -91,7 +91,7 @@ int report(std::ostream& err, const Error& e) {
 
 int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   try {
-    install_content_validators();
+    install_content_preparers();
     auto inv = parse(args, out);
     if (!inv) return 0;
     std::optional<std::string> ws;

@@ -150,7 +150,7 @@ int run_cluster_check(Context& ctx, const Invocation& inv) {
 
 }  // namespace
 
-void install_content_validators() {
+void install_content_preparers() {
   manifest::register_content_preparer("cluster", [](const std::string& data, const std::string& path,
                                                     const std::string& label) {
     return kube::prepare_kubeconfig(data, path, label);

@@ -359,8 +359,10 @@ ClusterAccess resolve_access(const Kubeconfig& config, const std::string& contex
   return a;
 }
 
-std::string flatten_kubeconfig(const Kubeconfig& config, const std::string& context) {
-  ClusterAccess a = resolve_access(config, context);  // reads the files, checks the references
+namespace {
+
+// `kubectl config view --minify --flatten` of the context `a` was resolved from.
+std::string flatten_access(const Kubeconfig& config, const ClusterAccess& a) {
   const KubeconfigCluster& c = config.clusters.at(a.cluster);
   using nlohmann::json;
   json cluster = {{"server", c.server}};
@@ -405,6 +407,12 @@ std::string flatten_kubeconfig(const Kubeconfig& config, const std::string& cont
   return tmpl::to_yaml(tmpl::Value::from_json(out));
 }
 
+}  // namespace
+
+std::string flatten_kubeconfig(const Kubeconfig& config, const std::string& context) {
+  return flatten_access(config, resolve_access(config, context));  // reads the files, checks the references
+}
+
 std::string prepare_kubeconfig(const std::string& text, const std::string& path, const std::string& label) {
   std::string dir = path.empty() ? std::string() : fs::absolute(fs::path(path)).parent_path().string();
   Kubeconfig config = parse_kubeconfig(text, path.empty() ? "<inline>" : path, dir);
@@ -421,7 +429,7 @@ std::string prepare_kubeconfig(const std::string& text, const std::string& path,
     names_files = names_files || (u.client_certificate_data.empty() && !u.client_certificate.empty()) ||
                   (u.client_key_data.empty() && !u.client_key.empty()) || (u.token.empty() && !u.token_file.empty());
   }
-  return names_files ? flatten_kubeconfig(config) : text;
+  return names_files ? flatten_access(config, access) : text;
 }
 
 KubeconfigSummary validate_access(const ClusterAccess& a) {
