@@ -1,5 +1,8 @@
 #include "core/yaml/scanner.hpp"
 
+#include <cstdint>
+#include <cstring>
+
 namespace emco::yaml::detail {
 
 void scanner_error(const Mark& context, const Mark& problem, std::string message) {
@@ -15,38 +18,99 @@ namespace {
 
 // goyaml's reader: well-formed UTF-8 of printable characters only (tab, line
 // breaks, #x20-#x7E, #x85, #xA0-#xD7FF, #xE000-#xFFFD, #x10000-#x10FFFF).
+// The character at p[i] (i < n): its width in bytes, or 0 with `problem` set when the reader
+// refuses it.
+std::size_t char_width(const unsigned char* p, std::size_t i, std::size_t n, const char*& problem) {
+  unsigned char c = p[i];
+  if (c < 0x80) {
+    if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7F) {
+      problem = "control characters are not allowed";
+      return 0;
+    }
+    return 1;
+  }
+  std::size_t width = (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 0;
+  if (width == 0) {
+    problem = "invalid leading UTF-8 octet";
+    return 0;
+  }
+  if (i + width > n) {
+    problem = "incomplete UTF-8 octet sequence";
+    return 0;
+  }
+  std::uint32_t value = width == 2 ? (c & 0x1F) : width == 3 ? (c & 0x0F) : (c & 0x07);
+  for (std::size_t k = 1; k < width; ++k) {
+    if ((p[i + k] & 0xC0) != 0x80) {
+      problem = "invalid trailing UTF-8 octet";
+      return 0;
+    }
+    value = (value << 6) | (p[i + k] & 0x3F);
+  }
+  if ((width == 2 && value < 0x80) || (width == 3 && value < 0x800) || (width == 4 && value < 0x10000)) {
+    problem = "invalid length of a UTF-8 sequence";
+    return 0;
+  }
+  if ((value >= 0xD800 && value <= 0xDFFF) || value > 0x10FFFF) {
+    problem = "invalid Unicode character";
+    return 0;
+  }
+  bool printable = value == 0x85 || (value >= 0xA0 && value <= 0xD7FF) || (value >= 0xE000 && value <= 0xFFFD) ||
+                   value >= 0x10000;
+  if (!printable) {
+    problem = "control characters are not allowed";
+    return 0;
+  }
+  return width;
+}
+
+// The high bit of each byte of `v` that is zero, exactly (no borrow crosses bytes).
+std::uint64_t zero_bytes(std::uint64_t v) {
+  constexpr std::uint64_t k_low7 = 0x7F7F7F7F7F7F7F7FULL;
+  return ~(((v & k_low7) + k_low7) | v) & ~k_low7;
+}
+
+// Whether the reader accepts all of `in`. Values files and rendered manifests are megabytes of
+// plain ASCII, so eight bytes are checked at a time: a word of printable ASCII, tabs and line
+// breaks needs nothing more; any other word is read character by character.
+bool input_acceptable(std::string_view in) {
+  const auto* p = reinterpret_cast<const unsigned char*>(in.data());
+  const std::size_t n = in.size();
+  constexpr std::uint64_t k_ones = 0x0101010101010101ULL, k_highs = 0x8080808080808080ULL;
+  std::size_t i = 0;
+  while (i < n) {
+    if (i + 8 <= n) {
+      std::uint64_t x;
+      std::memcpy(&x, p + i, 8);
+      std::uint64_t controls = zero_bytes(x & (k_ones * 0xE0)) & ~zero_bytes(x ^ (k_ones * '\t')) &
+                               ~zero_bytes(x ^ (k_ones * '\n')) & ~zero_bytes(x ^ (k_ones * '\r'));
+      if (((x & k_highs) | controls | zero_bytes(x ^ (k_ones * 0x7F))) == 0) {
+        i += 8;
+        continue;
+      }
+    }
+    const char* problem = nullptr;
+    std::size_t width = char_width(p, i, n, problem);
+    if (width == 0) return false;
+    i += width;
+  }
+  return true;
+}
+
 void check_input(std::string_view in) {
+  if (input_acceptable(in)) return;
+  // Find the problem again, counting lines and columns for the error.
   const auto* p = reinterpret_cast<const unsigned char*>(in.data());
   std::size_t n = in.size();
   int line = 0;
   int column = 0;
-  auto reader_error = [&](const char* message) { throw_reader_error(message, line, column); };
   for (std::size_t i = 0; i < n; ++column) {
-    unsigned char c = p[i];
-    if (c == '\n') {
+    if (p[i] == '\n') {
       ++line;
       column = -1;
     }
-    if (c < 0x80) {
-      if (c < 0x20 && c != '\t' && c != '\n' && c != '\r') reader_error("control characters are not allowed");
-      if (c == 0x7F) reader_error("control characters are not allowed");
-      ++i;
-      continue;
-    }
-    std::size_t width = (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 0;
-    if (width == 0) reader_error("invalid leading UTF-8 octet");
-    if (i + width > n) reader_error("incomplete UTF-8 octet sequence");
-    std::uint32_t value = width == 2 ? (c & 0x1F) : width == 3 ? (c & 0x0F) : (c & 0x07);
-    for (std::size_t k = 1; k < width; ++k) {
-      if ((p[i + k] & 0xC0) != 0x80) reader_error("invalid trailing UTF-8 octet");
-      value = (value << 6) | (p[i + k] & 0x3F);
-    }
-    if ((width == 2 && value < 0x80) || (width == 3 && value < 0x800) || (width == 4 && value < 0x10000))
-      reader_error("invalid length of a UTF-8 sequence");
-    if ((value >= 0xD800 && value <= 0xDFFF) || value > 0x10FFFF) reader_error("invalid Unicode character");
-    bool printable = value == 0x85 || (value >= 0xA0 && value <= 0xD7FF) || (value >= 0xE000 && value <= 0xFFFD) ||
-                     value >= 0x10000;
-    if (!printable) reader_error("control characters are not allowed");
+    const char* problem = nullptr;
+    std::size_t width = char_width(p, i, n, problem);
+    if (width == 0) throw_reader_error(problem, line, column);
     i += width;
   }
 }

@@ -278,3 +278,30 @@ TEST_CASE("fuzz seeds load or fail cleanly", "[yaml][hostile]") {
   }
   CHECK(files >= 15);
 }
+
+TEST_CASE("the reader's checks hold at every byte offset of a word", "[yaml]") {
+  // Plain scalars of 24 characters: a byte under test lands at each position of the 8-byte
+  // words the reader checks at once, and in the tail.
+  const std::string filler = "abcdefghijklmnopqrstuvwx";
+  auto doc = [&](size_t at, std::string_view piece) {
+    return "k: " + filler.substr(0, at) + std::string(piece) + filler.substr(at) + "\n";
+  };
+  for (size_t at = 0; at <= filler.size(); ++at) {
+    INFO("offset " << at);
+    for (int b = 1; b < 0x80; ++b) {
+      char c = static_cast<char>(b);
+      if (c == '\t' || c == '\n' || c == '\r' || (b >= 0x20 && b < 0x7F)) continue;
+      INFO("byte " << b);
+      CHECK(error_of(doc(at, std::string(1, c))) == "yaml: control characters are not allowed");
+    }
+    CHECK(error_of(doc(at, "\xff")) == "yaml: invalid leading UTF-8 octet");
+    CHECK(error_of(doc(at, "\xC3\x28")) == "yaml: invalid trailing UTF-8 octet");
+    CHECK(error_of(doc(at, "\xC0\xAF")) == "yaml: invalid length of a UTF-8 sequence");
+    CHECK(error_of(doc(at, "\xED\xA0\x80")) == "yaml: invalid Unicode character");
+    CHECK(error_of(doc(at, "\xEF\xBF\xBE")) == "yaml: control characters are not allowed");
+    CHECK(error_of(doc(at, "\xC2\x80")) == "yaml: control characters are not allowed");
+    for (std::string_view ok : {"\xC3\xA9", "\xE2\x82\xAC", "\xF0\x9F\x98\x80", "\xEE\x80\x80"})
+      CHECK(error_of(doc(at, ok)) == "no error");
+  }
+  CHECK(error_of("k: abcdefghijklmnopqrstuvw\xE2\x82") == "yaml: incomplete UTF-8 octet sequence");
+}
