@@ -87,6 +87,8 @@ struct RenderResult {
 
 // Renders `chart` (a copy is processed; the argument is not modified).
 RenderResult render(const Chart& chart, const RenderOptions& options);
+// The same, consuming the chart (no copy of its files).
+RenderResult render(Chart&& chart, const RenderOptions& options);
 
 // Exactly what `helm template` prints on stdout for this result (CRDs only when
 // include_crds, then manifests, then hooks, each as "---\n# Source: PATH\nDOC\n").

@@ -3,6 +3,7 @@
 #include <re2/re2.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <map>
@@ -427,7 +428,9 @@ bool valid_release_name(const std::string& name) {
 
 }  // namespace
 
-RenderResult render(const Chart& input, const RenderOptions& opts) {
+RenderResult render(const Chart& chart, const RenderOptions& opts) { return render(Chart(chart), opts); }
+
+RenderResult render(Chart&& input, const RenderOptions& opts) {
   RenderResult result;
   result.include_crds = opts.include_crds;
   if (!valid_release_name(opts.release_name))
@@ -455,7 +458,7 @@ RenderResult render(const Chart& input, const RenderOptions& opts) {
     result.warnings.push_back(line);
     if (opts.log) opts.log(line);
   };
-  Chart chart = input;
+  Chart chart = std::move(input);
   Value user = opts.values.is_map() ? opts.values.deep_copy() : Value(Map{});
   process_dependencies(chart, user, note);
 
@@ -542,16 +545,27 @@ RenderResult render(const Chart& input, const RenderOptions& opts) {
 
 std::string template_output(const RenderResult& r) {
   // helm: the release manifest (CRDs, then manifests) trimmed plus "\n", then each hook.
+  constexpr std::string_view k_head = "---\n# Source: ";
+  std::size_t size = 1;
+  auto measure = [&size, &k_head](const std::string& source, const std::string& content) {
+    size += k_head.size() + source.size() + content.size() + 2;
+  };
+  if (r.include_crds)
+    for (const auto& c : r.crds) measure(c.source, c.content);
+  for (const auto& m : r.manifests) measure(m.source, m.content);
+  for (const auto& h : r.hooks) measure(h.source, h.content);
   std::string out;
-  auto add = [&out](const std::string& source, const std::string& content) {
-    out.append("---\n# Source: ").append(source).append("\n").append(content).append("\n");
+  out.reserve(size);
+  auto add = [&out, &k_head](const std::string& source, const std::string& content) {
+    out.append(k_head).append(source).append("\n").append(content).append("\n");
   };
   if (r.include_crds)
     for (const auto& c : r.crds) add(c.source, c.content);
   for (const auto& m : r.manifests) add(m.source, m.content);
-  // helm trims the release manifest (CRDs and manifests) as a whole.
-  std::string manifest = trim(out);
-  out.assign(manifest).append("\n");
+  // The release manifest is trimmed as a whole; it starts with "---" when not empty, so only
+  // its end can change.
+  while (!out.empty() && std::isspace(static_cast<unsigned char>(out.back()))) out.pop_back();
+  out.append("\n");
   for (const auto& h : r.hooks) add(h.source, h.content);
   return out;
 }
@@ -593,7 +607,7 @@ int template_main(const TemplateArgs& args, std::ostream& out, std::ostream& err
     opts.values = user_values(args.value_files, args.set, args.set_string);
     RenderResult result;
     try {
-      result = render(chart, opts);
+      result = render(std::move(chart), opts);
     } catch (const RenderFailure& e) {
       err << "Error: " << e.message() << "\n\nUse --debug flag to render out invalid YAML\n";
       return 1;
