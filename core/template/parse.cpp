@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
+#include <type_traits>
 
 #include "core/template/format.hpp"
 #include "core/util/error.hpp"
@@ -21,13 +23,14 @@ enum class It : std::uint8_t {
   keyword, block, break_, continue_, dot, define, else_, end, if_, nil, range, template_, with
 };
 
-// val points into the parsed text (owned by the Tree), or at `err` for error items.
+// val points into the parsed text (owned by the Tree), or for error items at a message owned
+// by the Lexer (which outlives the parse). Items are trivially copyable: the parser copies
+// them at every peek.
 struct Item {
   It typ = It::eof;
   int pos = 0;
   std::string_view val;
   int line = 1;
-  std::shared_ptr<const std::string> err;
   std::string str() const {
     if (typ == It::eof) return "EOF";
     if (typ == It::error) return std::string(val);
@@ -47,6 +50,8 @@ struct Item {
     return go_quote(val);
   }
 };
+
+static_assert(std::is_trivially_copyable_v<Item>);
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
 bool is_alnum(unsigned char c) {
@@ -92,6 +97,7 @@ private:
   bool m_done = false;
   int m_paren = 0;
   std::vector<Item> m_items;
+  std::deque<std::string> m_messages;  // error items' texts (a deque: they never move)
 
   int line_at(size_t pos) {
     // positions are requested in increasing order
@@ -111,13 +117,13 @@ private:
     return m_line;
   }
   void emit(It t) {
-    m_items.push_back(Item{t, static_cast<int>(m_start), m_in.substr(m_start, m_pos - m_start), line_at(m_start), nullptr});
+    m_items.push_back(Item{t, static_cast<int>(m_start), m_in.substr(m_start, m_pos - m_start), line_at(m_start)});
     m_start = m_pos;
   }
   void error(std::string msg) {
-    auto owned = std::make_shared<const std::string>(std::move(msg));
-    m_items.push_back(Item{It::error, static_cast<int>(m_start), *owned, line_at(m_start), owned});
-    m_items.push_back(Item{It::eof, static_cast<int>(m_pos), "", line_at(m_start), nullptr});
+    m_messages.push_back(std::move(msg));
+    m_items.push_back(Item{It::error, static_cast<int>(m_start), m_messages.back(), line_at(m_start)});
+    m_items.push_back(Item{It::eof, static_cast<int>(m_pos), "", line_at(m_start)});
     m_done = true;
   }
   char peek() const { return m_pos < m_in.size() ? m_in[m_pos] : '\0'; }
@@ -173,7 +179,7 @@ private:
       lex_comment();
       return;
     }
-    Item it{It::left_delim, static_cast<int>(m_start), "{{", line_at(m_start), nullptr};
+    Item it{It::left_delim, static_cast<int>(m_start), "{{", line_at(m_start)};
     m_items.push_back(std::move(it));
     m_inside = true;
     m_pos += after;
