@@ -4,8 +4,10 @@
 #include <iostream>
 
 #include "cli/app.hpp"
+#include "core/util/allocator.hpp"
 
 int main(int argc, char** argv) {
+  emco::tune_allocator();
   // Everything emco writes in a workspace holds or may hold credentials.
   ::umask(077);
   std::vector<std::string> args(argv + 1, argv + argc);

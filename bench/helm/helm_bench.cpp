@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "core/helm/helm.hpp"
+#include "core/util/allocator.hpp"
 
 extern char** environ;
 namespace fs = std::filesystem;
@@ -85,6 +86,7 @@ Timing run_helm(const std::string& helm, const fs::path& cwd, const std::vector<
 }  // namespace
 
 int main(int argc, char** argv) {
+  emco::tune_allocator();  // as emco's main() does
   if (argc < 2) {
     std::cerr << "usage: helm_bench CORPUS_DIR [--helm PATH] [--reps N] [CHART...]\n";
     return 2;
