@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <deque>
 #include <tuple>
 #include <unordered_map>
 
@@ -328,7 +329,7 @@ private:
     int indent;
     bool is_seq;
     bool compact;     // a sequence at its parent key's indentation
-    std::string key;  // the key this block is the value of ("" for items / root)
+    std::string_view key;  // the key this block is the value of ("" for items / root)
   };
 
   // Where a key with no value (or a bare "-") waits for its block.
@@ -336,7 +337,7 @@ private:
     bool active = false;
     int indent = 0;
     bool from_key = false;
-    std::string key;
+    std::string_view key;
   };
 
   bool push(Frame f) {
@@ -356,7 +357,7 @@ private:
       Pending p = m_pending;
       m_pending.active = false;
       if (ind > p.indent) {
-        std::string k;
+        std::string_view k;
         size_t after = 0;
         if (p.from_key && head_position(p.key) && !(at_path({""}) && p.key == "metadata") &&
             !(at_path({"", "metadata"}) && p.key == "annotations"))
@@ -385,7 +386,7 @@ private:
   }
 
   // Whether `key` in the current frame is one of the head fields Helm reads.
-  bool head_position(const std::string& key) const {
+  bool head_position(std::string_view key) const {
     return (at_path({""}) && (key == "apiVersion" || key == "kind" || key == "metadata")) ||
            (at_path({"", "metadata"}) && (key == "name" || key == "annotations")) ||
            at_path({"", "metadata", "annotations"});
@@ -426,7 +427,7 @@ private:
         m_stack.push_back({col, true, false, ""});
         return content(col, rest, next);
       }
-      std::string key;
+      std::string_view key;
       size_t after = 0;
       if (map_key(rest, key, after)) {
         m_stack.push_back({col, false, false, ""});
@@ -434,17 +435,20 @@ private:
       }
       return value(ind, rest, next, nullptr);
     }
-    std::string key;
+    std::string_view key;
     size_t after = 0;
     if (!map_key(text, key, after)) return false;
     return entry(ind, text, key, after, next);
   }
 
-  // Recognizes `key:` (plain or quoted key) and where its value starts.
-  static bool map_key(std::string_view text, std::string& key, size_t& after) {
+  // Recognizes `key:` (plain or quoted key) and where its value starts. `key` views the line,
+  // or for a quoted key its unescaped text kept by the reader.
+  bool map_key(std::string_view text, std::string_view& key, size_t& after) {
     if (text[0] == '"' || text[0] == '\'') {
       size_t end = 0;
-      if (!quoted(text, end, key)) return false;
+      std::string unquoted;
+      if (!quoted(text, end, unquoted)) return false;
+      key = m_quoted_keys.emplace_back(std::move(unquoted));
       if (end >= text.size() || text[end] != ':') return false;
       if (end + 1 < text.size() && text[end + 1] != ' ') return false;
       after = end + 1;
@@ -454,8 +458,8 @@ private:
     for (size_t i = 0; i < text.size(); ++i) {
       if (text[i] == '#' && i > 0 && is_space(text[i - 1])) return false;
       if (text[i] == ':' && (i + 1 == text.size() || text[i + 1] == ' ')) {
-        key = std::string(rtrim(text.substr(0, i)));
-        if (key.empty() || key.find('\t') != std::string::npos) return false;
+        key = rtrim(text.substr(0, i));
+        if (key.empty() || key.find('\t') != std::string_view::npos) return false;
         after = i + 1;
         return true;
       }
@@ -463,11 +467,11 @@ private:
     return false;
   }
 
-  bool entry(int ind, std::string_view text, const std::string& key, size_t after, size_t& next) {
+  bool entry(int ind, std::string_view text, std::string_view key, size_t after, size_t& next) {
     std::string_view rest = text.substr(after);
     size_t start = rest.find_first_not_of(' ');
     if (start == std::string_view::npos || rest[start] == '#') {
-      if (at_path({"", "metadata", "annotations"})) m_head.annotations[key] = "";  // null reads as ""
+      if (at_path({"", "metadata", "annotations"})) m_head.annotations[std::string(key)] = "";  // null reads as ""
       m_pending = {true, ind, true, key};
       // metadata / annotations blocks are reached through their key
       return true;
@@ -494,7 +498,7 @@ private:
       }
     } else if (at_path({"", "metadata", "annotations"})) {
       if (!is_scalar) return false;
-      m_head.annotations[key] = scalar;
+      m_head.annotations[std::string(key)] = scalar;
     }
     return true;
   }
@@ -601,6 +605,7 @@ private:
   }
 
   std::vector<std::string_view> m_raw;
+  std::deque<std::string> m_quoted_keys;  // unescaped quoted keys, viewed by frames (never move)
   std::vector<Frame> m_stack;
   Pending m_pending;
   ManifestHead m_head;
