@@ -7,7 +7,11 @@
 #include <cerrno>
 #include <cstring>
 #include <memory>
+
+#include <dirent.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "core/util/error.hpp"
 #include "core/util/file_io.hpp"
@@ -253,47 +257,73 @@ std::string read_whole_file(const fs::path& path) {
   return data;
 }
 
-void walk_dir(const fs::path& dir, const std::string& rel, const IgnoreRules& rules, const ArchiveLimits& limits,
-              std::vector<ChartFile>& out, size_t& total, int depth) {
-  if (depth > 64) fail(ErrorKind::invalid, "chart directory '" + dir.string() + "' is nested too deeply (symlink loop?)");
+struct DirCloser {
+  void operator()(DIR* d) const { ::closedir(d); }
+};
+using DirPtr = std::unique_ptr<DIR, DirCloser>;
+
+// Opens `name` relative to `parent_fd` (AT_FDCWD for a path) as a directory stream.
+DirPtr open_dir(int parent_fd, const std::string& name, const std::string& shown) {
+  int fd = ::openat(parent_fd, name.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  DIR* d = fd < 0 ? nullptr : ::fdopendir(fd);
+  if (!d) {
+    int err = errno;
+    if (fd >= 0) ::close(fd);
+    fail(ErrorKind::invalid, "cannot read '" + shown + "': " + std::strerror(err));
+  }
+  return DirPtr(d);
+}
+
+// Reads the directory `dir` (shown as `dir_path` in errors) with openat(2) relative to it,
+// entries in name order, following symlinks as Helm's sympath.Walk does.
+void walk_dir(DIR* dir, const std::string& dir_path, const std::string& rel, const IgnoreRules& rules,
+              const ArchiveLimits& limits, std::vector<ChartFile>& out, size_t& total, int depth) {
+  if (depth > 64) fail(ErrorKind::invalid, "chart directory '" + dir_path + "' is nested too deeply (symlink loop?)");
+  const int dir_fd = ::dirfd(dir);
+  auto shown = [&dir_path](const std::string& name) { return (fs::path(dir_path) / name).string(); };
   struct Entry {
     std::string name;
     bool is_dir;
   };
   std::vector<Entry> entries;
-  for (const auto& entry : fs::directory_iterator(dir)) {
-    // The directory entry's type needs no stat(2) except for symlinks, which it follows as
-    // Helm's sympath.Walk does.
-    std::error_code ec;
-    bool is_dir = entry.is_directory(ec);
-    if (ec && ec != std::errc::no_such_file_or_directory)
-      fail(ErrorKind::invalid, "cannot read '" + entry.path().string() + "': " + ec.message());
-    entries.push_back({entry.path().filename().string(), is_dir});
+  errno = 0;
+  while (const dirent* e = ::readdir(dir)) {
+    std::string name = e->d_name;
+    if (name == "." || name == "..") continue;
+    bool is_dir = e->d_type == DT_DIR;
+    if (e->d_type == DT_LNK || e->d_type == DT_UNKNOWN) {
+      struct stat st {};
+      if (::fstatat(dir_fd, name.c_str(), &st, 0) == 0) is_dir = S_ISDIR(st.st_mode);
+      else if (errno != ENOENT) fail(ErrorKind::invalid, "cannot read '" + shown(name) + "': " + std::strerror(errno));
+    }
+    entries.push_back({std::move(name), is_dir});
+    errno = 0;
   }
+  if (errno != 0) fail(ErrorKind::invalid, "cannot read '" + dir_path + "': " + std::strerror(errno));
   std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.name < b.name; });
   for (const auto& [name, is_dir] : entries) {
-    fs::path full = dir / name;
     std::string n = rel.empty() ? name : rel + "/" + name;
     if (is_dir) {
       if (rules.ignored(n, true)) continue;
-      walk_dir(full, n, rules, limits, out, total, depth + 1);
+      DirPtr sub = open_dir(dir_fd, name, shown(name));
+      walk_dir(sub.get(), shown(name), n, rules, limits, out, total, depth + 1);
       continue;
     }
     if (rules.ignored(n, false)) continue;
     std::string data;
-    if (int err = emco::read_whole_file(full.string(), data, limits.max_file_bytes)) {
+    if (int err = emco::read_whole_file_at(dir_fd, name, data, limits.max_file_bytes)) {
       if (err == EFBIG)
         fail(ErrorKind::invalid, "chart file '" + name + "' is larger than the maximum file size " +
                                      std::to_string(limits.max_file_bytes));
       if (err == EINVAL)
         fail(ErrorKind::invalid,
-             "cannot load irregular file '" + full.string() + "' as it has file mode type bits set");
-      fail(ErrorKind::invalid, "cannot read '" + full.string() + "': " + std::strerror(err));
+             "cannot load irregular file '" + shown(name) + "' as it has file mode type bits set");
+      fail(ErrorKind::invalid, "cannot read '" + shown(name) + "': " + std::strerror(err));
     }
     data = strip_bom(std::move(data));
     total += data.size();
     if (total > limits.max_total_bytes)
-      fail(ErrorKind::invalid, "chart '" + dir.string() + "' is larger than the maximum size " +
+      fail(ErrorKind::invalid, "chart '" + dir_path + "' is larger than the maximum size " +
                                    std::to_string(limits.max_total_bytes));
     out.push_back({std::move(n), std::move(data)});
   }
@@ -304,15 +334,16 @@ void walk_dir(const fs::path& dir, const std::string& rel, const IgnoreRules& ru
 std::vector<ChartFile> read_chart_dir(const fs::path& dir, const ArchiveLimits& limits) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) fail(ErrorKind::not_found, "chart directory '" + dir.string() + "' does not exist");
+  DirPtr top = open_dir(AT_FDCWD, dir.string(), dir.string());
   IgnoreRules rules;
   std::string ignore_text;
-  int err = emco::read_whole_file((dir / ".helmignore").string(), ignore_text);
+  int err = emco::read_whole_file_at(::dirfd(top.get()), ".helmignore", ignore_text);
   if (err == 0) rules = IgnoreRules::parse(ignore_text);
   else if (err != ENOENT) read_whole_file(dir / ".helmignore");  // reports why it cannot be read
   rules.add_defaults();
   std::vector<ChartFile> files;
   size_t total = 0;
-  walk_dir(dir, "", rules, limits, files, total, 0);
+  walk_dir(top.get(), dir.string(), "", rules, limits, files, total, 0);
   return files;
 }
 

@@ -11,9 +11,13 @@
 namespace emco {
 
 int read_whole_file(const std::string& path, std::string& out, std::size_t max_bytes) {
+  return read_whole_file_at(AT_FDCWD, path, out, max_bytes);
+}
+
+int read_whole_file_at(int dir_fd, const std::string& path, std::string& out, std::size_t max_bytes) {
   // O_NONBLOCK: opening a FIFO must not wait for a writer (a hostile chart may contain one);
   // it changes nothing for regular files.
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  int fd = ::openat(dir_fd, path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return errno;
   struct stat st {};
   int err = 0;

@@ -146,6 +146,40 @@ TEST_CASE("chart directories refuse FIFOs and oversized files without hanging", 
   fs::remove_all(dir);
 }
 
+TEST_CASE("chart directories follow symlinks to files and directories and stop a loop", "[helm][files]") {
+  fs::path base = fs::temp_directory_path() / ("emco-helm-links-" + std::to_string(::getpid()));
+  fs::remove_all(base);
+  fs::path dir = base / "chart", shared = base / "shared";
+  fs::create_directories(dir / "templates");
+  fs::create_directories(shared / "more");
+  std::ofstream(dir / "Chart.yaml") << "name: x\n";
+  std::ofstream(shared / "cm.yaml") << "kind: ConfigMap\n";
+  std::ofstream(shared / "more" / "s.yaml") << "kind: Secret\n";
+  fs::create_symlink(shared / "cm.yaml", dir / "templates" / "cm.yaml");
+  fs::create_symlink(shared / "more", dir / "templates" / "more");
+  auto files = read_chart_dir(dir);
+  std::vector<std::string> names;
+  for (const auto& f : files) names.push_back(f.name);
+  CHECK(names == std::vector<std::string>{"Chart.yaml", "templates/cm.yaml", "templates/more/s.yaml"});
+  CHECK(files[2].data == "kind: Secret\n");
+  fs::create_symlink(dir / "templates", dir / "templates" / "loop");
+  try {
+    read_chart_dir(dir);
+    FAIL("a symlink loop was walked");
+  } catch (const emco::Error& e) {
+    CHECK_THAT(e.message(), Catch::Contains("nested too deeply"));
+  }
+  fs::remove(dir / "templates" / "loop");
+  fs::create_symlink(base / "missing.yaml", dir / "templates" / "dangling.yaml");
+  try {
+    read_chart_dir(dir);
+    FAIL("a dangling symlink was read");
+  } catch (const emco::Error& e) {
+    CHECK_THAT(e.message(), Catch::Contains("dangling.yaml") && Catch::Contains("No such file or directory"));
+  }
+  fs::remove_all(base);
+}
+
 TEST_CASE("chart archives drop the top directory", "[helm][files]") {
   auto tgz = make_tgz({{"mychart/Chart.yaml", "name: mychart\n"},
                        {"mychart/templates/a.yaml", "kind: A\n"},
