@@ -412,7 +412,7 @@ private:
     return value;
   }
 
-  void not_a_function(const std::vector<Node*>& args, const EV* final) {
+  void not_a_function(NodeSpan args, const EV* final) {
     if (args.size() > 1 || final) errorf("can't give argument to non-function " + args[0]->to_string());
   }
 
@@ -446,19 +446,19 @@ private:
     return EV{n->constant};
   }
 
-  EV eval_field_node(const EV& dot, const Node* field, const std::vector<Node*>& args, const EV* final) {
+  EV eval_field_node(const EV& dot, const Node* field, NodeSpan args, const EV* final) {
     at(field);
     return eval_field_chain(dot, dot, field, field->idents, 0, args, final);
   }
 
-  EV eval_chain_node(const EV& dot, const Node* chain, const std::vector<Node*>& args, const EV* final) {
+  EV eval_chain_node(const EV& dot, const Node* chain, NodeSpan args, const EV* final) {
     at(chain);
     if (chain->pipe->type == NodeType::nil) errorf("indirection through explicit nil in " + chain->to_string());
     EV pipe = eval_arg_any(dot, chain->pipe, true);
     return eval_field_chain(dot, pipe, chain, chain->idents, 0, args, final);
   }
 
-  EV eval_variable_node(const EV& dot, const Node* var, const std::vector<Node*>& args, const EV* final) {
+  EV eval_variable_node(const EV& dot, const Node* var, NodeSpan args, const EV* final) {
     at(var);
     EV value = var_value(var->idents[0]);
     if (var->idents.size() == 1) {
@@ -468,15 +468,15 @@ private:
     return eval_field_chain(dot, value, var, var->idents, 1, args, final);
   }
 
-  EV eval_field_chain(const EV& dot, EV receiver, const Node* node, const std::vector<std::string>& idents, size_t from,
-                      const std::vector<Node*>& args, const EV* final) {
-    static const std::vector<Node*> no_args;
+  EV eval_field_chain(const EV& dot, EV receiver, const Node* node, const std::pmr::vector<std::string>& idents, size_t from,
+                      NodeSpan args, const EV* final) {
+    const NodeSpan no_args;
     size_t n = idents.size();
     for (size_t i = from; i + 1 < n; ++i) receiver = eval_field(dot, idents[i], node, no_args, nullptr, receiver);
     return eval_field(dot, idents[n - 1], node, args, final, receiver);
   }
 
-  EV eval_field(const EV& dot, const std::string& name, const Node* node, const std::vector<Node*>& args,
+  EV eval_field(const EV& dot, const std::string& name, const Node* node, NodeSpan args,
                 const EV* final, const EV& receiver) {
     if (receiver.invalid) return EV{Value(), true};
     const Value& r = receiver.v;
@@ -522,7 +522,7 @@ private:
     }
   }
 
-  EV eval_function(const EV& dot, const Node* ident, const Node* cmd, const std::vector<Node*>& args, const EV* final) {
+  EV eval_function(const EV& dot, const Node* ident, const Node* cmd, NodeSpan args, const EV* final) {
     at(ident);
     const FuncDef* def = m_eng.find_function(ident->text);
     if (!def) errorf(go_quote(ident->text) + " is not a defined function");
@@ -530,7 +530,7 @@ private:
   }
 
   EV eval_call(const EV& dot, const FuncDef& def, const std::string& name, const Node* node,
-               const std::vector<Node*>& args, const EV* final) {
+               NodeSpan args, const EV* final) {
     const std::string& sig = def.sig;
     bool variadic = !sig.empty() && sig.back() == '*';
     size_t nparams = variadic ? sig.size() - 1 : sig.size();
@@ -605,15 +605,16 @@ private:
   // evalArg with an interface{} parameter (keep_box: typ == nil, used for chain heads)
   EV eval_arg_any(const EV& dot, const Node* n, bool keep_box) {
     at(n);
+    Node* self = const_cast<Node*>(n);  // a field or function named alone is its own argument list
     EV r;
     switch (n->type) {
       case NodeType::dot: r = dot; break;
       case NodeType::nil: return EV{Value()};
-      case NodeType::field: r = eval_field_node(dot, n, std::vector<Node*>{const_cast<Node*>(n)}, nullptr); break;
+      case NodeType::field: r = eval_field_node(dot, n, NodeSpan(&self, 1), nullptr); break;
       case NodeType::variable: r = eval_variable_node(dot, n, {}, nullptr); break;
       case NodeType::pipe: r = eval_pipeline(dot, n); break;
       case NodeType::identifier:
-        r = eval_function(dot, n, n, std::vector<Node*>{const_cast<Node*>(n)}, nullptr);
+        r = eval_function(dot, n, n, NodeSpan(&self, 1), nullptr);
         break;
       case NodeType::chain: r = eval_chain_node(dot, n, {}, nullptr); break;
       case NodeType::boolean:
@@ -627,17 +628,18 @@ private:
 
   Value eval_arg(const EV& dot, char t, const Node* n) {
     at(n);
+    Node* self = const_cast<Node*>(n);  // a field or function named alone is its own argument list
     switch (n->type) {
       case NodeType::dot: return validate(dot, t);
       case NodeType::nil:
         if (t == 'a' || t == 'm' || t == 'l') return Value();
         errorf("cannot assign nil to " + type_string(t));
       case NodeType::field:
-        return validate(eval_field_node(dot, n, std::vector<Node*>{const_cast<Node*>(n)}, nullptr), t);
+        return validate(eval_field_node(dot, n, NodeSpan(&self, 1), nullptr), t);
       case NodeType::variable: return validate(eval_variable_node(dot, n, {}, nullptr), t);
       case NodeType::pipe: return validate(eval_pipeline(dot, n), t);
       case NodeType::identifier:
-        return validate(eval_function(dot, n, n, std::vector<Node*>{const_cast<Node*>(n)}, nullptr), t);
+        return validate(eval_function(dot, n, n, NodeSpan(&self, 1), nullptr), t);
       case NodeType::chain: return validate(eval_chain_node(dot, n, {}, nullptr), t);
       default: break;
     }

@@ -7,6 +7,8 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <memory_resource>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,15 +22,23 @@ enum class NodeType : std::uint8_t {
   field, variable, chain, identifier, dot, nil, boolean, number, string, comment
 };
 
+struct Node;
+using NodeList = std::pmr::vector<Node*>;
+using NodeSpan = std::span<Node* const>;
+
+// A node's lists are allocated from its Arena's memory (see Arena), so building and dropping a
+// tree costs no malloc/free per list.
 struct Node {
+  explicit Node(std::pmr::memory_resource* memory = std::pmr::get_default_resource())
+      : idents(memory), nodes(memory), decls(memory) {}
   NodeType type{};
   int pos = 0;   // byte offset in the file's text
   int line = 0;
   std::string_view raw;             // text: the literal text, a view into the file's text (Tree::text)
   std::string text;                 // identifier; template name; literal's source text
-  std::vector<std::string> idents;  // field (".a.b" -> a,b) / variable ("$x.a" -> $x,a) / chain fields
-  std::vector<Node*> nodes;         // list items; command args; pipe commands
-  std::vector<Node*> decls;         // pipe: declared variables
+  std::pmr::vector<std::string> idents;  // field (".a.b" -> a,b) / variable ("$x.a" -> $x,a) / chain fields
+  NodeList nodes;                   // list items; command args; pipe commands
+  NodeList decls;                   // pipe: declared variables
   bool is_assign = false;           // pipe: "=" rather than ":="
   Node* pipe = nullptr;             // action/if/range/with/template; chain: its head node
   Node* list = nullptr;
@@ -40,8 +50,9 @@ struct Node {
 };
 
 // Owns the nodes of one parsed file. Nodes are constructed in chunks whose capacity grows from
-// 16 to 512 nodes (a std::deque would make one allocation per two 224-byte nodes); a chunk
-// never grows past its capacity, so nodes never move.
+// 16 to 512 nodes (a std::deque would make one allocation per two nodes); a chunk never grows
+// past its capacity, so nodes never move. Their lists take memory from a monotonic buffer
+// released with the arena.
 class Arena {
 public:
   Node* make(NodeType t, int pos, int line = 0) {
@@ -49,7 +60,7 @@ public:
       std::size_t capacity = m_chunks.empty() ? 16 : std::min<std::size_t>(m_chunks.back().capacity() * 2, 512);
       m_chunks.emplace_back().reserve(capacity);
     }
-    Node& n = m_chunks.back().emplace_back();
+    Node& n = m_chunks.back().emplace_back(&m_memory);
     n.type = t;
     n.pos = pos;
     n.line = line;
@@ -57,6 +68,7 @@ public:
   }
 
 private:
+  std::pmr::monotonic_buffer_resource m_memory;  // declared first: outlives the nodes using it
   std::vector<std::vector<Node>> m_chunks;
 };
 
