@@ -3,6 +3,8 @@
 #include <cerrno>
 #include <cstring>
 #include <map>
+#include <memory>
+#include <optional>
 
 #include "core/helm/manifests.hpp"
 #include "core/helm/semver.hpp"
@@ -35,9 +37,20 @@ public:
     std::string_view s = m_doc->scalar(m_id);
     return s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL";
   }
+  // The scalar as the Go string field Helm decodes it into (sigs.k8s.io/yaml: a plain 1.10
+  // reads "1.1", yes reads "true"); "" for null or a collection.
   std::string text() const {
-    if (is_null() || !is(yaml::NodeType::scalar)) return "";
-    return std::string(m_doc->scalar(m_id));
+    if (!is(yaml::NodeType::scalar)) return "";
+    std::string_view s = m_doc->scalar(m_id);
+    if (!m_doc->is_plain(m_id)) return std::string(s);
+    return tmpl::yaml_plain_as_go_string(s);
+  }
+  // The same for a map key of a map[string]string.
+  std::string key_text() const {
+    if (!is(yaml::NodeType::scalar)) return "";
+    std::string_view s = m_doc->scalar(m_id);
+    if (!m_doc->is_plain(m_id)) return std::string(s);
+    return tmpl::yaml_plain_as_go_key(s);
   }
   YRef operator[](std::string_view key) const {
     if (!is(yaml::NodeType::mapping)) return {};
@@ -80,7 +93,7 @@ Value yaml_to_plain(const YRef& n) {
     return Value(std::move(l));
   }
   tmpl::Map m;
-  for (std::size_t i = 0; i < n.size(); ++i) m[n.key(i).text()] = yaml_to_plain(n.value(i));
+  for (std::size_t i = 0; i < n.size(); ++i) m[n.key(i).key_text()] = yaml_to_plain(n.value(i));
   return Value(std::move(m));
 }
 
@@ -145,7 +158,7 @@ void parse_metadata(const std::string& text, Metadata& md) {
   YRef annotations = root["annotations"];
   if (annotations.is(yaml::NodeType::mapping))
     for (std::size_t i = 0; i < annotations.size(); ++i)
-      md.annotations[annotations.key(i).text()] = scalar(annotations.value(i));
+      md.annotations[annotations.key(i).key_text()] = scalar(annotations.value(i));
   md.kube_version = scalar(root["kubeVersion"]);
   if (root["dependencies"]) md.dependencies = parse_dependencies(root["dependencies"]);
   md.type = scalar(root["type"]);
@@ -280,33 +293,77 @@ Chart load_chart_files(std::vector<ChartFile> files, const ArchiveLimits& limits
   return c;
 }
 
+namespace {
+
+// Helm's .Chart: struct { chart.Metadata; IsRoot bool }. Templates read its Go fields
+// (.Chart.Name); toYaml and toJson see what encoding/json makes of it: the json tags, empty
+// fields omitted, IsRoot always.
+class ChartMetadataObject : public tmpl::Object {
+public:
+  ChartMetadataObject(Value fields, Value json) : m_fields(std::move(fields)), m_json(std::move(json)) {}
+  std::string type_name() const override { return "struct { chart.Metadata; IsRoot bool }"; }
+  std::optional<Value> field(std::string_view name) const override {
+    const Value* v = m_fields.find(name);
+    if (!v) return std::nullopt;
+    return *v;
+  }
+  std::optional<Value> data() const override { return m_json; }
+
+private:
+  Value m_fields;
+  Value m_json;
+};
+
+Value string_list_value(const std::vector<std::string>& v) { return Value(tmpl::List(v.begin(), v.end())); }
+
+// encoding/json's omitempty: set `key` only when `value` is not empty.
+void set_unless_empty(tmpl::Map& m, const char* key, const Value& value) {
+  bool empty = value.is_null() || (value.is_string() && value.as_string().empty()) ||
+               (value.is_bool() && !value.as_bool()) || (value.is_list() && value.as_list().empty()) ||
+               (value.is_map() && value.as_map().empty());
+  if (!empty) m[key] = value;
+}
+
+}  // namespace
+
 Value metadata_value(const Metadata& md, bool is_root) {
-  auto strings = [](const std::vector<std::string>& v) {
-    tmpl::List l(v.begin(), v.end());
-    return Value(std::move(l));
-  };
-  tmpl::List maintainers;
-  for (const auto& m : md.maintainers)
+  tmpl::List maintainers, maintainers_json;
+  for (const auto& m : md.maintainers) {
     maintainers.push_back(Value(tmpl::Map{{"Name", m.name}, {"Email", m.email}, {"URL", m.url}}));
+    tmpl::Map j;
+    set_unless_empty(j, "name", m.name);
+    set_unless_empty(j, "email", m.email);
+    set_unless_empty(j, "url", m.url);
+    maintainers_json.push_back(Value(std::move(j)));
+  }
   tmpl::Map annotations;
   for (const auto& [k, v] : md.annotations) annotations[k] = Value(v);
-  tmpl::List deps;
-  for (const auto& d : md.dependencies)
+  tmpl::List deps, deps_json;
+  for (const auto& d : md.dependencies) {
     deps.push_back(Value(tmpl::Map{{"Name", d.name},
                                    {"Version", d.version},
                                    {"Repository", d.repository},
                                    {"Condition", d.condition},
-                                   {"Tags", strings(d.tags)},
+                                   {"Tags", string_list_value(d.tags)},
                                    {"Enabled", d.enabled},
                                    {"ImportValues", d.import_values},
                                    {"Alias", d.alias}}));
-  return Value(tmpl::Map{
+    tmpl::Map j{{"name", d.name}, {"repository", d.repository}};
+    set_unless_empty(j, "version", d.version);
+    set_unless_empty(j, "condition", d.condition);
+    set_unless_empty(j, "tags", string_list_value(d.tags));
+    set_unless_empty(j, "enabled", d.enabled);
+    set_unless_empty(j, "import-values", d.import_values);
+    set_unless_empty(j, "alias", d.alias);
+    deps_json.push_back(Value(std::move(j)));
+  }
+  Value fields(tmpl::Map{
       {"Name", md.name},
       {"Home", md.home},
-      {"Sources", strings(md.sources)},
+      {"Sources", string_list_value(md.sources)},
       {"Version", md.version},
       {"Description", md.description},
-      {"Keywords", strings(md.keywords)},
+      {"Keywords", string_list_value(md.keywords)},
       {"Maintainers", Value(std::move(maintainers))},
       {"Icon", md.icon},
       {"APIVersion", md.api_version},
@@ -314,12 +371,32 @@ Value metadata_value(const Metadata& md, bool is_root) {
       {"Tags", md.tags},
       {"AppVersion", md.app_version},
       {"Deprecated", md.deprecated},
-      {"Annotations", Value(std::move(annotations))},
+      {"Annotations", Value(annotations)},
       {"KubeVersion", md.kube_version},
       {"Dependencies", Value(std::move(deps))},
       {"Type", md.type},
       {"IsRoot", is_root},
   });
+  tmpl::Map json{{"IsRoot", is_root}};
+  set_unless_empty(json, "name", md.name);
+  set_unless_empty(json, "home", md.home);
+  set_unless_empty(json, "sources", string_list_value(md.sources));
+  set_unless_empty(json, "version", md.version);
+  set_unless_empty(json, "description", md.description);
+  set_unless_empty(json, "keywords", string_list_value(md.keywords));
+  set_unless_empty(json, "maintainers", Value(std::move(maintainers_json)));
+  set_unless_empty(json, "icon", md.icon);
+  set_unless_empty(json, "apiVersion", md.api_version);
+  set_unless_empty(json, "condition", md.condition);
+  set_unless_empty(json, "tags", md.tags);
+  set_unless_empty(json, "appVersion", md.app_version);
+  set_unless_empty(json, "deprecated", md.deprecated);
+  set_unless_empty(json, "annotations", Value(std::move(annotations)));
+  set_unless_empty(json, "kubeVersion", md.kube_version);
+  set_unless_empty(json, "dependencies", Value(std::move(deps_json)));
+  set_unless_empty(json, "type", md.type);
+  return Value(std::shared_ptr<const tmpl::Object>(
+      std::make_shared<ChartMetadataObject>(std::move(fields), Value(std::move(json)))));
 }
 
 }  // namespace emco::helm

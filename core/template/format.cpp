@@ -11,9 +11,13 @@ namespace {
 
 // Shortest round-trip digits of |f| (no sign): digits "d1d2...dn" and decimal point position dp
 // such that value = 0.d1d2...dn * 10^dp.
-void shortest_digits(double f, std::string& digits, int& dp) {
+// The shortest decimal digits that read back as `f` (as a float32 when `bit_size` is 32), and
+// the decimal point's position.
+void shortest_digits(double f, std::string& digits, int& dp, int bit_size = 64) {
   char buf[64];
-  auto res = std::to_chars(buf, buf + sizeof buf, std::fabs(f), std::chars_format::scientific);
+  auto res = bit_size == 32
+                 ? std::to_chars(buf, buf + sizeof buf, std::fabs(static_cast<float>(f)), std::chars_format::scientific)
+                 : std::to_chars(buf, buf + sizeof buf, std::fabs(f), std::chars_format::scientific);
   std::string_view s(buf, static_cast<size_t>(res.ptr - buf));
   auto e = s.find('e');
   std::string_view mant = s.substr(0, e);
@@ -494,12 +498,13 @@ void append_utf8(std::string& out, std::uint32_t r) {
   }
 }
 
-std::string format_float_g(double f) {
+std::string format_float_g(double f, int bit_size) {
+  if (bit_size == 32) f = static_cast<float>(f);
   if (std::isnan(f)) return "NaN";
   if (std::isinf(f)) return f < 0 ? "-Inf" : "+Inf";
   std::string digits;
   int dp;
-  shortest_digits(f, digits, dp);
+  shortest_digits(f, digits, dp, bit_size);
   std::string out;
   if (std::signbit(f)) out.push_back('-');
   int exp = dp - 1;

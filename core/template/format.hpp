@@ -10,8 +10,9 @@
 
 namespace emco::tmpl {
 
-// strconv.FormatFloat(f, 'g', -1, 64): what %v prints for a float64 ("1e+06", "3.14").
-std::string format_float_g(double f);
+// strconv.FormatFloat(f, 'g', -1, bit_size): what %v prints for a float64 ("1e+06", "3.14");
+// with bit_size 32 the shortest digits of f as a float32 ("3.1415927").
+std::string format_float_g(double f, int bit_size = 64);
 // encoding/json's float encoding ("1000000", "1e-07" -> "1e-7", "1e+21").
 std::string format_json_float(double f);
 // fmt.Sprint(v) / %v of one value.

@@ -144,6 +144,13 @@ enum class YamlMode {
 // Parses one YAML document (an empty document gives null). Errors: emco::Error(invalid)
 // "SOURCE:LINE:COL: message". Multiple documents: only the first is returned.
 Value parse_yaml(std::string_view text, YamlMode mode, const std::string& source_name_for_errors);
+// What a Go string field holds after sigs.k8s.io/yaml (Helm's Chart.yaml loader) decodes the
+// plain (unquoted, untagged) scalar `text`: YAML 1.1 resolution, then "true"/"false" for
+// booleans, decimal integers, strconv.FormatFloat(f, 'g', -1, 32) for floats ("+Inf"), "" for
+// null, other text unchanged. So `appVersion: 1.10` reads as "1.1", as helm shows it.
+std::string yaml_plain_as_go_string(std::string_view text);
+// The same for a key of a map[string]string: null reads "null", infinities ".inf"/"-.inf".
+std::string yaml_plain_as_go_key(std::string_view text);
 // Every document of a multi-document stream.
 std::vector<Value> parse_yaml_documents(std::string_view text, YamlMode mode,
                                         const std::string& source_name_for_errors);

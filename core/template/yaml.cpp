@@ -261,7 +261,21 @@ std::string float_key(double f) {
   // strconv.FormatFloat(f, 'g', -1, 32) as sigs.k8s.io/yaml does for float keys
   if (std::isnan(f)) return ".nan";
   if (std::isinf(f)) return f < 0 ? "-.inf" : ".inf";
-  return format_float_g(static_cast<double>(static_cast<float>(f)));
+  return format_float_g(f, 32);
+}
+
+// A resolved plain scalar as sigs.k8s.io/yaml hands it to a Go string (`as_key`: a map key).
+std::string go_string_of(const Resolved& r, std::string_view text, bool as_key) {
+  switch (r.tag) {
+    case Tag::null: return as_key ? "null" : "";
+    case Tag::boolean: return r.b ? "true" : "false";
+    case Tag::integer: return std::to_string(r.i);
+    case Tag::uinteger: return std::to_string(r.u);
+    case Tag::floating: return as_key ? float_key(r.f) : format_float_g(r.f, 32);
+    case Tag::timestamp:
+    case Tag::str: break;
+  }
+  return std::string(text);
 }
 
 class Converter {
@@ -605,7 +619,8 @@ class Emitter {
 public:
   std::string out;
 
-  void root(const Value& v) {
+  void root(const Value& v0) {
+    const Value v = resolve_object(v0);
     switch (v.kind()) {
       case Kind::map:
         if (v.as_map().empty()) {
@@ -986,6 +1001,14 @@ std::string to_yaml(const Value& v) {
   Emitter e;
   e.root(v);
   return std::move(e.out);
+}
+
+std::string yaml_plain_as_go_string(std::string_view text) {
+  return go_string_of(resolve_v2(std::string(text)), text, false);
+}
+
+std::string yaml_plain_as_go_key(std::string_view text) {
+  return go_string_of(resolve_v2(std::string(text)), text, true);
 }
 
 }  // namespace emco::tmpl

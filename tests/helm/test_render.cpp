@@ -106,6 +106,10 @@ TEST_CASE("golden: apiVersion v1 chart with requirements.yaml, tags and conditio
   check_golden("legacy", "tags", tags);
 }
 
+TEST_CASE("golden: Chart.yaml scalars read as Helm's Go strings, and toYaml .Chart", "[helm][render]") {
+  check_golden("metadata", "default", {});
+}
+
 TEST_CASE("golden: .Files.Glob patterns, AsConfig, AsSecrets, Lines", "[helm][render]") {
   check_golden("globs", "default", {});
 }
