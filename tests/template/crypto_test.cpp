@@ -26,6 +26,17 @@ X509* read_cert(const std::string& pem) {
   BIO_free(b);
   return x;
 }
+// The PEM holds an RSA key of `bits` bits that passes OpenSSL's full check (primality of p
+// and q, the pairwise test).
+void check_rsa_key(const std::string& pem, int bits) {
+  EVP_PKEY* key = read_key(pem);
+  REQUIRE(key != nullptr);
+  CHECK(EVP_PKEY_get_bits(key) == bits);
+  EVP_PKEY_CTX* ctx = EVP_PKEY_CTX_new(key, nullptr);
+  CHECK(EVP_PKEY_check(ctx) == 1);
+  EVP_PKEY_CTX_free(ctx);
+  EVP_PKEY_free(key);
+}
 }  // namespace
 
 TEST_CASE("crypto: generated RSA keys and certificates are valid", "[template][crypto]") {
@@ -40,15 +51,8 @@ TEST_CASE("crypto: generated RSA keys and certificates are valid", "[template][c
   for (size_t bar; (bar = out.find('|', pos)) != std::string::npos; pos = bar + 1) parts.push_back(out.substr(pos, bar - pos));
   parts.push_back(out.substr(pos));
   REQUIRE(parts.size() == 4);
-  for (int k : {1, 3}) {
-    EVP_PKEY* key = read_key(parts[static_cast<size_t>(k)]);
-    REQUIRE(key != nullptr);
-    CHECK(EVP_PKEY_get_bits(key) == 2048);
-    EVP_PKEY_CTX* ctx = EVP_PKEY_CTX_new(key, nullptr);
-    CHECK(EVP_PKEY_check(ctx) == 1);
-    EVP_PKEY_CTX_free(ctx);
-    EVP_PKEY_free(key);
-  }
+  check_rsa_key(parts[1], 2048);
+  check_rsa_key(parts[3], 2048);
   X509* ca = read_cert(parts[0]);
   X509* leaf = read_cert(parts[2]);
   REQUIRE(ca != nullptr);
@@ -67,14 +71,7 @@ TEST_CASE("crypto: generated RSA keys and certificates are valid", "[template][c
 TEST_CASE("crypto: genPrivateKey rsa gives a valid 4096-bit key whose primes pass OpenSSL's check", "[template][crypto]") {
   Engine e;
   e.add("k", "{{ genPrivateKey \"rsa\" }}");
-  std::string pem = e.execute("k", Value());
-  EVP_PKEY* key = read_key(pem);
-  REQUIRE(key != nullptr);
-  CHECK(EVP_PKEY_get_bits(key) == 4096);
-  EVP_PKEY_CTX* ctx = EVP_PKEY_CTX_new(key, nullptr);
-  CHECK(EVP_PKEY_check(ctx) == 1);  // includes primality of p and q and the pairwise test
-  EVP_PKEY_CTX_free(ctx);
-  EVP_PKEY_free(key);
+  check_rsa_key(e.execute("k", Value()), 4096);
 }
 
 TEST_CASE("crypto: RSA keys are valid whether or not exponentiations are paired", "[template][crypto]") {
@@ -82,12 +79,6 @@ TEST_CASE("crypto: RSA keys are valid whether or not exponentiations are paired"
     INFO("paired exponentiations: " << paired);
     std::string pem = emco::tmpl::rsa_private_key_pem(2048, paired);
     REQUIRE(pem.rfind("-----BEGIN RSA PRIVATE KEY-----", 0) == 0);
-    EVP_PKEY* key = read_key(pem);
-    REQUIRE(key != nullptr);
-    CHECK(EVP_PKEY_get_bits(key) == 2048);
-    EVP_PKEY_CTX* ctx = EVP_PKEY_CTX_new(key, nullptr);
-    CHECK(EVP_PKEY_check(ctx) == 1);
-    EVP_PKEY_CTX_free(ctx);
-    EVP_PKEY_free(key);
+    check_rsa_key(pem, 2048);
   }
 }
