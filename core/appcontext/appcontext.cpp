@@ -378,6 +378,15 @@ void remove(store::Store& st, const std::string& id) {
   });
 }
 
+std::vector<std::string> cluster_names(store::Store& st, const std::string& id) {
+  auto& s = st.impl().stmt("SELECT DISTINCT cluster FROM ac_clusters WHERE ctx = ? ORDER BY cluster");
+  s.bind(1, id);
+  std::vector<std::string> out;
+  while (s.executeStep()) out.push_back(s.getColumn(0).getString());
+  s.reset();
+  return out;
+}
+
 std::vector<std::string> list(store::Store& st, const resource::Key& owner) {
   std::vector<std::string> out;
   auto& s = st.impl().stmt("SELECT id FROM ac_contexts WHERE owner_key = ? ORDER BY seq");

@@ -187,6 +187,9 @@ bool exists(store::Store& st, const std::string& id);
 // status, queue and active-set rows; content no context uses is dropped.
 // Throws Error(not_found) if absent.
 void remove(store::Store& st, const std::string& id);
+// The clusters ("<provider>+<cluster>") a context places any app on, sorted
+// (cheap: no resources are read).
+std::vector<std::string> cluster_names(store::Store& st, const std::string& id);
 // Context ids of an owner, oldest first.
 std::vector<std::string> list(store::Store& st, const resource::Key& owner);
 

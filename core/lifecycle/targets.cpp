@@ -2,6 +2,7 @@
 // kubeconfig (KubeTarget: server-side apply, CRDs create-if-absent), and
 // delivery through git for GitOps clusters (plugins/targets/gitops).
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <mutex>
@@ -236,6 +237,12 @@ gitops::GitOpsOperation describe_operation(store::Store& st, const std::string& 
     // Set on a level-1 logical cloud's own context (gitops.md: its Flux
     // Kustomization lives in flux-system, with no GitRepository).
     op.context.logical_cloud_namespace = meta_of(h, "LogicalCloudNamespace");
+    if (entry->event == ac::event::update && ac::exists(st, entry->ucid)) {
+      // Clusters the update leaves entirely: their Flux objects go too.
+      auto now = ac::cluster_names(st, id);
+      for (const auto& c : ac::cluster_names(st, entry->ucid))
+        if (!std::binary_search(now.begin(), now.end(), c)) op.departed.insert(c);
+    }
     return op;
   }
   fail(ErrorKind::failed, "no operation of context " + ctx + " is being delivered");

@@ -465,7 +465,7 @@ Result Runner::run(const Hooks& hooks) {
   Result result;
   size_t total_steps = 0;
   for (size_t ji = 0; ji < m_work.jobs.size(); ++ji) {
-    auto it = app_index.find(m_work.jobs[ji].app);
+    auto it = app_index.find(m_work.jobs[ji].schedule_app());
     if (it == app_index.end()) continue;  // a job of an unknown app: nothing schedules it
     m_apps[it->second].jobs.push_back(ji);
     total_steps += m_work.jobs[ji].steps.size();
@@ -649,7 +649,7 @@ Result Runner::run(const Hooks& hooks) {
       m_events = false;
       for (auto& [ji, end] : m_job_ends) {
         const Job& j = m_work.jobs[ji];
-        size_t ai = app_index[j.app];
+        size_t ai = app_index[j.schedule_app()];
         auto& a = m_apps[ai];
         ++a.finished;
         if (end.first == JobEnd::ok) {

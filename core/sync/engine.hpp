@@ -73,9 +73,15 @@ struct Step {
 };
 
 struct Job {
-  std::string app;
+  std::string app;      // the app whose resources the steps are (statuses are recorded under it)
   std::string cluster;  // "<provider>+<cluster>"
   std::vector<Step> steps;
+  // The Work app that schedules this job ("" = `app`): lets a job wait for
+  // other apps than its own (an update's removals run once every app of the
+  // new context is deployed, in the same run and so the same git commit).
+  std::string scheduled_with;
+
+  const std::string& schedule_app() const { return scheduled_with.empty() ? app : scheduled_with; }
 };
 
 struct Dependency {

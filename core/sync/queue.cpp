@@ -181,41 +181,23 @@ Work terminate_work(const ac::AppContext& c) {
   return w;
 }
 
-// Update phase 1 (on the new context): new and changed resources; CRDs of the
-// new context are created if absent; other hooks do not run.
-Work update_work(const ac::AppContext& old_ctx, const ac::AppContext& new_ctx) {
-  Work w = base_work(new_ctx);
-  for (const auto& a : new_ctx.apps) w.apps.push_back({a.name, deps_of(a)});
-  for (const auto& d : ac::diff(old_ctx, new_ctx)) {
-    if (d.presence == ac::ClusterDiff::Presence::removed) continue;
-    const ac::App* app = new_ctx.find_app(d.app);
-    const ac::Cluster* cl = app ? app->find_cluster(d.cluster) : nullptr;
-    if (!cl) continue;
-    std::set<std::string> todo(d.added.begin(), d.added.end());
-    todo.insert(d.changed.begin(), d.changed.end());
-    if (todo.empty()) continue;
-    Job j{d.app, d.cluster, {}};
-    if (const auto* crds = hooks_of(*cl, "crd-install"))
-      for (const auto& r : crds->resources)
-        if (todo.count(r.name)) j.steps.push_back({StepAction::create, r.name, r.text(), true});
-    for (const auto& r : cl->resources)
-      if (todo.count(r.name)) j.steps.push_back({StepAction::apply, r.name, r.text(), true});
-    if (!j.steps.empty()) w.jobs.push_back(std::move(j));
-  }
-  return w;
-}
+// The Work app that schedules an update's removals: it depends on every app
+// of the new context, so what the new context no longer has is removed only
+// once all of it is deployed (as upstream's UpdateDelete, queued after a
+// successful Update), yet in the same run: a git repository gets one commit.
+constexpr const char* k_update_removals = "emco:update-removals";
 
-// Update phase 2 (on the old context): what the new context no longer has.
-Work update_delete_work(const ac::AppContext& old_ctx, const ac::AppContext& new_ctx) {
-  Work w = base_work(old_ctx);
-  for (const auto& a : old_ctx.apps) w.apps.push_back({a.name, {}});
-  for (const auto& d : ac::diff(old_ctx, new_ctx)) {
+// What the new context no longer has (on the old context's resources), in
+// reverse order; `scheduled_with` as for Job.
+void add_removals(Work& w, const ac::AppContext& old_ctx, const std::vector<ac::ClusterDiff>& diffs,
+                  const std::string& scheduled_with) {
+  for (const auto& d : diffs) {
     if (d.removed.empty()) continue;
     const ac::App* app = old_ctx.find_app(d.app);
     const ac::Cluster* cl = app ? app->find_cluster(d.cluster) : nullptr;
     if (!cl) continue;
     std::set<std::string> gone(d.removed.begin(), d.removed.end());
-    Job j{d.app, d.cluster, {}};
+    Job j{d.app, d.cluster, {}, scheduled_with};
     for (auto r = cl->resources.rbegin(); r != cl->resources.rend(); ++r)
       if (gone.count(r->name)) j.steps.push_back({StepAction::remove, r->name, r->text(), true});
     for (const auto& h : cl->hooks)
@@ -224,6 +206,46 @@ Work update_delete_work(const ac::AppContext& old_ctx, const ac::AppContext& new
           j.steps.push_back({StepAction::remove_quiet, r.name, r.text(), false});
     if (!j.steps.empty()) w.jobs.push_back(std::move(j));
   }
+}
+
+// Update (on the new context): new and changed resources (CRDs of the new
+// context are created if absent; other hooks do not run), then, once every
+// app is deployed, the removals.
+Work update_work(const ac::AppContext& old_ctx, const ac::AppContext& new_ctx) {
+  Work w = base_work(new_ctx);
+  WorkApp removals{k_update_removals, {}};
+  for (const auto& a : new_ctx.apps) {
+    w.apps.push_back({a.name, deps_of(a)});
+    removals.depends_on.push_back({a.name, false, 0});
+  }
+  auto diffs = ac::diff(old_ctx, new_ctx);
+  for (const auto& d : diffs) {
+    if (d.presence == ac::ClusterDiff::Presence::removed) continue;
+    if (d.added.empty() && d.changed.empty()) continue;
+    const ac::App* app = new_ctx.find_app(d.app);
+    const ac::Cluster* cl = app ? app->find_cluster(d.cluster) : nullptr;
+    if (!cl) continue;
+    std::set<std::string> todo(d.added.begin(), d.added.end());
+    todo.insert(d.changed.begin(), d.changed.end());
+    Job j{d.app, d.cluster, {}, {}};
+    if (const auto* crds = hooks_of(*cl, "crd-install"))
+      for (const auto& r : crds->resources)
+        if (todo.count(r.name)) j.steps.push_back({StepAction::create, r.name, r.text(), true});
+    for (const auto& r : cl->resources)
+      if (todo.count(r.name)) j.steps.push_back({StepAction::apply, r.name, r.text(), true});
+    if (!j.steps.empty()) w.jobs.push_back(std::move(j));
+  }
+  w.apps.push_back(std::move(removals));
+  add_removals(w, old_ctx, diffs, k_update_removals);
+  return w;
+}
+
+// UpdateDelete (on the old context), as queued by earlier versions of emco:
+// what the new context no longer has.
+Work update_delete_work(const ac::AppContext& old_ctx, const ac::AppContext& new_ctx) {
+  Work w = base_work(old_ctx);
+  for (const auto& a : old_ctx.apps) w.apps.push_back({a.name, {}});
+  add_removals(w, old_ctx, ac::diff(old_ctx, new_ctx), {});
   return w;
 }
 
@@ -256,6 +278,32 @@ bool read_back(store::Store& st, const ac::AppContext& c, const std::string& sta
       }
     }
   return true;
+}
+
+// The removals ran with the Update (update_work): the old context's
+// UpdateDelete is recorded as done in the same transaction that ends the
+// Update, so a crash leaves either both pending (the Update is resumed, its
+// removals included) or both done. An old context that cannot take it (not
+// Instantiated) gets the UpdateDelete's error state, as a queued one would.
+void finish_update_delete(store::Store& st, const std::string& old_ctx, const std::string& new_ctx) {
+  const Transition& t = transition(ac::event::update_delete);
+  ac::Header h = ac::header(st, old_ctx);
+  int64_t seq = ac::enqueue(st, old_ctx, ac::event::update_delete, new_ctx);
+  bool valid = std::find(t.sources.begin(), t.sources.end(), h.status) != t.sources.end() ||
+               (h.status == t.current && h.desired == t.desired);
+  if (valid) {
+    ac::set_desired(st, old_ctx, t.desired);
+    ac::set_status(st, old_ctx, t.desired);
+    ac::mark(st, old_ctx, seq, ac::queue_status::done, "removed with the update to context " + new_ctx);
+  } else {
+    ac::set_status(st, old_ctx, t.error);
+    ac::mark(st, old_ctx, seq, ac::queue_status::skip, std::string(ac::event::update_delete) +
+                                                          " is not valid in state " + h.status);
+  }
+  if (!ac::next_pending(st, old_ctx)) {
+    ac::deactivate(st, old_ctx);
+    ac::set_pending_terminate(st, old_ctx, false);
+  }
 }
 
 std::string first_failures(const std::vector<std::string>& failures) {
@@ -299,7 +347,6 @@ DriveResult drive(store::Store& st, const std::string& ctx, const DriveOptions& 
     result.status = ac::header(st, ctx).status;
     return result;
   }
-  std::vector<std::string> follow_ups;  // old contexts of completed updates
   try {
     for (;;) {
       auto entry = ac::next_pending(st, ctx);
@@ -414,10 +461,7 @@ DriveResult drive(store::Store& st, const std::string& ctx, const DriveOptions& 
         if (r.outcome == Outcome::succeeded) {
           ac::set_status(st, ctx, t.desired);
           ac::mark(st, ctx, entry->seq, ac::queue_status::done);
-          if (event == ac::event::update) {
-            ac::enqueue(st, entry->ucid, ac::event::update_delete, ctx);
-            follow_ups.push_back(entry->ucid);
-          }
+          if (event == ac::event::update) finish_update_delete(st, entry->ucid, ctx);
         } else {
           ac::set_status(st, ctx, t.error);
           std::string why = r.outcome == Outcome::stopped
@@ -432,15 +476,6 @@ DriveResult drive(store::Store& st, const std::string& ctx, const DriveOptions& 
     throw;
   }
   release(st, ctx);
-  for (const auto& old : follow_ups) {
-    DriveResult f = drive(st, old, options);
-    if (f.end == DriveEnd::interrupted) {
-      result.end = DriveEnd::interrupted;
-      break;
-    }
-    if (f.end == DriveEnd::drained && f.status != ac::status::updated)
-      result.failures.push_back("removing what the update dropped left the previous context " + f.status);
-  }
   result.status = ac::header(st, ctx).status;
   return result;
 }

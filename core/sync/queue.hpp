@@ -17,10 +17,14 @@
 // An element whose run was interrupted (Ctrl-C, --timeout, kill -9) stays
 // Pending with status C and DesiredState D and is resumed by the next
 // process (a resumed element is accepted from C). Update (on the new
-// context, uCID = old) applies new and changed resources; on success it
-// enqueues UpdateDelete on the old context (uCID = new), which deletes what
-// the new context no longer has. When the queue drains the context leaves the
-// active set and PendingTerminateFlag is cleared.
+// context, uCID = old) applies new and changed resources and then, once
+// every app is deployed and in the same executor run (so a git repository
+// gets one commit per update), deletes what the new context no longer has;
+// its success also records the old context's UpdateDelete (uCID = new) as
+// Done and the old context Updated, in one transaction. An UpdateDelete
+// found queued (by an earlier emco) still runs on its own. When the queue
+// drains the context leaves the active set and PendingTerminateFlag is
+// cleared.
 //
 // Statuses are written under the context's status context (statusappctxid).
 
@@ -63,8 +67,7 @@ struct DriveResult {
 };
 
 // Processes the queue of `ctx` until it drains, is interrupted, or another
-// process holds it. Update events also drive the UpdateDelete they enqueue on
-// the old context.
+// process holds it.
 DriveResult drive(store::Store& st, const std::string& ctx, const DriveOptions& options);
 
 // Contexts in the active set that no live process holds (resumable now).

@@ -265,6 +265,64 @@ TEST_CASE("a mixed fleet: direct clusters applied and GitOps clusters committed 
   CHECK(f.configmap("edge1").is_null());
 }
 
+TEST_CASE("an update that changes a value and leaves a cluster makes one commit with both", "[mixed][gitops]") {
+  TempDir remote_dir;
+  fs::path bare = remote_dir.path() / "fleet.git";
+  make_bare_repo(bare, true);
+  Fleet f({"{url: \"file://" + bare.string() + "\"}", "{branch: main}"});
+  auto r = f.emco({"dig", "instantiate", k_dig, "--timeout", "60s"});
+  INFO(r.out << r.err);
+  REQUIRE(r.status == 0);
+  REQUIRE(commit_count(bare, "main") == 2);
+  auto before = files_at(bare, "main");
+  REQUIRE(with(before, "clusters/edge+git3/").size() == 5);
+
+  // One value changes, and the placement drops git3 (named clusters instead of the label).
+  f.set_message("hello once more");
+  std::string app = read_file(f.ws / "app.yaml");
+  const std::string by_label = "      - {clusterProvider: edge, clusterLabel: edge-cluster}\n";
+  REQUIRE(app.find(by_label) != std::string::npos);
+  app.replace(app.find(by_label), by_label.size(),
+              "      - {clusterProvider: edge, cluster: direct1}\n      - {clusterProvider: edge, cluster: git2}\n");
+  write_file(f.ws / "app.yaml", app);
+  r = f.emco({"apply", "-f", "app.yaml"});
+  INFO(r.out << r.err);
+  REQUIRE(r.status == 0);
+  r = f.emco({"dig", "update", k_dig, "--timeout", "60s"});
+  INFO(r.out << r.err);
+  REQUIRE(r.status == 0);
+
+  // One commit: git2's ConfigMap changed; git3's three resources, its Flux
+  // GitRepository and Kustomization deleted.
+  CHECK(commit_count(bare, "main") == 3);
+  auto stat = lines(git(bare, {"show", "--name-status", "--format=", "main"}));
+  std::vector<std::string> modified, deleted, other;
+  for (const auto& l : stat) {
+    if (l.rfind("M\t", 0) == 0) modified.push_back(l.substr(2));
+    else if (l.rfind("D\t", 0) == 0) deleted.push_back(l.substr(2));
+    else other.push_back(l);
+  }
+  CHECK(other.empty());
+  REQUIRE(modified.size() == 1);
+  CHECK(contains(modified[0], "clusters/edge+git2/"));
+  CHECK(contains(modified[0], "+ConfigMap.yaml"));
+  std::sort(deleted.begin(), deleted.end());
+  CHECK(deleted == with(before, "clusters/edge+git3/"));
+  CHECK(with(files_at(bare, "main"), "clusters/edge+git3/").empty());
+  CHECK(json::parse(show(bare, "main", modified[0]))["data"]["message"] == "hello once more");
+  CHECK(f.configmap("edge1")["data"]["message"] == "hello once more");
+  json st = f.status();
+  for (const auto& x : Fleet::resources(st, "git2")) CHECK(x["deployedStatus"] == "Committed");
+
+  // Terminate: one more commit, nothing of the deployment left.
+  r = f.emco({"dig", "terminate", k_dig, "--timeout", "60s"});
+  INFO(r.out << r.err);
+  REQUIRE(r.status == 0);
+  CHECK(commit_count(bare, "main") == 4);
+  CHECK(files_at(bare, "main") == std::vector<std::string>{"README"});
+  CHECK(f.configmap("edge1").is_null());
+}
+
 // Needs core/manifest to keep the kubeconfig of a cluster registered with
 // both spec.gitOps and file: (batch.cpp drops it today).
 TEST_CASE("a GitOps cluster that also has a kubeconfig reads its status back through it", "[mixed][gitops]") {

@@ -328,16 +328,18 @@ std::vector<RepositoryCommit> plan_commits(const GitOpsOperation& op) {
       else changes[path] = content_of(*object, cluster.type, true);
     }
 
+    // A cluster an update leaves is cleaned up as a terminate would.
+    const bool leaving = terminate || (op.kind == GitOpsOperationKind::update && op.departed.count(cluster.id()));
     std::map<std::string, std::string> config = flux_objects(cluster, op.context);
-    if (op.kind != GitOpsOperationKind::update) {
+    if (op.kind != GitOpsOperationKind::update || leaving) {
       auto anthos = anthos_objects(cluster, op.context, apps, stamp);
       config.insert(anthos.begin(), anthos.end());
     }
     for (auto& [path, text] : config) {
-      if (terminate) changes[path] = std::nullopt;
+      if (leaving) changes[path] = std::nullopt;
       else changes[path] = std::move(text);
     }
-    if (terminate) changes[context_dir(cluster, op.context) + "/"] = std::nullopt;
+    if (leaving) changes[context_dir(cluster, op.context) + "/"] = std::nullopt;
   }
   return commits;
 }

@@ -17,6 +17,7 @@
 
 #include <map>
 #include <memory>
+#include <set>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <string_view>
@@ -132,6 +133,10 @@ struct GitOpsOperation {
   std::string status_context_id;   // empty = context.app_context_id
   std::string deployed_stamp;      // Anthos marker content; empty = the revision
   std::vector<ClusterWork> clusters;
+  // Update: clusters ("<provider>+<cluster>") the new context no longer
+  // places any app on; their Flux/Anthos objects and context directory go
+  // in the update's commit, as a terminate removes them.
+  std::set<std::string> departed;
 };
 
 // "emco: instantiate proj1/ca/v1/dig1 revision 1 (context 123)"
@@ -142,7 +147,8 @@ std::string commit_message(const GitOpsOperation& op);
 //   instantiate  writes resources and status objects, the Flux objects or
 //                the Anthos marker (and RepoSyncs); null objects delete
 //   update       writes/deletes only the resources and status objects given,
-//                and rewrites the Flux objects (unchanged content = no diff)
+//                and rewrites the Flux objects (unchanged content = no diff);
+//                for `departed` clusters removes them as terminate does
 //   terminate    deletes the given resources' and status files, the Flux or
 //                Anthos objects, and the whole <base>/context/<ctx>/ directory
 // Throws Error(invalid) for empty ids or names containing '/'.
