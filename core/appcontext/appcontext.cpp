@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <set>
 #include <unordered_map>
+#include <unordered_set>
 
 #include <nlohmann/json.hpp>
-#include <openssl/evp.h>
 
+#include "core/store/plan_codec.hpp"
 #include "core/store/store_impl.hpp"
 #include "core/util/error.hpp"
+#include "core/util/sha256.hpp"
 
 namespace emco::appcontext {
 
@@ -19,20 +21,6 @@ const std::vector<std::string>& hook_group_order() {
                                                  "post-delete", "pre-upgrade", "post-upgrade", "pre-rollback",
                                                  "post-rollback"};
   return order;
-}
-
-std::string sha256_hex(const std::string& data) {
-  unsigned char md[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  if (EVP_Digest(data.data(), data.size(), md, &len, EVP_sha256(), nullptr) != 1)
-    fail(ErrorKind::internal, "sha256 digest failed");
-  static const char* hex = "0123456789abcdef";
-  std::string out(len * 2, '0');
-  for (unsigned int i = 0; i < len; ++i) {
-    out[2 * i] = hex[md[i] >> 4];
-    out[2 * i + 1] = hex[md[i] & 15];
-  }
-  return out;
 }
 
 ContentRef make_content(std::string text) {
@@ -163,6 +151,60 @@ void add_child_impl(store::Store::Impl& impl, const std::string& parent, const s
 
 }  // namespace
 
+namespace {
+
+// Content by hash, looked up with views of stored hashes.
+struct ViewHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+using ContentsByHash = std::unordered_map<std::string, ContentRef, ViewHash, std::equal_to<>>;
+
+// The stored form of an app's clusters (store/plan_codec.hpp).
+std::string encode_plan(const App& app) {
+  store::PlanWriter w;
+  for (const auto& cl : app.clusters) {
+    w.cluster(cl.name, cl.group);
+    for (const auto& r : cl.resources) w.resource("", r.name, r.hash());
+    for (const auto& g : cl.hooks)
+      for (const auto& r : g.resources) w.resource(g.event, r.name, r.hash());
+  }
+  return w.finish();
+}
+
+bool plan_stored(store::Store::Impl& impl, const std::string& digest) {
+  auto& s = impl.stmt("SELECT 1 FROM ac_plans WHERE digest = ?");
+  s.bind(1, digest);
+  return s.executeStep();
+}
+
+// Stores a plan not stored yet, with the contents it uses.
+void store_plan(store::Store::Impl& impl, const App& app, const std::string& digest, const std::string& data) {
+  auto& sp = impl.stmt("INSERT INTO ac_plans(digest, data) VALUES(?, ?)");
+  sp.bind(1, digest);
+  sp.bind(2, data.data(), static_cast<int>(data.size()));
+  sp.exec();
+  std::unordered_set<std::string_view> seen;
+  auto put = [&](const Content& c) {
+    if (!seen.insert(c.hash).second) return;
+    auto& sc = impl.stmt("INSERT OR IGNORE INTO ac_contents(hash, data) VALUES(?, ?)");
+    sc.bind(1, c.hash);
+    sc.bind(2, c.text.data(), static_cast<int>(c.text.size()));
+    sc.exec();
+    auto& su = impl.stmt("INSERT INTO ac_plan_contents(plan, hash) VALUES(?, ?)");
+    su.bind(1, digest);
+    su.bind(2, c.hash);
+    su.exec();
+  };
+  for (const auto& cl : app.clusters) {
+    for (const auto& r : cl.resources) put(*r.content);
+    for (const auto& g : cl.hooks)
+      for (const auto& r : g.resources) put(*r.content);
+  }
+}
+
+}  // namespace
+
 void save(store::Store& st, const AppContext& ctx) {
   auto& impl = st.impl();
   st.write([&] {
@@ -195,47 +237,22 @@ void save(store::Store& st, const AppContext& ctx) {
     }
     if (!ctx.parent.empty()) add_child_impl(impl, ctx.parent, ctx.id);
 
-    std::set<std::string> written;  // content hashes already inserted by this save
-    auto put_content = [&](const Content& c) {
-      if (!written.insert(c.hash).second) return;
-      auto& s = impl.stmt("INSERT OR IGNORE INTO ac_contents(hash, data) VALUES(?, ?)");
-      s.bind(1, c.hash);
-      s.bind(2, c.text.data(), static_cast<int>(c.text.size()));
-      s.exec();
-    };
     int ord = 0;
     for (const auto& app : ctx.apps) {
+      if (app.elided)
+        fail(ErrorKind::internal, "appcontext '" + ctx.id + "': app '" + app.name + "' was loaded without its clusters");
+      std::string data = encode_plan(app);
+      std::string digest = sha256_hex(data);
+      if (!plan_stored(impl, digest)) store_plan(impl, app, digest, data);
       json deps = json::array();
       for (const auto& d : app.dependencies) deps.push_back({{"app", d.app}, {"opStatus", d.op_status}, {"wait", d.wait}});
-      auto& sa = impl.stmt("INSERT INTO ac_apps(ctx, ord, app, deps) VALUES(?,?,?,?)");
+      auto& sa = impl.stmt("INSERT INTO ac_apps(ctx, ord, app, deps, plan) VALUES(?,?,?,?,?)");
       sa.bind(1, ctx.id);
       sa.bind(2, ord++);
       sa.bind(3, app.name);
       sa.bind(4, deps.dump());
+      sa.bind(5, digest);
       sa.exec();
-      for (const auto& cl : app.clusters) {
-        auto& sc = impl.stmt("INSERT INTO ac_clusters(ctx, app, cluster, grp) VALUES(?,?,?,?)");
-        sc.bind(1, ctx.id);
-        sc.bind(2, app.name);
-        sc.bind(3, cl.name);
-        sc.bind(4, cl.group);
-        sc.exec();
-        int64_t cluster_id = impl.db.getLastInsertRowid();
-        int rord = 0;
-        auto put_resource = [&](const std::string& hook, const Resource& r) {
-          put_content(*r.content);
-          auto& sr = impl.stmt("INSERT INTO ac_resources(cluster_id, ord, hook, name, hash) VALUES(?,?,?,?,?)");
-          sr.bind(1, cluster_id);
-          sr.bind(2, rord++);
-          sr.bind(3, hook);
-          sr.bind(4, r.name);
-          sr.bind(5, r.content->hash);
-          sr.exec();
-        };
-        for (const auto& r : cl.resources) put_resource("", r);
-        for (const auto& g : cl.hooks)
-          for (const auto& r : g.resources) put_resource(g.event, r);
-      }
     }
   });
 }
@@ -266,7 +283,38 @@ Header header(store::Store& st, const std::string& id) {
   return h;
 }
 
-AppContext load(store::Store& st, const std::string& id) {
+namespace {
+
+// Decodes a stored plan into the app's clusters, with contents from `contents`.
+void decode_plan(const std::string& ctx_id, App& app, std::string_view data, const ContentsByHash& contents) {
+  const std::string what = "app '" + app.name + "' of appcontext '" + ctx_id + "'";
+  store::PlanReader rd(data, what);
+  Cluster* current = nullptr;
+  for (;;) {
+    auto item = rd.next();
+    if (item == store::PlanReader::Item::end) break;
+    if (item == store::PlanReader::Item::cluster) {
+      app.clusters.push_back(Cluster{std::string(rd.cluster_name()), rd.cluster_group(), {}, {}});
+      current = &app.clusters.back();
+      continue;
+    }
+    auto ct = contents.find(rd.hash());
+    if (ct == contents.end()) fail(ErrorKind::internal, what + " lacks content " + std::string(rd.hash()));
+    Resource r{std::string(rd.resource_name()), ct->second};
+    std::string_view hook = rd.hook();
+    if (hook.empty()) {
+      current->resources.push_back(std::move(r));
+    } else {
+      if (current->hooks.empty() || current->hooks.back().event != hook)
+        current->hooks.push_back({std::string(hook), {}});
+      current->hooks.back().resources.push_back(std::move(r));
+    }
+  }
+}
+
+// Loads a context; the apps named in `elide` are left without their
+// clusters (App::elided).
+AppContext load_impl(store::Store& st, const std::string& id, const std::set<std::string>& elide) {
   auto& impl = st.impl();
   Header h = header(st, id);
   AppContext ctx;
@@ -285,7 +333,7 @@ AppContext load(store::Store& st, const std::string& id) {
   ctx.created = h.created;
 
   {
-    auto& s = impl.stmt("SELECT app, deps FROM ac_apps WHERE ctx = ? ORDER BY ord");
+    auto& s = impl.stmt("SELECT app, deps, plan FROM ac_apps WHERE ctx = ? ORDER BY ord");
     s.bind(1, id);
     while (s.executeStep()) {
       App a;
@@ -293,57 +341,63 @@ AppContext load(store::Store& st, const std::string& id) {
       for (const auto& d : json::parse(s.getColumn(1).getString()))
         a.dependencies.push_back({d.at("app").get<std::string>(), d.at("opStatus").get<std::string>(),
                                   d.at("wait").get<int>()});
+      a.plan_digest = s.getColumn(2).getString();
+      a.elided = elide.count(a.name) > 0;
       ctx.apps.push_back(std::move(a));
     }
   }
-  std::unordered_map<std::string, ContentRef> contents;
-  {
-    // Every distinct content of the context once.
-    auto& s = impl.stmt(
-        "SELECT hash, data FROM ac_contents WHERE hash IN (SELECT r.hash FROM ac_resources r JOIN ac_clusters c ON "
-        "c.id = r.cluster_id WHERE c.ctx = ?)");
-    s.bind(1, id);
-    while (s.executeStep()) {
-      auto c = std::make_shared<Content>();
-      c->hash = s.getColumn(0).getString();
-      c->text = blob_text(s.getColumn(1));
-      contents.emplace(c->hash, c);
-    }
-  }
-  std::unordered_map<std::string, App*> by_name;
-  for (auto& a : ctx.apps) by_name[a.name] = &a;
-  {
-    auto& s = impl.stmt(
-        "SELECT c.app, c.cluster, c.grp, r.hook, r.name, r.hash FROM ac_clusters c LEFT JOIN ac_resources r ON "
-        "r.cluster_id = c.id WHERE c.ctx = ? ORDER BY c.id, r.ord");
-    s.bind(1, id);
-    Cluster* current = nullptr;
-    std::string current_app;
-    while (s.executeStep()) {
-      std::string app = s.getColumn(0).getString();
-      std::string cluster = s.getColumn(1).getString();
-      if (!current || current_app != app || current->name != cluster) {
-        auto it = by_name.find(app);
-        if (it == by_name.end()) fail(ErrorKind::internal, "appcontext '" + id + "' has a cluster of unknown app '" + app + "'");
-        it->second->clusters.push_back(Cluster{cluster, s.getColumn(2).getInt(), {}, {}});
-        current = &it->second->clusters.back();
-        current_app = app;
-      }
-      if (s.getColumn(4).isNull()) continue;  // a cluster without resources
-      std::string hook = s.getColumn(3).getString();
-      std::string hash = s.getColumn(5).getString();
-      auto ct = contents.find(hash);
-      if (ct == contents.end()) fail(ErrorKind::internal, "appcontext '" + id + "' lacks content " + hash);
-      Resource r{s.getColumn(4).getString(), ct->second};
-      if (hook.empty()) {
-        current->resources.push_back(std::move(r));
-      } else {
-        if (current->hooks.empty() || current->hooks.back().event != hook) current->hooks.push_back({hook, {}});
-        current->hooks.back().resources.push_back(std::move(r));
+  ContentsByHash contents;
+  std::set<std::string> read;  // plans whose contents are in `contents`
+  for (auto& a : ctx.apps) {
+    if (a.elided) continue;
+    if (read.insert(a.plan_digest).second) {
+      auto& s = impl.stmt(
+          "SELECT c.hash, c.data FROM ac_plan_contents p JOIN ac_contents c ON c.hash = p.hash WHERE p.plan = ?");
+      s.bind(1, a.plan_digest);
+      while (s.executeStep()) {
+        const char* hash = s.getColumn(0).getText();
+        if (contents.find(std::string_view(hash)) != contents.end()) continue;
+        auto c = std::make_shared<Content>();
+        c->hash = hash;
+        c->text = blob_text(s.getColumn(1));
+        contents.emplace(c->hash, std::move(c));
       }
     }
+    auto& s = impl.stmt("SELECT data FROM ac_plans WHERE digest = ?");
+    s.bind(1, a.plan_digest);
+    if (!s.executeStep())
+      fail(ErrorKind::internal, "appcontext '" + id + "' lacks the plan of app '" + a.name + "'",
+           "the workspace database is damaged; restore it from a backup");
+    const auto col = s.getColumn(0);
+    decode_plan(id, a, std::string_view(static_cast<const char*>(col.getBlob()), static_cast<size_t>(col.getBytes())),
+                contents);
+    s.reset();
   }
   return ctx;
+}
+
+std::map<std::string, std::string> app_plans(store::Store::Impl& impl, const std::string& id) {
+  std::map<std::string, std::string> out;
+  auto& s = impl.stmt("SELECT app, plan FROM ac_apps WHERE ctx = ?");
+  s.bind(1, id);
+  while (s.executeStep()) out[s.getColumn(0).getString()] = s.getColumn(1).getString();
+  return out;
+}
+
+}  // namespace
+
+AppContext load(store::Store& st, const std::string& id) { return load_impl(st, id, {}); }
+
+ContextPair load_changed(store::Store& st, const std::string& old_id, const std::string& new_id) {
+  if (!exists(st, old_id)) no_context(old_id);
+  if (!exists(st, new_id)) no_context(new_id);
+  auto old_plans = app_plans(st.impl(), old_id);
+  std::set<std::string> same;  // apps planned the same way in both
+  for (const auto& [app, digest] : app_plans(st.impl(), new_id)) {
+    auto it = old_plans.find(app);
+    if (it != old_plans.end() && it->second == digest) same.insert(app);
+  }
+  return {load_impl(st, old_id, same), load_impl(st, new_id, same)};
 }
 
 void remove(store::Store& st, const std::string& id) {
@@ -359,7 +413,6 @@ void remove(store::Store& st, const std::string& id) {
     }
     for (const auto& k : kids) remove(st, k);
     for (const char* sql : {"DELETE FROM ac_resource_status WHERE ctx = ?", "DELETE FROM ac_cluster_status WHERE ctx = ?",
-                            "DELETE FROM ac_resources WHERE cluster_id IN (SELECT id FROM ac_clusters WHERE ctx = ?)",
                             "DELETE FROM ac_contexts WHERE id = ?"}) {
       auto& s = impl.stmt(sql);
       s.bind(1, id);
@@ -374,17 +427,81 @@ void remove(store::Store& st, const std::string& id) {
       u.bind(2, h.parent);
       u.exec();
     }
-    impl.db.exec("DELETE FROM ac_contents WHERE hash NOT IN (SELECT hash FROM ac_resources)");
+    // Plans no context uses, then content no plan uses.
+    impl.db.exec("DELETE FROM ac_plans WHERE digest NOT IN (SELECT plan FROM ac_apps)");
+    impl.db.exec("DELETE FROM ac_contents WHERE hash NOT IN (SELECT hash FROM ac_plan_contents)");
   });
 }
 
-std::vector<std::string> cluster_names(store::Store& st, const std::string& id) {
-  auto& s = st.impl().stmt("SELECT DISTINCT cluster FROM ac_clusters WHERE ctx = ? ORDER BY cluster");
+namespace {
+
+std::set<std::string> plan_digests(store::Store::Impl& impl, const std::string& id) {
+  std::set<std::string> out;
+  auto& s = impl.stmt("SELECT plan FROM ac_apps WHERE ctx = ?");
   s.bind(1, id);
-  std::vector<std::string> out;
-  while (s.executeStep()) out.push_back(s.getColumn(0).getString());
-  s.reset();
+  while (s.executeStep()) out.insert(s.getColumn(0).getString());
   return out;
+}
+
+// Calls fn(cluster) for each cluster of the stored plan `digest`; stops when
+// fn returns false.
+template <class Fn>
+void for_each_plan_cluster(store::Store::Impl& impl, const std::string& digest, const std::string& what, Fn&& fn) {
+  auto& s = impl.stmt("SELECT data FROM ac_plans WHERE digest = ?");
+  s.bind(1, digest);
+  if (!s.executeStep()) fail(ErrorKind::internal, what + " lacks its plan " + digest);
+  const auto col = s.getColumn(0);
+  store::PlanReader rd(std::string_view(static_cast<const char*>(col.getBlob()), static_cast<size_t>(col.getBytes())),
+                       what);
+  for (auto item = rd.next(); item != store::PlanReader::Item::end; item = rd.next())
+    if (item == store::PlanReader::Item::cluster && !fn(rd.cluster_name())) break;
+  s.reset();
+}
+
+}  // namespace
+
+std::vector<std::string> departed_clusters(store::Store& st, const std::string& old_id, const std::string& new_id) {
+  auto& impl = st.impl();
+  const auto old_plans = plan_digests(impl, old_id);
+  const auto new_plans = plan_digests(impl, new_id);
+  // A plan both contexts have places its clusters in both.
+  std::set<std::string, std::less<>> candidates;
+  for (const auto& digest : old_plans)
+    if (!new_plans.count(digest))
+      for_each_plan_cluster(impl, digest, "appcontext '" + old_id + "'", [&](std::string_view c) {
+        candidates.emplace(c);
+        return true;
+      });
+  for (const auto& digest : new_plans) {
+    if (candidates.empty()) break;
+    for_each_plan_cluster(impl, digest, "appcontext '" + new_id + "'", [&](std::string_view c) {
+      if (auto it = candidates.find(c); it != candidates.end()) candidates.erase(it);
+      return !candidates.empty();
+    });
+  }
+  return {candidates.begin(), candidates.end()};
+}
+
+void for_each_resource_name(
+    store::Store& st, const std::string& id,
+    const std::function<void(std::string_view app, std::string_view cluster, std::string_view resource)>& fn) {
+  auto& s = st.impl().stmt(
+      "SELECT a.app, p.data FROM ac_apps a JOIN ac_plans p ON p.digest = a.plan WHERE a.ctx = ? ORDER BY a.ord");
+  s.bind(1, id);
+  while (s.executeStep()) {
+    const std::string app = s.getColumn(0).getString();
+    const auto col = s.getColumn(1);
+    store::PlanReader rd(std::string_view(static_cast<const char*>(col.getBlob()), static_cast<size_t>(col.getBytes())),
+                         "app '" + app + "' of appcontext '" + id + "'");
+    std::string_view cluster;
+    for (auto item = rd.next(); item != store::PlanReader::Item::end; item = rd.next()) {
+      if (item == store::PlanReader::Item::cluster)
+        cluster = rd.cluster_name();
+      else if (rd.hook().empty())
+        fn(app, cluster, rd.resource_name());
+    }
+  }
+  s.reset();
 }
 
 std::vector<std::string> list(store::Store& st, const resource::Key& owner) {
@@ -687,13 +804,14 @@ ClusterDiff diff_cluster(const std::string& app, const std::string& name, const 
 }
 
 void diff_app(std::vector<ClusterDiff>& out, const std::string& name, const App* o, const App* n) {
-  std::set<std::string> clusters;
+  if (o && n && !o->plan_digest.empty() && o->plan_digest == n->plan_digest) return;
+  // Cluster name → (old, new), by name.
+  std::map<std::string_view, std::pair<const Cluster*, const Cluster*>> clusters;
   if (o)
-    for (const auto& c : o->clusters) clusters.insert(c.name);
+    for (const auto& c : o->clusters) clusters[c.name].first = &c;
   if (n)
-    for (const auto& c : n->clusters) clusters.insert(c.name);
-  for (const auto& c : clusters)
-    out.push_back(diff_cluster(name, c, o ? o->find_cluster(c) : nullptr, n ? n->find_cluster(c) : nullptr));
+    for (const auto& c : n->clusters) clusters[c.name].second = &c;
+  for (const auto& [c, pair] : clusters) out.push_back(diff_cluster(name, std::string(c), pair.first, pair.second));
 }
 
 }  // namespace

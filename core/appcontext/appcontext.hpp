@@ -22,10 +22,12 @@
 // should be wrapped in one write() by the caller for speed.
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/resource/kinds.hpp"
@@ -94,8 +96,6 @@ using ContentRef = std::shared_ptr<const Content>;
 
 // Builds content with its hash (no interning; see AppContext::intern).
 ContentRef make_content(std::string text);
-// Lowercase hex SHA-256 of `data`.
-std::string sha256_hex(const std::string& data);
 
 struct Resource {
   std::string name;    // "<metadata.name>+<Kind>" (controllers may use other keys)
@@ -132,6 +132,13 @@ struct App {
   std::string name;
   std::vector<Dependency> dependencies;
   std::vector<Cluster> clusters;  // sorted by name once planned
+  // Set by load(): the digest of the stored plan (clusters and resources).
+  // Two loaded apps with the same digest have the same clusters and
+  // resources. Empty for an app not loaded from the workspace.
+  std::string plan_digest;
+  // Set by load() when asked to leave this app's clusters out (they are
+  // empty here, not in the workspace).
+  bool elided = false;
 
   Cluster* find_cluster(const std::string& cluster);
   const Cluster* find_cluster(const std::string& cluster) const;
@@ -178,18 +185,33 @@ private:
 
 // Stores a new context (all of it, in one transaction). Throws
 // Error(conflict) if the id exists, Error(not_found) if the parent does not.
-// A non-empty parent gets `id` appended to its children.
+// A non-empty parent gets `id` appended to its children. Each app's plan is
+// stored once per digest: an app planned as in an earlier context costs one
+// row, whatever its size.
 void save(store::Store& st, const AppContext& ctx);
 // Loads a whole context. Throws Error(not_found) naming the id.
 AppContext load(store::Store& st, const std::string& id);
+// Two contexts of one update, with the apps whose plans are the same in both
+// elided in both (see App::elided): what diff() needs, for the cost of the
+// apps that changed.
+struct ContextPair {
+  AppContext old_ctx, new_ctx;
+};
+ContextPair load_changed(store::Store& st, const std::string& old_id, const std::string& new_id);
 bool exists(store::Store& st, const std::string& id);
 // Removes a context and, first, its children (recursively), with their
 // status, queue and active-set rows; content no context uses is dropped.
 // Throws Error(not_found) if absent.
 void remove(store::Store& st, const std::string& id);
-// The clusters ("<provider>+<cluster>") a context places any app on, sorted
-// (cheap: no resources are read).
-std::vector<std::string> cluster_names(store::Store& st, const std::string& id);
+// The clusters `old_id` places an app on and `new_id` places none on,
+// sorted. Reads only the plans that tell: the plans `old_id` alone has, then
+// the others of `new_id` until every candidate is found.
+std::vector<std::string> departed_clusters(store::Store& st, const std::string& old_id, const std::string& new_id);
+// Calls `fn(app, cluster, resource)` for every main-list resource (hooks
+// excluded) of a context, in order, without reading contents (cheap).
+void for_each_resource_name(
+    store::Store& st, const std::string& id,
+    const std::function<void(std::string_view app, std::string_view cluster, std::string_view resource)>& fn);
 // Context ids of an owner, oldest first.
 std::vector<std::string> list(store::Store& st, const resource::Key& owner);
 
@@ -276,6 +298,8 @@ struct ClusterDiff {
 };
 // Per (app, cluster) of either context: apps in the new context's order then
 // apps only in the old one; clusters by name. Hook groups count as resources.
+// An app with the same plan digest in both (nothing of it changed; it may be
+// elided) yields no entries.
 std::vector<ClusterDiff> diff(const AppContext& old_ctx, const AppContext& new_ctx);
 
 }  // namespace emco::appcontext

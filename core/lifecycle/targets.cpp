@@ -160,18 +160,26 @@ struct ClusterAccess {
 
 std::map<std::string, ClusterAccess> cluster_access(store::Store& st) {
   std::map<std::string, ClusterAccess> out;
-  for (const auto& c : st.list(resource::kind("cluster"))) {
+  // Fleets share a few sync objects: each is read, and each registration
+  // (provider, type, objects) checked, once.
+  std::map<std::pair<std::string, std::string>, std::map<std::string, std::string>> kv_cache;
+  auto kv_of = [&](const std::string& provider, const std::string& name,
+                   const std::string& cluster_id) -> const std::map<std::string, std::string>& {
+    auto key = std::make_pair(provider, name);
+    auto it = kv_cache.find(key);
+    if (it == kv_cache.end()) it = kv_cache.emplace(key, sync_object_kv(st, provider, name, cluster_id)).first;
+    return it->second;
+  };
+  std::map<std::string, gitops::GitOpsCluster> registrations;
+  for (const auto& c : st.list_with_contents(resource::kind("cluster"))) {
     auto provider = c.key.get("clusterProvider");
     auto name = c.key.get("cluster");
     if (!provider || !name) continue;
-    // list() may leave attached contents out: read each cluster in full.
-    auto full = c.contents.empty() ? st.get(c.key) : std::optional<store::Resource>(c);
-    if (!full) continue;
     const std::string id = *provider + "+" + *name;
     ClusterAccess& access = out[id];
-    for (const auto& f : full->contents)
+    for (const auto& f : c.contents)
       if (f.name == "file") access.kubeconfig = f.data;
-    json data = json::parse(full->data, nullptr, false);
+    json data = json::parse(c.data, nullptr, false);
     if (!data.is_object()) continue;
     json spec = data.value("spec", json::object());
     if (!spec.is_object() || !spec.contains("gitOps") || !spec["gitOps"].is_object()) continue;
@@ -180,9 +188,17 @@ std::map<std::string, ClusterAccess> cluster_access(store::Store& st) {
       std::string type = g.value("gitOpsType", "");
       std::string ref = g.value("gitOpsReferenceObject", "");
       std::string res = g.value("gitOpsResourceObject", "");
-      auto ref_kv = sync_object_kv(st, *provider, ref, id);
-      auto res_kv = res.empty() || res == ref ? ref_kv : sync_object_kv(st, *provider, res, id);
+      const std::string shared = *provider + '\n' + type + '\n' + ref + '\n' + res;
+      auto known = registrations.find(shared);
+      if (known != registrations.end()) {
+        access.gitops = known->second;
+        access.gitops->cluster = *name;
+        continue;
+      }
+      const auto& ref_kv = kv_of(*provider, ref, id);
+      const auto& res_kv = res.empty() || res == ref ? ref_kv : kv_of(*provider, res, id);
       access.gitops = gitops::registered_cluster(*provider, *name, type, ref, ref_kv, res, res_kv);
+      registrations.emplace(shared, *access.gitops);
     } catch (const Error& e) {
       access.gitops_error = e.message();
     }
@@ -239,9 +255,7 @@ gitops::GitOpsOperation describe_operation(store::Store& st, const std::string& 
     op.context.logical_cloud_namespace = meta_of(h, "LogicalCloudNamespace");
     if (entry->event == ac::event::update && ac::exists(st, entry->ucid)) {
       // Clusters the update leaves entirely: their Flux objects go too.
-      auto now = ac::cluster_names(st, id);
-      for (const auto& c : ac::cluster_names(st, entry->ucid))
-        if (!std::binary_search(now.begin(), now.end(), c)) op.departed.insert(c);
+      for (auto& c : ac::departed_clusters(st, entry->ucid, id)) op.departed.insert(std::move(c));
     }
     return op;
   }

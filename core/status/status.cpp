@@ -3,6 +3,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <unordered_map>
 
 #include <nlohmann/json.hpp>
 
@@ -153,16 +154,26 @@ Query parse_query(const std::string& query_string) {
 }
 
 json deployed_counts(store::Store& st, const std::string& ctx, const std::string& status_ctx) {
-  auto& s = st.impl().stmt(
-      "SELECT COALESCE(s.status, 'Pending'), COUNT(*) FROM ac_clusters c "
-      "JOIN ac_resources r ON r.cluster_id = c.id "
-      "LEFT JOIN ac_resource_status s ON s.ctx = ?2 AND s.app = c.app AND s.cluster = c.cluster AND s.resource = r.name "
-      "WHERE c.ctx = ?1 AND r.hook = '' GROUP BY 1");
-  s.bind(1, ctx);
-  s.bind(2, status_ctx);
+  // Recorded states by "app\x1fcluster\x1fresource"; a resource without one is Pending.
+  std::unordered_map<std::string, std::string> recorded;
+  {
+    auto& s = st.impl().stmt("SELECT app, cluster, resource, status FROM ac_resource_status WHERE ctx = ?");
+    s.bind(1, status_ctx);
+    while (s.executeStep())
+      recorded.emplace(s.getColumn(0).getString() + '\x1f' + s.getColumn(1).getString() + '\x1f' +
+                           s.getColumn(2).getString(),
+                       s.getColumn(3).getString());
+    s.reset();
+  }
+  std::map<std::string, int64_t> counts;
+  std::string key;
+  ac::for_each_resource_name(st, ctx, [&](std::string_view app, std::string_view cluster, std::string_view resource) {
+    key.assign(app).append(1, '\x1f').append(cluster).append(1, '\x1f').append(resource);
+    auto it = recorded.find(key);
+    ++counts[it == recorded.end() ? std::string(ac::resource_status::pending) : it->second];
+  });
   json out = json::object();
-  while (s.executeStep()) out[s.getColumn(0).getString()] = s.getColumn(1).getInt64();
-  s.reset();
+  for (const auto& [status, n] : counts) out[status] = n;
   return out;
 }
 

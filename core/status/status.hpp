@@ -46,7 +46,7 @@ nlohmann::json dig_status(store::Store& st, const resource::Key& dig, const Quer
                           const sync::TargetFactory& live = {});
 
 // Deploy counts of a DIG's current context: {"Applied": n, "Pending": m, ...}
-// (one aggregate query; main resources only).
+// (main resources only; no content is read).
 nlohmann::json deployed_counts(store::Store& st, const std::string& ctx, const std::string& status_ctx);
 
 // One row per DIG and lifecycle logical cloud: {kind, anchor, state,

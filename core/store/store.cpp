@@ -1,14 +1,18 @@
 #include "core/store/store.hpp"
 
 #include <chrono>
+#include <set>
+#include <unordered_map>
 #include <thread>
 
 #include <nlohmann/json.hpp>
 #include <sqlite3.h>
 
 #include "core/resource/references.hpp"
+#include "core/store/plan_codec.hpp"
 #include "core/store/store_impl.hpp"
 #include "core/util/error.hpp"
+#include "core/util/sha256.hpp"
 #include "core/util/strings.hpp"
 
 namespace emco::store {
@@ -18,9 +22,16 @@ using resource::Kind;
 
 namespace {
 
-// Forward migrations: entry i moves a database from version i to i+1.
-const std::vector<const char*> k_migrations = {
-    R"sql(
+void plans_from_rows(SQLite::Database& db);
+
+// Forward migrations: entry i moves a database from version i to i+1: its
+// SQL, then (when set) a conversion of the data in C++.
+struct Migration {
+  const char* sql;
+  void (*convert)(SQLite::Database&) = nullptr;
+};
+const std::vector<Migration> k_migrations = {
+    {R"sql(
 CREATE TABLE IF NOT EXISTS meta(name TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE resources(
   id INTEGER PRIMARY KEY,
@@ -49,11 +60,11 @@ CREATE TABLE refs(
   PRIMARY KEY(from_id, to_id, field)
 );
 CREATE INDEX refs_to ON refs(to_id);
-)sql",
+)sql"},
     // 2: AppContexts (core/appcontext): the plan (contexts, apps, clusters,
     // resources pointing at content stored once per hash) and the deploy state
     // the sync engine keeps (resource/cluster status, event queue, active set).
-    R"sql(
+    {R"sql(
 CREATE TABLE ac_contexts(
   id TEXT PRIMARY KEY,
   owner_kind TEXT NOT NULL,
@@ -127,10 +138,10 @@ CREATE TABLE ac_queue(
   PRIMARY KEY(ctx, seq)
 );
 CREATE TABLE ac_active(ctx TEXT PRIMARY KEY REFERENCES ac_contexts(id) ON DELETE CASCADE);
-)sql",
+)sql"},
     // 3: credentials emco issues (core/lifecycle/credentials.hpp): the
     // kubeconfig of a logical cloud's user, per cluster.
-    R"sql(
+    {R"sql(
 CREATE TABLE credentials(
   owner TEXT NOT NULL,
   cluster TEXT NOT NULL,
@@ -138,8 +149,76 @@ CREATE TABLE credentials(
   created TEXT NOT NULL,
   PRIMARY KEY(owner, cluster)
 );
+)sql"},
+    // 4: an app's plan in a context is one row addressed by its digest
+    // (core/store/plan_codec.hpp), shared by every context that plans the app
+    // the same way, instead of a row per cluster and per resource: an update
+    // stores only what changed. ac_plan_contents lists the contents a plan
+    // uses, so unused content can be dropped.
+    {R"sql(
+CREATE TABLE ac_plans(digest TEXT PRIMARY KEY, data BLOB NOT NULL);
+CREATE TABLE ac_plan_contents(
+  plan TEXT NOT NULL REFERENCES ac_plans(digest) ON DELETE CASCADE,
+  hash TEXT NOT NULL,
+  PRIMARY KEY(plan, hash)
+) WITHOUT ROWID;
+CREATE INDEX ac_plan_contents_hash ON ac_plan_contents(hash);
+ALTER TABLE ac_apps ADD COLUMN plan TEXT NOT NULL DEFAULT '';
+CREATE INDEX ac_apps_plan ON ac_apps(plan);
 )sql",
+     plans_from_rows},
 };
+
+// Version 3 kept a row per (app, cluster) and per resource: each app's rows
+// become its plan, then those tables go.
+void plans_from_rows(SQLite::Database& db) {
+  SQLite::Statement apps(db, "SELECT ctx, ord, app FROM ac_apps");
+  SQLite::Statement rows(db,
+                         "SELECT c.cluster, c.grp, r.hook, r.name, r.hash FROM ac_clusters c LEFT JOIN ac_resources r "
+                         "ON r.cluster_id = c.id WHERE c.ctx = ? AND c.app = ? ORDER BY c.id, r.ord");
+  SQLite::Statement put_plan(db, "INSERT OR IGNORE INTO ac_plans(digest, data) VALUES(?, ?)");
+  SQLite::Statement put_content(db, "INSERT OR IGNORE INTO ac_plan_contents(plan, hash) VALUES(?, ?)");
+  SQLite::Statement set_plan(db, "UPDATE ac_apps SET plan = ? WHERE ctx = ? AND ord = ?");
+  while (apps.executeStep()) {
+    const std::string ctx = apps.getColumn(0).getString();
+    const int ord = apps.getColumn(1).getInt();
+    rows.bind(1, ctx);
+    rows.bind(2, apps.getColumn(2).getString());
+    PlanWriter plan;
+    std::set<std::string> hashes;
+    std::string cluster;
+    bool first = true;
+    while (rows.executeStep()) {
+      std::string name = rows.getColumn(0).getString();
+      if (first || name != cluster) plan.cluster(name, rows.getColumn(1).getInt());
+      first = false;
+      cluster = std::move(name);
+      if (rows.getColumn(3).isNull()) continue;  // a cluster without resources
+      std::string hash = rows.getColumn(4).getString();
+      plan.resource(rows.getColumn(2).getString(), rows.getColumn(3).getString(), hash);
+      hashes.insert(std::move(hash));
+    }
+    rows.reset();
+    std::string data = plan.finish();
+    std::string digest = sha256_hex(data);
+    put_plan.bind(1, digest);
+    put_plan.bind(2, data.data(), static_cast<int>(data.size()));
+    put_plan.exec();
+    put_plan.reset();
+    for (const auto& h : hashes) {
+      put_content.bind(1, digest);
+      put_content.bind(2, h);
+      put_content.exec();
+      put_content.reset();
+    }
+    set_plan.bind(1, digest);
+    set_plan.bind(2, ctx);
+    set_plan.bind(3, ord);
+    set_plan.exec();
+    set_plan.reset();
+  }
+  db.exec("DROP TABLE ac_resources; DROP TABLE ac_clusters;");
+}
 
 constexpr int k_busy_timeout_ms = 600000;  // wait, never report "database is locked"
 
@@ -223,7 +302,9 @@ std::unique_ptr<Store::Impl> open_impl(const std::string& path, bool memory) {
            "use a newer emco with this workspace");
     }
     for (int v = version; v < static_cast<int>(k_migrations.size()); ++v) {
-      impl->db.exec(k_migrations[static_cast<size_t>(v)]);
+      const Migration& m = k_migrations[static_cast<size_t>(v)];
+      impl->db.exec(m.sql);
+      if (m.convert) m.convert(impl->db);
       impl->db.exec("PRAGMA user_version=" + std::to_string(v + 1));
     }
     impl->db.exec("COMMIT");
@@ -301,6 +382,26 @@ std::vector<Resource> Store::list(const Kind& k, const Key& parent) const {
     s.bind(3, hi);
     while (s.executeStep()) out.push_back(row_to_resource(s));
   }
+  return out;
+}
+
+std::vector<Resource> Store::list_with_contents(const Kind& k) const {
+  std::vector<Resource> out = list(k);
+  std::unordered_map<int64_t, Resource*> by_id;
+  for (auto& r : out) by_id[r.id] = &r;
+  auto& c = m_impl->stmt(
+      "SELECT c.resource_id, c.name, c.filename, c.data FROM contents c JOIN resources r ON r.id = c.resource_id "
+      "WHERE r.kind = ? ORDER BY c.resource_id, c.ord");
+  c.bind(1, k.id);
+  while (c.executeStep()) {
+    auto it = by_id.find(c.getColumn(0).getInt64());
+    if (it == by_id.end()) continue;
+    auto blob = c.getColumn(3);
+    it->second->contents.push_back(
+        {c.getColumn(1).getString(), c.getColumn(2).getString(),
+         std::string(static_cast<const char*>(blob.getBlob()), static_cast<size_t>(blob.getBytes()))});
+  }
+  c.reset();
   return out;
 }
 

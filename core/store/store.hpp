@@ -65,6 +65,9 @@ public:
   // Resources of kind `k` whose key starts with `parent` (all of them when
   // `parent` is empty), ordered by key.
   std::vector<Resource> list(const resource::Kind& k, const resource::Key& parent = {}) const;
+  // Every resource of kind `k` with its attached contents (list() leaves
+  // them out), ordered by key: two queries, whatever the count.
+  std::vector<Resource> list_with_contents(const resource::Kind& k) const;
   // Direct children of a resource (any kind), ordered by key.
   std::vector<Resource> children(const resource::Key& key) const;
   // Resources whose references name `key`.

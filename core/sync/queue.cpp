@@ -6,6 +6,8 @@
 #include <ctime>
 #include <map>
 #include <set>
+#include <string_view>
+#include <unordered_map>
 
 #include <unistd.h>
 
@@ -187,14 +189,34 @@ Work terminate_work(const ac::AppContext& c) {
 // successful Update), yet in the same run: a git repository gets one commit.
 constexpr const char* k_update_removals = "emco:update-removals";
 
+// The clusters of a context by (app, cluster), for the entries of a diff.
+class ClusterIndex {
+public:
+  explicit ClusterIndex(const ac::AppContext& c) {
+    for (const auto& a : c.apps) {
+      auto& clusters = m_apps[a.name];
+      for (const auto& cl : a.clusters) clusters.emplace(cl.name, &cl);
+    }
+  }
+  const ac::Cluster* find(const std::string& app, const std::string& cluster) const {
+    auto a = m_apps.find(app);
+    if (a == m_apps.end()) return nullptr;
+    auto c = a->second.find(cluster);
+    return c == a->second.end() ? nullptr : c->second;
+  }
+
+private:
+  std::map<std::string_view, std::unordered_map<std::string_view, const ac::Cluster*>, std::less<>> m_apps;
+};
+
 // What the new context no longer has (on the old context's resources), in
 // reverse order; `scheduled_with` as for Job.
 void add_removals(Work& w, const ac::AppContext& old_ctx, const std::vector<ac::ClusterDiff>& diffs,
                   const std::string& scheduled_with) {
+  const ClusterIndex index(old_ctx);
   for (const auto& d : diffs) {
     if (d.removed.empty()) continue;
-    const ac::App* app = old_ctx.find_app(d.app);
-    const ac::Cluster* cl = app ? app->find_cluster(d.cluster) : nullptr;
+    const ac::Cluster* cl = index.find(d.app, d.cluster);
     if (!cl) continue;
     std::set<std::string> gone(d.removed.begin(), d.removed.end());
     Job j{d.app, d.cluster, {}, scheduled_with};
@@ -219,11 +241,11 @@ Work update_work(const ac::AppContext& old_ctx, const ac::AppContext& new_ctx) {
     removals.depends_on.push_back({a.name, false, 0});
   }
   auto diffs = ac::diff(old_ctx, new_ctx);
+  const ClusterIndex index(new_ctx);
   for (const auto& d : diffs) {
     if (d.presence == ac::ClusterDiff::Presence::removed) continue;
     if (d.added.empty() && d.changed.empty()) continue;
-    const ac::App* app = new_ctx.find_app(d.app);
-    const ac::Cluster* cl = app ? app->find_cluster(d.cluster) : nullptr;
+    const ac::Cluster* cl = index.find(d.app, d.cluster);
     if (!cl) continue;
     std::set<std::string> todo(d.added.begin(), d.added.end());
     todo.insert(d.changed.begin(), d.changed.end());
@@ -387,17 +409,22 @@ DriveResult drive(store::Store& st, const std::string& ctx, const DriveOptions& 
       ac::AppContext c;
       Work work;
       try {
-        c = ac::load(st, ctx);
-        if (entry->event == ac::event::instantiate) {
-          work = instantiate_work(c);
-        } else if (entry->event == ac::event::terminate) {
-          work = terminate_work(c);
-        } else if (entry->event == ac::event::update) {
-          work = update_work(ac::load(st, entry->ucid), c);
-        } else if (entry->event == ac::event::read) {
-          // Handled below, without the executor.
+        // An update (and an UpdateDelete) needs only the apps that changed.
+        if (entry->event == ac::event::update) {
+          auto pair = ac::load_changed(st, entry->ucid, ctx);
+          c = std::move(pair.new_ctx);
+          work = update_work(pair.old_ctx, c);
+        } else if (entry->event == ac::event::update_delete) {
+          auto pair = ac::load_changed(st, ctx, entry->ucid);
+          c = std::move(pair.old_ctx);
+          work = update_delete_work(c, pair.new_ctx);
         } else {
-          work = update_delete_work(c, ac::load(st, entry->ucid));
+          c = ac::load(st, ctx);
+          if (entry->event == ac::event::instantiate)
+            work = instantiate_work(c);
+          else if (entry->event == ac::event::terminate)
+            work = terminate_work(c);
+          // Read is handled below, without the executor.
         }
       } catch (const Error& e) {
         // The other context of an update is gone: this event can never run.

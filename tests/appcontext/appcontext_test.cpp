@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include "core/appcontext/appcontext.hpp"
+#include "core/util/sha256.hpp"
 #include "core/store/store_impl.hpp"
 #include "core/util/error.hpp"
 
@@ -40,7 +41,7 @@ ac::AppContext sample(const std::string& id, int clusters) {
 }  // namespace
 
 TEST_CASE("content is hashed and interned", "[appcontext]") {
-  CHECK(ac::sha256_hex("") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  CHECK(emco::sha256_hex("") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
   ac::AppContext ctx;
   auto a = ctx.intern("x");
   auto b = ctx.intern(std::string("x"));

@@ -1,0 +1,256 @@
+// Stored plans: an app planned as before is stored once, an update loads only
+// what changed, and workspaces written before plans existed are converted.
+
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "core/appcontext/appcontext.hpp"
+#include "core/store/plan_codec.hpp"
+#include "core/store/store_impl.hpp"
+#include "core/store/workspace.hpp"
+#include "core/util/error.hpp"
+
+using namespace emco;
+namespace ac = emco::appcontext;
+namespace fs = std::filesystem;
+
+namespace {
+
+// A context of `apps` apps on `clusters` clusters; app `changed` (if any)
+// gets a different manifest, and `skip_cluster` (if >= 0) is left out of it.
+ac::AppContext fleet(const std::string& id, int apps, int clusters, int changed = -1, int skip_cluster = -1) {
+  ac::AppContext ctx;
+  ctx.id = id;
+  ctx.owner = {"deploymentIntentGroup",
+               resource::Key::parse("project=p/compositeApp=ca/compositeAppVersion=v1/deploymentIntentGroup=dig")};
+  ctx.created = "2026-11-22T00:00:00.000Z";
+  for (int a = 0; a < apps; ++a) {
+    ac::App app;
+    app.name = "app" + std::to_string(a);
+    auto cm = ctx.intern("kind: ConfigMap\nmetadata:\n  name: " + app.name + (a == changed ? "-v2" : "") + "\n");
+    auto crd = ctx.intern("kind: CustomResourceDefinition\nmetadata:\n  name: x\n");
+    for (int c = 0; c < clusters; ++c) {
+      if (a == changed && c == skip_cluster) continue;
+      ac::Cluster cl;
+      cl.name = "p+c" + std::to_string(c);
+      cl.group = c + 1;
+      cl.resources = {{"cm+ConfigMap", cm}};
+      cl.hooks = {{"crd-install", {{"x+CustomResourceDefinition", crd}}}};
+      app.clusters.push_back(cl);
+    }
+    ctx.apps.push_back(app);
+  }
+  return ctx;
+}
+
+int count(store::Store& st, const std::string& table) {
+  return st.impl().db.execAndGet("SELECT COUNT(*) FROM " + table).getInt();
+}
+
+// Same apps, clusters, groups, resources (names, order, content) and hooks.
+void check_same(const ac::AppContext& a, const ac::AppContext& b) {
+  REQUIRE(a.apps.size() == b.apps.size());
+  for (size_t i = 0; i < a.apps.size(); ++i) {
+    const auto& x = a.apps[i];
+    const auto& y = b.apps[i];
+    CHECK(x.name == y.name);
+    REQUIRE(x.clusters.size() == y.clusters.size());
+    for (size_t j = 0; j < x.clusters.size(); ++j) {
+      const auto& p = x.clusters[j];
+      const auto& q = y.clusters[j];
+      CHECK(p.name == q.name);
+      CHECK(p.group == q.group);
+      REQUIRE(p.resources.size() == q.resources.size());
+      for (size_t k = 0; k < p.resources.size(); ++k) {
+        CHECK(p.resources[k].name == q.resources[k].name);
+        CHECK(p.resources[k].text() == q.resources[k].text());
+      }
+      REQUIRE(p.hooks.size() == q.hooks.size());
+      for (size_t k = 0; k < p.hooks.size(); ++k) {
+        CHECK(p.hooks[k].event == q.hooks[k].event);
+        REQUIRE(p.hooks[k].resources.size() == q.hooks[k].resources.size());
+        for (size_t r = 0; r < p.hooks[k].resources.size(); ++r)
+          CHECK(p.hooks[k].resources[r].text() == q.hooks[k].resources[r].text());
+      }
+    }
+  }
+}
+
+std::string diff_text(const std::vector<ac::ClusterDiff>& diffs) {
+  std::string out;
+  for (const auto& d : diffs) {
+    if (d.empty() && d.presence == ac::ClusterDiff::Presence::both) continue;
+    out += d.app + "/" + d.cluster + ":" + std::to_string(static_cast<int>(d.presence));
+    for (const auto& r : d.added) out += " +" + r;
+    for (const auto& r : d.changed) out += " ~" + r;
+    for (const auto& r : d.removed) out += " -" + r;
+    out += "\n";
+  }
+  return out;
+}
+
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    char tmpl[] = "/tmp/emco-plans-XXXXXX";
+    path = ::mkdtemp(tmpl);
+  }
+  ~TempDir() { fs::remove_all(path); }
+};
+
+}  // namespace
+
+TEST_CASE("an app planned as before is stored once", "[appcontext][plans]") {
+  auto st = store::Store::open_memory();
+  ac::save(*st, fleet("1", 4, 20));
+  CHECK(count(*st, "ac_plans") == 4);
+  ac::save(*st, fleet("2", 4, 20, 2));
+  CHECK(count(*st, "ac_plans") == 5);  // only app2's new plan
+  check_same(ac::load(*st, "2"), fleet("2", 4, 20, 2));
+  // Removing the first context drops its plan and content no one else uses.
+  ac::remove(*st, "1");
+  CHECK(count(*st, "ac_plans") == 4);
+  CHECK(count(*st, "ac_contents") == 5);  // 4 ConfigMaps and the CRD
+  ac::remove(*st, "2");
+  CHECK(count(*st, "ac_plans") == 0);
+  CHECK(count(*st, "ac_plan_contents") == 0);
+  CHECK(count(*st, "ac_contents") == 0);
+}
+
+TEST_CASE("an update loads only the apps that changed, with the same diff as full loads", "[appcontext][plans]") {
+  auto st = store::Store::open_memory();
+  ac::save(*st, fleet("1", 5, 30));
+  ac::save(*st, fleet("2", 5, 30, 3, 7));
+  auto pair = ac::load_changed(*st, "1", "2");
+  REQUIRE(pair.old_ctx.apps.size() == 5);
+  REQUIRE(pair.new_ctx.apps.size() == 5);
+  for (int a = 0; a < 5; ++a) {
+    CHECK(pair.old_ctx.apps[a].elided == (a != 3));
+    CHECK(pair.new_ctx.apps[a].elided == (a != 3));
+    CHECK(pair.new_ctx.apps[a].plan_digest.size() == 64);
+  }
+  CHECK(pair.new_ctx.apps[0].clusters.empty());
+  CHECK(pair.new_ctx.apps[3].clusters.size() == 29);
+
+  auto full = diff_text(ac::diff(ac::load(*st, "1"), ac::load(*st, "2")));
+  auto fresh = diff_text(ac::diff(fleet("1", 5, 30), fleet("2", 5, 30, 3, 7)));  // never stored: no digests
+  CHECK(diff_text(ac::diff(pair.old_ctx, pair.new_ctx)) == full);
+  CHECK(full == fresh);
+  CHECK(full.find("app3/p+c7:2 -cm+ConfigMap -x+CustomResourceDefinition\n") != std::string::npos);
+  CHECK(full.find("app3/p+c0:0 ~cm+ConfigMap\n") != std::string::npos);
+
+  // A context with an elided app cannot be stored again.
+  pair.new_ctx.id = "3";
+  CHECK_THROWS_AS(ac::save(*st, pair.new_ctx), Error);
+  CHECK_FALSE(ac::exists(*st, "3"));
+}
+
+TEST_CASE("departed clusters are those no app of the new context places", "[appcontext][plans]") {
+  auto st = store::Store::open_memory();
+  ac::save(*st, fleet("1", 3, 10));
+  ac::save(*st, fleet("2", 3, 10, 1, 4));  // app1 leaves c4, app0 and app2 keep it
+  CHECK(ac::departed_clusters(*st, "1", "2").empty());
+  auto one_app = fleet("3", 1, 10, 0, 4);
+  ac::save(*st, one_app);  // app0 alone, without c4; app1 and app2 are gone
+  CHECK(ac::departed_clusters(*st, "1", "3") == std::vector<std::string>{"p+c4"});
+  CHECK(ac::departed_clusters(*st, "3", "1").empty());
+  CHECK(ac::departed_clusters(*st, "1", "1").empty());
+}
+
+TEST_CASE("a damaged plan is reported, not misread", "[appcontext][plans]") {
+  store::PlanWriter w;
+  w.cluster("p+c1", 1);
+  w.resource("", "cm+ConfigMap", "abc");
+  std::string data = w.finish();
+  store::PlanReader ok(data, "test");
+  CHECK(ok.next() == store::PlanReader::Item::cluster);
+  CHECK(ok.cluster_name() == "p+c1");
+  CHECK(ok.next() == store::PlanReader::Item::resource);
+  CHECK(ok.resource_name() == "cm+ConfigMap");
+  CHECK(ok.hash() == "abc");
+  CHECK(ok.next() == store::PlanReader::Item::end);
+
+  for (size_t cut = 1; cut < data.size(); ++cut) {
+    auto read_all = [&] {
+      store::PlanReader rd(std::string_view(data).substr(0, cut), "app 'a' of appcontext '1'");
+      while (rd.next() != store::PlanReader::Item::end) {
+      }
+    };
+    CHECK_THROWS_WITH(read_all(), Catch::Contains("the stored plan of app 'a' of appcontext '1' is malformed"));
+  }
+  CHECK_THROWS_AS(store::PlanReader("EPL1R", "x").next(), Error);  // a resource before any cluster
+  CHECK(store::PlanReader("EPL1E", "x").next() == store::PlanReader::Item::end);  // an app on no cluster
+}
+
+TEST_CASE("a version 3 workspace keeps its contexts when plans are introduced", "[appcontext][plans]") {
+  TempDir tmp;
+  store::Workspace ws{tmp.path};
+  fs::create_directories(ws.dir());
+  auto expected = fleet("42", 3, 5, 1, 2);
+  {
+    // Store it, then turn the database back into version 3's shape: a row
+    // per (app, cluster) and per resource.
+    auto st = store::Store::open(ws);
+    ac::save(*st, expected);
+    auto& db = st->impl().db;
+    db.exec(R"sql(
+DROP INDEX ac_apps_plan;
+ALTER TABLE ac_apps DROP COLUMN plan;
+DROP TABLE ac_plan_contents;
+DROP TABLE ac_plans;
+CREATE TABLE ac_clusters(
+  id INTEGER PRIMARY KEY,
+  ctx TEXT NOT NULL REFERENCES ac_contexts(id) ON DELETE CASCADE,
+  app TEXT NOT NULL,
+  cluster TEXT NOT NULL,
+  grp INTEGER NOT NULL,
+  UNIQUE(ctx, app, cluster)
+);
+CREATE TABLE ac_resources(
+  cluster_id INTEGER NOT NULL REFERENCES ac_clusters(id) ON DELETE CASCADE,
+  ord INTEGER NOT NULL,
+  hook TEXT NOT NULL,
+  name TEXT NOT NULL,
+  hash TEXT NOT NULL,
+  PRIMARY KEY(cluster_id, ord)
+);
+CREATE INDEX ac_resources_hash ON ac_resources(hash);
+PRAGMA user_version=3;
+)sql");
+    for (const auto& app : expected.apps)
+      for (const auto& cl : app.clusters) {
+        SQLite::Statement c(db, "INSERT INTO ac_clusters(ctx, app, cluster, grp) VALUES(?,?,?,?)");
+        c.bind(1, expected.id);
+        c.bind(2, app.name);
+        c.bind(3, cl.name);
+        c.bind(4, cl.group);
+        c.exec();
+        int64_t cid = db.getLastInsertRowid();
+        int ord = 0;
+        auto put = [&](const std::string& hook, const ac::Resource& r) {
+          SQLite::Statement s(db, "INSERT INTO ac_resources(cluster_id, ord, hook, name, hash) VALUES(?,?,?,?,?)");
+          s.bind(1, cid);
+          s.bind(2, ord++);
+          s.bind(3, hook);
+          s.bind(4, r.name);
+          s.bind(5, r.hash());
+          s.exec();
+        };
+        for (const auto& r : cl.resources) put("", r);
+        for (const auto& g : cl.hooks)
+          for (const auto& r : g.resources) put(g.event, r);
+      }
+  }
+  auto st = store::Store::open(ws);
+  CHECK(st->impl().db.execAndGet("PRAGMA user_version").getInt() == store::Store::schema_version());
+  check_same(ac::load(*st, "42"), expected);
+  CHECK(count(*st, "ac_plans") == 3);
+  CHECK(st->impl().db.execAndGet("SELECT COUNT(*) FROM sqlite_master WHERE name IN ('ac_clusters', 'ac_resources')")
+            .getInt() == 0);
+  // A later context that plans the apps the same way shares the converted plans.
+  ac::save(*st, fleet("43", 3, 5, 1, 2));
+  CHECK(count(*st, "ac_plans") == 3);
+}
