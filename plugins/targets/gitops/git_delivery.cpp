@@ -2,16 +2,24 @@
 
 #include <fcntl.h>
 #include <git2.h>
+#include <openssl/sha.h>
+#include <zlib.h>
 #include <git2/sys/mempack.h>
+#include <git2/sys/odb_backend.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <map>
 #include <memory>
 #include <random>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "core/util/error.hpp"
@@ -34,12 +42,9 @@ using RepoPtr = std::unique_ptr<git_repository, Deleter<git_repository, git_repo
 using RemotePtr = std::unique_ptr<git_remote, Deleter<git_remote, git_remote_free>>;
 using TreePtr = std::unique_ptr<git_tree, Deleter<git_tree, git_tree_free>>;
 using CommitPtr = std::unique_ptr<git_commit, Deleter<git_commit, git_commit_free>>;
-using BuilderPtr = std::unique_ptr<git_treebuilder, Deleter<git_treebuilder, git_treebuilder_free>>;
 using RefPtr = std::unique_ptr<git_reference, Deleter<git_reference, git_reference_free>>;
 using OdbPtr = std::unique_ptr<git_odb, Deleter<git_odb, git_odb_free>>;
 using SigPtr = std::unique_ptr<git_signature, Deleter<git_signature, git_signature_free>>;
-using WalkPtr = std::unique_ptr<git_revwalk, Deleter<git_revwalk, git_revwalk_free>>;
-using PackPtr = std::unique_ptr<git_packbuilder, Deleter<git_packbuilder, git_packbuilder_free>>;
 
 std::string last_git_message() {
   const git_error* e = git_error_last();
@@ -425,13 +430,60 @@ DirNode build_trie(const ChangeSet& changes) {
   return root;
 }
 
+struct OidHash {
+  size_t operator()(const git_oid& oid) const {
+    size_t h;
+    std::memcpy(&h, oid.id, sizeof h);
+    return h;
+  }
+};
+struct OidEqual {
+  bool operator()(const git_oid& a, const git_oid& b) const { return git_oid_equal(&a, &b); }
+};
+
 struct BuildStats {
   size_t written = 0;
   size_t deleted = 0;
   // Operations repeat the same manifest on many clusters: hash each distinct
-  // content once.
+  // content once (it is stored only where a file changes).
   std::unordered_map<std::string_view, git_oid> blobs;
+  // Digests of the changes under each trie node (see change_digest).
+  std::unordered_map<const DirNode*, git_oid> digests;
+  // Subtrees already built, by (base tree, change digest) hashed together:
+  // the clusters of a fleet change their app directories the same way.
+  struct Built {
+    std::optional<git_oid> tree;
+    size_t written = 0, deleted = 0;
+  };
+  std::unordered_map<git_oid, Built, OidHash, OidEqual> built;
 };
+
+const git_oid& blob_id(const std::string& data, BuildStats& stats);
+
+// A digest of everything `node` changes (file names with their new blob
+// ids or deletion, directories with their digests): equal digests change a
+// base tree the same way.
+const git_oid& change_digest(const DirNode& node, BuildStats& stats) {
+  auto known = stats.digests.find(&node);
+  if (known != stats.digests.end()) return known->second;
+  std::string text = node.replace ? "R" : "M";
+  for (const auto& [name, content] : node.files) {
+    text += 'F';
+    text += name;
+    text.push_back('\0');
+    if (content->has_value()) text.append(reinterpret_cast<const char*>(blob_id(**content, stats).id), GIT_OID_RAWSZ);
+    else text += "-";
+  }
+  for (const auto& [name, child] : node.dirs) {
+    text += 'D';
+    text += name;
+    text.push_back('\0');
+    text.append(reinterpret_cast<const char*>(change_digest(child, stats).id), GIT_OID_RAWSZ);
+  }
+  git_oid digest;
+  check(git_odb_hash(&digest, text.data(), text.size(), GIT_OBJECT_BLOB), "cannot hash changes");
+  return stats.digests.emplace(&node, digest).first->second;
+}
 
 int count_blob(const char*, const git_tree_entry* entry, void* payload) {
   if (git_tree_entry_type(entry) == GIT_OBJECT_BLOB) ++*static_cast<size_t*>(payload);
@@ -444,61 +496,166 @@ size_t count_files(const git_tree* tree) {
   return count;
 }
 
-// The tree for `node` applied to `base` (may be null); nullopt = empty.
-std::optional<git_oid> build_tree(git_repository* repo, const git_tree* base, const DirNode& node, BuildStats& stats) {
-  git_treebuilder* raw = nullptr;
-  check(git_treebuilder_new(&raw, repo, node.replace ? nullptr : base), "cannot create tree builder");
-  BuilderPtr tb(raw);
-  if (node.replace && base) stats.deleted += count_files(base);
+// New objects go straight into the in-memory store (where reads find them)
+// and into the list the pack is written from. Writing through the object
+// database would first look for each object in the cache's packs, and every
+// miss makes libgit2 rescan the pack directory: thousands of new trees per
+// operation cost more than everything else together.
+class ObjectWriter {
+public:
+  explicit ObjectWriter(git_odb_backend* mempack) : m_mempack(mempack) {}
+  static git_oid hash(const void* data, size_t size, git_object_t type) {
+    git_oid oid;
+    check(git_odb_hash(&oid, data, size, type), "cannot hash object");
+    return oid;
+  }
+  git_oid write(const void* data, size_t size, git_object_t type) { return write(hash(data, size, type), data, size, type); }
+  // `oid` must be hash(data, size, type).
+  git_oid write(const git_oid& oid, const void* data, size_t size, git_object_t type) {
+    std::string_view key(reinterpret_cast<const char*>(oid.id), GIT_OID_RAWSZ);
+    if (!m_seen.insert(std::string(key)).second) return oid;  // identical subtrees of many clusters
+    check(m_mempack->write(m_mempack, &oid, data, size, type), "cannot store object");
+    m_objects.push_back({type, std::string(static_cast<const char*>(data), size)});
+    return oid;
+  }
+  struct Object {
+    git_object_t type;
+    std::string data;
+  };
+  const std::vector<Object>& objects() const { return m_objects; }
+
+private:
+  git_odb_backend* m_mempack;
+  std::unordered_set<std::string> m_seen;
+  std::vector<Object> m_objects;
+};
+
+struct TreeEntry {
+  std::string name;
+  git_filemode_t mode;
+  git_oid oid;
+};
+
+// Git's entry order: by name, a directory compared as if it ended in '/'.
+bool git_entry_less(const TreeEntry& a, const TreeEntry& b) {
+  size_t n = std::min(a.name.size(), b.name.size());
+  int c = std::memcmp(a.name.data(), b.name.data(), n);
+  if (c != 0) return c < 0;
+  auto next = [&](const TreeEntry& e) -> unsigned char {
+    if (e.name.size() > n) return static_cast<unsigned char>(e.name[n]);
+    return e.mode == GIT_FILEMODE_TREE ? '/' : '\0';
+  };
+  return next(a) < next(b);
+}
+
+// A tree object's bytes: "<octal mode> <name>\0<20-byte id>" per entry.
+std::string tree_bytes(std::vector<TreeEntry>& entries) {
+  std::sort(entries.begin(), entries.end(), git_entry_less);
+  std::string out;
+  out.reserve(entries.size() * 64);
+  char mode[16];
+  for (const auto& e : entries) {
+    int n = std::snprintf(mode, sizeof mode, "%o ", static_cast<unsigned>(e.mode));
+    out.append(mode, static_cast<size_t>(n));
+    out.append(e.name);
+    out.push_back('\0');
+    out.append(reinterpret_cast<const char*>(e.oid.id), GIT_OID_RAWSZ);
+  }
+  return out;
+}
+
+const git_oid& blob_id(const std::string& data, BuildStats& stats) {
+  auto [known, fresh] = stats.blobs.try_emplace(std::string_view(data));
+  if (fresh) known->second = ObjectWriter::hash(data.data(), data.size(), GIT_OBJECT_BLOB);
+  return known->second;
+}
+
+std::optional<git_oid> build_tree_once(git_repository* repo, ObjectWriter& objects, const git_tree* base,
+                                       const DirNode& node, BuildStats& stats);
+
+// The tree for `node` applied to the tree `base` (null: none); nullopt =
+// empty.
+std::optional<git_oid> build_tree(git_repository* repo, ObjectWriter& objects, const git_oid* base,
+                                  const DirNode& node, BuildStats& stats) {
+  std::string key(GIT_OID_RAWSZ * 2, '\0');
+  if (base) std::memcpy(key.data(), base->id, GIT_OID_RAWSZ);
+  std::memcpy(key.data() + GIT_OID_RAWSZ, change_digest(node, stats).id, GIT_OID_RAWSZ);
+  git_oid memo;
+  check(git_odb_hash(&memo, key.data(), key.size(), GIT_OBJECT_BLOB), "cannot hash changes");
+  if (auto it = stats.built.find(memo); it != stats.built.end()) {
+    stats.written += it->second.written;
+    stats.deleted += it->second.deleted;
+    return it->second.tree;
+  }
+  TreePtr base_tree;
+  if (base) {
+    git_tree* t = nullptr;
+    check(git_tree_lookup(&t, repo, base), "cannot read tree " + oid_hex(*base));
+    base_tree.reset(t);
+  }
+  const size_t written = stats.written, deleted = stats.deleted;
+  std::optional<git_oid> tree = build_tree_once(repo, objects, base_tree.get(), node, stats);
+  stats.built.emplace(memo, BuildStats::Built{tree, stats.written - written, stats.deleted - deleted});
+  return tree;
+}
+
+std::optional<git_oid> build_tree_once(git_repository* repo, ObjectWriter& objects, const git_tree* base,
+                                       const DirNode& node, BuildStats& stats) {
+  std::map<std::string, TreeEntry> entries;
+  if (base) {
+    if (node.replace) {
+      stats.deleted += count_files(base);
+    } else {
+      for (size_t i = 0, n = git_tree_entrycount(base); i < n; ++i) {
+        const git_tree_entry* e = git_tree_entry_byindex(base, i);
+        std::string name = git_tree_entry_name(e);
+        entries.emplace(name, TreeEntry{name, git_tree_entry_filemode(e), *git_tree_entry_id(e)});
+      }
+    }
+  }
+  bool changed = base == nullptr || node.replace;
   for (const auto& [name, content] : node.files) {
-    const git_tree_entry* existing = git_treebuilder_get(tb.get(), name.c_str());
+    auto existing = entries.find(name);
     if (!content->has_value()) {
-      if (existing) {
-        check(git_treebuilder_remove(tb.get(), name.c_str()), "cannot remove '" + name + "'");
+      if (existing != entries.end()) {
+        entries.erase(existing);
         ++stats.deleted;
+        changed = true;
       }
       continue;
     }
     const std::string& data = **content;
-    auto [known, fresh] = stats.blobs.try_emplace(std::string_view(data));
-    if (fresh) check(git_blob_create_from_buffer(&known->second, repo, data.data(), data.size()), "cannot store blob");
-    const git_oid blob = known->second;
-    if (existing && git_tree_entry_filemode(existing) == GIT_FILEMODE_BLOB &&
-        git_oid_equal(git_tree_entry_id(existing), &blob))
+    const git_oid blob = blob_id(data, stats);
+    if (existing != entries.end() && existing->second.mode == GIT_FILEMODE_BLOB &&
+        git_oid_equal(&existing->second.oid, &blob))
       continue;
-    check(git_treebuilder_insert(nullptr, tb.get(), name.c_str(), &blob, GIT_FILEMODE_BLOB),
-          "cannot add '" + name + "' to tree");
+    objects.write(blob, data.data(), data.size(), GIT_OBJECT_BLOB);
+    entries.insert_or_assign(name, TreeEntry{name, GIT_FILEMODE_BLOB, blob});
     ++stats.written;
+    changed = true;
   }
   for (const auto& [name, child] : node.dirs) {
-    const git_tree_entry* existing = git_treebuilder_get(tb.get(), name.c_str());
-    TreePtr sub;
-    if (existing && git_tree_entry_type(existing) == GIT_OBJECT_TREE) {
-      git_tree* t = nullptr;
-      check(git_tree_lookup(&t, repo, git_tree_entry_id(existing)), "cannot read tree '" + name + "'");
-      sub.reset(t);
-    }
-    std::optional<git_oid> result = build_tree(repo, sub.get(), child, stats);
+    auto existing = entries.find(name);
+    const bool was_dir = existing != entries.end() && existing->second.mode == GIT_FILEMODE_TREE;
+    std::optional<git_oid> result = build_tree(repo, objects, was_dir ? &existing->second.oid : nullptr, child, stats);
     if (result) {
-      check(git_treebuilder_insert(nullptr, tb.get(), name.c_str(), &*result, GIT_FILEMODE_TREE),
-            "cannot add directory '" + name + "' to tree");
-    } else if (existing) {
-      check(git_treebuilder_remove(tb.get(), name.c_str()), "cannot remove directory '" + name + "'");
+      if (existing != entries.end() && existing->second.mode == GIT_FILEMODE_TREE &&
+          git_oid_equal(&existing->second.oid, &*result))
+        continue;
+      entries.insert_or_assign(name, TreeEntry{name, GIT_FILEMODE_TREE, *result});
+      changed = true;
+    } else if (existing != entries.end()) {
+      entries.erase(existing);
+      changed = true;
     }
   }
-  if (git_treebuilder_entrycount(tb.get()) == 0) return std::nullopt;
-  git_oid out;
-  check(git_treebuilder_write(&out, tb.get()), "cannot write tree");
-  return out;
-}
-
-git_oid empty_tree(git_repository* repo) {
-  git_treebuilder* raw = nullptr;
-  check(git_treebuilder_new(&raw, repo, nullptr), "cannot create tree builder");
-  BuilderPtr tb(raw);
-  git_oid out;
-  check(git_treebuilder_write(&out, tb.get()), "cannot write tree");
-  return out;
+  if (entries.empty()) return std::nullopt;
+  if (!changed) return *git_tree_id(base);
+  std::vector<TreeEntry> list;
+  list.reserve(entries.size());
+  for (auto& [name, e] : entries) list.push_back(std::move(e));
+  std::string bytes = tree_bytes(list);
+  return objects.write(bytes.data(), bytes.size(), GIT_OBJECT_TREE);
 }
 
 // ---- push ----------------------------------------------------------------------
@@ -544,60 +701,105 @@ PushOutcome push_network(git_repository* repo, const GitRemoteSpec& spec, const 
   return PushOutcome::pushed;
 }
 
-struct PackBuffer {
-  git_buf buf = GIT_BUF_INIT;
-  PackBuffer() = default;
-  PackBuffer(const PackBuffer&) = delete;
-  PackBuffer& operator=(const PackBuffer&) = delete;
-  ~PackBuffer() { git_buf_dispose(&buf); }
-};
-using BufPtr = std::unique_ptr<PackBuffer>;
-
-// A pack of the objects `commit` adds to `parent` (all of them without one).
-BufPtr build_pack(git_repository* repo, const git_oid& commit, const std::optional<git_oid>& parent) {
-  git_revwalk* walk_raw = nullptr;
-  check(git_revwalk_new(&walk_raw, repo), "cannot walk history");
-  WalkPtr walk(walk_raw);
-  check(git_revwalk_push(walk.get(), &commit), "cannot walk history");
-  if (parent) check(git_revwalk_hide(walk.get(), &*parent), "cannot walk history");
-  git_packbuilder* pb_raw = nullptr;
-  check(git_packbuilder_new(&pb_raw, repo), "cannot build pack");
-  PackPtr pb(pb_raw);
-  git_packbuilder_set_threads(pb.get(), 0);
-  check(git_packbuilder_insert_walk(pb.get(), walk.get()), "cannot build pack");
-  auto pack = std::make_unique<PackBuffer>();
-  check(git_packbuilder_write_buf(&pack->buf, pb.get()), "cannot build pack");
-  return pack;
+// A version 2 pack of `objects`, zlib at its fastest level: GitOps
+// repositories hold many small manifests, where stronger compression and
+// delta search cost most of a push and save little (the server's own gc
+// can recompress).
+std::string write_pack(const std::vector<ObjectWriter::Object>& objects) {
+  std::string out = "PACK";
+  auto put_be32 = [&](uint32_t v) {
+    for (int shift = 24; shift >= 0; shift -= 8) out.push_back(static_cast<char>((v >> shift) & 0xff));
+  };
+  put_be32(2);
+  put_be32(static_cast<uint32_t>(objects.size()));
+  // The smallest hash table: it is cleared for every object, and most
+  // objects are a few hundred bytes.
+  z_stream z{};
+  if (deflateInit2(&z, Z_BEST_SPEED, Z_DEFLATED, 15, 1, Z_DEFAULT_STRATEGY) != Z_OK)
+    fail(ErrorKind::internal, "cannot start zlib");
+  std::unique_ptr<z_stream, int (*)(z_stream*)> guard(&z, deflateEnd);
+  for (const auto& o : objects) {
+    // Type and size: 3 bits of type, then the size in 4 + 7*n bits.
+    size_t size = o.data.size();
+    unsigned char byte = static_cast<unsigned char>((static_cast<unsigned>(o.type) << 4) | (size & 0x0f));
+    size >>= 4;
+    while (size) {
+      out.push_back(static_cast<char>(byte | 0x80));
+      byte = static_cast<unsigned char>(size & 0x7f);
+      size >>= 7;
+    }
+    out.push_back(static_cast<char>(byte));
+    deflateReset(&z);
+    size_t at = out.size();
+    out.resize(at + deflateBound(&z, static_cast<uLong>(o.data.size())));
+    z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(o.data.data()));
+    z.avail_in = static_cast<uInt>(o.data.size());
+    z.next_out = reinterpret_cast<Bytef*>(out.data() + at);
+    z.avail_out = static_cast<uInt>(out.size() - at);
+    if (deflate(&z, Z_FINISH) != Z_STREAM_END) fail(ErrorKind::internal, "cannot compress object");
+    out.resize(out.size() - z.avail_out);
+  }
+  unsigned char sha[SHA_DIGEST_LENGTH];
+  SHA1(reinterpret_cast<const unsigned char*>(out.data()), out.size(), sha);
+  out.append(reinterpret_cast<const char*>(sha), sizeof sha);
+  return out;
 }
 
-// Indexes `pack` into the object database of `repo`; returns libgit2's code.
-int store_pack(git_repository* repo, const git_buf& pack) {
-  git_odb* odb_raw = nullptr;
-  int rc = git_repository_odb(&odb_raw, repo);
-  if (rc < 0) return rc;
-  OdbPtr odb(odb_raw);
-  git_odb_writepack* writer = nullptr;
-  if ((rc = git_odb_write_pack(&writer, odb.get(), nullptr, nullptr)) < 0) return rc;
+fs::path pack_dir(git_repository* repo) {
+  git_buf path = GIT_BUF_INIT;
+  check(git_repository_item_path(&path, repo, GIT_REPOSITORY_ITEM_OBJECTS), "cannot find the object directory");
+  fs::path out = fs::path(path.ptr) / "pack";
+  git_buf_dispose(&path);
+  return out;
+}
+
+// Indexes `pack` into the object database of `repo`; returns the pack's
+// name ("pack-<name>.pack" and ".idx" in pack_dir(repo)), or nullopt with
+// libgit2's error set.
+std::optional<std::string> store_pack(git_repository* repo, std::string_view pack) {
+  git_indexer_options opts;
+  git_indexer_options_init(&opts, GIT_INDEXER_OPTIONS_VERSION);
+  git_indexer* raw = nullptr;
+  const fs::path dir = pack_dir(repo);
+  if (git_indexer_new(&raw, dir.c_str(), 0, nullptr, &opts) < 0) return std::nullopt;
+  std::unique_ptr<git_indexer, void (*)(git_indexer*)> indexer(raw, git_indexer_free);
   git_indexer_progress stats{};
-  rc = writer->append(writer, pack.ptr, pack.size, &stats);
-  if (rc == 0) rc = writer->commit(writer, &stats);
-  writer->free(writer);
-  return rc;
+  if (git_indexer_append(indexer.get(), pack.data(), pack.size(), &stats) < 0 ||
+      git_indexer_commit(indexer.get(), &stats) < 0)
+    return std::nullopt;
+  return std::string(git_indexer_name(indexer.get()));
+}
+
+// Puts a pack already indexed elsewhere into the cache: the .pack, then the
+// .idx that makes readers see it, each written aside and renamed.
+void copy_pack(const fs::path& from_dir, const std::string& name, git_repository* cache) {
+  const fs::path to_dir = pack_dir(cache);
+  make_private_dir(to_dir);
+  for (const char* ext : {".pack", ".idx"}) {
+    const std::string file = "pack-" + name + ext;
+    const fs::path tmp = to_dir / ("tmp_" + file);
+    std::error_code ec;
+    fs::copy_file(from_dir / file, tmp, fs::copy_options::overwrite_existing, ec);
+    if (!ec) fs::permissions(tmp, fs::perms::owner_read | fs::perms::owner_write, fs::perm_options::replace, ec);
+    if (!ec) fs::rename(tmp, to_dir / file, ec);
+    if (ec) fail(ErrorKind::failed, "cannot store new objects in the git cache '" + to_dir.string() + "': " + ec.message());
+  }
 }
 
 // file:// remotes: libgit2's local transport moves the ref with force and runs
 // no hooks, which loses commits when two writers race. Store the pack in the
 // remote and move its ref with a compare-and-swap instead.
-PushOutcome push_local(const GitRemoteSpec& spec, const RemoteUrl& url, const git_buf& pack, const git_oid& commit,
-                       const std::optional<git_oid>& expected) {
+// The pack is then copied into the cache.
+PushOutcome push_local(const GitRemoteSpec& spec, const RemoteUrl& url, std::string_view pack, const git_oid& commit,
+                       const std::optional<git_oid>& expected, git_repository* cache) {
   git_repository* raw = nullptr;
   if (git_repository_open_ext(&raw, url.path.c_str(), GIT_REPOSITORY_OPEN_NO_SEARCH, nullptr) < 0)
     fail(ErrorKind::unreachable, "cannot open git repository '" + redact_url(spec.url) + "': " + last_git_message());
   RepoPtr target(raw);
   if (!git_repository_is_bare(target.get()))
     fail(ErrorKind::invalid, "git repository '" + spec.url + "' is not bare", "push to a bare repository");
-  if (store_pack(target.get(), pack) < 0)
-    fail(ErrorKind::failed, "cannot write objects to '" + spec.url + "': " + last_git_message());
+  std::optional<std::string> pack_name = store_pack(target.get(), pack);
+  if (!pack_name) fail(ErrorKind::failed, "cannot write objects to '" + spec.url + "': " + last_git_message());
 
   std::string name = "refs/heads/" + spec.branch;
   git_reference* ref = nullptr;
@@ -608,6 +810,7 @@ PushOutcome push_local(const GitRemoteSpec& spec, const RemoteUrl& url, const gi
   if (rc == GIT_EMODIFIED || rc == GIT_EEXISTS || rc == GIT_ELOCKED) return PushOutcome::raced;
   if (rc < 0)
     fail(ErrorKind::failed, "cannot update branch '" + spec.branch + "' of '" + spec.url + "': " + last_git_message());
+  copy_pack(pack_dir(target.get()), *pack_name, cache);
   return PushOutcome::pushed;
 }
 
@@ -691,8 +894,10 @@ DeliveryResult GitDelivery::deliver(const GitRemoteSpec& spec, const CommitReque
       base_tree.reset(t);
     }
     BuildStats stats;
-    std::optional<git_oid> tree = build_tree(repo.get(), base_tree.get(), trie, stats);
-    git_oid tree_id = tree ? *tree : empty_tree(repo.get());
+    ObjectWriter objects(mempack);
+    std::optional<git_oid> tree =
+        build_tree(repo.get(), objects, base_tree ? git_tree_id(base_tree.get()) : nullptr, trie, stats);
+    git_oid tree_id = tree ? *tree : objects.write("", 0, GIT_OBJECT_TREE);
     bool same = base_tree ? git_oid_equal(&tree_id, git_tree_id(base_tree.get())) : !tree.has_value();
     if (same && (heads.branch || !parent)) {
       result.changed = false;
@@ -712,18 +917,21 @@ DeliveryResult GitDelivery::deliver(const GitRemoteSpec& spec, const CommitReque
     if (parent) check(git_commit_lookup(&parent_commit, repo.get(), &*parent), "cannot read parent commit");
     CommitPtr parent_guard(parent_commit);
     const git_commit* parents[] = {parent_commit};
-    git_oid commit_id;
-    check(git_commit_create(&commit_id, repo.get(), nullptr, sig.get(), sig.get(), nullptr, request.message.c_str(),
-                            new_tree.get(), parent ? 1 : 0, parents),
+    git_buf commit_text = GIT_BUF_INIT;
+    check(git_commit_create_buffer(&commit_text, repo.get(), sig.get(), sig.get(), nullptr, request.message.c_str(),
+                                   new_tree.get(), parent ? 1 : 0, parents),
           "cannot create commit");
+    const git_oid commit_id = objects.write(commit_text.ptr, commit_text.size, GIT_OBJECT_COMMIT);
+    git_buf_dispose(&commit_text);
 
     if (m_options.before_push) m_options.before_push(attempt);
     // One pack of the new objects serves a file:// remote and the cache.
-    BufPtr pack = build_pack(repo.get(), commit_id, parent);
-    PushOutcome outcome = url.scheme == "file" ? push_local(spec, url, pack->buf, commit_id, heads.branch)
+    const std::string pack = write_pack(objects.objects());
+    PushOutcome outcome = url.scheme == "file" ? push_local(spec, url, pack, commit_id, heads.branch, repo.get())
                                                : push_network(repo.get(), spec, url, commit_id);
     if (outcome == PushOutcome::pushed) {
-      check(store_pack(repo.get(), pack->buf), "cannot store new objects in the git cache");
+      if (url.scheme != "file" && !store_pack(repo.get(), pack))
+        fail_git("cannot store new objects in the git cache");
       git_mempack_reset(mempack);
       set_ref(repo.get(), tracking, commit_id);
       result.changed = true;

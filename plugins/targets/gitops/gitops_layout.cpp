@@ -274,6 +274,65 @@ std::string commit_message(const GitOpsOperation& op) {
          op.context.app_context_id + ")";
 }
 
+namespace {
+
+// flux_objects() for every cluster of an operation, built once per
+// registration: the clusters of a fleet share their remote and timing and
+// differ only in their id, which appears in the paths and in the
+// Kustomization's spec.path. An id of plain-scalar characters leaves that
+// YAML's quoting as it is for the placeholder, so substituting is exact;
+// any other id is built in full.
+class FluxObjects {
+public:
+  explicit FluxObjects(const ContextMeta& meta) : m_meta(meta) {}
+
+  std::map<std::string, std::string> of(const GitOpsCluster& cluster) {
+    if (cluster.type != GitOpsType::fluxcd || !substitutable(cluster.id())) return flux_objects(cluster, m_meta);
+    const std::string key = std::string(gitops_type_name(cluster.type)) + '\n' + cluster.remote.url + '\n' +
+                            cluster.remote.branch + '\n' + std::to_string(cluster.flux.sync_interval) + '\n' +
+                            std::to_string(cluster.flux.retry_interval) + '\n' + std::to_string(cluster.flux.timeout);
+    auto it = m_templates.find(key);
+    if (it == m_templates.end()) {
+      GitOpsCluster stand_in = cluster;
+      stand_in.provider = k_placeholder_provider;
+      stand_in.cluster = k_placeholder_cluster;
+      it = m_templates.emplace(key, flux_objects(stand_in, m_meta)).first;
+    }
+    const std::string id = cluster.id();
+    std::map<std::string, std::string> out;
+    for (const auto& [path, text] : it->second) out.emplace(substitute(path, id), substitute(text, id));
+    return out;
+  }
+
+private:
+  static constexpr const char* k_placeholder_provider = "emcoplaceholderprovider";
+  static constexpr const char* k_placeholder_cluster = "emcoplaceholdercluster";
+
+  static bool substitutable(const std::string& id) {
+    for (char c : id)
+      if (!std::isalnum(static_cast<unsigned char>(c)) && std::string_view("-_.+").find(c) == std::string_view::npos)
+        return false;
+    return true;
+  }
+  static std::string substitute(const std::string& text, const std::string& id) {
+    static const std::string placeholder = std::string(k_placeholder_provider) + "+" + k_placeholder_cluster;
+    std::string out;
+    size_t from = 0;
+    for (size_t at = text.find(placeholder); at != std::string::npos; at = text.find(placeholder, from)) {
+      out.append(text, from, at - from);
+      out += id;
+      from = at + placeholder.size();
+    }
+    out.append(text, from, std::string::npos);
+    return out;
+  }
+
+  const ContextMeta& m_meta;
+  std::map<std::string, std::map<std::string, std::string>> m_templates;
+};
+
+}  // namespace
+
 std::vector<RepositoryCommit> plan_commits(const GitOpsOperation& op) {
   check_name(op.context.app_context_id, "app context id");
   const std::string& status_ctx = op.status_context_id.empty() ? op.context.app_context_id : op.status_context_id;
@@ -292,6 +351,7 @@ std::vector<RepositoryCommit> plan_commits(const GitOpsOperation& op) {
 
   std::vector<RepositoryCommit> commits;
   std::map<std::string, size_t> by_repo;
+  FluxObjects flux(op.context);
   for (const ClusterWork& work : op.clusters) {
     const GitOpsCluster& cluster = work.cluster;
     check_name(cluster.provider, "cluster provider");
@@ -330,7 +390,7 @@ std::vector<RepositoryCommit> plan_commits(const GitOpsOperation& op) {
 
     // A cluster an update leaves is cleaned up as a terminate would.
     const bool leaving = terminate || (op.kind == GitOpsOperationKind::update && op.departed.count(cluster.id()));
-    std::map<std::string, std::string> config = flux_objects(cluster, op.context);
+    std::map<std::string, std::string> config = flux.of(cluster);
     if (op.kind != GitOpsOperationKind::update || leaving) {
       auto anthos = anthos_objects(cluster, op.context, apps, stamp);
       config.insert(anthos.begin(), anthos.end());
