@@ -239,19 +239,26 @@ void save(store::Store& st, const AppContext& ctx) {
 
     int ord = 0;
     for (const auto& app : ctx.apps) {
-      if (app.elided)
-        fail(ErrorKind::internal, "appcontext '" + ctx.id + "': app '" + app.name + "' was loaded without its clusters");
-      std::string data = encode_plan(app);
-      std::string digest = sha256_hex(data);
-      if (!plan_stored(impl, digest)) store_plan(impl, app, digest, data);
+      std::string digest;
+      if (app.elided) {
+        digest = app.plan_digest;
+        if (digest.empty() || !plan_stored(impl, digest))
+          fail(ErrorKind::internal, "appcontext '" + ctx.id + "': app '" + app.name +
+                                        "' has no clusters and no stored plan to stand for them");
+      } else {
+        std::string data = encode_plan(app);
+        digest = sha256_hex(data);
+        if (!plan_stored(impl, digest)) store_plan(impl, app, digest, data);
+      }
       json deps = json::array();
       for (const auto& d : app.dependencies) deps.push_back({{"app", d.app}, {"opStatus", d.op_status}, {"wait", d.wait}});
-      auto& sa = impl.stmt("INSERT INTO ac_apps(ctx, ord, app, deps, plan) VALUES(?,?,?,?,?)");
+      auto& sa = impl.stmt("INSERT INTO ac_apps(ctx, ord, app, deps, plan, inputs) VALUES(?,?,?,?,?,?)");
       sa.bind(1, ctx.id);
       sa.bind(2, ord++);
       sa.bind(3, app.name);
       sa.bind(4, deps.dump());
       sa.bind(5, digest);
+      sa.bind(6, app.inputs);
       sa.exec();
     }
   });
@@ -333,7 +340,7 @@ AppContext load_impl(store::Store& st, const std::string& id, const std::set<std
   ctx.created = h.created;
 
   {
-    auto& s = impl.stmt("SELECT app, deps, plan FROM ac_apps WHERE ctx = ? ORDER BY ord");
+    auto& s = impl.stmt("SELECT app, deps, plan, inputs FROM ac_apps WHERE ctx = ? ORDER BY ord");
     s.bind(1, id);
     while (s.executeStep()) {
       App a;
@@ -342,6 +349,7 @@ AppContext load_impl(store::Store& st, const std::string& id, const std::set<std
         a.dependencies.push_back({d.at("app").get<std::string>(), d.at("opStatus").get<std::string>(),
                                   d.at("wait").get<int>()});
       a.plan_digest = s.getColumn(2).getString();
+      a.inputs = s.getColumn(3).getString();
       a.elided = elide.count(a.name) > 0;
       ctx.apps.push_back(std::move(a));
     }
@@ -376,26 +384,26 @@ AppContext load_impl(store::Store& st, const std::string& id, const std::set<std
   return ctx;
 }
 
-std::map<std::string, std::string> app_plans(store::Store::Impl& impl, const std::string& id) {
-  std::map<std::string, std::string> out;
-  auto& s = impl.stmt("SELECT app, plan FROM ac_apps WHERE ctx = ?");
-  s.bind(1, id);
-  while (s.executeStep()) out[s.getColumn(0).getString()] = s.getColumn(1).getString();
-  return out;
-}
-
 }  // namespace
 
 AppContext load(store::Store& st, const std::string& id) { return load_impl(st, id, {}); }
 
+std::map<std::string, StoredApp> stored_apps(store::Store& st, const std::string& id) {
+  std::map<std::string, StoredApp> out;
+  auto& s = st.impl().stmt("SELECT app, inputs, plan FROM ac_apps WHERE ctx = ?");
+  s.bind(1, id);
+  while (s.executeStep()) out[s.getColumn(0).getString()] = {s.getColumn(1).getString(), s.getColumn(2).getString()};
+  return out;
+}
+
 ContextPair load_changed(store::Store& st, const std::string& old_id, const std::string& new_id) {
   if (!exists(st, old_id)) no_context(old_id);
   if (!exists(st, new_id)) no_context(new_id);
-  auto old_plans = app_plans(st.impl(), old_id);
+  auto old_apps = stored_apps(st, old_id);
   std::set<std::string> same;  // apps planned the same way in both
-  for (const auto& [app, digest] : app_plans(st.impl(), new_id)) {
-    auto it = old_plans.find(app);
-    if (it != old_plans.end() && it->second == digest) same.insert(app);
+  for (const auto& [app, stored] : stored_apps(st, new_id)) {
+    auto it = old_apps.find(app);
+    if (it != old_apps.end() && it->second.plan_digest == stored.plan_digest) same.insert(app);
   }
   return {load_impl(st, old_id, same), load_impl(st, new_id, same)};
 }

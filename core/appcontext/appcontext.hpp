@@ -137,8 +137,12 @@ struct App {
   // resources. Empty for an app not loaded from the workspace.
   std::string plan_digest;
   // Set by load() when asked to leave this app's clusters out (they are
-  // empty here, not in the workspace).
+  // empty here, not in the workspace), or by a planner that reuses a stored
+  // plan: save() then stores plan_digest, which must be stored already.
   bool elided = false;
+  // Digest of everything that decided this plan, as the planner computed it
+  // ("" when unknown); kept with the context.
+  std::string inputs;
 
   Cluster* find_cluster(const std::string& cluster);
   const Cluster* find_cluster(const std::string& cluster) const;
@@ -191,6 +195,12 @@ private:
 void save(store::Store& st, const AppContext& ctx);
 // Loads a whole context. Throws Error(not_found) naming the id.
 AppContext load(store::Store& st, const std::string& id);
+// Per app of a stored context: the digest of its inputs ("" if unknown) and
+// of its plan (cheap: no plan is read).
+struct StoredApp {
+  std::string inputs, plan_digest;
+};
+std::map<std::string, StoredApp> stored_apps(store::Store& st, const std::string& id);
 // Two contexts of one update, with the apps whose plans are the same in both
 // elided in both (see App::elided): what diff() needs, for the cost of the
 // apps that changed.

@@ -15,6 +15,7 @@
 #include "core/helm/values.hpp"
 #include "core/util/clock.hpp"
 #include "core/util/error.hpp"
+#include "core/util/sha256.hpp"
 #include "plugins/actions/controller.hpp"
 #include "plugins/actions/object.hpp"
 
@@ -327,8 +328,10 @@ struct Placement {
   std::map<std::string, std::string> outside;    // label match outside the logical cloud -> why
 };
 
+// `explain`: say in Assignment::why and Placement::outside why (for the
+// explanation only).
 Placement place(const json& intent, const std::string& where, const std::set<std::string>& lc_clusters,
-                const std::string& lc_name, const ClusterIndex& ix) {
+                const std::string& lc_name, const ClusterIndex& ix, bool explain) {
   Placement p;
   int next_group = 1;
   auto resolve = [&](const json& e, const char* list) {
@@ -354,10 +357,11 @@ Placement place(const json& intent, const std::string& where, const std::set<std
     if (it == ix.by_label.end() || it->second.empty())
       fail(ErrorKind::invalid, where + ": no cluster of provider '" + provider + "' has label '" + label + "'",
            "label a cluster (emco apply a labels document) or fix the intent");
+    const std::string why = explain ? std::string(list) + ": has label '" + label + "'" : std::string();
     for (const auto& c : it->second) {
       if (lc_clusters.count(c))
-        out.emplace_back(c, std::string(list) + ": has label '" + label + "'");
-      else
+        out.emplace_back(c, why);
+      else if (explain)
         p.outside[c] = "has label '" + label + "' but is not in logical cloud '" + lc_name + "'";
     }
     if (out.empty())
@@ -436,6 +440,32 @@ void check_cycles(const std::vector<appcontext::App>& apps, const std::string& w
   for (const auto& a : apps)
     if (state[a.name] == 0) visit(a.name);
 }
+
+}  // namespace
+
+namespace {
+
+// A SHA-256 over length-prefixed parts (so no two part lists collide).
+class InputDigest {
+public:
+  InputDigest& add(std::string_view part) {
+    m_text += std::to_string(part.size());
+    m_text += ':';
+    m_text += part;
+    return *this;
+  }
+  // A resource: its key, data and attached files.
+  InputDigest& add(const std::optional<store::Resource>& r) {
+    if (!r) return add("-");
+    add(r->key.str()).add(r->data);
+    for (const auto& c : r->contents) add(c.name).add(c.filename).add(sha256_hex(c.data));
+    return *this;
+  }
+  std::string hex() const { return sha256_hex(m_text); }
+
+private:
+  std::string m_text;
+};
 
 }  // namespace
 
@@ -567,10 +597,48 @@ Plan make(store::Store& st, const Key& dig, const Options& options) {
     }
 
   ClusterIndex ix = index_clusters(st);
+
+  // Each app keeps the digest of its inputs, and an update reuses the
+  // running context's plan of every app whose inputs are as they were then.
+  // Controllers named in the group intents may change any app, so with them
+  // everything is planned every time; so is a plan that is explained (emco
+  // dig plan shows every candidate).
+  if (!options.explain && runs.empty()) {
+    const auto running = options.update_from.empty() ? std::map<std::string, appcontext::StoredApp>()
+                                                     : appcontext::stored_apps(st, options.update_from);
+    InputDigest common;
+    common.add(EMCO_VERSION).add(dig_res->data).add(lc->data).add(label_prefix);
+    for (const auto& c : lc_clusters) common.add(c);
+    for (const auto& gi : st.list(resource::kind("groupIntent"), dig)) common.add(gi.key.str()).add(gi.data);
+    for (const auto& c : ix.all) common.add(c);
+    for (const auto& [label, clusters] : ix.by_label) {
+      common.add(label.first).add(label.second);
+      for (const auto& c : clusters) common.add(c);
+    }
+    for (auto& app : ctx.apps) {
+      InputDigest d = common;
+      d.add(app.name);
+      for (const auto& dep : app.dependencies) d.add(dep.app).add(dep.op_status).add(std::to_string(dep.wait));
+      d.add(st.get(app_res[app.name]->key));
+      auto pit = profiles.find(app.name);
+      if (pit != profiles.end()) d.add(st.get(pit->second->key));
+      auto ai = app_intents.find(app.name);
+      if (ai != app_intents.end()) d.add(ai->second.key.str()).add(ai->second.data);
+      for (const auto& o : overrides[app.name]) d.add(o);
+      app.inputs = d.hex();
+      auto was = running.find(app.name);
+      if (was != running.end() && was->second.inputs == app.inputs && !was->second.plan_digest.empty()) {
+        app.elided = true;
+        app.plan_digest = was->second.plan_digest;
+      }
+    }
+  }
+
   Renderer renderer(ctx);
   std::map<std::string, Rendered> rendered;
   std::map<std::string, Placement> placements;
   for (auto& app : ctx.apps) {
+    if (app.elided) continue;
     std::string app_where = dig_where + ": app '" + app.name + "'";
     // Placement first: it is cheap and its errors are the likelier ones.
     auto ai = app_intents.find(app.name);
@@ -579,7 +647,7 @@ Plan make(store::Store& st, const Key& dig, const Options& options) {
            "add an app intent under the generic placement intent (no compatible clusters otherwise)");
     std::string intent_where = "app placement intent '" + anchor("genericAppPlacementIntent", ai->second.key) + "'";
     json intent = spec_of(ai->second).value("intent", json::object());
-    placements[app.name] = place(intent, intent_where, lc_clusters, lc_name, ix);
+    placements[app.name] = place(intent, intent_where, lc_clusters, lc_name, ix, options.explain);
     if (placements[app.name].chosen.empty())
       fail(ErrorKind::invalid, intent_where + " selects no cluster", "add allOf or anyOf elements");
 
@@ -619,7 +687,8 @@ Plan make(store::Store& st, const Key& dig, const Options& options) {
 
   // Clusters per app with their groups (placement controllers may remove some).
   for (auto& app : ctx.apps)
-    for (const auto& [cluster, a] : placements[app.name].chosen) app.clusters.push_back({cluster, a.group, {}, {}});
+    if (!app.elided)
+      for (const auto& [cluster, a] : placements[app.name].chosen) app.clusters.push_back({cluster, a.group, {}, {}});
 
   auto name_ctx = [&](const ControllerRun& r) {
     return controllers::Call{st, dig, r.intent, options.update_from};
@@ -646,6 +715,7 @@ Plan make(store::Store& st, const Key& dig, const Options& options) {
   // anyOf pruning: a group with several clusters keeps the lexicographically first.
   std::map<std::string, std::map<std::string, std::string>> pruned;  // app -> cluster -> chosen instead
   for (auto& app : ctx.apps) {
+    if (app.elided) continue;
     std::sort(app.clusters.begin(), app.clusters.end(),
               [](const appcontext::Cluster& a, const appcontext::Cluster& b) { return a.name < b.name; });
     std::map<int, std::string> first;
@@ -699,6 +769,7 @@ Plan make(store::Store& st, const Key& dig, const Options& options) {
   }
 
   // Explanation: every cluster of the logical cloud, then label matches outside it.
+  if (!options.explain) return plan;
   for (const auto& app : ctx.apps) {
     AppExplanation ex;
     ex.app = app.name;
@@ -728,7 +799,9 @@ Plan make(store::Store& st, const Key& dig, const Options& options) {
 }
 
 appcontext::AppContext build(store::Store& st, const Key& dig, const Options& options) {
-  return std::move(make(st, dig, options).context);
+  Options o = options;
+  o.explain = false;
+  return std::move(make(st, dig, o).context);
 }
 
 namespace {

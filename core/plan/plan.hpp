@@ -45,6 +45,7 @@ struct Options {
   std::string update_from;                         // the running context on update ("" otherwise)
   std::string created;                             // creation time ("" = system clock now)
   const controllers::Registry* registry = nullptr;  // nullptr = controllers::builtin()
+  bool explain = true;                             // fill Plan::explanation (build() does not)
 };
 
 // Why a cluster was or was not chosen for an app.
@@ -61,7 +62,7 @@ struct AppExplanation {
 
 struct Plan {
   appcontext::AppContext context;
-  std::vector<AppExplanation> explanation;  // per app, in apporder
+  std::vector<AppExplanation> explanation;  // per app, in apporder (when Options::explain)
   size_t renders = 0;                        // Helm renders done (one per app)
 };
 

@@ -154,7 +154,8 @@ CREATE TABLE credentials(
     // (core/store/plan_codec.hpp), shared by every context that plans the app
     // the same way, instead of a row per cluster and per resource: an update
     // stores only what changed. ac_plan_contents lists the contents a plan
-    // uses, so unused content can be dropped.
+    // uses, so unused content can be dropped. ac_apps.inputs: the digest of
+    // what decided an app's plan (core/plan), so an update can reuse it.
     {R"sql(
 CREATE TABLE ac_plans(digest TEXT PRIMARY KEY, data BLOB NOT NULL);
 CREATE TABLE ac_plan_contents(
@@ -164,6 +165,7 @@ CREATE TABLE ac_plan_contents(
 ) WITHOUT ROWID;
 CREATE INDEX ac_plan_contents_hash ON ac_plan_contents(hash);
 ALTER TABLE ac_apps ADD COLUMN plan TEXT NOT NULL DEFAULT '';
+ALTER TABLE ac_apps ADD COLUMN inputs TEXT NOT NULL DEFAULT '';
 CREATE INDEX ac_apps_plan ON ac_apps(plan);
 )sql",
      plans_from_rows},
