@@ -23,13 +23,13 @@ int run_anchor(Context& ctx, manifest::Verb verb, const std::string& text, Forma
         if (!anchor.key.parts.empty() && !st.get(anchor.key))
           fail(ErrorKind::not_found, store::describe(resource::kind(anchor.kind->parent), anchor.key) + " does not exist");
         auto items = st.list(*anchor.kind, anchor.key);
-        print_resources(ctx, items, format, true);
+        print_resources(ctx, items, format, true, opts.show_secrets);
         return 0;
       }
       case AnchorTarget::resource: {
         auto r = st.get(anchor.key);
         if (!r) fail(ErrorKind::not_found, store::describe(*anchor.kind, anchor.key) + " does not exist");
-        print_resources(ctx, {*r}, format, false);
+        print_resources(ctx, {*r}, format, false, opts.show_secrets);
         return 0;
       }
       case AnchorTarget::status: {

@@ -46,6 +46,7 @@ int run_batch_command(Context& ctx, const Invocation& inv, manifest::Verb verb) 
   manifest::BatchOptions opts;
   opts.continue_on_error = inv.has("continue-on-error");
   opts.ignore_not_found = inv.has("ignore-not-found");
+  opts.show_secrets = verb == manifest::Verb::get && inv.has("show-secrets");
   if (!inv.has("filename")) {
     // Bare anchors: `emco get projects/p1/composite-apps`, `emco apply .../approve`.
     if (inv.args.empty())

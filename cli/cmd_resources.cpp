@@ -38,6 +38,7 @@ struct Noun {
   SpecBuilder build;                  // fills spec from those flags
   std::vector<std::string> examples;
   bool updatable = true;
+  std::string notes;  // a paragraph for the create and update help (what the spec holds)
 };
 
 std::vector<std::string> address_parts(const std::string& address) { return split(address, '/'); }
@@ -128,10 +129,11 @@ void add_verbs(std::vector<CommandSpec>& out, const Noun& n) {
   }
   const std::string anchor_note =
       n.address + " names the " + k.display + "; its anchor (" + resource::resource_anchor(k, pattern) + ") works too.";
+  const std::string write_note = n.notes.empty() ? anchor_note : anchor_note + "\n\n" + n.notes;
 
   out.push_back({.path = words(n.create_verb),
                  .summary = "create a " + k.display,
-                 .description = anchor_note,
+                 .description = write_note,
                  .args = {{.name = n.address, .help = "the new " + k.display}},
                  .flags = create_flags,
                  .examples = n.examples,
@@ -146,7 +148,7 @@ void add_verbs(std::vector<CommandSpec>& out, const Noun& n) {
   if (n.updatable)
     out.push_back({.path = words(n.update_verb),
                    .summary = "change a " + k.display + " (only the given flags change)",
-                   .description = anchor_note,
+                   .description = write_note,
                    .args = {{.name = n.address, .help = "the " + k.display}},
                    .flags = create_flags,
                    .handler = [n, &k](Context& ctx, const Invocation& inv) {
@@ -293,7 +295,19 @@ std::vector<CommandSpec> resource_commands() {
                   if (inv.has("kv")) spec["kv"] = kv_list(inv.all("kv"), "kv");
                 },
                 .examples = {"emco cluster sync-object create edge-provider/git --kv url=https://git.example/fleet.git "
-                             "--kv branch=main --kv userName=bot --kv gitToken=... --kv repoName=fleet"}});
+                             "--kv branch=main --kv userName=bot --kv gitToken=... --kv repoName=fleet",
+                             "emco cluster sync-object create edge-provider/git-ssh --spec-file git-ssh.yaml   "
+                             "# kv: [{url: ssh://git@host/fleet.git}, {sshKey: |...}, {knownHosts: ...}]"},
+                .notes =
+                    "A GitOps repository (the cluster's gitOpsReferenceObject): url (file://, git://, http(s):// or\n"
+                    "ssh://), branch (default main), userName, and emco's credentials for it: gitToken, or password;\n"
+                    "sshKey (an ed25519 or ECDSA private key, OpenSSH or PEM text) with sshPassphrase; knownHosts\n"
+                    "(known_hosts lines the server's host key must match); caCert (PEM of the CA of an https server the\n"
+                    "system does not trust). sshKeyFile, knownHostsFile and caFile name files read at each delivery\n"
+                    "instead; a value and its file together are refused. Inline values are kept in the workspace (up to\n"
+                    "64 KiB each; give multi-line ones with --spec-file or emco apply) and shown by get and list only\n"
+                    "with --show-secrets. The gitOpsResourceObject holds the Flux timing: syncInterval, retryInterval,\n"
+                    "timeOut (seconds)."});
 
   add_verbs(v, {.words = {"project"}, .kind = "project", .address = "PROJECT", .examples = {"emco project create proj1"}});
 

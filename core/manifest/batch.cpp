@@ -387,7 +387,7 @@ BatchResult run_batch(store::Store& st, Verb verb, const std::vector<File>& file
         it.name = key.parts.back().second;
         if (!r) bad(d.where(), ErrorKind::not_found, store::describe(*d.anchor.kind, key) + " does not exist");
         it.outcome = "found";
-        it.object = render_object(*r, false);
+        it.object = render_object(*r, opts.show_secrets);
         break;
       }
       case Verb::remove: {

@@ -32,6 +32,7 @@ struct BatchOptions {
   bool continue_on_error = false;
   bool ignore_not_found = false;  // delete: a missing resource is not an error
   bool stop_at_first_error = false;  // with continue_on_error: keep what ran, stop there (emcoctl -s)
+  bool show_secrets = false;      // get: credential values instead of <redacted>
   Clock* clock = nullptr;         // defaults to system_clock()
   // Called for each finished item as soon as it is final (declarative items
   // after their transaction committed), so output survives a later error.

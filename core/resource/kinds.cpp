@@ -66,6 +66,10 @@ namespace {
 
 Schema no_spec() { return obj({}); }
 Schema kv_list() { return obj({req("kv", array(map_of(str(128))))}); }
+// Cluster sync objects also hold key material inline (sshKey, knownHosts,
+// caCert: see plugins/targets/gitops/gitops_target.cpp).
+constexpr size_t k_sync_object_value_max = 64 * 1024;
+Schema sync_object_kv_list() { return obj({req("kv", array(map_of(str(k_sync_object_value_max))))}); }
 Schema controller_spec() {
   return obj({opt("host", str()), opt("port", integer(0, 65535)), opt("type", one_of({"placement", "action"}, true)),
               opt("priority", integer(1, 1000000))});
@@ -130,7 +134,8 @@ std::vector<Kind> build() {
   add({.id = "clusterKv", .parent = "cluster", .elements = {"clusterKv"}, .collection = "kv-pairs", .service = "clm",
        .display = "cluster kv pairs", .spec = kv_list()});
   add({.id = "clusterSyncObject", .parent = "clusterProvider", .elements = {"clusterSyncObject"},
-       .collection = "cluster-sync-objects", .service = "clm", .display = "cluster sync object", .spec = kv_list(),
+       .collection = "cluster-sync-objects", .service = "clm", .display = "cluster sync object",
+       .spec = sync_object_kv_list(),
        .secret_spec = true});
   add({.id = "network", .parent = "cluster", .elements = {"network"}, .collection = "networks", .service = "ncm",
        .display = "network",

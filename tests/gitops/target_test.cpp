@@ -4,6 +4,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <tuple>
+
 #include "core/util/error.hpp"
 #include "plugins/targets/gitops/gitops_target.hpp"
 #include "support.hpp"
@@ -76,6 +78,39 @@ TEST_CASE("registration reads the sync objects' kv", "[gitops][target]") {
     CHECK(key->private_key == "KEY TEXT");
     CHECK(key->user == "git");
     CHECK(c.remote.known_hosts == "[127.0.0.1]:2222 ssh-ed25519 AAAA\n");
+  }
+  SECTION("ssh key, known_hosts and CA inline") {
+    auto c = registered_cluster("p", "c1", "fluxcd", "git",
+                                kv({{"url", "ssh://git@127.0.0.1:2222/r.git"},
+                                    {"sshKey", "INLINE KEY"},
+                                    {"sshPassphrase", "pp"},
+                                    {"knownHosts", "[127.0.0.1]:2222 ssh-ed25519 BBBB\n"}}),
+                                "git", {});
+    auto* key = std::get_if<SshKey>(&c.remote.credentials);
+    REQUIRE(key);
+    CHECK(key->private_key == "INLINE KEY");
+    CHECK(key->passphrase == "pp");
+    CHECK(c.remote.known_hosts == "[127.0.0.1]:2222 ssh-ed25519 BBBB\n");
+    auto https = registered_cluster("p", "c1", "fluxcd", "git",
+                                    kv({{"url", "https://h/r.git"}, {"caCert", "-----BEGIN CERTIFICATE-----\n"}}), "git", {});
+    CHECK(https.remote.ca_pem == "-----BEGIN CERTIFICATE-----\n");
+  }
+  SECTION("inline material and a file for the same thing are refused") {
+    for (const auto& [inline_key, file_key, url] :
+         std::vector<std::tuple<std::string, std::string, std::string>>{{"sshKey", "sshKeyFile", "ssh://git@h/r.git"},
+                                                                        {"knownHosts", "knownHostsFile", "ssh://git@h/r.git"},
+                                                                        {"caCert", "caFile", "https://h/r.git"}}) {
+      try {
+        registered_cluster("p", "c1", "fluxcd", "gitobj",
+                           kv({{"url", url}, {inline_key, "secret-value"}, {file_key, "/some/file"}}), "gitobj", {});
+        FAIL("no error for " << inline_key);
+      } catch (const Error& e) {
+        CHECK(e.kind() == ErrorKind::invalid);
+        CHECK(std::string(e.message()) == "cluster sync object 'gitobj' of cluster 'p/c1' has both '" + inline_key +
+                                              "' and '" + file_key + "'");
+        CHECK(std::string(e.message() + e.hint()).find("secret-value") == std::string::npos);
+      }
+    }
   }
   SECTION("errors name the sync object and never a secret") {
     try {

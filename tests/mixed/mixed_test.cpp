@@ -469,6 +469,17 @@ TEST_CASE("HTTPS remote with a private CA and a token and wrong credentials stay
           clone_dir.path() / "c", {{"GIT_SSL_CAINFO", (srv.path() / "ca.pem").string()}});
     CHECK_FALSE(with(lines(git(clone_dir.path() / "c", {"ls-files"})), "clusters/edge+git2/").empty());
   }
+  SECTION("the CA inline in the sync object (caCert)") {
+    const std::string pem = read_file(srv.path() / "ca.pem");
+    Fleet f({"{url: \"" + url + "\"}", "{branch: main}", "{userName: emco}", "{gitToken: s3cret-token}",
+             "{caCert: " + json(pem).dump() + "}"});
+    auto r = f.emco({"dig", "instantiate", k_dig, "--timeout", "60s"});
+    INFO(r.out << r.err);
+    REQUIRE(r.status == 0);
+    CHECK(lines(git(root / "fleet.git", {"log", "--format=%s", "main"})).size() == 2);
+    CHECK_FALSE(contains(f.emco({"get", "cluster-providers/edge/cluster-sync-objects/gitrepo", "-o", "yaml"}).out,
+                         "BEGIN CERTIFICATE"));
+  }
   SECTION("without the CA the certificate is refused: pending") {
     Fleet f({"{url: \"" + url + "\"}", "{branch: main}", "{userName: emco}", "{gitToken: s3cret-token}"});
     auto r = f.emco({"dig", "instantiate", k_dig, "--timeout", "3s"});
@@ -510,4 +521,54 @@ TEST_CASE("two workspaces pushing to one remote at once lose nothing", "[mixed][
   std::set<std::string> contexts;
   for (const auto& file : with(files, "clusters/edge+git2/context/")) contexts.insert(file.substr(0, file.find("/app/")));
   CHECK(contexts.size() == 2);
+}
+
+TEST_CASE("ssh with the key and known_hosts inline in the sync object, shown to no one", "[mixed][gitops][ssh]") {
+  TempDir srv;
+  fs::path bare = srv.path() / "fleet.git";
+  make_bare_repo(bare, true);
+  REQUIRE(run({"ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "emco-test", "-f", (srv.path() / "client").string()})
+              .status == 0);
+  SshServer sshd(srv.path(), read_file(srv.path() / "client.pub"));
+  const std::string key = read_file(srv.path() / "client");
+  // The key lives only in the workspace: the file it came from is gone.
+  fs::remove(srv.path() / "client");
+  const std::string key_line = key.substr(key.find('\n') + 1, 40);  // a piece of the key's body
+  Fleet f({"{url: \"" + sshd.url(bare) + "\"}", "{branch: main}", "{sshKey: " + json(key).dump() + "}",
+           "{knownHosts: " + json(sshd.known_hosts()).dump() + "}"});
+  auto r = f.emco({"dig", "instantiate", k_dig, "--timeout", "60s"});
+  INFO(r.out << r.err);
+  REQUIRE(r.status == 0);
+  auto log = lines(git(bare, {"log", "--format=%s", "main"}));
+  REQUIRE(log.size() == 2);
+  CHECK(contains(log[0], "instantiate"));
+  CHECK_FALSE(with(files_at(bare, "main"), "clusters/edge+git2/context/").empty());
+
+  // Not in any output, the repository or the git cache; --show-secrets shows it.
+  std::string shown;
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {"get", "cluster-providers/edge/cluster-sync-objects/gitrepo", "-o", "yaml"},
+           {"get", "cluster-providers/edge/cluster-sync-objects/gitrepo", "-o", "json"},
+           {"cluster", "sync-object", "list", "edge", "-o", "yaml"},
+           {"dig", "status", k_dig, "-o", "json"}})
+    shown += f.emco(args).out;
+  CHECK_FALSE(contains(shown + r.out + r.err, key_line));
+  CHECK(contains(shown, "<redacted>"));
+  CHECK_FALSE(contains(git(bare, {"log", "-p", "--all"}), key_line));
+  for (const auto& entry : fs::recursive_directory_iterator(f.ws / ".emco" / "git"))
+    if (entry.is_regular_file()) CHECK_FALSE(contains(read_file(entry.path()), key_line));
+  auto revealed = f.emco({"get", "cluster-providers/edge/cluster-sync-objects/gitrepo", "-o", "json", "--show-secrets"});
+  CHECK(contains(revealed.out, "OPENSSH PRIVATE KEY"));
+
+  // A value longer than the 64 KiB a sync object holds is refused by name,
+  // and the stored object stays as it was.
+  write_file(f.ws / "big.yaml",
+             "version: emco/v2\nresourceContext: {anchor: cluster-providers/edge/cluster-sync-objects}\n"
+             "metadata: {name: gitrepo}\nspec:\n  kv:\n  - {sshKey: \"" + std::string(70000, 'k') + "\"}\n");
+  auto big = f.emco({"apply", "-f", "big.yaml"});
+  CHECK(big.status != 0);
+  CHECK(contains(big.err, "big.yaml"));
+  CHECK(contains(big.err, "is longer than 65536 characters"));
+  CHECK(f.emco({"get", "cluster-providers/edge/cluster-sync-objects/gitrepo", "-o", "json", "--show-secrets"}).out ==
+        revealed.out);
 }

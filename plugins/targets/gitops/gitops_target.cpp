@@ -53,7 +53,18 @@ GitOpsCluster registered_cluster(const std::string& provider, const std::string&
   std::string user = value_of(reference_kv, "userName");
   std::string token = value_of(reference_kv, "gitToken");
   std::string password = value_of(reference_kv, "password");
-  std::string key_file = value_of(reference_kv, "sshKeyFile");
+  // Key material inline (kept in the workspace) or as the path of a file
+  // read when the cluster is used; not both.
+  auto material = [&](const char* inline_key, const char* file_key, const char* what) -> std::string {
+    // As given: a PEM or known_hosts text keeps its last newline.
+    auto raw = reference_kv.find(inline_key);
+    std::string value = raw == reference_kv.end() || trim(raw->second).empty() ? std::string() : raw->second;
+    std::string file = value_of(reference_kv, file_key);
+    if (!value.empty() && !file.empty())
+      fail(ErrorKind::invalid, where + " has both '" + inline_key + "' and '" + file_key + "'",
+           std::string("keep one: the ") + what + " inline, or the path of a file holding it");
+    return file.empty() ? value : read_text_file(file, what, reference_name);
+  };
   if (url.scheme == "https" || url.scheme == "http") {
     if (!password.empty()) {
       if (user.empty()) fail(ErrorKind::invalid, where + " has a 'password' but no 'userName'");
@@ -64,18 +75,17 @@ GitOpsCluster registered_cluster(const std::string& provider, const std::string&
       if (!user.empty()) t.user = user;
       remote.credentials = t;
     }
-    std::string ca_file = value_of(reference_kv, "caFile");
-    if (!ca_file.empty()) remote.ca_pem = read_text_file(ca_file, "CA file", reference_name);
+    remote.ca_pem = material("caCert", "caFile", "CA certificate");
   } else if (url.scheme == "ssh") {
-    if (!key_file.empty()) {
+    std::string private_key = material("sshKey", "sshKeyFile", "ssh key");
+    if (!private_key.empty()) {
       SshKey key;
-      key.private_key = read_text_file(key_file, "ssh key file", reference_name);
+      key.private_key = std::move(private_key);
       key.passphrase = value_of(reference_kv, "sshPassphrase");
       key.user = user.empty() ? url.user : user;
       remote.credentials = key;
     }
-    std::string known_hosts = value_of(reference_kv, "knownHostsFile");
-    if (!known_hosts.empty()) remote.known_hosts = read_text_file(known_hosts, "known_hosts file", reference_name);
+    remote.known_hosts = material("knownHosts", "knownHostsFile", "known_hosts");
   }
   try {
     validate(remote);
