@@ -2,7 +2,7 @@
 
 #include <fcntl.h>
 #include <git2.h>
-#include <openssl/sha.h>
+#include <openssl/evp.h>
 #include <zlib.h>
 #include <git2/sys/mempack.h>
 #include <git2/sys/odb_backend.h>
@@ -430,6 +430,18 @@ DirNode build_trie(const ChangeSet& changes) {
   return root;
 }
 
+// SHA-1 with OpenSSL, for emco's own digests of changes: a third of the
+// cost of libgit2's collision-detecting SHA-1, which object ids keep.
+git_oid sha1_of(std::string_view data) {
+  static EVP_MD* const md = EVP_MD_fetch(nullptr, "SHA1", nullptr);
+  thread_local const std::unique_ptr<EVP_MD_CTX, void (*)(EVP_MD_CTX*)> ctx(EVP_MD_CTX_new(), EVP_MD_CTX_free);
+  git_oid out;
+  if (!md || !ctx || EVP_DigestInit_ex(ctx.get(), md, nullptr) != 1 ||
+      EVP_DigestUpdate(ctx.get(), data.data(), data.size()) != 1 || EVP_DigestFinal_ex(ctx.get(), out.id, nullptr) != 1)
+    fail(ErrorKind::internal, "sha1 digest failed");
+  return out;
+}
+
 struct OidHash {
   size_t operator()(const git_oid& oid) const {
     size_t h;
@@ -480,8 +492,7 @@ const git_oid& change_digest(const DirNode& node, BuildStats& stats) {
     text.push_back('\0');
     text.append(reinterpret_cast<const char*>(change_digest(child, stats).id), GIT_OID_RAWSZ);
   }
-  git_oid digest;
-  check(git_odb_hash(&digest, text.data(), text.size(), GIT_OBJECT_BLOB), "cannot hash changes");
+  git_oid digest = sha1_of(text);
   return stats.digests.emplace(&node, digest).first->second;
 }
 
@@ -580,8 +591,7 @@ std::optional<git_oid> build_tree(git_repository* repo, ObjectWriter& objects, c
   std::string key(GIT_OID_RAWSZ * 2, '\0');
   if (base) std::memcpy(key.data(), base->id, GIT_OID_RAWSZ);
   std::memcpy(key.data() + GIT_OID_RAWSZ, change_digest(node, stats).id, GIT_OID_RAWSZ);
-  git_oid memo;
-  check(git_odb_hash(&memo, key.data(), key.size(), GIT_OBJECT_BLOB), "cannot hash changes");
+  const git_oid memo = sha1_of(key);
   if (auto it = stats.built.find(memo); it != stats.built.end()) {
     stats.written += it->second.written;
     stats.deleted += it->second.deleted;
@@ -701,10 +711,14 @@ PushOutcome push_network(git_repository* repo, const GitRemoteSpec& spec, const 
   return PushOutcome::pushed;
 }
 
-// A version 2 pack of `objects`, zlib at its fastest level: GitOps
-// repositories hold many small manifests, where stronger compression and
-// delta search cost most of a push and save little (the server's own gc
-// can recompress).
+// A version 2 pack of `objects`. GitOps repositories hold many small
+// manifests, where delta search and strong compression cost most of a push
+// and save little (the server's own gc can recompress): objects are
+// compressed at zlib's fastest level, and those under k_stored_below bytes
+// (mostly trees: names and binary ids) are stored, since building Huffman
+// codes for each of them costs more than the few bytes it saves.
+constexpr size_t k_stored_below = 512;
+
 std::string write_pack(const std::vector<ObjectWriter::Object>& objects) {
   std::string out = "PACK";
   auto put_be32 = [&](uint32_t v) {
@@ -712,12 +726,11 @@ std::string write_pack(const std::vector<ObjectWriter::Object>& objects) {
   };
   put_be32(2);
   put_be32(static_cast<uint32_t>(objects.size()));
-  // The smallest hash table: it is cleared for every object, and most
-  // objects are a few hundred bytes.
-  z_stream z{};
-  if (deflateInit2(&z, Z_BEST_SPEED, Z_DEFLATED, 15, 1, Z_DEFAULT_STRATEGY) != Z_OK)
-    fail(ErrorKind::internal, "cannot start zlib");
-  std::unique_ptr<z_stream, int (*)(z_stream*)> guard(&z, deflateEnd);
+  z_stream fast{}, stored{};
+  if (deflateInit(&fast, Z_BEST_SPEED) != Z_OK) fail(ErrorKind::internal, "cannot start zlib");
+  std::unique_ptr<z_stream, int (*)(z_stream*)> fast_guard(&fast, deflateEnd);
+  if (deflateInit(&stored, Z_NO_COMPRESSION) != Z_OK) fail(ErrorKind::internal, "cannot start zlib");
+  std::unique_ptr<z_stream, int (*)(z_stream*)> stored_guard(&stored, deflateEnd);
   for (const auto& o : objects) {
     // Type and size: 3 bits of type, then the size in 4 + 7*n bits.
     size_t size = o.data.size();
@@ -729,6 +742,7 @@ std::string write_pack(const std::vector<ObjectWriter::Object>& objects) {
       size >>= 7;
     }
     out.push_back(static_cast<char>(byte));
+    z_stream& z = o.data.size() < k_stored_below ? stored : fast;
     deflateReset(&z);
     size_t at = out.size();
     out.resize(at + deflateBound(&z, static_cast<uLong>(o.data.size())));
@@ -739,9 +753,8 @@ std::string write_pack(const std::vector<ObjectWriter::Object>& objects) {
     if (deflate(&z, Z_FINISH) != Z_STREAM_END) fail(ErrorKind::internal, "cannot compress object");
     out.resize(out.size() - z.avail_out);
   }
-  unsigned char sha[SHA_DIGEST_LENGTH];
-  SHA1(reinterpret_cast<const unsigned char*>(out.data()), out.size(), sha);
-  out.append(reinterpret_cast<const char*>(sha), sizeof sha);
+  const git_oid trailer = sha1_of(out);
+  out.append(reinterpret_cast<const char*>(trailer.id), GIT_OID_RAWSZ);
   return out;
 }
 
