@@ -484,7 +484,10 @@ std::vector<CommandSpec> deploy_commands() {
        "Sets the stop flag: a process delivering the DIG ends its waits within a second and records the event failed."},
       {"update", "roll out intent changes to an instantiated deployment intent group",
        "Plans a new revision from the current intents and delivers only the difference: new and changed\n"
-       "resources are applied, then resources that are gone are deleted."},
+       "resources are applied, then resources that are gone are deleted. Apps whose inputs (chart, profile,\n"
+       "placement intent, DIG, logical cloud, cluster labels) did not change keep their plan without being\n"
+       "rendered again, unless controllers are named in the group intents. GitOps repositories get one\n"
+       "commit per update with the changed and deleted files."},
       {"rollback", "redeploy an earlier revision of a deployment intent group",
        "Delivers the difference between the current revision and --revision N (as an update does)."},
   };
