@@ -98,8 +98,9 @@ size_t AppContext::resource_count() const {
 
 namespace {
 
-std::string blob_text(const SQLite::Column& c) {
-  return std::string(static_cast<const char*>(c.getBlob()), static_cast<size_t>(c.getBytes()));
+// A blob column's bytes, valid until the statement steps again.
+std::string_view blob_view(const SQLite::Column& c) {
+  return {static_cast<const char*>(c.getBlob()), static_cast<size_t>(c.getBytes())};
 }
 
 json meta_json(const std::map<std::string, std::string>& meta) {
@@ -367,7 +368,7 @@ AppContext load_impl(store::Store& st, const std::string& id, const std::set<std
         if (contents.find(std::string_view(hash)) != contents.end()) continue;
         auto c = std::make_shared<Content>();
         c->hash = hash;
-        c->text = blob_text(s.getColumn(1));
+        c->text = blob_view(s.getColumn(1));
         contents.emplace(c->hash, std::move(c));
       }
     }
@@ -377,8 +378,7 @@ AppContext load_impl(store::Store& st, const std::string& id, const std::set<std
       fail(ErrorKind::internal, "appcontext '" + id + "' lacks the plan of app '" + a.name + "'",
            "the workspace database is damaged; restore it from a backup");
     const auto col = s.getColumn(0);
-    decode_plan(id, a, std::string_view(static_cast<const char*>(col.getBlob()), static_cast<size_t>(col.getBytes())),
-                contents);
+    decode_plan(id, a, blob_view(col), contents);
     s.reset();
   }
   return ctx;
@@ -459,8 +459,7 @@ void for_each_plan_cluster(store::Store::Impl& impl, const std::string& digest, 
   s.bind(1, digest);
   if (!s.executeStep()) fail(ErrorKind::internal, what + " lacks its plan " + digest);
   const auto col = s.getColumn(0);
-  store::PlanReader rd(std::string_view(static_cast<const char*>(col.getBlob()), static_cast<size_t>(col.getBytes())),
-                       what);
+  store::PlanReader rd(blob_view(col), what);
   for (auto item = rd.next(); item != store::PlanReader::Item::end; item = rd.next())
     if (item == store::PlanReader::Item::cluster && !fn(rd.cluster_name())) break;
   s.reset();
@@ -499,8 +498,7 @@ void for_each_resource_name(
   while (s.executeStep()) {
     const std::string app = s.getColumn(0).getString();
     const auto col = s.getColumn(1);
-    store::PlanReader rd(std::string_view(static_cast<const char*>(col.getBlob()), static_cast<size_t>(col.getBytes())),
-                         "app '" + app + "' of appcontext '" + id + "'");
+    store::PlanReader rd(blob_view(col), "app '" + app + "' of appcontext '" + id + "'");
     std::string_view cluster;
     for (auto item = rd.next(); item != store::PlanReader::Item::end; item = rd.next()) {
       if (item == store::PlanReader::Item::cluster)
