@@ -13,17 +13,6 @@
 using namespace emco::gitops;
 using namespace gitops_test;
 
-namespace {
-
-CommitRequest one_file(const std::string& path, const std::string& text) {
-  CommitRequest r;
-  r.changes = {{path, text}};
-  r.message = "emco: credentials test";
-  return r;
-}
-
-}  // namespace
-
 TEST_CASE("an inline ssh key and known_hosts from the sync object push over ssh", "[gitops][ssh][credentials]") {
   TempDir tmp;
   fs::path bare = tmp.path() / "srv" / "repo.git";
@@ -42,7 +31,7 @@ TEST_CASE("an inline ssh key and known_hosts from the sync object push over ssh"
 
   SECTION("the right known_hosts: the commit is pushed") {
     auto cluster = registered(sshd.known_hosts());
-    auto result = delivery.deliver(cluster.remote, one_file("clusters/p+c/a.yaml", "inline ssh"));
+    auto result = delivery.deliver(cluster.remote, commit_request({{"clusters/p+c/a.yaml", "inline ssh"}}));
     REQUIRE(result.changed);
     fs::path work = clone(bare, "main", tmp.path() / "clone");
     CHECK(git(work, {"rev-parse", "HEAD"}) == result.commit_id + "\n");
@@ -55,7 +44,7 @@ TEST_CASE("an inline ssh key and known_hosts from the sync object push over ssh"
         registered("[127.0.0.1]:" + std::to_string(sshd.port()) + " " + other.substr(0, other.rfind(' ')) + "\n");
     const int commits = commit_count(bare, "main");
     try {
-      delivery.deliver(cluster.remote, one_file("b", "b"));
+      delivery.deliver(cluster.remote, commit_request({{"b", "b"}}));
       FAIL("no error for a wrong host key");
     } catch (const emco::Error& e) {
       CHECK(e.kind() == emco::ErrorKind::unreachable);

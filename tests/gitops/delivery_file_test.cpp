@@ -12,14 +12,6 @@ using namespace gitops_test;
 
 namespace {
 
-CommitRequest request(ChangeSet changes, std::string message = "emco: test") {
-  CommitRequest r;
-  r.changes = std::move(changes);
-  r.message = std::move(message);
-  r.author = {"emco test", "emco@example.invalid"};
-  return r;
-}
-
 GitRemoteSpec file_remote(const fs::path& repo, std::string branch = "main") {
   GitRemoteSpec spec;
   spec.url = "file://" + repo.string();
@@ -36,7 +28,7 @@ TEST_CASE("file remote: first delivery builds one commit on top of the seed", "[
   GitDelivery delivery(tmp.path() / "ws" / ".emco" / "git");
   auto spec = file_remote(bare);
 
-  auto result = delivery.deliver(spec, request({{"clusters/p+c1/a.yaml", "{\"a\":1}"},
+  auto result = delivery.deliver(spec, commit_request({{"clusters/p+c1/a.yaml", "{\"a\":1}"},
                                                 {"clusters/p+c1/sub/b.yaml", "b\n"},
                                                 {"clusters/p+c2/c.yaml", "c\n"}},
                                                "emco: instantiate p/ca/v1/dig revision 1"));
@@ -71,18 +63,18 @@ TEST_CASE("file remote: no commit when nothing changed, one commit per change", 
   GitDelivery delivery(tmp.path() / "cache");
   auto spec = file_remote(bare);
 
-  auto first = delivery.deliver(spec, request({{"x/a", "1"}, {"x/b", "2"}}));
+  auto first = delivery.deliver(spec, commit_request({{"x/a", "1"}, {"x/b", "2"}}));
   REQUIRE(first.changed);
-  auto again = delivery.deliver(spec, request({{"x/a", "1"}, {"x/b", "2"}}));
+  auto again = delivery.deliver(spec, commit_request({{"x/a", "1"}, {"x/b", "2"}}));
   CHECK_FALSE(again.changed);
   CHECK(again.summary() == "unchanged");
   CHECK(again.commit_id == first.commit_id);
   CHECK(commit_count(bare, "main") == 2);
 
   // Deleting a file that is not there changes nothing either.
-  CHECK_FALSE(delivery.deliver(spec, request({{"x/missing", std::nullopt}})).changed);
+  CHECK_FALSE(delivery.deliver(spec, commit_request({{"x/missing", std::nullopt}})).changed);
 
-  auto update = delivery.deliver(spec, request({{"x/a", "1"}, {"x/b", "3"}}));
+  auto update = delivery.deliver(spec, commit_request({{"x/a", "1"}, {"x/b", "3"}}));
   REQUIRE(update.changed);
   CHECK(update.files_written == 1);
   CHECK(commit_count(bare, "main") == 3);
@@ -96,12 +88,12 @@ TEST_CASE("file remote: deletes files and whole directories, empty directories v
   make_bare_repo(bare, true);
   GitDelivery delivery(tmp.path() / "cache");
   auto spec = file_remote(bare);
-  delivery.deliver(spec, request({{"c/1/ctx/app/a.yaml", "a"},
+  delivery.deliver(spec, commit_request({{"c/1/ctx/app/a.yaml", "a"},
                                   {"c/1/ctx/app/b.yaml", "b"},
                                   {"c/1/keep.yaml", "k"},
                                   {"c/2/ctx/app/a.yaml", "a"}}));
 
-  auto del = delivery.deliver(spec, request({{"c/1/ctx/app/a.yaml", std::nullopt},
+  auto del = delivery.deliver(spec, commit_request({{"c/1/ctx/app/a.yaml", std::nullopt},
                                              {"c/1/ctx/app/b.yaml", std::nullopt},
                                              {"c/2/ctx/", std::nullopt}}));
   REQUIRE(del.changed);
@@ -116,7 +108,7 @@ TEST_CASE("file remote: a branch that does not exist yet is created", "[gitops][
 
   SECTION("from an empty tree") {
     GitDelivery delivery(tmp.path() / "cache");
-    auto result = delivery.deliver(file_remote(bare, "gitops/edge"), request({{"a.yaml", "a"}}));
+    auto result = delivery.deliver(file_remote(bare, "gitops/edge"), commit_request({{"a.yaml", "a"}}));
     REQUIRE(result.changed);
     CHECK(commit_count(bare, "gitops/edge") == 1);
     CHECK(git(bare, {"ls-tree", "-r", "--name-only", "gitops/edge"}) == "a.yaml\n");
@@ -126,7 +118,7 @@ TEST_CASE("file remote: a branch that does not exist yet is created", "[gitops][
     DeliveryOptions options;
     options.new_branch_base = NewBranchBase::remote_default;
     GitDelivery delivery(tmp.path() / "cache", options);
-    auto result = delivery.deliver(file_remote(bare, "edge"), request({{"a.yaml", "a"}}));
+    auto result = delivery.deliver(file_remote(bare, "edge"), commit_request({{"a.yaml", "a"}}));
     REQUIRE(result.changed);
     CHECK(commit_count(bare, "edge") == 2);
     CHECK(git(bare, {"ls-tree", "-r", "--name-only", "edge"}) == "README\na.yaml\n");
@@ -136,8 +128,8 @@ TEST_CASE("file remote: a branch that does not exist yet is created", "[gitops][
     make_bare_repo(empty, false);
     GitDelivery delivery(tmp.path() / "cache");
     auto spec = file_remote(empty);
-    CHECK_FALSE(delivery.deliver(spec, request({{"gone", std::nullopt}})).changed);
-    CHECK(delivery.deliver(spec, request({{"a.yaml", "a"}})).changed);
+    CHECK_FALSE(delivery.deliver(spec, commit_request({{"gone", std::nullopt}})).changed);
+    CHECK(delivery.deliver(spec, commit_request({{"a.yaml", "a"}})).changed);
     CHECK(show(empty, "main", "a.yaml") == "a");
   }
 }
@@ -147,7 +139,7 @@ TEST_CASE("file remote: a missing repository is unreachable and records nothing"
   GitDelivery delivery(tmp.path() / "cache");
   auto spec = file_remote(tmp.path() / "nope.git");
   try {
-    delivery.deliver(spec, request({{"a", "a"}}));
+    delivery.deliver(spec, commit_request({{"a", "a"}}));
     FAIL("expected an error");
   } catch (const emco::Error& e) {
     CHECK(e.kind() == emco::ErrorKind::unreachable);
@@ -162,7 +154,7 @@ TEST_CASE("file remote: history unrelated to what was delivered is refused", "[g
   make_bare_repo(bare, true);
   GitDelivery delivery(tmp.path() / "cache");
   auto spec = file_remote(bare);
-  auto first = delivery.deliver(spec, request({{"a", "1"}}));
+  auto first = delivery.deliver(spec, commit_request({{"a", "1"}}));
   REQUIRE(first.changed);
 
   // Someone re-creates the repository with a new root commit.
@@ -176,7 +168,7 @@ TEST_CASE("file remote: history unrelated to what was delivered is refused", "[g
   git(other.path(), {"push", "-q", bare.string(), "main"});
   std::string replaced = git(bare, {"rev-parse", "main"});
   try {
-    delivery.deliver(spec, request({{"a", "2"}}));
+    delivery.deliver(spec, commit_request({{"a", "2"}}));
     FAIL("expected an error");
   } catch (const emco::Error& e) {
     CHECK(e.kind() == emco::ErrorKind::conflict);
@@ -198,10 +190,10 @@ TEST_CASE("file remote: a push that loses the race is rebuilt on the new head", 
   int competing = 0;
   options.before_push = [&](int attempt) {
     // Another workspace pushes between our fetch and our push, twice.
-    if (attempt <= 2) other.deliver(spec, request({{"other/" + std::to_string(++competing), "o"}}));
+    if (attempt <= 2) other.deliver(spec, commit_request({{"other/" + std::to_string(++competing), "o"}}));
   };
   GitDelivery delivery(tmp.path() / "ws", options);
-  auto result = delivery.deliver(spec, request({{"mine/a", "m"}}, "emco: mine"));
+  auto result = delivery.deliver(spec, commit_request({{"mine/a", "m"}}, "emco: mine"));
   REQUIRE(result.changed);
   CHECK(result.attempts == 3);
   CHECK(git(bare, {"ls-tree", "-r", "--name-only", "main"}) == "README\nmine/a\nother/1\nother/2\n");
@@ -211,10 +203,10 @@ TEST_CASE("file remote: a push that loses the race is rebuilt on the new head", 
   SECTION("and gives up after max_attempts") {
     DeliveryOptions stubborn;
     stubborn.max_attempts = 2;
-    stubborn.before_push = [&](int) { other.deliver(spec, request({{"other/" + std::to_string(++competing), "o"}})); };
+    stubborn.before_push = [&](int) { other.deliver(spec, commit_request({{"other/" + std::to_string(++competing), "o"}})); };
     GitDelivery loser(tmp.path() / "loser", stubborn);
     try {
-      loser.deliver(spec, request({{"lost", "x"}}));
+      loser.deliver(spec, commit_request({{"lost", "x"}}));
       FAIL("expected an error");
     } catch (const emco::Error& e) {
       CHECK(e.kind() == emco::ErrorKind::conflict);
@@ -235,7 +227,7 @@ TEST_CASE("file remote: concurrent pushes from two workspaces lose nothing", "[g
     options.max_attempts = 50;
     GitDelivery delivery(tmp.path() / name, options);
     for (int i = 0; i < k_rounds; ++i)
-      changed.push_back(delivery.deliver(spec, request({{name + "/" + std::to_string(i), name}})).changed);
+      changed.push_back(delivery.deliver(spec, commit_request({{name + "/" + std::to_string(i), name}})).changed);
   };
   std::vector<int> a, b;
   std::thread ta(worker, "a", std::ref(a));
@@ -256,9 +248,9 @@ TEST_CASE("change sets with bad paths are refused before any network access", "[
   auto spec = file_remote(tmp.path() / "does-not-matter.git");
   for (const char* bad : {"../x", "a//b", "/abs", "a/./b", ".git/config", "a/.."}) {
     INFO(bad);
-    CHECK_THROWS_AS(delivery.deliver(spec, request({{bad, "x"}})), emco::Error);
+    CHECK_THROWS_AS(delivery.deliver(spec, commit_request({{bad, "x"}})), emco::Error);
   }
-  CHECK_THROWS_AS(delivery.deliver(spec, request({{"dir/", "content"}})), emco::Error);
-  CHECK_THROWS_AS(delivery.deliver(spec, request({{"a", "x"}}, "  ")), emco::Error);
+  CHECK_THROWS_AS(delivery.deliver(spec, commit_request({{"dir/", "content"}})), emco::Error);
+  CHECK_THROWS_AS(delivery.deliver(spec, commit_request({{"a", "x"}}, "  ")), emco::Error);
   CHECK_FALSE(fs::exists(delivery.cache_path(spec)));
 }

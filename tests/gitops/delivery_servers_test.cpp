@@ -14,13 +14,6 @@ using namespace gitops_test;
 
 namespace {
 
-CommitRequest request(ChangeSet changes, std::string message = "emco: test") {
-  CommitRequest r;
-  r.changes = std::move(changes);
-  r.message = std::move(message);
-  return r;
-}
-
 emco::Error expect_error(GitDelivery& delivery, const GitRemoteSpec& spec, const CommitRequest& req) {
   try {
     delivery.deliver(spec, req);
@@ -42,11 +35,11 @@ TEST_CASE("git daemon: push, update and verify with git clone", "[gitops][daemon
   spec.url = daemon.url("repo.git");
   GitDelivery delivery(tmp.path() / "cache");
 
-  auto first = delivery.deliver(spec, request({{"clusters/p+c/a.yaml", "a1"}, {"clusters/p+c/b.yaml", "b1"}}));
+  auto first = delivery.deliver(spec, commit_request({{"clusters/p+c/a.yaml", "a1"}, {"clusters/p+c/b.yaml", "b1"}}));
   REQUIRE(first.changed);
-  auto same = delivery.deliver(spec, request({{"clusters/p+c/a.yaml", "a1"}}));
+  auto same = delivery.deliver(spec, commit_request({{"clusters/p+c/a.yaml", "a1"}}));
   CHECK_FALSE(same.changed);
-  auto second = delivery.deliver(spec, request({{"clusters/p+c/a.yaml", "a2"}}, "emco: update"));
+  auto second = delivery.deliver(spec, commit_request({{"clusters/p+c/a.yaml", "a2"}}, "emco: update"));
   REQUIRE(second.changed);
 
   fs::path work = clone(spec.url, "main", tmp.path() / "clone");
@@ -66,7 +59,7 @@ TEST_CASE("git daemon: a branch that does not exist yet is created", "[gitops][d
   spec.url = daemon.url("repo.git");
   spec.branch = "provider1+cluster1";
   GitDelivery delivery(tmp.path() / "cache");
-  auto result = delivery.deliver(spec, request({{"x.yaml", "x"}}));
+  auto result = delivery.deliver(spec, commit_request({{"x.yaml", "x"}}));
   REQUIRE(result.changed);
   fs::path work = clone(spec.url, "provider1+cluster1", tmp.path() / "clone");
   CHECK(git(work, {"rev-parse", "HEAD"}) == result.commit_id + "\n");
@@ -86,7 +79,7 @@ TEST_CASE("git daemon: a pre-receive hook that rejects is reported with its mess
   GitDelivery delivery(tmp.path() / "cache");
   std::string before = git(bare, {"rev-parse", "main"});
 
-  auto e = expect_error(delivery, spec, request({{"a", "a"}}));
+  auto e = expect_error(delivery, spec, commit_request({{"a", "a"}}));
   CHECK(e.kind() == emco::ErrorKind::failed);
   CHECK_THAT(e.message(), Catch::Contains("rejected"));
   CHECK_THAT(e.message(), Catch::Contains("pre-receive hook declined"));
@@ -100,7 +93,7 @@ TEST_CASE("git daemon: unreachable remote is an unreachable error and records no
   GitRemoteSpec spec;
   spec.url = "git://127.0.0.1:" + std::to_string(free_port()) + "/repo.git";
   GitDelivery delivery(tmp.path() / "cache");
-  auto e = expect_error(delivery, spec, request({{"a", "a"}}));
+  auto e = expect_error(delivery, spec, commit_request({{"a", "a"}}));
   CHECK(e.kind() == emco::ErrorKind::unreachable);
   CHECK_THAT(e.message(), Catch::Contains("cannot fetch branch 'main' from 'git://127.0.0.1:"));
   CHECK(delivery.cached_head(spec).empty());
@@ -120,7 +113,7 @@ TEST_CASE("git daemon: concurrent pushes from two workspaces lose nothing", "[gi
     options.max_attempts = 50;
     GitDelivery delivery(tmp.path() / name, options);
     for (int i = 0; i < k_rounds; ++i)
-      total_attempts += delivery.deliver(spec, request({{name + "/" + std::to_string(i), name}})).attempts;
+      total_attempts += delivery.deliver(spec, commit_request({{name + "/" + std::to_string(i), name}})).attempts;
   };
   std::thread a(worker, "a"), b(worker, "b");
   a.join();
@@ -145,10 +138,10 @@ TEST_CASE("git daemon: a forced race is fetched, rebuilt and retried", "[gitops]
   GitDelivery other(tmp.path() / "other");
   DeliveryOptions options;
   options.before_push = [&](int attempt) {
-    if (attempt == 1) other.deliver(spec, request({{"other", "o"}}));
+    if (attempt == 1) other.deliver(spec, commit_request({{"other", "o"}}));
   };
   GitDelivery delivery(tmp.path() / "ws", options);
-  auto result = delivery.deliver(spec, request({{"mine", "m"}}));
+  auto result = delivery.deliver(spec, commit_request({{"mine", "m"}}));
   CHECK(result.attempts == 2);
   fs::path work = clone(spec.url, "main", tmp.path() / "clone");
   CHECK(git(work, {"ls-tree", "--name-only", "HEAD"}) == "README\nmine\nother\n");
@@ -165,17 +158,17 @@ TEST_CASE("smart http with basic auth: push, wrong and missing credentials", "[g
   spec.credentials = UserPassword{"emco", password};
   GitDelivery delivery(tmp.path() / "cache");
 
-  auto result = delivery.deliver(spec, request({{"clusters/p+c/a.yaml", "over http"}}));
+  auto result = delivery.deliver(spec, commit_request({{"clusters/p+c/a.yaml", "over http"}}));
   REQUIRE(result.changed);
   fs::path work = clone(root / "repo.git", "main", tmp.path() / "clone");
   CHECK(git(work, {"rev-parse", "HEAD"}) == result.commit_id + "\n");
   CHECK(show(work, "HEAD", "clusters/p+c/a.yaml") == "over http");
-  CHECK_FALSE(delivery.deliver(spec, request({{"clusters/p+c/a.yaml", "over http"}})).changed);
+  CHECK_FALSE(delivery.deliver(spec, commit_request({{"clusters/p+c/a.yaml", "over http"}})).changed);
 
   SECTION("a token is sent as the password") {
     GitRemoteSpec token = spec;
     token.credentials = HttpsToken{password, "emco"};
-    CHECK(delivery.deliver(token, request({{"b", "token"}})).changed);
+    CHECK(delivery.deliver(token, commit_request({{"b", "token"}})).changed);
     CHECK(show(root / "repo.git", "main", "b") == "token");
   }
   SECTION("wrong password") {
@@ -183,7 +176,7 @@ TEST_CASE("smart http with basic auth: push, wrong and missing credentials", "[g
     GitRemoteSpec bad = spec;
     bad.credentials = UserPassword{"emco", wrong};
     GitDelivery other(tmp.path() / "other");
-    auto e = expect_error(other, bad, request({{"c", "c"}}));
+    auto e = expect_error(other, bad, commit_request({{"c", "c"}}));
     CHECK(e.kind() == emco::ErrorKind::unreachable);
     CHECK_THAT(e.message(), Catch::StartsWith("authentication failed for 'http://127.0.0.1:"));
     CHECK_THAT(e.message() + e.hint(), !Catch::Contains(wrong) && !Catch::Contains(password));
@@ -192,7 +185,7 @@ TEST_CASE("smart http with basic auth: push, wrong and missing credentials", "[g
   SECTION("no credentials") {
     GitRemoteSpec anonymous = spec;
     anonymous.credentials = NoCredentials{};
-    auto e = expect_error(delivery, anonymous, request({{"c", "c"}}));
+    auto e = expect_error(delivery, anonymous, commit_request({{"c", "c"}}));
     CHECK(e.kind() == emco::ErrorKind::unreachable);
     CHECK_THAT(e.message(), Catch::Contains("no credentials are configured"));
   }
@@ -218,7 +211,7 @@ TEST_CASE("ssh with an ed25519 key and known_hosts checking", "[gitops][ssh]") {
   spec.known_hosts = sshd.known_hosts();
   GitDelivery delivery(tmp.path() / "cache");
 
-  auto result = delivery.deliver(spec, request({{"clusters/p+c/a.yaml", "over ssh"}}));
+  auto result = delivery.deliver(spec, commit_request({{"clusters/p+c/a.yaml", "over ssh"}}));
   REQUIRE(result.changed);
   fs::path work = clone(bare, "main", tmp.path() / "clone");
   CHECK(git(work, {"rev-parse", "HEAD"}) == result.commit_id + "\n");
@@ -227,7 +220,7 @@ TEST_CASE("ssh with an ed25519 key and known_hosts checking", "[gitops][ssh]") {
   SECTION("host key not in known_hosts") {
     GitRemoteSpec unknown = spec;
     unknown.known_hosts = "[127.0.0.1]:1 " + sshd.known_hosts().substr(sshd.known_hosts().find(' ') + 1);
-    auto e = expect_error(delivery, unknown, request({{"b", "b"}}));
+    auto e = expect_error(delivery, unknown, commit_request({{"b", "b"}}));
     CHECK(e.kind() == emco::ErrorKind::unreachable);
     CHECK_THAT(e.message(), Catch::Contains("is not in known_hosts"));
   }
@@ -236,7 +229,7 @@ TEST_CASE("ssh with an ed25519 key and known_hosts checking", "[gitops][ssh]") {
     std::string other = read_file(tmp.path() / "otherhost.pub");
     GitRemoteSpec wrong = spec;
     wrong.known_hosts = "[127.0.0.1]:" + std::to_string(sshd.port()) + " " + other.substr(0, other.rfind(' ')) + "\n";
-    auto e = expect_error(delivery, wrong, request({{"b", "b"}}));
+    auto e = expect_error(delivery, wrong, commit_request({{"b", "b"}}));
     CHECK(e.kind() == emco::ErrorKind::unreachable);
     CHECK_THAT(e.message(), Catch::Contains("does not match known_hosts"));
   }
@@ -245,7 +238,7 @@ TEST_CASE("ssh with an ed25519 key and known_hosts checking", "[gitops][ssh]") {
     GitRemoteSpec stranger = spec;
     stranger.credentials = SshKey{read_file(tmp.path() / "stranger"), "", "", ""};
     GitDelivery other(tmp.path() / "other");
-    auto e = expect_error(other, stranger, request({{"b", "b"}}));
+    auto e = expect_error(other, stranger, commit_request({{"b", "b"}}));
     CHECK(e.kind() == emco::ErrorKind::unreachable);
     CHECK_THAT(e.message(), Catch::Contains("authentication failed"));
     CHECK_THAT(e.message(), !Catch::Contains("PRIVATE KEY"));
@@ -256,7 +249,7 @@ TEST_CASE("ssh with an ed25519 key and known_hosts checking", "[gitops][ssh]") {
                read_file(tmp.path() / "client.pub") + read_file(tmp.path() / "ec.pub"), 0600);
     GitRemoteSpec ec = spec;
     ec.credentials = SshKey{read_file(tmp.path() / "ec"), "pass phrase", "", ""};
-    CHECK(delivery.deliver(ec, request({{"ec", "ecdsa"}})).changed);
+    CHECK(delivery.deliver(ec, commit_request({{"ec", "ecdsa"}})).changed);
     CHECK(show(bare, "main", "ec") == "ecdsa");
   }
 }
@@ -278,13 +271,13 @@ TEST_CASE("https: an untrusted certificate is refused by default", "[gitops][htt
   spec.url = "https://localhost:" + std::to_string(port) + "/repo.git";
   spec.credentials = HttpsToken{"tok-abc-123", "emco"};
   GitDelivery delivery(dir / "cache");
-  auto e = expect_error(delivery, spec, request({{"a", "a"}}));
+  auto e = expect_error(delivery, spec, commit_request({{"a", "a"}}));
   CHECK(e.kind() == emco::ErrorKind::unreachable);
   CHECK(e.message() == "tls certificate of 'localhost:" + std::to_string(port) + "' is not trusted");
 
   // Opting out of verification gets past TLS (this server does not speak git).
   spec.tls_verify = TlsVerify::insecure_skip;
-  auto past = expect_error(delivery, spec, request({{"a", "a"}}));
+  auto past = expect_error(delivery, spec, commit_request({{"a", "a"}}));
   CHECK_THAT(past.message(), !Catch::Contains("tls certificate"));
   CHECK_THAT(past.message(), !Catch::Contains("tok-abc-123"));
 }

@@ -14,14 +14,6 @@ using namespace gitops_test;
 
 namespace {
 
-CommitRequest request(ChangeSet changes) {
-  CommitRequest r;
-  r.changes = std::move(changes);
-  r.message = "emco: trees";
-  r.author = {"emco test", "emco@example.invalid"};
-  return r;
-}
-
 // Applies `changes` to a work tree the way the git CLI user would, then
 // returns the tree id git computes for it.
 std::string cli_tree(const fs::path& work, const ChangeSet& changes) {
@@ -70,7 +62,7 @@ TEST_CASE("trees match git's for shared, differing and tricky subtrees", "[gitop
   first["x/a-"] = "file a-";
   first["x/ab/c"] = "dir ab";
   first["x/a0/c"] = "dir a0";
-  auto one = delivery.deliver(spec, request(first));
+  auto one = delivery.deliver(spec, commit_request(first));
   REQUIRE(one.changed);
   CHECK(one.files_written == first.size());
   CHECK(git(bare, {"rev-parse", "main^{tree}"}) == cli_tree(work, first));
@@ -86,7 +78,7 @@ TEST_CASE("trees match git's for shared, differing and tricky subtrees", "[gitop
   second["clusters/p+c5/context/9/app/app1/"] = std::nullopt;
   second["clusters/p+c6/extra.yaml"] = "extra";
   second["x/a"] = std::nullopt;
-  auto two = delivery.deliver(spec, request(second));
+  auto two = delivery.deliver(spec, commit_request(second));
   REQUIRE(two.changed);
   CHECK(two.files_written == 51);
   CHECK(two.files_deleted == 5 + 2 + 1);

@@ -142,6 +142,14 @@ fs::path clone(const std::string& url, const std::string& branch, const fs::path
   return dest;
 }
 
+emco::gitops::CommitRequest commit_request(emco::gitops::ChangeSet changes, std::string message) {
+  emco::gitops::CommitRequest r;
+  r.changes = std::move(changes);
+  r.message = std::move(message);
+  r.author = {"emco test", "emco@example.invalid"};
+  return r;
+}
+
 std::string show(const fs::path& repo, const std::string& rev, const std::string& path) {
   return git(repo, {"show", rev + ":" + path});
 }

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "plugins/targets/gitops/git_delivery.hpp"
+
 namespace gitops_test {
 
 namespace fs = std::filesystem;
@@ -32,6 +34,9 @@ struct RunResult {
   std::string out;       // stdout
   std::string err;       // stderr
 };
+
+// A commit of `changes` by the suite's test author.
+emco::gitops::CommitRequest commit_request(emco::gitops::ChangeSet changes, std::string message = "emco: test");
 
 // Runs argv (argv[0] searched in PATH) in `cwd` with extra environment
 // variables, without a shell.
