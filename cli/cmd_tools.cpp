@@ -10,7 +10,7 @@
 #include "core/helm/helm.hpp"
 #include "core/util/error.hpp"
 #include "core/util/strings.hpp"
-#include "plugins/sim/sim.hpp"
+#include "sim/sim.hpp"
 #include "plugins/targets/kube/cluster_check.hpp"
 #include "plugins/targets/kube/kubeconfig.hpp"
 

@@ -22,7 +22,7 @@
 #include "core/manifest/manifest.hpp"
 #include "core/status/status.hpp"
 #include "core/store/store.hpp"
-#include "plugins/sim/sim.hpp"
+#include "sim/sim.hpp"
 
 using namespace emco;
 using nlohmann::json;

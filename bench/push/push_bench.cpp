@@ -32,7 +32,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/util/error.hpp"
-#include "plugins/sim/sim.hpp"
+#include "sim/sim.hpp"
 #include "plugins/targets/kube/kube_target.hpp"
 
 namespace {

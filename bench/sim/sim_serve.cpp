@@ -8,7 +8,7 @@
 #include <string>
 
 #include "core/util/error.hpp"
-#include "plugins/sim/sim.hpp"
+#include "sim/sim.hpp"
 
 int main(int argc, char** argv) {
   if (argc < 3) {

@@ -7,7 +7,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include "plugins/sim/sim.hpp"
+#include "sim/sim.hpp"
 #include "plugins/targets/kube/kubeconfig.hpp"
 #include "tests/cli/fixture.hpp"
 

@@ -1,4 +1,4 @@
-// KubeTarget and cluster check against the in-process simulator (plugins/sim).
+// KubeTarget and cluster check against the in-process simulator (sim).
 
 #include <catch2/catch.hpp>
 
@@ -11,7 +11,7 @@
 #include "core/util/error.hpp"
 #include "helpers.hpp"
 #include "pki.hpp"
-#include "plugins/sim/sim.hpp"
+#include "sim/sim.hpp"
 #include "plugins/targets/kube/cluster_check.hpp"
 #include "plugins/targets/kube/kube_target.hpp"
 #include "plugins/targets/kube/pem.hpp"

@@ -21,7 +21,7 @@
 #include "core/status/status.hpp"
 #include "core/store/store.hpp"
 #include "core/sync/queue.hpp"
-#include "plugins/sim/sim.hpp"
+#include "sim/sim.hpp"
 
 using namespace emco;
 using namespace std::chrono_literals;

@@ -1,6 +1,6 @@
 #pragma once
 // A workspace on disk registering the clusters of an in-process simulator
-// (plugins/sim, RBAC enforced), with a project and a level-1 logical cloud
+// (sim, RBAC enforced), with a project and a level-1 logical cloud
 // "tenant" (namespace tenant-ns, user alice) whose children the test adds.
 
 #include <catch2/catch.hpp>
@@ -21,7 +21,7 @@
 #include "core/manifest/batch.hpp"
 #include "core/manifest/manifest.hpp"
 #include "core/store/store.hpp"
-#include "plugins/sim/sim.hpp"
+#include "sim/sim.hpp"
 
 namespace emco::lctest {
 

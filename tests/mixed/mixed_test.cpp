@@ -15,7 +15,7 @@
 #include <sstream>
 #include <thread>
 
-#include "plugins/sim/sim.hpp"
+#include "sim/sim.hpp"
 #include "support.hpp"
 
 using namespace gitops_test;

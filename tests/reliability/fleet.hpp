@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "plugins/sim/sim.hpp"
+#include "sim/sim.hpp"
 
 namespace emco::test {
 

@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "plugins/sim/sim.hpp"
+#include "sim/sim.hpp"
 
 namespace simtest {
 

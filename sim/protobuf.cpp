@@ -4,7 +4,7 @@
 // not; the JSON encoding leaves zero ones out (omitempty), so zero scalars
 // are dropped unless the Go field is a pointer, where zero is a value.
 
-#include "plugins/sim/protobuf.hpp"
+#include "sim/protobuf.hpp"
 
 #include <ctime>
 #include <nlohmann/json.hpp>

@@ -1,5 +1,5 @@
 #pragma once
-// One simulated cluster's API (internal to plugins/sim): requests in,
+// One simulated cluster's API (internal to sim): requests in,
 // responses out, no sockets. The server (server.cpp) authenticates, applies
 // faults and calls handle() on its event-loop thread; tests and inspection
 // call the other members under the same lock.
@@ -17,8 +17,8 @@
 
 #include "core/k8s/resources.hpp"
 #include "core/k8s/schema.hpp"
-#include "plugins/sim/rbac.hpp"
-#include "plugins/sim/selectors.hpp"
+#include "sim/rbac.hpp"
+#include "sim/selectors.hpp"
 
 namespace emco::sim::detail {
 

@@ -1,4 +1,4 @@
-#include "plugins/sim/selectors.hpp"
+#include "sim/selectors.hpp"
 
 #include <algorithm>
 #include <nlohmann/json.hpp>

@@ -15,7 +15,7 @@
 #include <thread>
 
 #include "core/util/error.hpp"
-#include "plugins/sim/sim.hpp"
+#include "sim/sim.hpp"
 
 namespace emco::sim {
 

@@ -1,4 +1,4 @@
-#include "plugins/sim/tls.hpp"
+#include "sim/tls.hpp"
 
 #include <openssl/err.h>
 #include <openssl/evp.h>

@@ -1,5 +1,5 @@
 #pragma once
-// Kubernetes protobuf request bodies (internal to plugins/sim). kubectl's
+// Kubernetes protobuf request bodies (internal to sim). kubectl's
 // typed clients (`kubectl create deployment|job|cronjob|service|role|...`,
 // `kubectl auth can-i|whoami`, `kubectl certificate approve`) encode
 // request bodies as application/vnd.kubernetes.protobuf: the "k8s\0"

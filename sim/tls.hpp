@@ -1,5 +1,5 @@
 #pragma once
-// The simulator's certificate authority (internal to plugins/sim).
+// The simulator's certificate authority (internal to sim).
 // EC P-256 keys, SHA-256 signatures, PEM in and out.
 
 #include <memory>

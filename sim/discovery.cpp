@@ -4,7 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/util/strings.hpp"
-#include "plugins/sim/cluster.hpp"
+#include "sim/cluster.hpp"
 
 namespace emco::sim::detail {
 

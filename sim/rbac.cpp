@@ -3,7 +3,7 @@
 // bindings of the request's namespace; the first rule that covers the
 // request allows it; there are no deny rules.
 
-#include "plugins/sim/rbac.hpp"
+#include "sim/rbac.hpp"
 
 #include <algorithm>
 #include <set>

@@ -2,7 +2,7 @@
 // delete with garbage collection, CRDs, CSRs, and the "controllers" that make
 // workloads ready.
 
-#include "plugins/sim/cluster.hpp"
+#include "sim/cluster.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -14,8 +14,8 @@
 #include "core/util/base64.hpp"
 #include "core/util/error.hpp"
 #include "core/util/strings.hpp"
-#include "plugins/sim/protobuf.hpp"
-#include "plugins/sim/tls.hpp"
+#include "sim/protobuf.hpp"
+#include "sim/tls.hpp"
 
 namespace emco::sim::detail {
 

@@ -1,5 +1,5 @@
 #pragma once
-// RBAC authorization for one simulated cluster (internal to plugins/sim),
+// RBAC authorization for one simulated cluster (internal to sim),
 // decided as kube-apiserver's RBAC authorizer decides it:
 //   - group system:masters may do anything (the simulator's admin kubeconfigs);
 //   - every authenticated user has what a real cluster's default bindings

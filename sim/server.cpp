@@ -37,9 +37,9 @@
 #include "core/util/base64.hpp"
 #include "core/util/error.hpp"
 #include "core/util/strings.hpp"
-#include "plugins/sim/cluster.hpp"
-#include "plugins/sim/sim.hpp"
-#include "plugins/sim/tls.hpp"
+#include "sim/cluster.hpp"
+#include "sim/sim.hpp"
+#include "sim/tls.hpp"
 
 namespace emco::sim {
 

@@ -1,6 +1,6 @@
 #pragma once
 // Label and field selectors as the Kubernetes API parses them (internal to
-// plugins/sim). Label: `a=b`, `a==b`, `a!=b`, `a in (x,y)`, `a notin (x,y)`,
+// sim). Label: `a=b`, `a==b`, `a!=b`, `a in (x,y)`, `a notin (x,y)`,
 // `a`, `!a`, comma-separated (ANDed). Field: `path=v`, `path==v`, `path!=v`.
 
 #include <string>
