@@ -38,7 +38,7 @@ int run_anchor(Context& ctx, manifest::Verb verb, const std::string& text, Forma
         if (anchor.kind->id == "deploymentIntentGroup") {
           // EMCO's status query, with its parameters (?status=deployed&app=...).
           auto q = status::parse_query(anchor.query);
-          json out = status::dig_status(st, anchor.key, q, q.ready() ? lifecycle::kube_targets(st) : sync::TargetFactory{});
+          json out = status::dig_status(st, anchor.key, q, q.ready() ? lifecycle::live_targets(st, &ctx.runtime()) : sync::TargetFactory{});
           if (format == Format::yaml) print_yaml(ctx.out, out);
           else print_json(ctx.out, out);
           return 0;

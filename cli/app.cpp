@@ -14,6 +14,7 @@
 #include "cli/table.hpp"
 #include "core/sync/queue.hpp"
 #include "core/util/error.hpp"
+#include "plugins/builtin.hpp"
 
 extern char** environ;
 
@@ -91,12 +92,13 @@ int report(std::ostream& err, const Error& e) {
 
 int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   try {
-    install_content_preparers();
+    // Before parsing: the plugins' intent kinds are part of the anchors.
+    const lifecycle::Runtime& runtime = plugins::builtin_runtime();
     auto inv = parse(args, out);
     if (!inv) return 0;
     std::optional<std::string> ws;
     if (inv->has("workspace")) ws = inv->get("workspace");
-    Context ctx(out, err, ws);
+    Context ctx(out, err, ws, runtime);
     ctx.quiet = inv->has("quiet");
     if (inv->command->needs_workspace) ctx.workspace();
     int code = inv->command->handler(ctx, *inv);

@@ -32,6 +32,7 @@ int run_and_print(Context& ctx, manifest::Verb verb, const std::vector<manifest:
                   Format format) {
   bool streaming = format == Format::table || format == Format::name;
   if (streaming) opts.on_item = [&](const manifest::ItemResult& it) { print_line(ctx, it, format); };
+  opts.runtime = &ctx.runtime();
   auto result = manifest::run_batch(ctx.store(), verb, files, opts);
   if (streaming) {
     for (const auto& it : result.items)

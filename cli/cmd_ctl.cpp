@@ -192,6 +192,7 @@ int run_ctl(Context& ctx, const Invocation& inv) {
   manifest::BatchOptions opts;
   opts.continue_on_error = true;
   opts.stop_at_first_error = inv.has("stop");
+  opts.runtime = &ctx.runtime();
   auto result = manifest::run_batch(ctx.store(), verb, files, opts);
   for (const auto& it : result.items) {
     int code = status_code(it, verb);

@@ -145,6 +145,7 @@ std::vector<FlagSpec> wait_flags() {
 
 lifecycle::OperationOptions options_of(Context& ctx, const Invocation& inv, ProgressView& view) {
   lifecycle::OperationOptions o;
+  o.runtime = &ctx.runtime();
   o.timeout = parse_duration(inv.get("timeout", "5m"));
   o.wait = !inv.has("no-wait");
   int parallel = 16;
@@ -374,7 +375,7 @@ int dig_status_cmd(Context& ctx, const Invocation& inv) {
   auto q = query_of(inv, f);
   auto& st = ctx.store();
   sync::TargetFactory live;
-  if (q.ready() || q.output == "detail") live = lifecycle::kube_targets(st);
+  if (q.ready() || q.output == "detail") live = lifecycle::live_targets(st, &ctx.runtime());
   return watchable(ctx, inv, [&](std::ostream& os) {
     json s = status::dig_status(st, key, q, live);
     // Before the first instantiation there is no deployment: show the

@@ -45,9 +45,11 @@ Key dig_of(const std::string& text) {
 }
 
 // Plans with the labels of the running deployment, so that unchanged objects compare equal.
-plan::Plan plan_for(store::Store& st, const Key& dig, std::optional<std::string>& running) {
+plan::Plan plan_for(Context& ctx, const Key& dig, std::optional<std::string>& running) {
+  store::Store& st = ctx.store();
   running = plan::running_context(st, dig);
   plan::Options o;
+  o.registry = &ctx.runtime().controllers;
   if (running) {
     o.status_context_id = plan::status_context(st, dig);
     if (o.status_context_id.empty()) o.status_context_id = *running;
@@ -123,7 +125,7 @@ int plan_cmd(Context& ctx, const Invocation& inv) {
   auto& st = ctx.store();
   Key dig = dig_of(inv.args.at(0));
   std::optional<std::string> running;
-  plan::Plan p = plan_for(st, dig, running);
+  plan::Plan p = plan_for(ctx, dig, running);
   std::optional<appcontext::AppContext> old_ctx;
   if (running) old_ctx = appcontext::load(st, *running);
   auto changes = changes_of(old_ctx ? &*old_ctx : nullptr, p.context);
@@ -172,10 +174,9 @@ int plan_cmd(Context& ctx, const Invocation& inv) {
 // ---- dig render -------------------------------------------------------------------------------
 
 int render_cmd(Context& ctx, const Invocation& inv) {
-  auto& st = ctx.store();
   Key dig = dig_of(inv.args.at(0));
   std::optional<std::string> running;
-  plan::Plan p = plan_for(st, dig, running);
+  plan::Plan p = plan_for(ctx, dig, running);
   std::string want_app = inv.get("app"), want_cluster = inv.get("cluster");
   if (!want_app.empty() && !p.context.find_app(want_app))
     fail(ErrorKind::not_found, "app '" + want_app + "' is not part of the plan");
@@ -209,10 +210,9 @@ int render_cmd(Context& ctx, const Invocation& inv) {
 // ---- dig explain -------------------------------------------------------------------------------
 
 int explain_cmd(Context& ctx, const Invocation& inv) {
-  auto& st = ctx.store();
   Key dig = dig_of(inv.args.at(0));
   std::optional<std::string> running;
-  plan::Plan p = plan_for(st, dig, running);
+  plan::Plan p = plan_for(ctx, dig, running);
   std::string want_app = inv.get("app");
   if (!want_app.empty() && !p.context.find_app(want_app))
     fail(ErrorKind::not_found, "app '" + want_app + "' is not part of the composite app");

@@ -222,7 +222,7 @@ void add_operations(std::vector<CommandSpec>& out, const Noun& n, const std::vec
                    .args = {{.name = n.address, .help = "the " + k.display}},
                    .handler = [n, &k, op = op](Context& ctx, const Invocation& inv) {
                      Key key = resolve_address(k, inv.args[0], n.address, false);
-                     auto result = lifecycle::run_operation(ctx.store(), k, key, op, json::object(), ctx.clock());
+                     auto result = lifecycle::run_operation(ctx.store(), k, key, op, json::object(), ctx.clock(), ctx.runtime());
                      ctx.out << resource::resource_anchor(k, key) << " " << result << "\n";
                      return 0;
                    }});

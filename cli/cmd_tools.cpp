@@ -150,13 +150,6 @@ int run_cluster_check(Context& ctx, const Invocation& inv) {
 
 }  // namespace
 
-void install_content_preparers() {
-  manifest::register_content_preparer("cluster", [](const std::string& data, const std::string& path,
-                                                    const std::string& label) {
-    return kube::prepare_kubeconfig(data, path, label);
-  });
-}
-
 std::vector<CommandSpec> tool_commands() {
   std::vector<CommandSpec> v;
   v.push_back({.path = {"template"},

@@ -4,10 +4,12 @@
 
 namespace emco::cli {
 
-Context::Context(std::ostream& o, std::ostream& e, std::optional<std::string> workspace_flag)
-    : out(o), err(e), m_workspace_flag(std::move(workspace_flag)) {}
+Context::Context(std::ostream& o, std::ostream& e, std::optional<std::string> workspace_flag,
+                 const lifecycle::Runtime& runtime)
+    : out(o), err(e), m_workspace_flag(std::move(workspace_flag)), m_runtime(runtime) {}
 
-Context::Context(std::ostream& o, std::ostream& e, Context& parent) : out(o), err(e), m_parent(&parent) {}
+Context::Context(std::ostream& o, std::ostream& e, Context& parent)
+    : out(o), err(e), m_parent(&parent), m_runtime(parent.runtime()) {}
 
 const store::Workspace& Context::workspace() {
   if (m_parent) return m_parent->workspace();

@@ -1,12 +1,14 @@
 #pragma once
 // What a command handler needs: the parsed invocation's global options, the
-// output streams, the clock, and the workspace store (opened on first use).
+// output streams, the clock, the runtime, and the workspace store (opened on
+// first use).
 
 #include <iostream>
 #include <memory>
 #include <optional>
 #include <string>
 
+#include "core/lifecycle/runtime.hpp"
 #include "core/store/store.hpp"
 #include "core/util/clock.hpp"
 
@@ -14,7 +16,8 @@ namespace emco::cli {
 
 class Context {
 public:
-  Context(std::ostream& out, std::ostream& err, std::optional<std::string> workspace_flag);
+  Context(std::ostream& out, std::ostream& err, std::optional<std::string> workspace_flag,
+          const lifecycle::Runtime& runtime);
   // A context writing to other streams over the same workspace as `parent`.
   Context(std::ostream& out, std::ostream& err, Context& parent);
 
@@ -29,6 +32,8 @@ public:
   bool store_opened() const { return m_parent ? m_parent->store_opened() : m_store != nullptr; }
   const store::Workspace& workspace();
   Clock& clock() { return system_clock(); }
+  // The plugins (controllers, delivery, kinds) the composition root built.
+  const lifecycle::Runtime& runtime() const { return m_runtime; }
   // A message for a human on stderr ("emco: ..."), suppressed by --quiet.
   void note(const std::string& message);
   void warn(const std::string& message);  // "emco: warning: ..." always
@@ -38,6 +43,7 @@ private:
   std::optional<store::Workspace> m_workspace;
   std::unique_ptr<store::Store> m_store;
   Context* m_parent = nullptr;
+  const lifecycle::Runtime& m_runtime;
 };
 
 }  // namespace emco::cli

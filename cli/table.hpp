@@ -95,7 +95,4 @@ std::vector<CommandSpec> ctl_commands();       // emcoctl compatibility
 std::vector<CommandSpec> tool_commands();      // template, sim, cluster check
 std::vector<CommandSpec> lc_commands();        // logical-cloud status (cli/cmd_lc.cpp)
 
-// Registers the plugins' content preparers (kubeconfigs: checked, flattened) with core/manifest.
-void install_content_preparers();
-
 }  // namespace emco::cli

@@ -1,19 +1,47 @@
-// The controllers built into emco, listed explicitly (no static-initialiser
-// registration, so what is built in is visible in one place).
-#include <memory>
+// The plugins built into emco, listed explicitly (no static-initialiser
+// registration, so what is built in is visible in one place). Adding a
+// controller, a delivery mechanism or a family of intent kinds is a new room
+// in plugins/ plus one line here.
 
-#include "plugins/actions/controller.hpp"
-#include "plugins/actions/gac.hpp"
+#include "plugins/builtin.hpp"
 
-namespace emco::controllers {
+#include "plugins/ca_certs/plugin.hpp"
+#include "plugins/dtc/plugin.hpp"
+#include "plugins/gac/plugin.hpp"
+#include "plugins/hpa/plugin.hpp"
+#include "plugins/ncm/plugin.hpp"
+#include "plugins/ovnaction/plugin.hpp"
+#include "plugins/sfc/plugin.hpp"
+#include "plugins/targets/gitops/plugin.hpp"
+#include "plugins/targets/kube/plugin.hpp"
 
-const Registry& builtin() {
-  static const Registry registry = [] {
-    Registry r;
-    r.add_action("gac", std::make_unique<Gac>());
-    return r;
-  }();
-  return registry;
+namespace emco::plugins {
+
+namespace {
+
+lifecycle::Runtime build() {
+  lifecycle::Runtime rt;
+  // Delivery mechanisms, in the order they are asked: GitOps first (a GitOps
+  // cluster with a kubeconfig is delivered by git), then direct.
+  gitops::install(rt);
+  kube::install(rt);
+  // Controllers and their intent kinds.
+  gac::install(rt);
+  dtc::install(rt);
+  ovnaction::install(rt);
+  hpa::install(rt);
+  sfc::install(rt);
+  ncm::install(rt);
+  ca_certs::install(rt);
+  resource::install_kinds(rt.kinds);
+  return rt;
 }
 
-}  // namespace emco::controllers
+}  // namespace
+
+const lifecycle::Runtime& builtin_runtime() {
+  static const lifecycle::Runtime runtime = build();
+  return runtime;
+}
+
+}  // namespace emco::plugins

@@ -23,6 +23,7 @@
 #include "core/status/status.hpp"
 #include "core/store/store.hpp"
 #include "sim/sim.hpp"
+#include "plugins/builtin.hpp"
 
 using namespace emco;
 using nlohmann::json;
@@ -88,13 +89,15 @@ int main(int argc, char** argv) {
   auto st = store::Store::open(ws);
   manifest::ReadOptions ro;
   manifest::run_batch(*st, manifest::Verb::apply, {manifest::parse_text(setup_yaml(names, sim), "setup", work.string(), ro)}, {});
+  lifecycle::OperationOptions setup;
+  setup.runtime = &plugins::builtin_runtime();
   lifecycle::run(*st, resource::kind("logicalCloud"), resource::Key::parse("project=proj/logicalCloud=lc"), "instantiate",
-                 json::object(), emco::system_clock(), {});
+                 json::object(), emco::system_clock(), setup);
   for (const char* d : {"dig1", "big"})
-    lifecycle::run(*st, resource::kind("deploymentIntentGroup"), dig_key(d), "approve", json::object(), emco::system_clock(), {});
+    lifecycle::run(*st, resource::kind("deploymentIntentGroup"), dig_key(d), "approve", json::object(), emco::system_clock(), setup);
 
   std::string value = "1";
-  lifecycle::OperationOptions o;
+  lifecycle::OperationOptions o = setup;
   o.timeout = hours(1);
   o.parallel = parallel;
   o.planner = [&](store::Store&, const resource::Key& key, const std::string& status_ctx, const std::string&) {

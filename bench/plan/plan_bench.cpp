@@ -21,6 +21,7 @@
 #include "core/manifest/manifest.hpp"
 #include "core/plan/plan.hpp"
 #include "core/store/store.hpp"
+#include "plugins/builtin.hpp"
 
 namespace fs = std::filesystem;
 using namespace emco;
@@ -113,17 +114,21 @@ int main(int argc, char** argv) {
              "metadata:\n  name: " + app + "-intent\nspec:\n  app: " + app + "\n  intent:\n" + intents[a % 4]);
   }
   auto st = store::Store::open_memory();
+  const lifecycle::Runtime& runtime = plugins::builtin_runtime();
   manifest::ReadOptions ro;
   manifest::BatchOptions bo;
+  bo.runtime = &runtime;
   manifest::run_batch(*st, manifest::Verb::apply, {manifest::parse_text(y, "bench.yaml", dir.string(), ro)}, bo);
   long setup_kb = peak_rss_kb();
 
   resource::Key dig{{{"project", "p"}, {"compositeApp", "ca"}, {"compositeAppVersion", "v1"}, {"deploymentIntentGroup", "dig"}}};
   std::vector<double> times;
   plan::Plan p;
+  plan::Options po;
+  po.registry = &runtime.controllers;
   for (int run = 0; run < 5; ++run) {
     auto t0 = std::chrono::steady_clock::now();
-    p = plan::make(*st, dig, {});
+    p = plan::make(*st, dig, po);
     times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }
   std::sort(times.begin(), times.end());

@@ -13,9 +13,8 @@
 
 #include "core/lifecycle/credentials.hpp"
 #include "core/lifecycle/lifecycle.hpp"
+#include "core/util/base64.hpp"
 #include "core/util/error.hpp"
-#include "plugins/targets/kube/kubeconfig.hpp"
-#include "plugins/targets/kube/pem.hpp"
 
 namespace emco::lifecycle::lc {
 
@@ -173,7 +172,7 @@ ac::AppContext build_context(const Cloud& c, const std::string& csr_pem, const a
                     {"kind", "CertificateSigningRequest"},
                     {"metadata", {{"name", csr_name(c)}}},
                     {"spec",
-                     {{"request", kube::base64_encode(csr_pem)},
+                     {{"request", base64_encode(csr_pem)},
                       {"signerName", "kubernetes.io/kube-apiserver-client"},
                       {"usages", {"digital signature", "key encipherment", "client auth"}}}}};
         put(ctx, cl, csr);
@@ -240,27 +239,6 @@ std::string make_csr(const std::string& key_pem, const std::string& common_name)
   if (PEM_write_bio_X509_REQ(bio.get(), req.get()) != 1)
     fail(ErrorKind::failed, "cannot encode the certificate request of user '" + common_name + "'");
   return bio_text(bio.get());
-}
-
-std::string user_kubeconfig(const std::string& ref, const std::string& user, const std::string& ns,
-                            const std::string& admin_kubeconfig, const std::string& certificate_b64,
-                            const std::string& key_pem) {
-  auto admin = kube::resolve_access(kube::parse_kubeconfig(admin_kubeconfig, "<cluster " + ref + ">", ""), "", ref);
-  json cluster = {{"server", admin.server}};
-  if (!admin.ca_pem.empty()) cluster["certificate-authority-data"] = kube::base64_encode(admin.ca_pem);
-  if (!admin.tls_server_name.empty()) cluster["tls-server-name"] = admin.tls_server_name;
-  const std::string context = user + "@" + ref;
-  json kc = {{"apiVersion", "v1"},
-             {"kind", "Config"},
-             {"clusters", json::array({{{"name", ref}, {"cluster", cluster}}})},
-             {"contexts", json::array({{{"name", context}, {"context", {{"cluster", ref}, {"namespace", ns}, {"user", user}}}}})},
-             {"current-context", context},
-             {"preferences", json::object()},
-             {"users", json::array({{{"name", user},
-                                     {"user",
-                                      {{"client-certificate-data", certificate_b64},
-                                       {"client-key-data", kube::base64_encode(key_pem)}}}}})}};
-  return kc.dump(2) + "\n";
 }
 
 Status status(store::Store& st, const Key& lc) {

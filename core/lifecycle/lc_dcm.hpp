@@ -73,14 +73,6 @@ std::string generate_key();
 // A PEM certificate request with subject CN=`common_name`, signed with `key_pem`.
 std::string make_csr(const std::string& key_pem, const std::string& common_name);
 
-// The user's kubeconfig (logical-clouds.md shape): cluster `ref` at the
-// admin kubeconfig's server and CA data, context "<user>@<ref>" in `ns`,
-// the issued certificate (`certificate_b64`, as status.certificate holds it)
-// and the key.
-std::string user_kubeconfig(const std::string& ref, const std::string& user, const std::string& ns,
-                            const std::string& admin_kubeconfig, const std::string& certificate_b64,
-                            const std::string& key_pem);
-
 // Per cluster of a cloud: its objects' deploy states and whether the user's
 // credentials were issued.
 struct ObjectStatus {

@@ -59,7 +59,7 @@ Delivered deliver(store::Store& st, const std::string& ctx, const std::string& g
   drive.engine.parallel = o.parallel;
   drive.engine.interrupt = o.interrupt;
   drive.engine.deadline = deadline;
-  drive.factory = o.factory ? o.factory : cluster_targets(st, ctx);
+  drive.factory = o.factory ? o.factory : cluster_targets(st, ctx, o.runtime);
   drive.progress = o.progress;
   for (;;) {
     auto r = sync::drive(st, ctx, drive);
@@ -158,8 +158,9 @@ int last_revision(const json& si) {
 
 appcontext::AppContext plan_dig(store::Store& st, const Key& key, const OperationOptions& o,
                                 const std::string& status_context = {}, const std::string& update_from = {}) {
-  return o.planner ? o.planner(st, key, status_context, update_from)
-                   : default_planner()(st, key, status_context, update_from);
+  if (o.planner) return o.planner(st, key, status_context, update_from);
+  if (!o.runtime) fail(ErrorKind::internal, "planning needs the runtime's controllers");
+  return default_planner(*o.runtime)(st, key, status_context, update_from);
 }
 
 // The DIG's logical cloud must be Instantiated (lifecycle.md §2).
@@ -394,8 +395,10 @@ OperationResult run(store::Store& st, const Kind& k, const Key& key, const std::
 }
 
 std::string run_operation(store::Store& st, const Kind& k, const Key& key, const std::string& op, const json& body,
-                          Clock& clock) {
-  OperationResult r = run(st, k, key, op, body, clock, OperationOptions{});
+                          Clock& clock, const Runtime& runtime) {
+  OperationOptions o;
+  o.runtime = &runtime;
+  OperationResult r = run(st, k, key, op, body, clock, o);
   if (r.delivery == Delivery::failed)
     fail(ErrorKind::failed,
          store::describe(k, key) + ": " + op + " ended " + r.status +

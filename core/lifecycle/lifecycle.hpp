@@ -14,6 +14,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "core/appcontext/appcontext.hpp"
+#include "core/lifecycle/runtime.hpp"
 #include "core/resource/kinds.hpp"
 #include "core/store/store.hpp"
 #include "core/sync/engine.hpp"
@@ -41,18 +42,19 @@ void before_delete(store::Store& st, const resource::Kind& k, const store::Resou
 // its own); `update_from`: the running context on update, else "".
 using Planner = std::function<appcontext::AppContext(store::Store&, const resource::Key& dig,
                                                      const std::string& status_context, const std::string& update_from)>;
-// core/plan's planner (plan::build with default options).
-Planner default_planner();
+// core/plan's planner (plan::build with the runtime's controllers).
+Planner default_planner(const Runtime& runtime);
 
 struct OperationOptions {
+  const Runtime* runtime = nullptr;                      // required: controllers and delivery (plugins/builtin.cpp)
   bool wait = true;                                      // run the sync engine here until done or timeout
   std::chrono::milliseconds timeout{std::chrono::minutes(5)};
   int parallel = 16;
   const std::atomic<bool>* interrupt = nullptr;          // Ctrl-C: stop waiting, leave the work queued
   // Progress of the context being delivered (driving thread).
   std::function<void(const std::string& ctx, const std::string& event, const sync::Progress&)> progress;
-  sync::TargetFactory factory;                           // empty: the clusters' kubeconfigs (KubeTarget)
-  Planner planner;                                       // empty: plan::build
+  sync::TargetFactory factory;                           // empty: the runtime's delivery (cluster_targets)
+  Planner planner;                                       // empty: plan::build (default_planner)
   sync::Options engine;                                  // backoff etc.; parallel/interrupt/deadline set from above
 };
 
@@ -88,7 +90,7 @@ OperationResult run(store::Store& st, const resource::Kind& k, const resource::K
 // returning the message. Delivery that failed throws Error(failed), one still
 // pending after the default timeout Error(pending).
 std::string run_operation(store::Store& st, const resource::Kind& k, const resource::Key& key, const std::string& op,
-                          const nlohmann::json& body, Clock& clock);
+                          const nlohmann::json& body, Clock& clock, const Runtime& runtime);
 
 // Delivers every resumable context (queued work left by an interrupted
 // process), oldest first, with `options` (timeout applies to the whole call).
@@ -101,16 +103,18 @@ struct ResumeResult {
 };
 std::vector<ResumeResult> resume(store::Store& st, const OperationOptions& options);
 
-// The TargetFactory delivering to the workspace's clusters with their
-// kubeconfigs (read now, on the calling thread). Also used to read live
-// objects back (status).
-sync::TargetFactory kube_targets(store::Store& st);
+// The TargetFactory reaching the workspace's clusters with their kubeconfigs
+// through the runtime's direct mechanism (read now, on the calling thread):
+// status reads live objects back with it.
+sync::TargetFactory live_targets(store::Store& st, const Runtime* runtime);
 
-// The TargetFactory delivering context `ctx`: the clusters' own kubeconfigs,
-// except for a deployment into a standard or privileged logical cloud (meta
-// Level "1"), which runs with the cloud user's kubeconfig issued at the
-// cloud's instantiate (core/lifecycle/credentials.hpp); a cluster without one
-// fails its jobs with a hint to instantiate the cloud.
-sync::TargetFactory cluster_targets(store::Store& st, const std::string& ctx);
+// The TargetFactory delivering context `ctx`: each cluster through the first
+// of the runtime's delivery mechanisms that delivers it (GitOps, then direct
+// with the cluster's own kubeconfig), except that a deployment into a
+// standard or privileged logical cloud (meta Level "1") reaches clusters
+// delivered directly with the cloud user's kubeconfig issued at the cloud's
+// instantiate (core/lifecycle/credentials.hpp); a cluster without one fails
+// its jobs with a hint to instantiate the cloud.
+sync::TargetFactory cluster_targets(store::Store& st, const std::string& ctx, const Runtime* runtime);
 
 }  // namespace emco::lifecycle

@@ -15,7 +15,6 @@
 #include "core/lifecycle/lc_dcm.hpp"
 #include "core/sync/queue.hpp"
 #include "core/util/error.hpp"
-#include "plugins/targets/kube/kube_client.hpp"
 
 namespace emco::lifecycle::detail {
 
@@ -26,8 +25,6 @@ namespace ac = emco::appcontext;
 using namespace std::chrono;
 
 namespace {
-
-const char* k_approval_message = "Approved for Logical Cloud authentication";
 
 bool is_instantiated(const std::string& state) {
   return state == "Instantiated" || state == "Updated" || state == "InstantiateStopped";
@@ -66,33 +63,10 @@ std::string admin_kubeconfig(store::Store& st, const std::string& cluster) {
        "attach one with the cluster's 'file:' (emco cluster update ... --kubeconfig FILE)");
 }
 
-// Approves the user's CSR on one cluster with its admin kubeconfig and waits
-// for status.certificate; returns it (base64, as the API holds it).
-std::string issue_certificate(const std::string& cluster, const std::string& admin_kc, const std::string& csr,
-                              steady_clock::time_point deadline, const std::atomic<bool>* interrupt) {
-  kube::KubeClientOptions ko;
-  ko.request_timeout = milliseconds(30000);
-  kube::KubeClient client(kube::resolve_access(kube::parse_kubeconfig(admin_kc, "<cluster " + cluster + ">", ""), "", cluster), ko);
-  client.approve_csr(csr, k_approval_message, "LogicalCloud");  // the reason DCM gives (logical-clouds.md)
-  const kube::Gvk gvk{"certificates.k8s.io", "v1", "CertificateSigningRequest"};
-  milliseconds pause(20);
-  for (;;) {
-    json live = client.get(gvk, "", csr);
-    if (live.is_null()) fail(ErrorKind::failed, "certificatesigningrequest '" + csr + "' disappeared");
-    json status = live.value("status", json::object());
-    for (const auto& c : status.value("conditions", json::array())) {
-      std::string type = c.value("type", "");
-      if ((type == "Denied" || type == "Failed") && c.value("status", "") == "True")
-        fail(ErrorKind::failed, "certificatesigningrequest '" + csr + "' was " + (type == "Denied" ? "denied" : "not signed") +
-                                    ": " + c.value("message", c.value("reason", "")));
-    }
-    std::string cert = status.value("certificate", "");
-    if (!cert.empty()) return cert;
-    if (steady_clock::now() >= deadline || (interrupt && interrupt->load()))
-      fail(ErrorKind::pending, "certificatesigningrequest '" + csr + "' has no certificate yet");
-    std::this_thread::sleep_for(pause);
-    pause = std::min(pause * 2, milliseconds(500));
-  }
+const ClusterAdmin& cluster_admin(const OperationOptions& o) {
+  if (!o.runtime || !o.runtime->cluster_admin)
+    fail(ErrorKind::internal, "logical clouds need the runtime's cluster-admin operations");
+  return *o.runtime->cluster_admin;
 }
 
 // Issues and stores the user's kubeconfig on every direct cluster of `ctx`
@@ -114,9 +88,10 @@ std::vector<std::string> sync_credentials(store::Store& st, const lc::Cloud& c, 
     if (tenant_kubeconfig(st, c.key, cluster)) continue;
     try {
       std::string admin = admin_kubeconfig(st, cluster);
-      std::string cert = issue_certificate(cluster, admin, lc::csr_name(c), deadline, o.interrupt);
+      const ClusterAdmin& ca = cluster_admin(o);
+      std::string cert = ca.issue_certificate(cluster, admin, lc::csr_name(c), deadline, o.interrupt);
       std::string ref = refs.count(cluster) ? refs[cluster]->ref : cluster;
-      store_tenant_kubeconfig(st, c.key, cluster, lc::user_kubeconfig(ref, c.user, c.ns, admin, cert, key_pem),
+      store_tenant_kubeconfig(st, c.key, cluster, ca.user_kubeconfig(ref, c.user, c.ns, admin, cert, key_pem),
                               clock.now_rfc3339());
     } catch (const Error& e) {
       failures.push_back(cluster + ": user credentials not issued: " + e.message());

@@ -5,12 +5,13 @@
 
 namespace emco::lifecycle {
 
-Planner default_planner() {
-  return [](store::Store& st, const resource::Key& dig, const std::string& status_context,
+Planner default_planner(const Runtime& runtime) {
+  return [&runtime](store::Store& st, const resource::Key& dig, const std::string& status_context,
             const std::string& update_from) {
     plan::Options o;
     o.status_context_id = status_context;  // deployment-id labels stay stable across updates
     o.update_from = update_from;
+    o.registry = &runtime.controllers;
     return plan::build(st, dig, o);
   };
 }

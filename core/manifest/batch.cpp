@@ -165,11 +165,6 @@ ItemResult error_item(const Document& d, const Error& e) {
   return it;
 }
 
-std::map<std::string, ContentPreparer>& preparers() {
-  static std::map<std::string, ContentPreparer> v;
-  return v;
-}
-
 // What a preparer made of a content in this process: a batch file often
 // attaches one kubeconfig to thousands of clusters, and the result depends on
 // the content and the directory it was read from only (the label just names
@@ -183,11 +178,6 @@ std::string prepared_key(const std::string& kind_id, const std::string& path, co
 }
 
 }  // namespace
-
-void register_content_preparer(const std::string& kind_id, ContentPreparer preparer) {
-  preparers()[kind_id] = std::move(preparer);
-  prepared_contents().clear();
-}
 
 Key document_key(const Document& doc) {
   const Anchor& a = doc.anchor;
@@ -215,7 +205,7 @@ Key document_key(const Document& doc) {
   return key;
 }
 
-store::Resource prepare_resource(const Document& doc, Clock& clock) {
+store::Resource prepare_resource(const Document& doc, Clock& clock, const lifecycle::Runtime* runtime) {
   const Kind& k = *doc.anchor.kind;
   store::Resource r;
   r.kind = &k;
@@ -260,7 +250,10 @@ store::Resource prepare_resource(const Document& doc, Clock& clock) {
       if (starts_with(e.message(), doc.source + ":")) throw;
       throw e.with_context(where);
     }
-    if (auto v = preparers().find(k.id); v != preparers().end()) {
+    const lifecycle::ContentPreparer* preparer = nullptr;
+    if (runtime)
+      if (auto v = runtime->preparers.find(k.id); v != runtime->preparers.end()) preparer = &v->second;
+    if (preparer) {
       const std::string path = fs::absolute(resolve_path(doc, p)).string();
       std::string key = prepared_key(k.id, path, c.data);
       if (auto known = prepared_contents().find(key); known != prepared_contents().end()) {
@@ -269,7 +262,7 @@ store::Resource prepare_resource(const Document& doc, Clock& clock) {
         std::vector<std::string> values;
         for (const auto& part : r.key.parts) values.push_back(part.second);
         try {
-          c.data = v->second(c.data, path, join(values, "+"));
+          c.data = (*preparer)(c.data, path, join(values, "+"));
         } catch (const Error& e) {
           throw e.with_context(where);
         }
@@ -354,7 +347,7 @@ BatchResult run_batch(store::Store& st, Verb verb, const std::vector<File>& file
     switch (verb) {
       case Verb::apply:
       case Verb::update: {
-        store::Resource r = prepare_resource(d, clock);
+        store::Resource r = prepare_resource(d, clock, opts.runtime);
         it.anchor = resource::resource_anchor(*r.kind, r.key);
         it.name = r.key.parts.back().second;
         auto existing = st.get(r.key);
@@ -447,7 +440,8 @@ BatchResult run_batch(store::Store& st, Verb verb, const std::vector<File>& file
       }
     }
     try {
-      it.outcome = lifecycle::run_operation(st, *d.anchor.kind, d.anchor.key, op, *d.body, clock);
+      if (!opts.runtime) fail(ErrorKind::internal, "lifecycle anchors need the runtime");
+      it.outcome = lifecycle::run_operation(st, *d.anchor.kind, d.anchor.key, op, *d.body, clock, *opts.runtime);
     } catch (const Error& e) {
       throw e.with_context(d.where());
     }

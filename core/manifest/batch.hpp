@@ -18,6 +18,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "core/lifecycle/runtime.hpp"
 #include "core/manifest/manifest.hpp"
 #include "core/store/store.hpp"
 #include "core/util/clock.hpp"
@@ -34,6 +35,9 @@ struct BatchOptions {
   bool stop_at_first_error = false;  // with continue_on_error: keep what ran, stop there (emcoctl -s)
   bool show_secrets = false;      // get: credential values instead of <redacted>
   Clock* clock = nullptr;         // defaults to system_clock()
+  // The plugins' content preparers and what lifecycle anchors run with
+  // (required for files with lifecycle anchors; plugins/builtin.cpp).
+  const lifecycle::Runtime* runtime = nullptr;
   // Called for each finished item as soon as it is final (declarative items
   // after their transaction committed), so output survives a later error.
   std::function<void(const ItemResult&)> on_item;
@@ -63,19 +67,11 @@ struct BatchResult {
 BatchResult run_batch(store::Store& st, Verb verb, const std::vector<File>& files, const BatchOptions& opts);
 
 // Builds the stored form of one declarative document (validation, file
-// contents, canonical data). Exposed for noun commands and tests.
-store::Resource prepare_resource(const Document& doc, Clock& clock);
-
-// Checks an attached file's content for a kind beyond its shape (e.g. that a
-// cluster's kubeconfig is usable) and returns what to store, which may differ
-// from what was read (a kubeconfig naming certificate files is stored with
-// their contents inlined). Preparers live in plugins; the front end registers
-// them at start-up. A preparer throws emco::Error naming the problem; `path`
-// is the file the content was read from (relative references in it resolve
-// against its directory); `label` names the resource ("provider+cluster").
-using ContentPreparer =
-    std::function<std::string(const std::string& data, const std::string& path, const std::string& label)>;
-void register_content_preparer(const std::string& kind_id, ContentPreparer preparer);
+// contents, canonical data). An attached file of a kind the runtime has a
+// content preparer for is checked and rewritten by it (a kubeconfig naming
+// certificate files is stored with their contents inlined); `runtime` may
+// be null (no preparers). Exposed for noun commands and tests.
+store::Resource prepare_resource(const Document& doc, Clock& clock, const lifecycle::Runtime* runtime);
 
 // The resource key a declarative document names.
 resource::Key document_key(const Document& doc);

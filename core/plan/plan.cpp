@@ -13,11 +13,12 @@
 #include "core/helm/chart.hpp"
 #include "core/helm/helm.hpp"
 #include "core/helm/values.hpp"
+#include "core/plan/controllers.hpp"
+#include "core/plan/object.hpp"
 #include "core/util/clock.hpp"
 #include "core/util/error.hpp"
 #include "core/util/sha256.hpp"
-#include "plugins/actions/controller.hpp"
-#include "plugins/actions/object.hpp"
+#include "core/util/strings.hpp"
 
 namespace emco::plan {
 
@@ -532,13 +533,14 @@ Plan make(store::Store& st, const Key& dig, const Options& options) {
     fail(ErrorKind::invalid, dig_where + ": no group intent names a genericPlacementIntent",
          "create a group intent (anchor .../intents) with spec.intent.genericPlacementIntent");
   auto runs = controllers_to_run(st, named, named_in);
-  const controllers::Registry& registry = options.registry ? *options.registry : controllers::builtin();
+  if (!options.registry) fail(ErrorKind::internal, "plan::build needs the runtime's controller registry");
+  const controllers::Registry& registry = *options.registry;
   for (const auto& r : runs) {
     bool known = r.type == "placement" ? registry.placement(r.name) != nullptr : registry.action(r.name) != nullptr;
     if (!known)
       fail(ErrorKind::failed,
            named_in.at(r.name) + ": controller '" + r.name + "' (type " + r.type + ") has no implementation built into emco",
-           "remove it from the group intent; built-in controllers: gac");
+           "remove it from the group intent; built-in controllers: " + join(registry.names(), ", "));
   }
 
   // Apps, their profiles and dependencies.

@@ -44,7 +44,7 @@ struct Options {
   std::string status_context_id;                   // id used in deployment-id labels ("" = context_id)
   std::string update_from;                         // the running context on update ("" otherwise)
   std::string created;                             // creation time ("" = system clock now)
-  const controllers::Registry* registry = nullptr;  // nullptr = controllers::builtin()
+  const controllers::Registry* registry = nullptr;  // the controllers (required: the runtime's registry)
   bool explain = true;                             // fill Plan::explanation (build() does not)
 };
 

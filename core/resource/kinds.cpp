@@ -77,46 +77,12 @@ Schema controller_spec() {
 Schema placement_element() {
   return obj({req("clusterProvider", name_str()), opt("cluster", name_str()), opt("clusterLabel", name_str())});
 }
-Schema data_key_options() {
-  return obj({opt("dataKeyOptions",
-                  array(obj({req("fileName", str()), req("keyName", str()), opt("mergePatch", one_of({"true", "false"}, true))})))});
-}
-Schema subnets() {
-  return array(obj({req("subnet", str()), req("name", name_str()), opt("gateway", str()), opt("excludeIps", str())}));
-}
-Schema ca_cert_spec() {
-  Schema names_list = array(str());
-  return obj({
-      opt("certificate", obj({opt("commonName", str())})),
-      opt("csrInfo",
-          obj({opt("keySize", integer()), opt("version", integer()), opt("dnsNames", names_list), opt("emailAddresses", names_list),
-               opt("keyUsages", names_list),
-               opt("algorithm", obj({opt("publicKeyAlgorithm", str()), opt("signatureAlgorithm", str())})),
-               opt("subject", obj({opt("locale", obj({opt("country", names_list), opt("locality", names_list),
-                                                      opt("postalCode", names_list), opt("province", names_list),
-                                                      opt("streetAddress", names_list)})),
-                                   opt("names", obj({opt("commonNamePrefix", str())})),
-                                   opt("organization", obj({opt("names", names_list), opt("units", names_list)}))}))})),
-      opt("duration", str()),
-      opt("isCA", boolean()),
-      opt("issuerRef", obj({opt("name", str()), opt("kind", str()), opt("group", str()), opt("version", str())})),
-      opt("issuingCluster", obj({opt("cluster", str()), opt("clusterProvider", str())})),
-  });
-}
-Schema cluster_group_spec() {
-  return obj({req("clusterProvider", name_str()), opt("scope", one_of({"name", "label"}, true)), opt("cluster", str()),
-              opt("label", str())});
-}
 
-Reference ref(std::string target) { return Reference{std::move(target), RefType::plain, "", {}, {}, "", {}, {}}; }
-Reference ref_many(std::string target) { return Reference{std::move(target), RefType::many, "", {}, {}, "", {}, {}}; }
 
-std::vector<Kind> build() {
-  std::vector<Kind> k;
+std::deque<Kind> build() {
+  std::deque<Kind> k;
   auto add = [&](Kind kind) { k.push_back(std::move(kind)); };
   const std::vector<std::string> dig_ops = {"approve", "instantiate", "terminate", "stop", "update", "rollback", "migrate", "clone"};
-  const std::vector<std::string> ca_ops = {"enrollment/instantiate", "enrollment/terminate", "enrollment/update",
-                                           "distribution/instantiate", "distribution/terminate", "distribution/update"};
 
   // clm
   add({.id = "clusterProvider", .elements = {"clusterProvider"}, .collection = "cluster-providers", .service = "clm",
@@ -137,20 +103,6 @@ std::vector<Kind> build() {
        .collection = "cluster-sync-objects", .service = "clm", .display = "cluster sync object",
        .spec = sync_object_kv_list(),
        .secret_spec = true});
-  add({.id = "network", .parent = "cluster", .elements = {"network"}, .collection = "networks", .service = "ncm",
-       .display = "network",
-       .spec = obj({opt("cniType", one_of({"ovn4nfv"})), opt("ipv4Subnets", subnets()), opt("ipv6Subnets", subnets())})});
-  add({.id = "providerNetwork", .parent = "cluster", .elements = {"providerNetwork"}, .collection = "provider-networks",
-       .service = "ncm", .display = "provider network",
-       .spec = obj({opt("cniType", one_of({"ovn4nfv"})), opt("ipv4Subnets", subnets()), opt("ipv6Subnets", subnets()),
-                    opt("providerNetType", one_of({"VLAN", "DIRECT"}, true)),
-                    opt("vlan", obj({opt("vlanID", str()), opt("providerInterfaceName", str()),
-                                     opt("logicalInterfaceName", str()), opt("vlanNodeSelector", one_of({"any", "specific"}, true)),
-                                     opt("nodeLabelList", array(str()))}))})});
-  add({.id = "caCertCp", .parent = "clusterProvider", .elements = {"caCert"}, .collection = "ca-certs", .service = "ca-certs",
-       .display = "provider CA certificate", .spec = ca_cert_spec(), .lifecycle = true, .operations = ca_ops});
-  add({.id = "caCertClusterGroupCp", .parent = "caCertCp", .elements = {"caCertClusterGroup"}, .collection = "clusters",
-       .service = "ca-certs", .display = "CA certificate cluster group", .spec = cluster_group_spec()});
   add({.id = "clmController", .elements = {"controller"}, .fixed = {{"controllerGroup", "cluster"}},
        .collection = "clm-controllers", .service = "clm", .display = "clm controller", .spec = controller_spec()});
 
@@ -169,12 +121,12 @@ std::vector<Kind> build() {
   add({.id = "appDependency", .parent = "app", .elements = {"appDependency"}, .collection = "dependency",
        .service = "orchestrator", .display = "app dependency",
        .spec = obj({req("app", name_str()), req("opStatus", one_of({"Ready", "Deployed"}, true)), opt("wait", integer(0, 86400))}),
-       .references = {ref("app")}});
+       .references = {plain_ref("app")}});
   add({.id = "compositeProfile", .parent = "compositeApp", .elements = {"compositeProfile"},
        .collection = "composite-profiles", .service = "orchestrator", .display = "composite profile", .spec = no_spec()});
   add({.id = "appProfile", .parent = "compositeProfile", .elements = {"appProfile"}, .collection = "profiles",
        .service = "orchestrator", .display = "app profile", .spec = obj({req("app", name_str())}),
-       .file = FileMode::single, .file_required = true, .file_what = "profile package", .references = {ref("app")}});
+       .file = FileMode::single, .file_required = true, .file_what = "profile package", .references = {plain_ref("app")}});
   add({.id = "deploymentIntentGroup", .parent = "compositeApp", .elements = {"deploymentIntentGroup"},
        .collection = "deployment-intent-groups", .service = "orchestrator", .display = "deployment intent group",
        .spec = obj({req("compositeProfile", name_str()), req("version", name_str()), req("logicalCloud", name_str()),
@@ -182,7 +134,7 @@ std::vector<Kind> build() {
                     opt("id", str())},
                    {"services", "instantiatedServices", "action", "isCheckedOut"}),
        .lifecycle = true, .operations = dig_ops,
-       .references = {ref("logicalCloud"), ref("compositeProfile")}});
+       .references = {plain_ref("logicalCloud"), plain_ref("compositeProfile")}});
   add({.id = "groupIntent", .parent = "deploymentIntentGroup", .elements = {"groupIntent"}, .collection = "intents",
        .service = "orchestrator", .display = "group intent", .spec = obj({req("intent", map_of(name_str()))}),
        .references = {Reference{"controller", RefType::map, "intent", {{"controllerGroup", "orchestrator"}},
@@ -195,7 +147,7 @@ std::vector<Kind> build() {
        .spec = obj({req("app", name_str()),
                     req("intent", obj({opt("selector", one_of({"name", "label"}, true)), opt("allOf", array(placement_element())),
                                        opt("anyOf", array(placement_element()))}))}),
-       .references = {ref("app"), ref_many("cluster"), Reference{"clusterLabel", RefType::label, "", {}, {}, "", {}, {}}}});
+       .references = {plain_ref("app"), many_ref("cluster"), Reference{"clusterLabel", RefType::label, "", {}, {}, "", {}, {}}}});
   add({.id = "service", .parent = "project", .elements = {"service"}, .collection = "services", .service = "orchestrator",
        .display = "service", .spec = obj({opt("digs", array(str()))}), .lifecycle = true,
        .operations = {"update", "instantiate", "terminate", "instantiate-apps", "terminate-apps"}});
@@ -210,7 +162,7 @@ std::vector<Kind> build() {
        .collection = "cluster-references", .service = "dcm", .display = "cluster reference",
        .spec = obj({req("clusterProvider", name_str()), req("cluster", name_str()), opt("loadBalancerIP", str(16)),
                     opt("certificate", str())}),
-       .references = {ref("cluster")}});
+       .references = {plain_ref("cluster")}});
   add({.id = "userPermission", .parent = "logicalCloud", .elements = {"userPermission"}, .collection = "user-permissions",
        .service = "dcm", .display = "user permission",
        .spec = obj({opt("namespace", str()), opt("apiGroups", array(str())), opt("resources", array(str())),
@@ -220,133 +172,45 @@ std::vector<Kind> build() {
   add({.id = "logicalCloudKv", .parent = "logicalCloud", .elements = {"logicalCloudKv"}, .collection = "kv-pairs",
        .service = "dcm", .display = "logical cloud kv pairs", .spec = kv_list()});
 
-  // gac
-  add({.id = "genericK8sIntent", .parent = "deploymentIntentGroup", .elements = {"genericK8sIntent"},
-       .collection = "generic-k8s-intents", .service = "gac", .display = "generic k8s intent", .spec = no_spec()});
-  add({.id = "genericResource", .parent = "genericK8sIntent", .elements = {"genericResource"}, .collection = "resources",
-       .service = "gac", .display = "generic resource",
-       .spec = obj({req("app", name_str()), req("newObject", one_of({"true", "false"}, true)),
-                    opt("resourceGVK", obj({req("apiVersion", str()), req("kind", str()), req("name", str())}))}),
-       .file = FileMode::single, .file_what = "resource template", .references = {ref("app")}});
-  add({.id = "customization", .parent = "genericResource", .elements = {"customization"}, .collection = "customizations",
-       .service = "gac", .display = "customization",
-       .spec = obj({req("clusterSpecific", one_of({"true", "false"}, true)),
-                    req("clusterInfo", obj({req("scope", one_of({"label", "name"}, true)), req("clusterProvider", name_str()),
-                                            opt("cluster", str()), opt("clusterLabel", str()),
-                                            req("mode", one_of({"allow", "deny"}, true))})),
-                    opt("patchType", one_of({"json", "merge", ""}, true)),
-                    opt("patchJson", array(obj({req("op", one_of({"add", "remove", "replace", "move", "copy", "test"})),
-                                                req("path", str()), opt("value", any()), opt("from", str())}))),
-                    opt("configMapOptions", data_key_options()), opt("secretOptions", data_key_options())}),
-       .file = FileMode::multiple, .file_what = "customization files",
-       // The cluster is only named by scope "name"; upstream examples put a
-       // placeholder cluster into label-scoped customizations.
-       .references = {Reference{"cluster", RefType::many, "", {}, {}, "", {}, {"clusterInfo.scope", "name"}}}});
 
-  // dtc and its sub-controllers (nps, its, sds, swc)
-  add({.id = "trafficGroupIntent", .parent = "deploymentIntentGroup", .elements = {"trafficGroupIntent"},
-       .collection = "traffic-group-intents", .service = "dtc", .display = "traffic group intent", .spec = no_spec()});
-  add({.id = "inboundServerIntent", .parent = "trafficGroupIntent", .elements = {"inboundServerIntent"},
-       .collection = "inbound-intents", .service = "dtc", .display = "inbound server intent",
-       .spec = obj({req("app", name_str()), req("appLabel", str()), req("serviceName", str()), req("port", integer(1, 65535)),
-                    req("protocol", str(5)), opt("externalName", str()), opt("externalSupport", boolean()),
-                    opt("serviceMesh", str()), opt("management", obj({opt("sidecarProxy", str()), opt("tlsType", str())})),
-                    opt("external", obj({opt("externalCerts", obj({opt("serviceCertificate", str()),
-                                                                    opt("servicePrivateKey", str()),
-                                                                    opt("caCertificate", str())}))})),
-                    opt("edgeCNF", str())}),
-       .references = {ref("app")}});
-  add({.id = "inboundClientsIntent", .parent = "inboundServerIntent", .elements = {"inboundClientsIntent"},
-       .collection = "clients", .service = "dtc", .display = "inbound clients intent",
-       .spec = obj({req("app", name_str()), req("appLabel", str()), req("serviceName", str()), opt("namespaces", array(str())),
-                    opt("cidrs", array(str()))}),
-       .references = {ref("app")}});
-  add({.id = "inboundClientsAccessIntent", .parent = "inboundClientsIntent", .elements = {"inboundClientsAccessIntent"},
-       .collection = "access-points", .service = "dtc", .display = "clients access intent",
-       .spec = obj({opt("action", one_of({"ALLOW"}, true)), opt("url", array(str())),
-                    opt("access", array(one_of({"GET", "PUT", "POST", "DELETE"}, true)))}),
-       .references = {ref("app")}});
 
-  // ovnaction
-  add({.id = "netControllerIntent", .parent = "deploymentIntentGroup", .elements = {"netControllerIntent"},
-       .collection = "network-controller-intent", .service = "ovnaction", .display = "network controller intent",
-       .spec = no_spec()});
-  add({.id = "workloadIntent", .parent = "netControllerIntent", .elements = {"workloadIntent"},
-       .collection = "workload-intents", .service = "ovnaction", .display = "workload intent",
-       .spec = obj({req("app", name_str()), req("workloadResource", str()), req("type", str())}),
-       .references = {ref("app")}});
-  add({.id = "interfaceIntent", .parent = "workloadIntent", .elements = {"interfaceIntent"}, .collection = "interfaces",
-       .service = "ovnaction", .display = "interface intent",
-       .spec = obj({req("interface", str()), req("name", str()), opt("defaultGateway", str()), opt("ipAddress", str()),
-                    opt("macAddress", str())})});
 
-  // hpa
-  add({.id = "hpaIntent", .parent = "deploymentIntentGroup", .elements = {"hpaIntent"}, .collection = "hpa-intents",
-       .service = "hpaPlacement", .display = "hpa intent", .spec = obj({req("app", name_str())}),
-       .references = {ref("app")}});
-  add({.id = "hpaConsumer", .parent = "hpaIntent", .elements = {"hpaConsumer"}, .collection = "hpa-resource-consumers",
-       .service = "hpaPlacement", .display = "hpa consumer",
-       .spec = obj({opt("apiVersion", str()), opt("kind", str()), opt("replicas", integer(1, 1000000)), req("name", str()),
-                    opt("container", str())})});
-  add({.id = "hpaResource", .parent = "hpaConsumer", .elements = {"hpaResource"}, .collection = "resource-requirements",
-       .service = "hpaPlacement", .display = "hpa resource requirement",
-       .spec = obj({req("allocatable", boolean()), opt("mandatory", boolean()), opt("weight", integer(1, 1000000)),
-                    req("resource", obj({opt("name", str()), opt("requests", integer()), opt("limits", integer()),
-                                         opt("units", str()), opt("key", str()), opt("value", str())}))})});
 
-  // sfc / sfcclient
-  add({.id = "sfcIntent", .parent = "deploymentIntentGroup", .elements = {"sfcIntent"}, .collection = "network-chains",
-       .service = "sfc", .display = "network chain",
-       .spec = obj({opt("chainType", one_of({"Routing"}, true)), opt("namespace", str())})});
-  add({.id = "sfcLink", .parent = "sfcIntent", .elements = {"sfcLink"}, .collection = "links", .service = "sfc",
-       .display = "network chain link",
-       .spec = obj({opt("leftNet", str()), opt("rightNet", str()), opt("linkLabel", str()), req("app", name_str()),
-                    opt("workloadResource", str()), opt("resourceType", str())}),
-       .references = {ref("app")}});
-  add({.id = "sfcClientSelector", .parent = "sfcIntent", .elements = {"sfcClientSelector"},
-       .collection = "client-selectors", .service = "sfc", .display = "network chain client selector",
-       .spec = obj({opt("chainEnd", one_of({"left", "right"}, true)), opt("podSelector", any()),
-                    opt("namespaceSelector", any())})});
-  add({.id = "sfcProviderNetwork", .parent = "sfcIntent", .elements = {"sfcProviderNetwork"},
-       .collection = "provider-networks", .service = "sfc", .display = "network chain provider network",
-       .spec = obj({opt("chainEnd", one_of({"left", "right"}, true)), opt("providerNetwork", str()),
-                    opt("gatewayIp", str()), opt("subnet", str())})});
-  add({.id = "sfcClientIntent", .parent = "deploymentIntentGroup", .elements = {"sfcClientIntent"},
-       .collection = "sfc-clients", .service = "sfcClient", .display = "sfc client intent",
-       .spec = obj({opt("chainEnd", one_of({"left", "right"}, true)), req("sfcIntent", name_str()),
-                    req("compositeApp", name_str()), req("compositeAppVersion", name_str()),
-                    req("deploymentIntentGroup", name_str()), req("app", name_str()), opt("workloadResource", str()),
-                    opt("resourceType", str())}),
-       .references = {ref("sfcIntent"), Reference{"app", RefType::plain, "", {}, {}, "compositeAppVersion", {}, {}}}});
 
-  // ca-certs, logical-cloud variant
-  add({.id = "caCertLc", .parent = "project", .elements = {"caCertLc"}, .collection = "ca-certs", .service = "ca-certs",
-       .display = "logical cloud CA certificate", .spec = ca_cert_spec(), .lifecycle = true, .operations = ca_ops});
-  add({.id = "caCertLogicalCloud", .parent = "caCertLc", .elements = {"caCertLogicalCloud"},
-       .collection = "logical-clouds", .service = "ca-certs", .display = "CA certificate logical cloud",
-       .spec = obj({req("logicalCloud", name_str())})});
-  add({.id = "caCertClusterGroupLc", .parent = "caCertLogicalCloud", .elements = {"caCertClusterGroupLc"},
-       .collection = "clusters", .service = "ca-certs", .display = "CA certificate cluster group",
-       .spec = cluster_group_spec()});
   return k;
 }
 
 struct Registry {
-  std::vector<Kind> kinds = build();
+  std::deque<Kind> kinds = build();  // a deque: installing kinds never moves those handed out
   std::map<std::string, size_t> by_id;
   Registry() {
     for (size_t i = 0; i < kinds.size(); ++i) by_id[kinds[i].id] = i;
   }
 };
 
-const Registry& registry() {
-  static const Registry r;
+Registry& registry() {
+  static Registry r;
   return r;
 }
 
 }  // namespace
 
-const std::vector<Kind>& all_kinds() { return registry().kinds; }
+Reference plain_ref(std::string target) { return Reference{std::move(target), RefType::plain, "", {}, {}, "", {}, {}}; }
+Reference many_ref(std::string target) { return Reference{std::move(target), RefType::many, "", {}, {}, "", {}, {}}; }
+
+void install_kinds(const std::vector<Kind>& kinds) {
+  Registry& r = registry();
+  for (const Kind& k : kinds) {
+    if (r.by_id.count(k.id))
+      fail(ErrorKind::internal, "resource kind '" + k.id + "' is defined twice");
+    if (!k.parent.empty() && !r.by_id.count(k.parent))
+      fail(ErrorKind::internal, "resource kind '" + k.id + "' names parent '" + k.parent + "', which is not defined before it");
+    r.by_id[k.id] = r.kinds.size();
+    r.kinds.push_back(k);
+  }
+}
+
+const std::deque<Kind>& all_kinds() { return registry().kinds; }
 
 const Kind* find_kind(const std::string& id) {
   const auto& r = registry();

@@ -9,6 +9,7 @@
 // app=nginx. Key element names are unique across kinds, except where a kind
 // has fixed elements (controllers: controllerGroup=orchestrator|dtc|cluster).
 
+#include <deque>
 #include <optional>
 #include <string>
 #include <utility>
@@ -72,8 +73,18 @@ struct Kind {
   bool secret_spec = false;             // spec values are credentials: redacted in output
 };
 
-// All kinds in registry order (parents before children).
-const std::vector<Kind>& all_kinds();
+// All kinds in registry order (parents before children): core's own, then
+// those plugins added with install_kinds(). References to kinds stay valid
+// for the whole process (installing more does not move them).
+const std::deque<Kind>& all_kinds();
+// Adds plugins' kinds (intents of controllers) after core's. Called by the
+// composition root once at start-up, before any other thread runs; a kind
+// defined twice or before its parent is Error(internal).
+void install_kinds(const std::vector<Kind>& kinds);
+// References for kind definitions: to one resource of `target` named by a
+// spec field of the same name, or to several (a list of names).
+Reference plain_ref(std::string target);
+Reference many_ref(std::string target);
 const Kind& kind(const std::string& id);          // throws Error(internal) for unknown ids
 const Kind* find_kind(const std::string& id);
 std::vector<const Kind*> children_of(const std::string& id);

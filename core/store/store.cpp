@@ -1,5 +1,7 @@
 #include "core/store/store.hpp"
 
+#include <unistd.h>
+
 #include <chrono>
 #include <set>
 #include <unordered_map>
@@ -592,6 +594,13 @@ void Store::set_meta(const std::string& name, const std::string& value) {
   s.bind(1, name);
   s.bind(2, value);
   s.exec();
+}
+
+std::filesystem::path Store::data_dir() const {
+  std::string db = m_impl->db.getFilename();
+  if (db.empty() || db == ":memory:")
+    return std::filesystem::temp_directory_path() / ("emco-memory-" + std::to_string(::getpid()));
+  return std::filesystem::path(db).parent_path();
 }
 
 std::string Store::dump() const {

@@ -9,6 +9,7 @@
 // reaches a user. Read-only work needs no transaction.
 
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -85,6 +86,11 @@ public:
   // Generic key/value rows for module state (AppContexts come later).
   std::optional<std::string> meta(const std::string& name) const;
   void set_meta(const std::string& name, const std::string& value);
+
+  // The directory beside the database where modules keep files of the
+  // workspace (the GitOps caches): .emco/ for a workspace, a directory of its
+  // own under the system's temporary directory for an in-memory store.
+  std::filesystem::path data_dir() const;
 
   // A deterministic text dump of every row: tests compare it before and after
   // a failed operation to prove nothing changed.

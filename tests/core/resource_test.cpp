@@ -12,6 +12,32 @@ using namespace emco;
 using namespace emco::resource;
 using nlohmann::json;
 
+namespace {
+
+// Kinds of the shapes plugins add (core itself defines none of them): a
+// lifecycle kind whose operations have two segments, and a reference whose
+// key elements come from the spec up to a common key (sfc client intents).
+void install_plugin_shaped_kinds() {
+  static const bool installed = [] {
+    install_kinds({
+        {.id = "testCert", .parent = "clusterProvider", .elements = {"testCert"}, .collection = "test-certs",
+         .service = "test", .display = "test certificate", .spec = obj({}), .lifecycle = true,
+         .operations = {"enrollment/instantiate", "distribution/terminate"}},
+        {.id = "testChain", .parent = "deploymentIntentGroup", .elements = {"testChain"}, .collection = "test-chains",
+         .service = "test", .display = "test chain", .spec = obj({})},
+        {.id = "testChainClient", .parent = "deploymentIntentGroup", .elements = {"testChainClient"},
+         .collection = "test-chain-clients", .service = "test", .display = "test chain client",
+         .spec = obj({req("testChain", name_str()), req("compositeApp", name_str()), req("compositeAppVersion", name_str()),
+                      req("deploymentIntentGroup", name_str()), req("app", name_str())}),
+         .references = {plain_ref("testChain"), Reference{"app", RefType::plain, "", {}, {}, "compositeAppVersion", {}, {}}}},
+    });
+    return true;
+  }();
+  (void)installed;
+}
+
+}  // namespace
+
 TEST_CASE("anchors map to kinds and keys") {
   auto a = parse_anchor("projects/p1/composite-apps/ca/v1/apps");
   CHECK(a.target == AnchorTarget::collection);
@@ -32,13 +58,23 @@ TEST_CASE("anchors map to kinds and keys") {
   CHECK(st.target == AnchorTarget::status);
   CHECK(st.query == "status=deployed");
 
-  auto ca = parse_anchor("cluster-providers/p/ca-certs/c/enrollment/instantiate");
+  install_plugin_shaped_kinds();
+  auto ca = parse_anchor("cluster-providers/p/test-certs/c/enrollment/instantiate");
   CHECK(ca.target == AnchorTarget::operation);
   CHECK(ca.operation == "enrollment/instantiate");
 
   auto ctl = parse_anchor("controllers/gac");
   CHECK(ctl.key.str() == "controllerGroup=orchestrator/controller=gac");
   CHECK(parse_anchor("dtc-controllers/nps").key.str() == "controllerGroup=dtc/controller=nps");
+}
+
+TEST_CASE("kinds installed twice or before their parent are refused") {
+  install_plugin_shaped_kinds();
+  CHECK_THROWS_WITH(install_kinds({{.id = "testCert", .parent = "clusterProvider", .elements = {"testCert"}}}),
+                    "resource kind 'testCert' is defined twice");
+  CHECK_THROWS_WITH(install_kinds({{.id = "orphan", .parent = "noSuchKind", .elements = {"orphan"}}}),
+                    "resource kind 'orphan' names parent 'noSuchKind', which is not defined before it");
+  CHECK(find_kind("orphan") == nullptr);
 }
 
 TEST_CASE("bad anchors say what would fit") {
@@ -138,13 +174,15 @@ TEST_CASE("references follow the referential schema") {
   CHECK(refs[2].label_set);
   CHECK(refs[2].label == "edge");
 
-  // sfc client: commonKey copies key elements up to compositeAppVersion.
+  // A plugin's kind (sfc client intents): commonKey copies key elements up
+  // to compositeAppVersion.
+  install_plugin_shaped_kinds();
   Key sc = dig;
-  sc.parts.emplace_back("sfcClientIntent", "s");
-  refs = compute_references(kind("sfcClientIntent"), sc,
-                            {{"sfcIntent", "chain"}, {"compositeApp", "other"}, {"compositeAppVersion", "v2"},
+  sc.parts.emplace_back("testChainClient", "s");
+  refs = compute_references(kind("testChainClient"), sc,
+                            {{"testChain", "chain"}, {"compositeApp", "other"}, {"compositeAppVersion", "v2"},
                              {"deploymentIntentGroup", "d2"}, {"app", "client"}});
   REQUIRE(refs.size() == 2);
-  CHECK(refs[0].key.str() == "project=p/compositeApp=other/compositeAppVersion=v2/deploymentIntentGroup=d2/sfcIntent=chain");
+  CHECK(refs[0].key.str() == "project=p/compositeApp=other/compositeAppVersion=v2/deploymentIntentGroup=d2/testChain=chain");
   CHECK(refs[1].key.str() == "project=p/compositeApp=other/compositeAppVersion=v2/app=client");
 }

@@ -22,6 +22,7 @@
 #include "core/store/store.hpp"
 #include "core/sync/queue.hpp"
 #include "sim/sim.hpp"
+#include "plugins/builtin.hpp"
 
 using namespace emco;
 using namespace std::chrono_literals;
@@ -82,9 +83,9 @@ struct SimWorld {
       << dig_yaml("dig1") << "---\n" << dig_yaml("dig2");
     manifest::ReadOptions ro;
     manifest::run_batch(*st, manifest::Verb::apply, {manifest::parse_text(y.str(), "setup.yaml", dir.string(), ro)}, {});
-    lifecycle::run(*st, resource::kind("logicalCloud"), lc(), "instantiate", json::object(), system_clock(), {});
+    lifecycle::run(*st, resource::kind("logicalCloud"), lc(), "instantiate", json::object(), system_clock(), options());
     for (const char* d : {"dig1", "dig2"})
-      lifecycle::run(*st, resource::kind("deploymentIntentGroup"), dig(d), "approve", json::object(), system_clock(), {});
+      lifecycle::run(*st, resource::kind("deploymentIntentGroup"), dig(d), "approve", json::object(), system_clock(), options());
   }
   ~SimWorld() {
     st.reset();
@@ -131,6 +132,7 @@ struct SimWorld {
 
   lifecycle::OperationOptions options() {
     lifecycle::OperationOptions o;
+    o.runtime = &plugins::builtin_runtime();
     o.timeout = 120s;
     o.planner = planner();
     o.engine.backoff_initial = 20ms;
@@ -184,7 +186,7 @@ TEST_CASE("instantiate, update, rollback and terminate on simulated clusters", "
   // Ready: every ConfigMap is present and ready.
   status::Query q;
   q.status = "ready";
-  auto s = status::dig_status(*w.st, w.dig("dig1"), q, lifecycle::kube_targets(*w.st));
+  auto s = status::dig_status(*w.st, w.dig("dig1"), q, lifecycle::live_targets(*w.st, &plugins::builtin_runtime()));
   CHECK(s["readyStatus"] == "Ready");
   CHECK(s["readyCounts"] == json{{"Ready", 12}});
 

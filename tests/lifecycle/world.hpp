@@ -18,6 +18,7 @@
 #include "core/store/store.hpp"
 #include "core/sync/queue.hpp"
 #include "../sync/fake_target.hpp"
+#include "plugins/builtin.hpp"
 
 namespace emco::testing {
 
@@ -92,6 +93,7 @@ struct World {
 
   lifecycle::OperationOptions options() {
     lifecycle::OperationOptions o;
+    o.runtime = &plugins::builtin_runtime();
     o.timeout = 20s;
     o.engine.backoff_initial = 5ms;
     o.engine.backoff_max = 20ms;

@@ -22,6 +22,7 @@
 #include "core/manifest/manifest.hpp"
 #include "core/store/store.hpp"
 #include "sim/sim.hpp"
+#include "plugins/builtin.hpp"
 
 namespace emco::lctest {
 
@@ -124,6 +125,7 @@ struct World {
 
   lifecycle::OperationOptions options() const {
     lifecycle::OperationOptions o;
+    o.runtime = &plugins::builtin_runtime();
     o.timeout = 120s;
     o.engine.backoff_initial = 20ms;
     o.engine.backoff_max = 200ms;

@@ -24,7 +24,7 @@ const std::string k_on_c1 = "    allOf:\n    - clusterProvider: p1\n      cluste
 
 Error plan_error(test::Workspace& ws) {
   try {
-    plan::build(ws.store(), test::world_dig(), {});
+    plan::build(ws.store(), test::world_dig(), test::plan_options());
   } catch (const Error& e) {
     return e;
   }
@@ -110,7 +110,7 @@ TEST_CASE("dependencies without a cycle are recorded", "[plan]") {
   ws.apply_text(test::world_yaml({{"p1", "c1", {}}}, {{"a", k_on_c1}, {"b", k_on_c1}}) +
                 doc("projects/p/composite-apps/ca/v1/apps/a/dependency",
                     "metadata:\n  name: on-b\nspec:\n  app: b\n  opStatus: Ready\n  wait: 7\n"));
-  auto ctx = plan::build(ws.store(), test::world_dig(), {});
+  auto ctx = plan::build(ws.store(), test::world_dig(), test::plan_options());
   REQUIRE(ctx.apps[0].dependencies.size() == 1);
   CHECK(ctx.apps[0].dependencies[0].app == "b");
   CHECK(ctx.apps[0].dependencies[0].op_status == "Ready");
@@ -147,7 +147,7 @@ TEST_CASE("rendering conventions: release, namespace, values order, hooks, label
   ws.apply_text(doc("projects/p/composite-apps/ca/v1/deployment-intent-groups",
                     "metadata:\n  name: dig\nspec:\n  compositeProfile: cp\n  version: r1\n  logicalCloud: lc\n"
                     "  overrideValues:\n  - app: web\n    values:\n      greeting: from-dig\n"));
-  plan::Options o;
+  plan::Options o = test::plan_options();
   o.context_id = "77";
   auto ctx = plan::build(ws.store(), test::world_dig(), o);
   const auto& c = ctx.apps[0].clusters[0];

@@ -11,6 +11,7 @@
 #include "core/manifest/manifest.hpp"
 #include "core/template/engine.hpp"
 #include "core/util/clock.hpp"
+#include "plugins/builtin.hpp"
 
 namespace emco::test {
 
@@ -25,6 +26,7 @@ Workspace::Workspace() {
   if (!mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed");
   m_dir = tmpl;
   m_store = store::Store::open_memory();
+  plugins::builtin_runtime();  // the plugins' intent kinds, before any document is read
 }
 
 Workspace::~Workspace() {
@@ -61,6 +63,12 @@ void run(store::Store& st, std::vector<manifest::File> files) {
 }
 
 }  // namespace
+
+plan::Options plan_options() {
+  plan::Options o;
+  o.registry = &plugins::builtin_runtime().controllers;
+  return o;
+}
 
 void Workspace::apply(const fs::path& file, const fs::path& values) {
   manifest::ReadOptions ro;

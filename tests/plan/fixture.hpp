@@ -8,6 +8,7 @@
 #include <string>
 
 #include "core/appcontext/appcontext.hpp"
+#include "core/plan/plan.hpp"
 #include "core/store/store.hpp"
 
 namespace emco::test {
@@ -36,6 +37,9 @@ private:
   fs::path m_dir;
   std::unique_ptr<store::Store> m_store;
 };
+
+// Planner options with the built-in controllers (plugins/builtin.cpp).
+plan::Options plan_options();
 
 // A deterministic text form of a context: meta, apps, clusters with groups,
 // resources in order with hooks, and every distinct content once.

@@ -25,7 +25,7 @@ current-context: x
 )";
 
 plan::Options fixed(const std::string& id) {
-  plan::Options o;
+  plan::Options o = test::plan_options();
   o.context_id = id;
   o.created = "2026-01-01T00:00:00.000Z";
   return o;

@@ -52,7 +52,7 @@ const std::string k_all = "  clusterSpecific: \"false\"\n  clusterInfo:\n    sco
                           "    clusterLabel: edge\n    mode: allow\n";
 
 plan::Options fixed() {
-  plan::Options o;
+  plan::Options o = test::plan_options();
   o.context_id = "9";
   return o;
 }
@@ -147,7 +147,7 @@ TEST_CASE("gac: deny matches nothing, no customization does nothing", "[plan][ga
                 customization_doc("sa", "c",
                                   "  clusterSpecific: \"true\"\n  clusterInfo:\n    scope: name\n    clusterProvider: p1\n"
                                   "    cluster: c1\n    mode: deny\n"));
-  auto ctx = plan::build(ws.store(), test::world_dig(), {});
+  auto ctx = plan::build(ws.store(), test::world_dig(), test::plan_options());
   for (const char* c : {"p1+c1", "p1+c2"}) {
     CHECK(find(ctx, c, "robot+ServiceAccount") == nullptr);
     CHECK(find(ctx, c, "robot2+ServiceAccount") == nullptr);
@@ -162,7 +162,7 @@ TEST_CASE("gac errors name the customization", "[plan][gac][errors]") {
                   customization_doc("d", "bad", k_all + "  patchType: json\n  patchJson:\n  - op: replace\n"
                                                          "    path: /spec/nothing/here\n    value: 1\n"));
     try {
-      plan::build(ws.store(), test::world_dig(), {});
+      plan::build(ws.store(), test::world_dig(), test::plan_options());
       FAIL("no error");
     } catch (const Error& e) {
       CHECK(e.kind() == ErrorKind::invalid);
@@ -176,7 +176,7 @@ TEST_CASE("gac errors name the customization", "[plan][gac][errors]") {
                                                          "    path: /metadata/labels/x\n"
                                                          "    value: \"$(http://emco:9015/v2/kv?key=x)$\"\n"));
     try {
-      plan::build(ws.store(), test::world_dig(), {});
+      plan::build(ws.store(), test::world_dig(), test::plan_options());
       FAIL("no error");
     } catch (const Error& e) {
       CHECK(e.message().find("over HTTP, which emco does not support") != std::string::npos);
@@ -184,7 +184,7 @@ TEST_CASE("gac errors name the customization", "[plan][gac][errors]") {
   }
   SECTION("changing an existing object needs a patch type") {
     ws.apply_text(resource_doc("d", "false", "apps/v1", "Deployment", "r1-web") + customization_doc("d", "none", k_all));
-    CHECK_THROWS_WITH(plan::build(ws.store(), test::world_dig(), {}),
+    CHECK_THROWS_WITH(plan::build(ws.store(), test::world_dig(), test::plan_options()),
                       Catch::Contains("patchType is required"));
   }
 }

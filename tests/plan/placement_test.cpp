@@ -88,7 +88,7 @@ TEST_CASE("placement satisfies random intents", "[plan][placement]") {
     for (const auto& a : apps) names.push_back(a.name);
     setup(ws, names);
     ws.apply_text(test::world_yaml(clusters, apps));
-    auto p = plan::make(ws.store(), test::world_dig(), {});
+    auto p = plan::make(ws.store(), test::world_dig(), test::plan_options());
 
     auto resolve = [&](const Element& e) {
       std::set<std::string> out;
@@ -136,7 +136,7 @@ TEST_CASE("anyOf keeps the lexicographically first provider+cluster", "[plan][pl
                                        {"pa", "a", {"edge"}, false}};
   ws.apply_text(test::world_yaml(clusters, {{"web", "    anyOf:\n    - clusterProvider: pa\n      clusterLabel: edge\n"
                                                        "    - clusterProvider: pb\n      clusterLabel: edge\n"}}));
-  auto p = plan::make(ws.store(), test::world_dig(), {});
+  auto p = plan::make(ws.store(), test::world_dig(), test::plan_options());
   REQUIRE(p.context.apps[0].clusters.size() == 1);
   CHECK(p.context.apps[0].clusters[0].name == "pa+b");  // pa+a is outside the logical cloud
   const auto& ex = p.explanation[0];
@@ -151,9 +151,9 @@ TEST_CASE("labels are resolved when the plan is made", "[plan][placement]") {
   setup(ws, {"web"});
   std::vector<ClusterSpec> clusters = {{"p1", "c1", {"edge"}}, {"p1", "c2", {}}};
   ws.apply_text(test::world_yaml(clusters, {{"web", "    allOf:\n    - clusterProvider: p1\n      clusterLabel: edge\n"}}));
-  CHECK(plan::build(ws.store(), test::world_dig(), {}).apps[0].clusters.size() == 1);
+  CHECK(plan::build(ws.store(), test::world_dig(), test::plan_options()).apps[0].clusters.size() == 1);
   ws.apply_text("version: emco/v2\nresourceContext:\n  anchor: cluster-providers/p1/clusters/c2/labels\nclusterLabel: edge\n");
-  auto ctx = plan::build(ws.store(), test::world_dig(), {});
+  auto ctx = plan::build(ws.store(), test::world_dig(), test::plan_options());
   REQUIRE(ctx.apps[0].clusters.size() == 2);
   CHECK(ctx.apps[0].clusters[0].group == 1);
   CHECK(ctx.apps[0].clusters[1].group == 2);

@@ -18,7 +18,7 @@ std::string doc(const std::string& anchor, const std::string& body) {
 }
 
 plan::Options options(const std::string& id, const std::string& running) {
-  plan::Options o;
+  plan::Options o = test::plan_options();
   o.context_id = id;
   o.status_context_id = "1000";
   o.update_from = running;

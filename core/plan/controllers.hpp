@@ -11,11 +11,13 @@
 // change nothing but the AppContext. Errors are thrown as emco::Error naming
 // the intent document; any error aborts the plan.
 //
-// Built-in controllers are listed explicitly in plugins/builtin.cpp.
+// Implementations live in plugins/ (one room each) and are registered by the
+// composition root (plugins/builtin.cpp) into the Registry of the runtime.
 
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/appcontext/appcontext.hpp"
 #include "core/resource/kinds.hpp"
@@ -51,13 +53,12 @@ public:
   void add_action(const std::string& name, std::unique_ptr<ActionController> c);
   const PlacementController* placement(const std::string& name) const;  // nullptr if none
   const ActionController* action(const std::string& name) const;        // nullptr if none
+  // Every registered name, sorted (placement and action together).
+  std::vector<std::string> names() const;
 
 private:
   std::map<std::string, std::unique_ptr<PlacementController>> m_placement;
   std::map<std::string, std::unique_ptr<ActionController>> m_action;
 };
-
-// The controllers built into emco (plugins/builtin.cpp): `gac`.
-const Registry& builtin();
 
 }  // namespace emco::controllers

@@ -1,4 +1,6 @@
-#include "plugins/actions/controller.hpp"
+#include "core/plan/controllers.hpp"
+
+#include <set>
 
 namespace emco::controllers {
 
@@ -18,6 +20,13 @@ const PlacementController* Registry::placement(const std::string& name) const {
 const ActionController* Registry::action(const std::string& name) const {
   auto it = m_action.find(name);
   return it == m_action.end() ? nullptr : it->second.get();
+}
+
+std::vector<std::string> Registry::names() const {
+  std::set<std::string> all;
+  for (const auto& [name, c] : m_placement) all.insert(name);
+  for (const auto& [name, c] : m_action) all.insert(name);
+  return {all.begin(), all.end()};
 }
 
 }  // namespace emco::controllers

@@ -1,4 +1,4 @@
-#include "plugins/actions/gac.hpp"
+#include "plugins/gac/gac.hpp"
 
 #include <map>
 #include <regex>
@@ -11,7 +11,7 @@
 #include "core/k8s/schema.hpp"
 #include "core/util/base64.hpp"
 #include "core/util/error.hpp"
-#include "plugins/actions/object.hpp"
+#include "core/plan/object.hpp"
 
 namespace emco::controllers {
 

@@ -21,7 +21,7 @@
 // upstream; emco plans offline and rejects them with Error(invalid).
 // Identical inputs are patched once and the result is shared by all clusters.
 
-#include "plugins/actions/controller.hpp"
+#include "core/plan/controllers.hpp"
 
 namespace emco::controllers {
 

@@ -1,4 +1,4 @@
-#include "plugins/actions/object.hpp"
+#include "core/plan/object.hpp"
 
 #include <nlohmann/json.hpp>
 

@@ -1,0 +1,133 @@
+#pragma once
+// The runtime: everything core does not implement itself but reaches through
+// an interface — the placement and action controllers, the delivery
+// mechanisms (kube, GitOps), the cluster-admin operations logical clouds need,
+// and the intent kinds and content preparers plugins add to the model.
+//
+// The composition root (plugins/builtin.cpp) builds one Runtime per process;
+// the CLI passes it down (lifecycle::OperationOptions::runtime,
+// plan::Options::registry, manifest::BatchOptions::runtime). Nothing in core
+// names a plugin: a new controller, delivery mechanism or intent kind is new
+// files in plugins/ plus one line in the composition root.
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/plan/controllers.hpp"
+#include "core/resource/kinds.hpp"
+#include "core/sync/target.hpp"
+
+namespace emco::lifecycle {
+
+// How the workspace says a cluster is reached, read by core from the
+// cluster's registration (its attached kubeconfig, spec.gitOps and the sync
+// objects that names).
+struct ClusterAccess {
+  std::string id;        // "<provider>+<cluster>"
+  std::string provider;
+  std::string cluster;
+  std::string kubeconfig;  // the credentials delivery uses ("" = none): the cluster's own, or a level-1 cloud user's
+  std::string gitops_type;                   // spec.gitOps.gitOpsType ("" = no gitOps registration)
+  std::string gitops_reference_object;       // spec.gitOps.gitOpsReferenceObject
+  std::string gitops_resource_object;        // spec.gitOps.gitOpsResourceObject
+  std::map<std::string, std::string> reference_kv;  // the reference sync object's kv pairs
+  std::map<std::string, std::string> resource_kv;   // the resource sync object's (= reference_kv when the same)
+  std::string error;  // why the registration cannot be used (a sync object it names is missing), "" = usable
+};
+
+// The operation a drive delivers, as a batching mechanism (git) describes it
+// in its commits and repository layout. Read when a batch commits.
+struct OperationInfo {
+  enum class Kind { instantiate, update, terminate };
+  Kind kind = Kind::instantiate;
+  std::string project, composite_app, composite_app_version, dig;
+  long revision = 1;
+  std::string status_context;  // the context id naming the deployment (stable across updates)
+  std::string ns;              // the context namespace ("" = default)
+  std::string level;           // the context's Level meta ("" = unset)
+  std::string logical_cloud;
+  std::string logical_cloud_namespace;  // set on a level-1 logical cloud's own context
+  std::set<std::string> departed;       // on update: clusters the update leaves entirely
+};
+
+// What one drive of a context gives a delivery mechanism.
+struct DriveContext {
+  std::filesystem::path cache_dir;           // where a mechanism keeps caches (the workspace's .emco/)
+  std::function<OperationInfo()> operation;  // the operation being delivered (throws when none is)
+};
+
+// Makes the Target of one cluster for objects of namespace `ns`; throws
+// Error when the cluster cannot be delivered to (the engine fails its jobs).
+using ClusterTargets = std::function<std::shared_ptr<sync::Target>(const ClusterAccess& cluster, const std::string& ns)>;
+
+// A way of delivering to clusters (plugins/targets/*).
+class DeliveryMechanism {
+public:
+  virtual ~DeliveryMechanism() = default;
+  // "kube", "gitops": for messages.
+  virtual std::string name() const = 0;
+  // Whether clusters registered like `c` are delivered by this mechanism.
+  virtual bool delivers(const ClusterAccess& c) const = 0;
+  // The targets of one drive: state shared by the drive's targets (one git
+  // batch per repository) lives in the returned function. `direct` reaches a
+  // cluster's API server with its kubeconfig (the runtime's direct
+  // mechanism), for mechanisms that read objects back that way; it is empty
+  // for the direct mechanism itself.
+  virtual ClusterTargets session(const DriveContext& drive, const ClusterTargets& direct) const = 0;
+};
+
+// What a standard or privileged logical cloud needs of a cluster beyond
+// delivery (spec/logical-clouds.md "Level 1").
+class ClusterAdmin {
+public:
+  virtual ~ClusterAdmin() = default;
+  // Approves certificate signing request `csr` on `cluster` with its admin
+  // kubeconfig and waits for its certificate until `deadline` or `interrupt`;
+  // returns it as the API holds it (base64). Error(failed) when denied,
+  // Error(pending) when not signed in time, Error(unreachable) and others as
+  // the cluster answers.
+  virtual std::string issue_certificate(const std::string& cluster, const std::string& admin_kubeconfig,
+                                        const std::string& csr, std::chrono::steady_clock::time_point deadline,
+                                        const std::atomic<bool>* interrupt) const = 0;
+  // The user's kubeconfig: cluster `ref` at the admin kubeconfig's server and
+  // CA, context "<user>@<ref>" in `ns`, the issued certificate and the key.
+  virtual std::string user_kubeconfig(const std::string& ref, const std::string& user, const std::string& ns,
+                                      const std::string& admin_kubeconfig, const std::string& certificate_b64,
+                                      const std::string& key_pem) const = 0;
+};
+
+// Checks and rewrites a file attached to a resource of one kind before it is
+// stored (kubeconfigs: parsed, certificate files inlined). `data`: the file's
+// content, `path`: where it was read from, `label`: how errors name it.
+using ContentPreparer =
+    std::function<std::string(const std::string& data, const std::string& path, const std::string& label)>;
+
+// One plugin, for help texts and for telling what emco runs from what it only stores.
+struct PluginInfo {
+  std::string name;     // "gac", "dtc", "kube", ...
+  std::string summary;  // one line
+  std::vector<std::string> services;  // the upstream services whose intents it stores ("dtc", "ovnaction", ...)
+  bool runs = false;                  // false: its intents are stored, but emco has no controller for them yet
+};
+
+struct Runtime {
+  controllers::Registry controllers;
+  // Delivery mechanisms in the order they are asked (the first that
+  // delivers a cluster is used); `direct` is the one reaching a cluster's
+  // API server with its kubeconfig (also used to read objects back).
+  std::vector<std::unique_ptr<DeliveryMechanism>> delivery;
+  const DeliveryMechanism* direct = nullptr;
+  std::unique_ptr<ClusterAdmin> cluster_admin;
+  std::map<std::string, ContentPreparer> preparers;  // by kind id
+  std::vector<resource::Kind> kinds;                  // intent kinds the plugins add (installed into core/resource)
+  std::vector<PluginInfo> plugins;
+};
+
+}  // namespace emco::lifecycle

@@ -1,0 +1,60 @@
+// The kinds of dtc, the traffic controller, registered with the runtime.
+
+#include "plugins/dtc/plugin.hpp"
+
+namespace emco::plugins::dtc {
+
+using namespace emco::resource;
+
+namespace {}  // namespace
+
+void install(lifecycle::Runtime& runtime) {
+  auto& kinds = runtime.kinds;
+  kinds.push_back({.id = "trafficGroupIntent",
+                   .parent = "deploymentIntentGroup",
+                   .elements = {"trafficGroupIntent"},
+                   .collection = "traffic-group-intents",
+                   .service = "dtc",
+                   .display = "traffic group intent",
+                   .spec = obj({})});
+  kinds.push_back({.id = "inboundServerIntent",
+                   .parent = "trafficGroupIntent",
+                   .elements = {"inboundServerIntent"},
+                   .collection = "inbound-intents",
+                   .service = "dtc",
+                   .display = "inbound server intent",
+                   .spec = obj({req("app", name_str()), req("appLabel", str()), req("serviceName", str()),
+                                req("port", integer(1, 65535)), req("protocol", str(5)), opt("externalName", str()),
+                                opt("externalSupport", boolean()), opt("serviceMesh", str()),
+                                opt("management", obj({opt("sidecarProxy", str()), opt("tlsType", str())})),
+                                opt("external", obj({opt("externalCerts", obj({opt("serviceCertificate", str()),
+                                                                               opt("servicePrivateKey", str()),
+                                                                               opt("caCertificate", str())}))})),
+                                opt("edgeCNF", str())}),
+                   .references = {plain_ref("app")}});
+  kinds.push_back({.id = "inboundClientsIntent",
+                   .parent = "inboundServerIntent",
+                   .elements = {"inboundClientsIntent"},
+                   .collection = "clients",
+                   .service = "dtc",
+                   .display = "inbound clients intent",
+                   .spec = obj({req("app", name_str()), req("appLabel", str()), req("serviceName", str()),
+                                opt("namespaces", array(str())), opt("cidrs", array(str()))}),
+                   .references = {plain_ref("app")}});
+  kinds.push_back({.id = "inboundClientsAccessIntent",
+                   .parent = "inboundClientsIntent",
+                   .elements = {"inboundClientsAccessIntent"},
+                   .collection = "access-points",
+                   .service = "dtc",
+                   .display = "clients access intent",
+                   .spec = obj({opt("action", one_of({"ALLOW"}, true)), opt("url", array(str())),
+                                opt("access", array(one_of({"GET", "PUT", "POST", "DELETE"}, true)))}),
+                   .references = {plain_ref("app")}});
+  runtime.plugins.push_back({.name = "dtc",
+                             .summary = "traffic controller (network policies, service discovery, Istio, SD-EWAN): its "
+                                        "intents are stored; emco has no dtc controller yet",
+                             .services = {"dtc"},
+                             .runs = false});
+}
+
+}  // namespace emco::plugins::dtc

@@ -1,0 +1,11 @@
+#pragma once
+// dtc, the traffic controller: traffic group intents with inbound server, client and access-point intents (spec/placement-and-actions.md §4–5).
+
+#include "core/lifecycle/runtime.hpp"
+
+namespace emco::plugins::dtc {
+
+// Registers the plugin with the runtime (plugins/builtin.cpp).
+void install(lifecycle::Runtime& runtime);
+
+}  // namespace emco::plugins::dtc

@@ -1,0 +1,11 @@
+#pragma once
+// hpa placement and action: hpa intents, their resource consumers and resource requirements.
+
+#include "core/lifecycle/runtime.hpp"
+
+namespace emco::plugins::hpa {
+
+// Registers the plugin with the runtime (plugins/builtin.cpp).
+void install(lifecycle::Runtime& runtime);
+
+}  // namespace emco::plugins::hpa
