@@ -20,11 +20,6 @@ using nlohmann::json;
 
 namespace {
 
-FlagSpec output_flag() {
-  return {.name = "output", .short_name = 'o', .value = "FORMAT", .help = "output format", .choices = format_names(),
-          .default_value = "table"};
-}
-
 int run_init(Context& ctx, const Invocation& inv) {
   std::string dir = inv.args.empty() ? "." : inv.args[0];
   bool created = false;

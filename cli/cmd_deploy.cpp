@@ -139,8 +139,7 @@ std::vector<FlagSpec> wait_flags() {
            .default_value = "5m"},
           {.name = "no-wait", .help = "return once the work is queued; 'emco sync' or, in the background, the next emco command delivers it"},
           {.name = "parallel", .value = "N", .help = "clusters worked on at once", .default_value = "16"},
-          {.name = "output", .short_name = 'o', .value = "FORMAT", .help = "output format",
-           .choices = {"table", "json", "yaml"}, .default_value = "table"}};
+          output_flag({Format::table, Format::json, Format::yaml})};
 }
 
 lifecycle::OperationOptions options_of(Context& ctx, const Invocation& inv, ProgressView& view) {
@@ -495,8 +494,7 @@ std::vector<CommandSpec> deploy_commands() {
     auto flags = wait_flags();
     if (op.name == "rollback")
       flags.push_back({.name = "revision", .value = "N", .help = "the revision to return to (see 'emco dig history')"});
-    if (op.name == "stop") flags = {{.name = "output", .short_name = 'o', .value = "FORMAT", .help = "output format",
-                                     .choices = {"table", "json", "yaml"}, .default_value = "table"}};
+    if (op.name == "stop") flags = {output_flag({Format::table, Format::json, Format::yaml})};
     v.push_back({.path = {"dig", op.name},
                  .summary = op.summary,
                  .description = op.description,
@@ -528,15 +526,13 @@ std::vector<CommandSpec> deploy_commands() {
   v.push_back({.path = {"dig", "history"},
                .summary = "show a deployment intent group's state history and revisions",
                .args = {{.name = k_dig_address, .help = "the deployment intent group (or its anchor)", .complete = Complete::anchor}},
-               .flags = {{.name = "output", .short_name = 'o', .value = "FORMAT", .help = "output format",
-                          .choices = {"table", "json", "yaml"}, .default_value = "table"}},
+               .flags = {output_flag({Format::table, Format::json, Format::yaml})},
                .handler = history_cmd});
   v.push_back({.path = {"status"},
                .summary = "summarize every deployment in the workspace",
                .description = "One line per logical cloud and deployment intent group (state, revision, deploy status,\n"
                               "resource counts) and the work queued for 'emco sync'.",
-               .flags = {{.name = "output", .short_name = 'o', .value = "FORMAT", .help = "output format",
-                          .choices = {"table", "json", "yaml"}, .default_value = "table"},
+               .flags = {output_flag({Format::table, Format::json, Format::yaml}),
                          {.name = "watch", .short_name = 'w', .help = "refresh every 2 seconds until Ctrl-C"}},
                .handler = workspace_status_cmd});
   v.push_back({.path = {"sync"},
@@ -562,8 +558,7 @@ std::vector<CommandSpec> deploy_commands() {
   };
   for (const auto& op : lc_ops) {
     auto flags = wait_flags();
-    if (op.name == "stop") flags = {{.name = "output", .short_name = 'o', .value = "FORMAT", .help = "output format",
-                                     .choices = {"table", "json", "yaml"}, .default_value = "table"}};
+    if (op.name == "stop") flags = {output_flag({Format::table, Format::json, Format::yaml})};
     v.push_back({.path = {"lc", op.name},
                  .summary = op.summary,
                  .description = op.description,

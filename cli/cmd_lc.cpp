@@ -112,8 +112,7 @@ std::vector<CommandSpec> lc_commands() {
                               "certificate request) are applied or failed, and whether the user's credentials were "
                               "issued; then the state history. -o json|yaml lists every object with its status.",
                .args = {{.name = k_lc_address, .help = "the logical cloud (or its anchor)", .complete = Complete::anchor}},
-               .flags = {{.name = "output", .short_name = 'o', .value = "FORMAT", .help = "output format",
-                          .choices = {"table", "json", "yaml"}, .default_value = "table"}},
+               .flags = {output_flag({Format::table, Format::json, Format::yaml})},
                .examples = {"emco lc status proj1/tenant-a", "emco lc status proj1/tenant-a -o json"},
                .handler = status_cmd});
   v.push_back({.path = {"lc", "kubeconfig"},

@@ -250,8 +250,7 @@ std::vector<CommandSpec> plan_commands() {
                    "revision everything is created. Exit status 2 when something would change, 0 when nothing\n"
                    "would (for CI).",
                .args = {dig},
-               .flags = {{.name = "output", .short_name = 'o', .value = "FORMAT", .help = "output format",
-                          .choices = {"text", "json"}, .default_value = "text"}},
+               .flags = {output_flag({Format::table, Format::json}, "text")},
                .examples = {"emco dig plan proj1/collection/v1/dig1", "emco dig plan proj1/collection/v1/dig1 -o json"},
                .handler = plan_cmd});
   v.push_back({.path = {"dig", "render"},
@@ -275,8 +274,7 @@ std::vector<CommandSpec> plan_commands() {
                               "controller, or selected by no element. Labels are resolved now.",
                .args = {dig},
                .flags = {{.name = "app", .value = "APP", .help = "only this app"},
-                         {.name = "output", .short_name = 'o', .value = "FORMAT", .help = "output format",
-                          .choices = {"table", "json"}, .default_value = "table"}},
+                         output_flag({Format::table, Format::json})},
                .examples = {"emco dig explain proj1/collection/v1/dig1 --app collectd"},
                .handler = explain_cmd});
   return v;

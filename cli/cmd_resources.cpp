@@ -45,11 +45,6 @@ std::vector<std::string> address_parts(const std::string& address) { return spli
 
 Format output_of(const Invocation& inv) { return parse_format(inv.get("output", "table")); }
 
-FlagSpec output_flag() {
-  return {.name = "output", .short_name = 'o', .value = "FORMAT", .help = "output format", .choices = format_names(),
-          .default_value = "table"};
-}
-
 std::vector<std::pair<std::string, std::string>> key_values(const std::vector<std::string>& items, const std::string& flag) {
   std::vector<std::pair<std::string, std::string>> out;
   for (const auto& item : items) {

@@ -223,8 +223,7 @@ std::vector<CommandSpec> tool_commands() {
                .flags = {{.name = "namespace", .value = "NS", .help = "namespace whose create/delete permission is checked"},
                          {.name = "parallel", .value = "N", .help = "clusters checked at once", .default_value = "16"},
                          {.name = "timeout-ms", .value = "MS", .help = "per-request time limit", .default_value = "5000"},
-                         {.name = "output", .short_name = 'o', .value = "FORMAT", .help = "output format",
-                          .choices = format_names(), .default_value = "table"}},
+                         output_flag()},
                .handler = run_cluster_check});
   return v;
 }

@@ -78,14 +78,23 @@ struct Invocation {
   const std::vector<std::string>& all(const std::string& flag) const;
 };
 
-// Parses argv (without the program name). Throws Error(usage) with a
-// "did you mean" hint for unknown commands and flags. Returns nullopt after
-// printing help (--help, `emco help X`, a bare noun).
+// Parses argv (without the program name; cli/parse.cpp, with CLI11). The
+// leading words name the command; its flags and arguments follow in any
+// order: `--flag value`, `--flag=value`, `-fvalue`, combined short switches
+// (`-qw`), `--` before arguments that start with '-'. A value-taking flag
+// takes the next word whatever it is. Throws Error(usage) with a "did you
+// mean" hint for unknown commands and flags, and for a missing or surplus
+// argument, a missing value, a value outside the flag's choices, a value
+// given to a switch, a non-repeatable flag given twice. Fills in the table's
+// defaults. Returns nullopt after printing help (--help or -h anywhere,
+// `emco help X`, a bare noun).
 std::optional<Invocation> parse(const std::vector<std::string>& argv, std::ostream& out);
 
-// Help text of one command / of a noun / of the whole program.
+// Help text of one command / of a noun / of the whole program (cli/help.cpp).
 void print_command_help(const CommandSpec& c, std::ostream& out);
 void print_group_help(const std::vector<std::string>& prefix, std::ostream& out);
+// "emco cluster create [flags] PROVIDER/CLUSTER": the first line of --help.
+std::string usage_line(const CommandSpec& c);
 
 // Sections of the table, one per file, concatenated by commands().
 std::vector<CommandSpec> core_commands();      // init, apply, get, delete, update, version, ...
