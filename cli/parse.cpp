@@ -9,6 +9,7 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <limits>
 #include <ostream>
 
 #include "cli/table.hpp"
@@ -33,6 +34,22 @@ long long Invocation::get_int(const std::string& flag, long long fallback) const
     // not a number, or out of range: the error below
   }
   fail(ErrorKind::usage, "'--" + flag + " " + text + "' is not a whole number");
+}
+
+int Invocation::get_int32(const std::string& flag, int fallback) const {
+  long long v = get_int(flag, fallback);
+  if (v < std::numeric_limits<int>::min() || v > std::numeric_limits<int>::max())
+    fail(ErrorKind::usage, "'--" + flag + " " + get(flag) + "' is out of range");
+  return static_cast<int>(v);
+}
+
+double Invocation::get_double(const std::string& flag, double fallback) const {
+  if (!has(flag)) return fallback;
+  try {
+    return std::stod(get(flag));
+  } catch (const std::exception&) {
+    fail(ErrorKind::usage, "'--" + flag + " " + get(flag) + "' is not a number");
+  }
 }
 
 const std::vector<std::string>& Invocation::all(const std::string& flag) const {

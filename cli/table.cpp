@@ -29,17 +29,12 @@ const std::vector<NounSpec>& nouns() {
   return n;
 }
 
-std::vector<CommandSpec> plan_commands();  // dig plan|render|explain (cli/cmd_plan.cpp)
-
 const std::vector<CommandSpec>& commands() {
   static const std::vector<CommandSpec> all = [] {
-    std::vector<CommandSpec> v = core_commands();
-    for (auto& c : resource_commands()) v.push_back(std::move(c));
-    for (auto& c : deploy_commands()) v.push_back(std::move(c));
-    for (auto& c : lc_commands()) v.push_back(std::move(c));
-    for (auto& c : plan_commands()) v.push_back(std::move(c));  // cli/cmd_plan.cpp
-    for (auto& c : tool_commands()) v.push_back(std::move(c));
-    for (auto& c : ctl_commands()) v.push_back(std::move(c));
+    std::vector<CommandSpec> v;
+    for (auto section : {verb_commands, cluster_commands, project_commands, app_commands, dig_commands, lc_commands,
+                         controller_commands, sim_commands, ctl_commands})
+      for (auto& c : section()) v.push_back(std::move(c));
     return v;
   }();
   return all;

@@ -75,6 +75,11 @@ struct Invocation {
   // The flag's value as a whole number (`fallback` when absent); Error(usage)
   // naming the flag when it is not one (trailing characters included).
   long long get_int(const std::string& flag, long long fallback = 0) const;
+  // As get_int, and Error(usage) naming the flag when outside int's range.
+  int get_int32(const std::string& flag, int fallback) const;
+  // The flag's value as a number (`fallback` when absent); Error(usage)
+  // naming the flag when it does not start with one.
+  double get_double(const std::string& flag, double fallback) const;
   const std::vector<std::string>& all(const std::string& flag) const;
 };
 
@@ -96,15 +101,21 @@ void print_group_help(const std::vector<std::string>& prefix, std::ostream& out)
 // "emco cluster create [flags] PROVIDER/CLUSTER": the first line of --help.
 std::string usage_line(const CommandSpec& c);
 
-// Sections of the table, one per file, concatenated by commands().
-std::vector<CommandSpec> core_commands();      // init, apply, get, delete, update, version, ...
-std::vector<CommandSpec> resource_commands();  // cluster, project, app, dig, lc, controller
-std::vector<CommandSpec> deploy_commands();    // dig lifecycle/status/history, status, sync (cli/cmd_deploy.cpp)
-std::vector<CommandSpec> ctl_commands();       // emcoctl compatibility
-std::vector<CommandSpec> tool_commands();      // template, sim, cluster check
-std::vector<CommandSpec> lc_commands();        // logical-cloud status (cli/cmd_lc.cpp)
+// Sections of the table, one per file, concatenated by commands() in this
+// order: each file holds a noun's (or the top-level verbs') table section
+// and handlers.
+std::vector<CommandSpec> verb_commands();        // cli/verbs.cpp: init, apply, update, get, delete, version, status, sync, template
+std::vector<CommandSpec> cluster_commands();     // cli/nouns/cluster.cpp
+std::vector<CommandSpec> project_commands();     // cli/nouns/project.cpp
+std::vector<CommandSpec> app_commands();         // cli/nouns/app.cpp
+std::vector<CommandSpec> dig_commands();         // cli/nouns/dig.cpp
+std::vector<CommandSpec> lc_commands();          // cli/nouns/lc.cpp
+std::vector<CommandSpec> controller_commands();  // cli/nouns/controller.cpp
+std::vector<CommandSpec> sim_commands();         // cli/nouns/sim.cpp
+std::vector<CommandSpec> ctl_commands();         // cli/nouns/ctl.cpp: emcoctl compatibility
 
-// Registers the plugins' content preparers (kubeconfigs: checked, flattened) with core/manifest.
+// Registers the plugins' content preparers (kubeconfigs: checked, flattened) with
+// core/manifest (cli/nouns/cluster.cpp).
 void install_content_preparers();
 
 }  // namespace emco::cli
