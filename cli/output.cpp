@@ -42,6 +42,7 @@ Format parse_format(const std::string& text) {
 
 FlagSpec output_flag(const std::vector<Format>& formats, const std::string& human_name) {
   std::vector<std::string> choices;
+  choices.reserve(formats.size());
   for (Format f : formats)
     for (const auto& named : k_formats)
       if (named.format == f) choices.push_back(f == Format::table ? human_name : named.name);

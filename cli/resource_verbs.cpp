@@ -86,11 +86,12 @@ void add_verbs(std::vector<CommandSpec>& out, const Noun& n) {
     if (k.elements.size() > 1) parts.pop_back();
     parent_addr = join(parts, "/");
   }
+  const FlagSpec output = output_flag();
   std::vector<FlagSpec> create_flags = n.flags;
   create_flags.push_back({.name = "description", .value = "TEXT", .help = "description (metadata.description)"});
   create_flags.push_back({.name = "spec-file", .value = "FILE", .help = "YAML or JSON file with the spec (flags override it)",
                           .complete = Complete::file});
-  create_flags.push_back(output_flag());
+  create_flags.push_back(output);
   auto words = [&](const std::string& verb) {
     auto w = n.words;
     w.push_back(verb);
@@ -147,7 +148,7 @@ void add_verbs(std::vector<CommandSpec>& out, const Noun& n) {
                  .summary = "show a " + k.display,
                  .description = anchor_note,
                  .args = {{.name = n.address, .help = "the " + k.display}},
-                 .flags = {output_flag(), {.name = "show-secrets", .help = "show credential values instead of <redacted>"}},
+                 .flags = {output, {.name = "show-secrets", .help = "show credential values instead of <redacted>"}},
                  .handler = [n, &k](Context& ctx, const Invocation& inv) {
                    Key key = resolve_address(k, inv.args[0], n.address, false);
                    auto r = ctx.store().get(key);
@@ -161,7 +162,7 @@ void add_verbs(std::vector<CommandSpec>& out, const Noun& n) {
                                              : std::vector<ArgSpec>{{.name = parent_addr,
                                                                      .help = "list only under this parent (default: all)",
                                                                      .optional = true}},
-                 .flags = {output_flag()},
+                 .flags = {output},
                  .handler = [n, &k](Context& ctx, const Invocation& inv) {
                    Key parent = inv.args.empty() ? Key{} : resolve_address(k, inv.args[0], n.address, true);
                    if (!parent.parts.empty() && !ctx.store().get(parent))
@@ -173,7 +174,7 @@ void add_verbs(std::vector<CommandSpec>& out, const Noun& n) {
                  .summary = "delete a " + k.display,
                  .description = "Refused while the " + k.display + " has children or is referenced; the error names them.",
                  .args = {{.name = n.address, .help = "the " + k.display}},
-                 .flags = {output_flag()},
+                 .flags = {output},
                  .handler = [n, &k](Context& ctx, const Invocation& inv) {
                    Key key = resolve_address(k, inv.args[0], n.address, false);
                    manifest::Document doc;
