@@ -100,7 +100,7 @@ CLI::Option* add_flag(CommandParser& app, const FlagSpec& f) {
   std::string names = (f.short_name ? std::string("-") + f.short_name + "," : std::string()) + "--" + f.name;
   if (f.value.empty()) return app.add_flag(names)->disable_flag_override();
   // Exactly one value per occurrence (the next word even when it starts with
-  // '-', as '--set -1' needs); every occurrence is kept and repeats of a
+  // '-': '--description -x'); every occurrence is kept and repeats of a
   // non-repeatable flag are refused after parsing, in emco's words.
   auto* o = app.add_option(names)->type_name(f.value)->expected(1)->allow_extra_args(false)->multi_option_policy(
       CLI::MultiOptionPolicy::TakeAll);
@@ -128,7 +128,7 @@ const FlagSpec* flag_in(const std::vector<BoundFlag>& flags, const std::string& 
   fail(ErrorKind::usage, what, "run 'emco " + path_text(c.path) + " --help' to see its flags");
 }
 
-std::optional<Invocation> parse_command(const CommandSpec& c, std::vector<std::string> rest, std::ostream& out) {
+std::optional<Invocation> parse_command(const CommandSpec& c, const std::vector<std::string>& rest, std::ostream& out) {
   CommandParser app(c);
   std::vector<BoundFlag> flags;
   for (const auto* list : {&c.flags, &global_flags()})
@@ -142,9 +142,9 @@ std::optional<Invocation> parse_command(const CommandSpec& c, std::vector<std::s
     else o->expected(1);
     args.push_back(o);
   }
-  std::reverse(rest.begin(), rest.end());  // CLI11 takes the words last first
+  std::vector<std::string> reversed(rest.rbegin(), rest.rend());  // CLI11 takes the words last first, consuming them
   try {
-    app.parse(rest);
+    app.parse(reversed);
   } catch (const CLI::ArgumentMismatch& e) {
     argument_mismatch(c, flags, e);
   } catch (const CLI::ParseError& e) {
@@ -160,6 +160,12 @@ std::optional<Invocation> parse_command(const CommandSpec& c, std::vector<std::s
     }
   for (const auto& [kind, text] : app.unmatched()) {
     if (kind != CLI::detail::Classifier::LONG && kind != CLI::detail::Classifier::SHORT) continue;
+    // "-w=1": CLI11 takes -w as the switch and leaves "-=1"; name the switch.
+    if (text.rfind("-=", 0) == 0)
+      for (const auto& word : rest)
+        if (auto eq = word.find('='); word.size() > 2 && word[0] == '-' && word[1] != '-' && eq != std::string::npos && eq > 1)
+          if (const FlagSpec* f = flag_in(flags, word.substr(eq - 1, 1)); f && f->value.empty())
+            fail(ErrorKind::usage, "flag '--" + f->name + "' takes no value");
     std::string name = text.substr(text.find_first_not_of('-'));
     name = name.substr(0, name.find('='));
     std::vector<std::string> names;

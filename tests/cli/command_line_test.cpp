@@ -56,6 +56,16 @@ TEST_CASE("short switches combine, and -h among them asks for help", "[command-l
   CHECK(help.out == run(s, {"project", "create", "--help"}).out);
 }
 
+TEST_CASE("a switch given a value is refused by its name, in the long and the short form", "[command-line]") {
+  Sandbox s;
+  s.copy_from(base_sandbox());
+  for (const auto& word : {"--watch=1", "-w=1", "-qw=1"}) {
+    Run r = run(s, {"status", word});
+    CHECK(r.code == 64);
+    CHECK(r.err.find("flag '--watch' takes no value") != std::string::npos);
+  }
+}
+
 TEST_CASE("a double dash ends the flags: what follows is an argument even when it starts with '-'", "[command-line]") {
   Sandbox s;
   s.copy_from(base_sandbox());
