@@ -12,17 +12,42 @@ namespace emco::cli {
 
 using nlohmann::json;
 
+namespace {
+
+// The printer registry: each format with its name on the command line.
+struct NamedFormat {
+  Format format;
+  const char* name;
+};
+constexpr NamedFormat k_formats[] = {
+    {Format::table, "table"}, {Format::json, "json"}, {Format::yaml, "yaml"}, {Format::name, "name"}};
+
+}  // namespace
+
 const std::vector<std::string>& format_names() {
-  static const std::vector<std::string> n = {"table", "json", "yaml", "name"};
+  static const std::vector<std::string> n = [] {
+    std::vector<std::string> v;
+    for (const auto& f : k_formats) v.push_back(f.name);
+    return v;
+  }();
   return n;
 }
 
 Format parse_format(const std::string& text) {
-  if (text == "table" || text.empty()) return Format::table;
-  if (text == "json") return Format::json;
-  if (text == "yaml") return Format::yaml;
-  if (text == "name") return Format::name;
+  if (text.empty()) return Format::table;
+  for (const auto& f : k_formats)
+    if (text == f.name) return f.format;
   fail(ErrorKind::usage, "unknown output format '" + text + "'", "allowed formats are " + join(format_names(), ", "));
+}
+
+FlagSpec output_flag(const std::vector<Format>& formats, const std::string& human_name) {
+  std::vector<std::string> choices;
+  choices.reserve(formats.size());
+  for (Format f : formats)
+    for (const auto& named : k_formats)
+      if (named.format == f) choices.push_back(f == Format::table ? human_name : named.name);
+  return {.name = "output", .short_name = 'o', .value = "FORMAT", .help = "output format", .choices = choices,
+          .default_value = choices.front()};
 }
 
 void print_table(std::ostream& out, const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows) {

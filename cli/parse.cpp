@@ -1,8 +1,16 @@
-// Argument parsing and help text, both driven by the command table.
+// Command-line parsing. The table finds the command from the leading words
+// (so an unknown one gets a "did you mean" hint from the table's names);
+// CLI11 then parses that command's flags and arguments with a parser built
+// from its CommandSpec alone, which keeps start-up cheap and leaves no other
+// command's name for CLI11 to take an argument for. CLI11's complaints
+// become emco's usage errors, worded as before. This is the only file that
+// includes CLI11.
+
+#include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <limits>
 #include <ostream>
-#include <set>
 
 #include "cli/table.hpp"
 #include "core/util/error.hpp"
@@ -28,50 +36,26 @@ long long Invocation::get_int(const std::string& flag, long long fallback) const
   fail(ErrorKind::usage, "'--" + flag + " " + text + "' is not a whole number");
 }
 
+int Invocation::get_int32(const std::string& flag, int fallback) const {
+  long long v = get_int(flag, fallback);
+  if (v < std::numeric_limits<int>::min() || v > std::numeric_limits<int>::max())
+    fail(ErrorKind::usage, "'--" + flag + " " + get(flag) + "' is out of range");
+  return static_cast<int>(v);
+}
+
+double Invocation::get_double(const std::string& flag, double fallback) const {
+  if (!has(flag)) return fallback;
+  try {
+    return std::stod(get(flag));
+  } catch (const std::exception&) {
+    fail(ErrorKind::usage, "'--" + flag + " " + get(flag) + "' is not a number");
+  }
+}
+
 const std::vector<std::string>& Invocation::all(const std::string& flag) const {
   static const std::vector<std::string> none;
   auto it = flags.find(flag);
   return it == flags.end() ? none : it->second;
-}
-
-const std::vector<FlagSpec>& global_flags() {
-  static const std::vector<FlagSpec> g = {
-      {.name = "workspace", .value = "DIR", .help = "use the workspace in DIR instead of searching upwards (also EMCO_WORKSPACE)",
-       .complete = Complete::directory},
-      {.name = "help", .short_name = 'h', .help = "show help for the command"},
-      {.name = "quiet", .short_name = 'q', .help = "print only errors and requested data"},
-  };
-  return g;
-}
-
-const std::vector<NounSpec>& nouns() {
-  static const std::vector<NounSpec> n = {
-      {"cluster", "register cluster providers, clusters, labels, kv pairs and sync objects"},
-      {"project", "manage projects"},
-      {"app", "manage composite apps, apps (Helm charts), composite profiles and app profiles"},
-      {"dig", "manage deployment intent groups, their intents and lifecycle"},
-      {"lc", "manage logical clouds, cluster references, quotas and permissions"},
-      {"controller", "register placement and action controllers"},
-      {"sim", "run simulated Kubernetes clusters on this machine"},
-      {"ctl", "run emcoctl commands (compatibility mode; also as 'emcoctl')"},
-  };
-  return n;
-}
-
-std::vector<CommandSpec> plan_commands();  // dig plan|render|explain (cli/cmd_plan.cpp)
-
-const std::vector<CommandSpec>& commands() {
-  static const std::vector<CommandSpec> all = [] {
-    std::vector<CommandSpec> v = core_commands();
-    for (auto& c : resource_commands()) v.push_back(std::move(c));
-    for (auto& c : deploy_commands()) v.push_back(std::move(c));
-    for (auto& c : lc_commands()) v.push_back(std::move(c));
-    for (auto& c : plan_commands()) v.push_back(std::move(c));  // cli/cmd_plan.cpp
-    for (auto& c : tool_commands()) v.push_back(std::move(c));
-    for (auto& c : ctl_commands()) v.push_back(std::move(c));
-    return v;
-  }();
-  return all;
 }
 
 namespace {
@@ -82,106 +66,147 @@ bool is_prefix(const std::vector<std::string>& prefix, const std::vector<std::st
   return prefix.size() <= path.size() && std::equal(prefix.begin(), prefix.end(), path.begin());
 }
 
-const FlagSpec* find_flag(const CommandSpec& c, const std::string& name, char short_name) {
-  for (const auto* list : {&c.flags, &global_flags()})
-    for (const auto& f : *list)
-      if ((!name.empty() && f.name == name) || (short_name && f.short_name == short_name)) return &f;
+// One command's parser. CLI11 keeps what it could not match (unknown flags,
+// surplus arguments, a `--`) together with how it classified each token;
+// emco reports those itself, so the parser allows extras and exposes that list.
+class CommandParser : public CLI::App {
+public:
+  explicit CommandParser(const CommandSpec& c) : CLI::App("", "emco " + path_text(c.path)) {
+    set_help_flag();  // -h/--help is one of the table's global flags; parse() prints emco's help
+    allow_extras();
+  }
+  const missing_t& unmatched() const { return missing_; }
+};
+
+struct BoundFlag {
+  const FlagSpec* spec;
+  CLI::Option* option;
+};
+
+// A value outside the flag's choices is refused with the table's list. The
+// check throws emco's error itself: CLI11 would prefix its own wording.
+CLI::Validator choice_check(const FlagSpec& f) {
+  return CLI::Validator(
+      [&f](std::string& value) -> std::string {
+        if (std::find(f.choices.begin(), f.choices.end(), value) == f.choices.end())
+          fail(ErrorKind::usage, "invalid value '" + value + "' for '--" + f.name + "'",
+               "allowed values are " + join(f.choices, ", "));
+        return {};
+      },
+      join(f.choices, "|"));
+}
+
+CLI::Option* add_flag(CommandParser& app, const FlagSpec& f) {
+  std::string names = (f.short_name ? std::string("-") + f.short_name + "," : std::string()) + "--" + f.name;
+  if (f.value.empty()) return app.add_flag(names)->disable_flag_override();
+  // Exactly one value per occurrence (the next word even when it starts with
+  // '-': '--description -x'); every occurrence is kept and repeats of a
+  // non-repeatable flag are refused after parsing, in emco's words.
+  auto* o = app.add_option(names)->type_name(f.value)->expected(1)->allow_extra_args(false)->multi_option_policy(
+      CLI::MultiOptionPolicy::TakeAll);
+  if (!f.choices.empty()) o->check(choice_check(f));
+  return o;
+}
+
+const FlagSpec* flag_in(const std::vector<BoundFlag>& flags, const std::string& name) {
+  for (const auto& b : flags)
+    if (b.spec->name == name || (name.size() == 1 && b.spec->short_name == name[0])) return b.spec;
   return nullptr;
 }
 
-std::string usage_line(const CommandSpec& c) {
-  std::string u = "emco " + path_text(c.path);
-  if (!c.flags.empty()) u += " [flags]";
-  for (const auto& a : c.args) {
-    std::string n = a.name + (a.variadic ? "..." : "");
-    u += a.optional ? " [" + n + "]" : " " + n;
+// CLI11 raises ArgumentMismatch for a flag without its value ("--filename: 1
+// required FILE missing") and for a switch given one ("stop was given a
+// disallowed flag override"); both messages start with the flag's name.
+[[noreturn]] void argument_mismatch(const CommandSpec& c, const std::vector<BoundFlag>& flags, const CLI::ArgumentMismatch& e) {
+  std::string what = e.what();
+  std::string name = what.substr(0, what.find_first_of(": "));
+  name.erase(0, name.find_first_not_of('-'));
+  if (const FlagSpec* f = flag_in(flags, name)) {
+    if (f->value.empty()) fail(ErrorKind::usage, "flag '--" + f->name + "' takes no value");
+    fail(ErrorKind::usage, "flag '--" + f->name + "' needs a value (" + f->value + ")");
   }
-  return u;
+  fail(ErrorKind::usage, what, "run 'emco " + path_text(c.path) + " --help' to see its flags");
 }
 
-std::string flag_label(const FlagSpec& f) {
-  std::string s = f.short_name ? std::string("-") + f.short_name + ", " : "    ";
-  s += "--" + f.name;
-  if (!f.value.empty()) s += " " + f.value;
-  return s;
-}
-
-void print_flags(const std::vector<FlagSpec>& flags, std::ostream& out) {
-  size_t width = 0;
-  for (const auto& f : flags) width = std::max(width, flag_label(f).size());
-  for (const auto& f : flags) {
-    std::string label = flag_label(f);
-    out << "  " << label << std::string(width - label.size() + 2, ' ') << f.help;
-    if (!f.choices.empty()) out << " (" << join(f.choices, "|") << ")";
-    if (!f.default_value.empty()) out << " [default: " << f.default_value << "]";
-    if (f.repeatable) out << " (repeatable)";
-    out << "\n";
+std::optional<Invocation> parse_command(const CommandSpec& c, const std::vector<std::string>& rest, std::ostream& out) {
+  CommandParser app(c);
+  std::vector<BoundFlag> flags;
+  for (const auto* list : {&c.flags, &global_flags()})
+    for (const auto& f : *list) flags.push_back({&f, add_flag(app, f)});
+  std::vector<CLI::Option*> args;
+  for (size_t i = 0; i < c.args.size(); ++i) {
+    // Positionals fill in order; a variadic one takes all the rest. Counts
+    // are checked below, after unknown flags, so those are reported first.
+    auto* o = app.add_option("arg" + std::to_string(i));
+    if (c.args[i].variadic) o->expected(0, CLI::detail::expected_max_vector_size)->allow_extra_args();
+    else o->expected(1);
+    args.push_back(o);
   }
+  std::vector<std::string> reversed(rest.rbegin(), rest.rend());  // CLI11 takes the words last first, consuming them
+  try {
+    app.parse(reversed);
+  } catch (const CLI::ArgumentMismatch& e) {
+    argument_mismatch(c, flags, e);
+  } catch (const CLI::ParseError& e) {
+    fail(ErrorKind::usage, e.what(), "run 'emco " + path_text(c.path) + " --help' to see its flags");
+  }
+
+  // -h among combined switches (`-qh`) wins over other mistakes, as a lone -h
+  // or --help does (parse() prints help for those before CLI11 runs).
+  for (const auto& b : flags)
+    if (b.spec->name == "help" && b.option->count() > 0) {
+      print_command_help(c, out);
+      return std::nullopt;
+    }
+  for (const auto& [kind, text] : app.unmatched()) {
+    if (kind != CLI::detail::Classifier::LONG && kind != CLI::detail::Classifier::SHORT) continue;
+    // "-w=1": CLI11 takes -w as the switch and leaves "-=1"; name the switch.
+    if (text.rfind("-=", 0) == 0)
+      for (const auto& word : rest)
+        if (auto eq = word.find('='); word.size() > 2 && word[0] == '-' && word[1] != '-' && eq != std::string::npos && eq > 1)
+          if (const FlagSpec* f = flag_in(flags, word.substr(eq - 1, 1)); f && f->value.empty())
+            fail(ErrorKind::usage, "flag '--" + f->name + "' takes no value");
+    std::string name = text.substr(text.find_first_not_of('-'));
+    name = name.substr(0, name.find('='));
+    std::vector<std::string> names;
+    for (const auto& b : flags) names.push_back(b.spec->name);
+    std::string guess = closest_match(name, names);
+    fail(ErrorKind::usage, "unknown flag '" + text + "' for 'emco " + path_text(c.path) + "'",
+         guess.empty() ? "run 'emco " + path_text(c.path) + " --help' to see its flags" : "did you mean '--" + guess + "'?");
+  }
+
+  Invocation inv;
+  inv.command = &c;
+  for (const auto& b : flags) {
+    const FlagSpec& f = *b.spec;
+    const auto& given = b.option->results();
+    if (given.empty()) {
+      if (!f.default_value.empty()) inv.flags[f.name].push_back(f.default_value);
+      continue;
+    }
+    // --workspace may be repeated (the last one counts), as wrappers that add their own need.
+    if (!f.repeatable && given.size() > 1 && f.name != "workspace")
+      fail(ErrorKind::usage, "flag '--" + f.name + "' given more than once");
+    for (const auto& v : given) inv.flags[f.name].push_back(f.value.empty() ? "" : v);
+  }
+  for (const auto* o : args)
+    for (const auto& v : o->results()) inv.args.push_back(v);
+
+  size_t required = 0;
+  for (const auto& a : c.args) required += a.optional ? 0 : 1;
+  if (inv.args.size() < required)
+    fail(ErrorKind::usage, "'emco " + path_text(c.path) + "' needs " + c.args[inv.args.size()].name, "usage: " + usage_line(c));
+  for (const auto& [kind, text] : app.unmatched())
+    if (kind == CLI::detail::Classifier::NONE)
+      fail(ErrorKind::usage, "unexpected argument '" + text + "' for 'emco " + path_text(c.path) + "'",
+           "usage: " + usage_line(c));
+  return inv;
 }
 
 }  // namespace
 
-void print_command_help(const CommandSpec& c, std::ostream& out) {
-  out << "usage: " << usage_line(c) << "\n\n" << c.summary << "\n";
-  if (!c.description.empty()) out << "\n" << c.description << "\n";
-  if (!c.args.empty()) {
-    out << "\narguments:\n";
-    size_t width = 0;
-    for (const auto& a : c.args) width = std::max(width, a.name.size());
-    for (const auto& a : c.args) out << "  " << a.name << std::string(width - a.name.size() + 2, ' ') << a.help << "\n";
-  }
-  if (!c.flags.empty()) {
-    out << "\nflags:\n";
-    print_flags(c.flags, out);
-  }
-  out << "\nglobal flags:\n";
-  print_flags(global_flags(), out);
-  if (!c.examples.empty()) {
-    out << "\nexamples:\n";
-    for (const auto& e : c.examples) out << "  " << e << "\n";
-  }
-}
-
-void print_group_help(const std::vector<std::string>& prefix, std::ostream& out) {
-  if (prefix.empty()) {
-    out << "usage: emco <command> [flags] [args]\n\n"
-           "emco registers clusters, describes composite applications made of Helm charts,\n"
-           "places them on clusters by intent and deploys them, from a local workspace.\n\n"
-           "workspace and batch files:\n";
-  } else {
-    std::string summary;
-    for (const auto& n : nouns())
-      if (n.name == prefix[0] && prefix.size() == 1) summary = n.summary;
-    out << "usage: emco " << path_text(prefix) << " <command> [flags] [args]\n\n";
-    if (!summary.empty()) out << summary << "\n\n";
-    out << "commands:\n";
-  }
-  std::vector<std::pair<std::string, std::string>> rows;
-  std::set<std::string> shown_nouns;
-  for (const auto& c : commands()) {
-    if (c.hidden || !is_prefix(prefix, c.path)) continue;
-    if (prefix.empty()) {
-      bool is_noun = false;
-      for (const auto& n : nouns()) is_noun = is_noun || n.name == c.path[0];
-      if (is_noun) continue;
-    }
-    rows.emplace_back(path_text(std::vector<std::string>(c.path.begin() + static_cast<std::ptrdiff_t>(prefix.size()), c.path.end())),
-                      c.summary);
-  }
-  size_t width = 0;
-  for (const auto& r : rows) width = std::max(width, r.first.size());
-  if (prefix.empty())
-    for (const auto& n : nouns()) width = std::max(width, n.name.size());
-  for (const auto& [name, summary] : rows) out << "  " << name << std::string(width - name.size() + 2, ' ') << summary << "\n";
-  if (prefix.empty()) {
-    out << "\nresources:\n";
-    for (const auto& n : nouns()) out << "  " << n.name << std::string(width - n.name.size() + 2, ' ') << n.summary << "\n";
-    out << "\nRun 'emco <command> --help' for a command's flags, 'man emco' for exit codes and files.\n";
-  }
-}
-
 std::optional<Invocation> parse(const std::vector<std::string>& argv, std::ostream& out) {
-  // Split words (command path + positional args) from flags, keeping order.
+  // The command path: the leading words before the first flag.
   std::vector<std::string> words;
   size_t first_flag = argv.size();
   for (size_t i = 0; i < argv.size(); ++i) {
@@ -191,18 +216,17 @@ std::optional<Invocation> parse(const std::vector<std::string>& argv, std::ostre
     }
     words.push_back(argv[i]);
   }
+  bool wants_help = std::find(argv.begin(), argv.end(), "--help") != argv.end() ||
+                    std::find(argv.begin(), argv.end(), "-h") != argv.end();
   if (words.empty() || words[0] == "help") {
     std::vector<std::string> topic(words.empty() ? words.begin() : words.begin() + 1, words.end());
-    bool asked_help = !words.empty() || std::find(argv.begin(), argv.end(), "--help") != argv.end() ||
-                      std::find(argv.begin(), argv.end(), "-h") != argv.end();
-    if (words.empty() && !asked_help && first_flag < argv.size() && argv[first_flag] == "--version") {
+    if (words.empty() && !wants_help && first_flag < argv.size() && argv[first_flag] == "--version") {
       Invocation inv;
       for (const auto& c : commands())
         if (c.path == std::vector<std::string>{"version"}) inv.command = &c;
       return inv;
     }
-    if (!asked_help && words.empty())
-      fail(ErrorKind::usage, "no command given", "run 'emco --help' to see the commands");
+    if (words.empty() && !wants_help) fail(ErrorKind::usage, "no command given", "run 'emco --help' to see the commands");
     for (const auto& c : commands())
       if (c.path == topic) {
         print_command_help(c, out);
@@ -219,10 +243,8 @@ std::optional<Invocation> parse(const std::vector<std::string>& argv, std::ostre
         (!best || c.path.size() > best->path.size()))
       best = &c;
   }
-  bool wants_help = std::find(argv.begin(), argv.end(), "--help") != argv.end() ||
-                    std::find(argv.begin(), argv.end(), "-h") != argv.end();
   if (!best) {
-    // A noun (group) alone, or an unknown word.
+    // A noun (group) alone prints its help; an unknown word is an error.
     std::vector<std::string> group;
     for (const auto& w : words) {
       group.push_back(w);
@@ -240,10 +262,6 @@ std::optional<Invocation> parse(const std::vector<std::string>& argv, std::ostre
                            : "did you mean '" + path_text(group) + (group.empty() ? "" : " ") + guess + "'?");
       }
     }
-    if (!wants_help && group.size() == words.size() && !group.empty()) {
-      print_group_help(group, out);
-      return std::nullopt;
-    }
     print_group_help(group, out);
     return std::nullopt;
   }
@@ -251,81 +269,8 @@ std::optional<Invocation> parse(const std::vector<std::string>& argv, std::ostre
     print_command_help(*best, out);
     return std::nullopt;
   }
-
-  Invocation inv;
-  inv.command = best;
-  for (size_t i = best->path.size(); i < words.size(); ++i) inv.args.push_back(words[i]);
-  for (size_t i = first_flag; i < argv.size(); ++i) {
-    const std::string& a = argv[i];
-    if (a == "--") {
-      for (size_t j = i + 1; j < argv.size(); ++j) inv.args.push_back(argv[j]);
-      break;
-    }
-    if (a.size() < 2 || a[0] != '-' || a == "-") {
-      inv.args.push_back(a);
-      continue;
-    }
-    std::string name, value;
-    bool has_value = false;
-    const FlagSpec* f = nullptr;
-    if (a[1] == '-') {
-      name = a.substr(2);
-      if (auto eq = name.find('='); eq != std::string::npos) {
-        value = name.substr(eq + 1);
-        name = name.substr(0, eq);
-        has_value = true;
-      }
-      f = find_flag(*best, name, 0);
-    } else {
-      f = find_flag(*best, "", a[1]);
-      if (a.size() > 2) {
-        value = a.substr(2);
-        has_value = true;
-      }
-      name = f ? f->name : a.substr(1, 1);
-    }
-    if (!f) {
-      std::vector<std::string> names;
-      for (const auto& x : best->flags) names.push_back(x.name);
-      for (const auto& x : global_flags()) names.push_back(x.name);
-      std::string guess = closest_match(name, names);
-      fail(ErrorKind::usage, "unknown flag '" + a + "' for 'emco " + path_text(best->path) + "'",
-           guess.empty() ? "run 'emco " + path_text(best->path) + " --help' to see its flags" : "did you mean '--" + guess + "'?");
-    }
-    if (f->value.empty()) {
-      if (has_value) fail(ErrorKind::usage, "flag '--" + f->name + "' takes no value");
-      inv.flags[f->name].push_back("");
-      continue;
-    }
-    if (!has_value) {
-      if (i + 1 >= argv.size())
-        fail(ErrorKind::usage, "flag '--" + f->name + "' needs a value (" + f->value + ")");
-      value = argv[++i];
-    }
-    if (!f->choices.empty() && std::find(f->choices.begin(), f->choices.end(), value) == f->choices.end())
-      fail(ErrorKind::usage, "invalid value '" + value + "' for '--" + f->name + "'", "allowed values are " + join(f->choices, ", "));
-    if (!f->repeatable && inv.flags.count(f->name) && f->name != "workspace")
-      fail(ErrorKind::usage, "flag '--" + f->name + "' given more than once");
-    inv.flags[f->name].push_back(value);
-  }
-  for (const auto& f : best->flags)
-    if (!f.default_value.empty() && !inv.flags.count(f.name)) inv.flags[f.name].push_back(f.default_value);
-
-  // Positional argument count.
-  size_t required = 0, max = 0;
-  bool variadic = false;
-  for (const auto& a : best->args) {
-    if (!a.optional) ++required;
-    ++max;
-    variadic = variadic || a.variadic;
-  }
-  if (inv.args.size() < required)
-    fail(ErrorKind::usage, "'emco " + path_text(best->path) + "' needs " + best->args[inv.args.size()].name,
-         "usage: " + usage_line(*best));
-  if (!variadic && inv.args.size() > max)
-    fail(ErrorKind::usage, "unexpected argument '" + inv.args[max] + "' for 'emco " + path_text(best->path) + "'",
-         "usage: " + usage_line(*best));
-  return inv;
+  return parse_command(*best, std::vector<std::string>(argv.begin() + static_cast<std::ptrdiff_t>(best->path.size()), argv.end()),
+                       out);
 }
 
 }  // namespace emco::cli

@@ -75,24 +75,43 @@ struct Invocation {
   // The flag's value as a whole number (`fallback` when absent); Error(usage)
   // naming the flag when it is not one (trailing characters included).
   long long get_int(const std::string& flag, long long fallback = 0) const;
+  // As get_int, and Error(usage) naming the flag when outside int's range.
+  int get_int32(const std::string& flag, int fallback) const;
+  // The flag's value as a number (`fallback` when absent); Error(usage)
+  // naming the flag when it does not start with one.
+  double get_double(const std::string& flag, double fallback) const;
   const std::vector<std::string>& all(const std::string& flag) const;
 };
 
-// Parses argv (without the program name). Throws Error(usage) with a
-// "did you mean" hint for unknown commands and flags. Returns nullopt after
-// printing help (--help, `emco help X`, a bare noun).
+// Parses argv (without the program name; cli/parse.cpp, with CLI11). The
+// leading words name the command; its flags and arguments follow in any
+// order: `--flag value`, `--flag=value`, `-fvalue`, combined short switches
+// (`-qw`), `--` before arguments that start with '-'. A value-taking flag
+// takes the next word whatever it is. Throws Error(usage) with a "did you
+// mean" hint for unknown commands and flags, and for a missing or surplus
+// argument, a missing value, a value outside the flag's choices, a value
+// given to a switch, a non-repeatable flag given twice. Fills in the table's
+// defaults. Returns nullopt after printing help (--help or -h anywhere,
+// `emco help X`, a bare noun).
 std::optional<Invocation> parse(const std::vector<std::string>& argv, std::ostream& out);
 
-// Help text of one command / of a noun / of the whole program.
+// Help text of one command / of a noun / of the whole program (cli/help.cpp).
 void print_command_help(const CommandSpec& c, std::ostream& out);
 void print_group_help(const std::vector<std::string>& prefix, std::ostream& out);
+// "emco cluster create [flags] PROVIDER/CLUSTER": the first line of --help.
+std::string usage_line(const CommandSpec& c);
 
-// Sections of the table, one per file, concatenated by commands().
-std::vector<CommandSpec> core_commands();      // init, apply, get, delete, update, version, ...
-std::vector<CommandSpec> resource_commands();  // cluster, project, app, dig, lc, controller
-std::vector<CommandSpec> deploy_commands();    // dig lifecycle/status/history, status, sync (cli/cmd_deploy.cpp)
-std::vector<CommandSpec> ctl_commands();       // emcoctl compatibility
-std::vector<CommandSpec> tool_commands();      // template, sim, cluster check
-std::vector<CommandSpec> lc_commands();        // logical-cloud status (cli/cmd_lc.cpp)
+// Sections of the table, one per file, concatenated by commands() in this
+// order: each file holds a noun's (or the top-level verbs') table section
+// and handlers.
+std::vector<CommandSpec> verb_commands();        // cli/verbs.cpp: init, apply, update, get, delete, version, status, sync, template
+std::vector<CommandSpec> cluster_commands();     // cli/nouns/cluster.cpp
+std::vector<CommandSpec> project_commands();     // cli/nouns/project.cpp
+std::vector<CommandSpec> app_commands();         // cli/nouns/app.cpp
+std::vector<CommandSpec> dig_commands();         // cli/nouns/dig.cpp
+std::vector<CommandSpec> lc_commands();          // cli/nouns/lc.cpp
+std::vector<CommandSpec> controller_commands();  // cli/nouns/controller.cpp
+std::vector<CommandSpec> sim_commands();         // cli/nouns/sim.cpp
+std::vector<CommandSpec> ctl_commands();         // cli/nouns/ctl.cpp: emcoctl compatibility
 
 }  // namespace emco::cli

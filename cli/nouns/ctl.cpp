@@ -12,8 +12,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/batch_output.hpp"
-#include "cli/render.hpp"
 #include "cli/table.hpp"
+#include "cli/values_renderer.hpp"
 #include "core/util/error.hpp"
 #include "core/util/strings.hpp"
 #include "core/yaml/yaml.hpp"

@@ -1,12 +1,15 @@
-// Logical-cloud commands beyond create/get/modify/delete (cli/cmd_resources.cpp)
-// and the lifecycle operations (cli/cmd_deploy.cpp): the cloud's status and
-// the kubeconfig issued for its user.
+// `emco lc`: logical clouds, their cluster references, quotas, permissions
+// and kv pairs (create, modify, get, list, delete), the lifecycle with
+// waiting and progress (instantiate, terminate, update, stop), the cloud's
+// status and the kubeconfig issued for its user.
 
 #include <nlohmann/json.hpp>
 
 #include "cli/address.hpp"
 #include "cli/context.hpp"
+#include "cli/operations.hpp"
 #include "cli/output.hpp"
+#include "cli/resource_verbs.hpp"
 #include "cli/table.hpp"
 #include "core/lifecycle/credentials.hpp"
 #include "core/lifecycle/lc_dcm.hpp"
@@ -106,14 +109,73 @@ int kubeconfig_cmd(Context& ctx, const Invocation& inv) {
 
 std::vector<CommandSpec> lc_commands() {
   std::vector<CommandSpec> v;
+  Noun lc_noun{.words = {"lc"}, .kind = "logicalCloud", .address = "PROJECT/LOGICAL-CLOUD", .update_verb = "modify",
+          .flags = {{.name = "level", .value = "LEVEL", .help = "0 = admin, 1 = standard/privileged", .choices = {"0", "1"}},
+                    {.name = "namespace", .value = "NS", .help = "namespace of a level-1 cloud"},
+                    {.name = "user", .value = "NAME", .help = "user of a level-1 cloud"},
+                    {.name = "label", .value = "KEY=VALUE", .help = "label for the cloud's namespace", .repeatable = true}},
+          .build = [](const Invocation& inv, json& spec, manifest::Document&) {
+            if (inv.has("level")) spec["level"] = inv.get("level");
+            if (inv.has("namespace")) spec["namespace"] = inv.get("namespace");
+            if (inv.has("user")) spec["user"] = {{"userName", inv.get("user")}, {"type", "certificate"}};
+            for (const auto& [k, val] : key_values(inv.all("label"), "label")) spec["labels"][k] = val;
+          },
+          .examples = {"emco lc create proj1/lc0 --level 0", "emco lc create proj1/tenant-a --namespace tenant-a --user alice"}};
+  add_verbs(v, lc_noun);
+  add_verbs(v, {.words = {"lc", "cluster-ref"}, .kind = "clusterReference", .address = "PROJECT/LOGICAL-CLOUD/REFERENCE",
+                .flags = {{.name = "cluster", .value = "PROVIDER/CLUSTER", .help = "the cluster referenced"},
+                          {.name = "load-balancer-ip", .value = "IP", .help = "the cluster's load balancer address"}},
+                .build = [](const Invocation& inv, json& spec, manifest::Document&) {
+                  if (inv.has("cluster")) {
+                    auto p = split_address(inv.get("cluster"), "cluster", 2);
+                    spec["clusterProvider"] = p[0];
+                    spec["cluster"] = p[1];
+                  }
+                  if (inv.has("load-balancer-ip")) spec["loadBalancerIP"] = inv.get("load-balancer-ip");
+                },
+                .examples = {"emco lc cluster-ref create proj1/lc0/edge01 --cluster edge-provider/edge01"}});
+  add_verbs(v, {.words = {"lc", "quota"}, .kind = "clusterQuota", .address = "PROJECT/LOGICAL-CLOUD/QUOTA",
+                .flags = {{.name = "set", .value = "RESOURCE=AMOUNT", .help = "a ResourceQuota hard limit", .repeatable = true}},
+                .build = [](const Invocation& inv, json& spec, manifest::Document&) {
+                  for (const auto& [k, val] : key_values(inv.all("set"), "set")) spec[k] = val;
+                },
+                .examples = {"emco lc quota create proj1/tenant-a/q1 --set pods=10 --set limits.cpu=4"}});
+  add_verbs(v, {.words = {"lc", "permission"}, .kind = "userPermission", .address = "PROJECT/LOGICAL-CLOUD/PERMISSION",
+                .flags = {{.name = "namespace", .value = "NS", .help = "namespace granted (empty = cluster-wide)"},
+                          {.name = "api-group", .value = "GROUP", .help = "API group (\"\" = core)", .repeatable = true},
+                          {.name = "resource", .value = "RESOURCE", .help = "resource type", .repeatable = true},
+                          {.name = "verb", .value = "VERB", .help = "allowed verb", .repeatable = true}},
+                .build = [](const Invocation& inv, json& spec, manifest::Document&) {
+                  if (inv.has("namespace")) spec["namespace"] = inv.get("namespace");
+                  if (inv.has("api-group")) spec["apiGroups"] = inv.all("api-group");
+                  if (inv.has("resource")) spec["resources"] = inv.all("resource");
+                  if (inv.has("verb")) spec["verbs"] = inv.all("verb");
+                }});
+  add_verbs(v, {.words = {"lc", "kv"}, .kind = "logicalCloudKv", .address = "PROJECT/LOGICAL-CLOUD/NAME",
+                .flags = {kv_flag()},
+                .build = [](const Invocation& inv, json& spec, manifest::Document&) {
+                  if (inv.has("kv")) spec["kv"] = kv_list(inv.all("kv"), "kv");
+                }});
+
+  add_lifecycle_operations(v, "lc", resource::kind("logicalCloud"), k_lc_address, "the logical cloud", "proj1/tenant-a", {
+      {"instantiate", "instantiate a logical cloud on its clusters",
+       "Admin (level 0) clouds record the state only. Standard and privileged (level 1) clouds create, in every\n"
+       "referenced cluster, the namespace, the user's roles and bindings and the quota, and issue the user's\n"
+       "credentials; waits up to --timeout like 'emco dig instantiate'."},
+      {"terminate", "remove a logical cloud from its clusters",
+       "Deletes what instantiate created, in reverse order. DIGs deployed into the cloud must be terminated first."},
+      {"update", "roll out logical-cloud changes (cluster references, quotas, permissions)",
+       "Delivers only the difference: clusters added get the cloud, clusters removed lose it."},
+      {"stop", "stop a logical cloud's instantiate or terminate in progress",
+       "Sets the stop flag: a process delivering the cloud ends its waits within a second."},
+  });
   v.push_back({.path = {"lc", "status"},
                .summary = "show the logical cloud's state, per-cluster objects and credentials",
                .description = "Per cluster of the cloud: how many of its objects (namespace, roles, bindings, quotas, "
                               "certificate request) are applied or failed, and whether the user's credentials were "
                               "issued; then the state history. -o json|yaml lists every object with its status.",
                .args = {{.name = k_lc_address, .help = "the logical cloud (or its anchor)", .complete = Complete::anchor}},
-               .flags = {{.name = "output", .short_name = 'o', .value = "FORMAT", .help = "output format",
-                          .choices = {"table", "json", "yaml"}, .default_value = "table"}},
+               .flags = {output_flag({Format::table, Format::json, Format::yaml})},
                .examples = {"emco lc status proj1/tenant-a", "emco lc status proj1/tenant-a -o json"},
                .handler = status_cmd});
   v.push_back({.path = {"lc", "kubeconfig"},

@@ -1,4 +1,6 @@
-// Workspace and batch commands: init, apply, update, get, delete, version.
+// The top-level verbs: the workspace (init), batch files and anchors (apply,
+// update, get, delete), the deployments in the workspace (status, sync),
+// Helm in process (template), version and the hidden docs generator.
 
 #include <filesystem>
 
@@ -7,10 +9,15 @@
 #include "cli/batch_output.hpp"
 #include "cli/context.hpp"
 #include "cli/docs.hpp"
-#include "cli/render.hpp"
+#include "cli/interrupt.hpp"
+#include "cli/operations.hpp"
+#include "cli/progress.hpp"
 #include "cli/table.hpp"
+#include "cli/values_renderer.hpp"
+#include "core/helm/helm.hpp"
 #include "core/lifecycle/lifecycle.hpp"
 #include "core/manifest/batch.hpp"
+#include "core/status/status.hpp"
 #include "core/util/error.hpp"
 #include "core/util/strings.hpp"
 
@@ -19,11 +26,6 @@ namespace emco::cli {
 using nlohmann::json;
 
 namespace {
-
-FlagSpec output_flag() {
-  return {.name = "output", .short_name = 'o', .value = "FORMAT", .help = "output format", .choices = format_names(),
-          .default_value = "table"};
-}
 
 int run_init(Context& ctx, const Invocation& inv) {
   std::string dir = inv.args.empty() ? "." : inv.args[0];
@@ -92,9 +94,78 @@ const std::vector<FlagSpec> batch_flags(bool with_values, bool with_continue, bo
   return f;
 }
 
+int run_template(Context& ctx, const Invocation& inv) {
+  helm::TemplateArgs a;
+  a.chart = inv.args.at(0);
+  a.value_files = inv.all("values");
+  a.set = inv.all("set");
+  a.set_string = inv.all("set-string");
+  a.namespace_name = inv.get("namespace", "default");
+  a.release_name = inv.get("release-name", "release-name");
+  a.include_crds = inv.has("include-crds");
+  a.skip_tests = inv.has("skip-tests");
+  return helm::template_main(a, ctx.out, ctx.err);
+}
+
+std::string counts_text(const json& counts) {
+  std::string s;
+  for (const auto& [name, n] : counts.items()) s += (s.empty() ? "" : " ") + name + "=" + std::to_string(n.get<int64_t>());
+  return s;
+}
+
+int workspace_status_cmd(Context& ctx, const Invocation& inv) {
+  Format f = parse_format(inv.get("output", "table"));
+  auto& st = ctx.store();
+  return watchable(ctx, inv, [&](std::ostream& os) {
+    json s = status::workspace_status(st);
+    if (f == Format::json) return print_json(os, s);
+    if (f == Format::yaml) return print_yaml(os, s);
+    std::vector<std::vector<std::string>> rows;
+    for (const auto& r : s["resources"])
+      rows.push_back({r["kind"], r["anchor"], r.value("state", ""), std::to_string(r.value("revision", 0)),
+                      r.value("deployedStatus", ""), counts_text(r.value("deployedCounts", json::object()))});
+    print_table(os, {"KIND", "ANCHOR", "STATE", "REVISION", "DEPLOYED", "RESOURCES"}, rows);
+    if (!s["queued"].empty()) {
+      os << "\nqueued work:\n";
+      std::vector<std::vector<std::string>> q;
+      for (const auto& r : s["queued"])
+        q.push_back({r["context"], r["status"], r["running"].get<bool>() ? "being delivered" : "waiting for 'emco sync'"});
+      print_table(os, {"CONTEXT", "STATUS", "STATE"}, q);
+    }
+  });
+}
+
+int sync_cmd(Context& ctx, const Invocation& inv) {
+  InterruptGuard guard;
+  ctx.delivers = true;
+  ProgressView view(ctx, true);
+  auto o = options_of(ctx, inv, view);
+  o.wait = true;
+  auto results = lifecycle::resume(ctx.store(), o);
+  view.finish();
+  Format f = parse_format(inv.get("output", "table"));
+  int code = 0;
+  json out = json::array();
+  for (const auto& r : results) {
+    code = std::max(code, exit_of(r.delivery));
+    out.push_back({{"context", r.context}, {"delivery", delivery_name(r.delivery)}, {"deployedStatus", r.status},
+                   {"failures", r.failures}});
+    if (f == Format::table) {
+      ctx.out << "context " << r.context << " " << r.status << "\n";
+      for (const auto& fl : r.failures) ctx.err << "emco: failed: " << fl << "\n";
+    }
+  }
+  if (f == Format::json) print_json(ctx.out, out);
+  else if (f == Format::yaml) print_yaml(ctx.out, out);
+  else if (results.empty()) ctx.out << "nothing queued\n";
+  if (code == 8) explain_pending(ctx, "emco sync", o);
+  return code;
+}
+
+
 }  // namespace
 
-std::vector<CommandSpec> core_commands() {
+std::vector<CommandSpec> verb_commands() {
   std::vector<CommandSpec> v;
   v.push_back({.path = {"init"},
                .summary = "create an empty workspace",
@@ -156,6 +227,37 @@ std::vector<CommandSpec> core_commands() {
                .needs_workspace = false,
                .hidden = true,
                .handler = run_docs});
+  v.push_back({.path = {"status"},
+               .summary = "summarize every deployment in the workspace",
+               .description = "One line per logical cloud and deployment intent group (state, revision, deploy status,\n"
+                              "resource counts) and the work queued for 'emco sync'.",
+               .flags = {output_flag({Format::table, Format::json, Format::yaml}),
+                         {.name = "watch", .short_name = 'w', .help = "refresh every 2 seconds until Ctrl-C"}},
+               .handler = workspace_status_cmd});
+  v.push_back({.path = {"sync"},
+               .summary = "resume deliveries left queued (interrupted, timed out or --no-wait)",
+               .description = "Delivers every AppContext with queued events that no running emco process is working on.\n"
+                              "Work an interrupted emco left queued (Ctrl-C, kill -9, power loss, --no-wait) is also resumed\n"
+                              "by any later emco command that opens the workspace: it starts 'emco sync' in the background\n"
+                              "(one per workspace, messages in .emco/sync.log) and returns at once. EMCO_AUTO_RESUME=0 turns\n"
+                              "that off.",
+               .flags = wait_flags(),
+               .handler = sync_cmd});
+  v.push_back({.path = {"template"},
+               .summary = "render a Helm chart locally, exactly as 'helm template' prints it",
+               .description = "In-process Helm: no helm binary is needed. Output is byte-identical to helm 3.17.3's.",
+               .args = {{.name = "CHART", .help = "chart directory or .tgz package", .complete = Complete::file}},
+               .flags = {{.name = "values", .short_name = 'f', .value = "FILE", .help = "values file", .repeatable = true,
+                          .complete = Complete::file},
+                         {.name = "set", .value = "KEY=VALUE", .help = "set a value (helm --set syntax)", .repeatable = true},
+                         {.name = "set-string", .value = "KEY=VALUE", .help = "set a string value", .repeatable = true},
+                         {.name = "namespace", .short_name = 'n', .value = "NS", .help = "release namespace", .default_value = "default"},
+                         {.name = "release-name", .value = "NAME", .help = "release name", .default_value = "release-name"},
+                         {.name = "include-crds", .help = "include the chart's crds/ files"},
+                         {.name = "skip-tests", .help = "leave out test hooks"}},
+               .needs_workspace = false,
+               .examples = {"emco template ./mychart -f prod.yaml --set image.tag=1.2.3 --namespace web"},
+               .handler = run_template});
   return v;
 }
 

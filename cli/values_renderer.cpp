@@ -1,4 +1,4 @@
-#include "cli/render.hpp"
+#include "cli/values_renderer.hpp"
 
 #include <fstream>
 #include <iterator>

@@ -1,0 +1,35 @@
+// `emco controller`: placement and action controllers, and the DTC's
+// sub-controllers (register, update, get, list, delete).
+
+#include <nlohmann/json.hpp>
+
+#include "cli/resource_verbs.hpp"
+#include "cli/table.hpp"
+
+namespace emco::cli {
+
+using nlohmann::json;
+
+std::vector<CommandSpec> controller_commands() {
+  std::vector<CommandSpec> v;
+  auto controller_flags = std::vector<FlagSpec>{
+      {.name = "type", .value = "TYPE", .help = "controller type", .choices = {"placement", "action"}},
+      {.name = "priority", .value = "N", .help = "run order among controllers of the same type (1 first)"},
+      {.name = "host", .value = "HOST", .help = "recorded for emcoctl compatibility; controllers run in process"},
+      {.name = "port", .value = "PORT", .help = "recorded for emcoctl compatibility"}};
+  auto controller_build = [](const Invocation& inv, json& spec, manifest::Document&) {
+    if (inv.has("type")) spec["type"] = inv.get("type");
+    if (inv.has("priority")) spec["priority"] = inv.get_int("priority");
+    if (inv.has("host")) spec["host"] = inv.get("host");
+    if (inv.has("port")) spec["port"] = inv.get_int("port");
+  };
+  add_verbs(v, {.words = {"controller"}, .kind = "controller", .address = "CONTROLLER", .create_verb = "register",
+                .flags = controller_flags, .build = controller_build,
+                .examples = {"emco controller register gac --type action --priority 1"}});
+  add_verbs(v, {.words = {"controller", "dtc"}, .kind = "dtcController", .address = "CONTROLLER", .create_verb = "register",
+                .flags = controller_flags, .build = controller_build,
+                .examples = {"emco controller dtc register nps --type action --priority 1"}});
+  return v;
+}
+
+}  // namespace emco::cli

@@ -1,0 +1,541 @@
+// `emco dig`: deployment intent groups and their intents (create, modify,
+// get, list, delete, approve), the lifecycle with waiting and progress
+// (instantiate, terminate, stop, update, rollback), what was deployed
+// (status, history), and the planner offline (plan, render, explain: nothing
+// is stored, no cluster is contacted).
+
+#include <map>
+#include <set>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/address.hpp"
+#include "cli/context.hpp"
+#include "cli/operations.hpp"
+#include "cli/output.hpp"
+#include "cli/progress.hpp"
+#include "cli/resource_verbs.hpp"
+#include "cli/table.hpp"
+#include "core/appcontext/appcontext.hpp"
+#include "core/lifecycle/lifecycle.hpp"
+#include "core/plan/plan.hpp"
+#include "core/plan/unified_diff.hpp"
+#include "core/status/status.hpp"
+#include "core/util/error.hpp"
+#include "core/util/strings.hpp"
+
+namespace emco::cli {
+
+namespace {
+
+using nlohmann::json;
+using resource::Key;
+
+const std::string k_dig_address = "PROJECT/COMPOSITE-APP/VERSION/DIG";
+
+Key dig_key(const std::string& text) {
+  return resolve_address(resource::kind("deploymentIntentGroup"), text, k_dig_address);
+}
+
+json placement_elements(const std::vector<std::string>& items, const std::string& flag) {
+  json out = json::array();
+  for (const auto& item : items) {
+    auto v = split_address(item, flag, 2);
+    if (starts_with(v[1], "label="))
+      out.push_back({{"clusterProvider", v[0]}, {"clusterLabel", v[1].substr(6)}});
+    else
+      out.push_back({{"clusterProvider", v[0]}, {"cluster", v[1]}});
+  }
+  return out;
+}
+
+// ---- status ----
+
+status::Query query_of(const Invocation& inv, Format& format) {
+  status::Query q;
+  format = Format::table;
+  for (const auto& v : inv.all("output")) {
+    for (const auto& part : split(v, ',')) {
+      if (part == "summary" || part == "all" || part == "detail") q.output = part;
+      else format = parse_format(part);
+    }
+  }
+  q.status = inv.get("status");
+  q.type = inv.get("type");
+  // The command line defaults to EMCO's current vocabulary (status=deployed);
+  // `emco get .../status` anchors keep upstream's deprecated default.
+  if (q.status.empty() && q.type.empty()) q.status = "deployed";
+  if (inv.has("instance")) {
+    q.has_instance = true;
+    q.instance = inv.get("instance");
+  }
+  q.apps = inv.all("app");
+  q.clusters = inv.all("cluster");
+  for (auto& c : q.clusters)
+    if (std::count(c.begin(), c.end(), '/') == 1 && c.find('+') == std::string::npos) c[c.find('/')] = '+';
+  q.resources = inv.all("resource");
+  q.list_apps = inv.has("apps");
+  q.list_clusters = inv.has("clusters");
+  q.list_resources = inv.has("resources");
+  status::validate(q);
+  return q;
+}
+
+void print_dig_status_table(std::ostream& out, const json& s, const status::Query& q) {
+  const bool dep = q.deprecated_names();
+  auto states = s.value("states", json::object());
+  auto actions = states.value("actions", json::array());
+  std::string state = actions.empty() ? "" : actions.back().value("state", "");
+  out << "DIG " << s.value("project", "") << "/" << s.value("compositeApp", "") << "/" << s.value("compositeAppVersion", "")
+      << "/" << s.value("name", "") << "  state " << state;
+  int rev = 0;
+  for (const auto& a : actions)
+    if (a.value("state", "") == "Instantiated") rev = a.value("revision", 0);
+  if (rev) out << "  revision " << rev;
+  out << "\n";
+  if (s.contains("apps") && s["apps"].is_array() && !s["apps"].empty() && s["apps"][0].is_string()) {
+    for (const auto& a : s["apps"]) out << a.get<std::string>() << "\n";
+    return;
+  }
+  const char* k_status = dep ? "status" : "deployedStatus";
+  if (s.contains(k_status)) out << "deployed: " << s[k_status].get<std::string>();
+  const char* k_counts = dep ? "rsyncStatus" : "deployedCounts";
+  if (s.contains(k_counts))
+    for (const auto& [name, n] : s[k_counts].items()) out << "  " << name << " " << n.get<int64_t>();
+  if (s.contains(k_status)) out << "\n";
+  const char* k_ready_counts = dep ? "clusterStatus" : "readyCounts";
+  if (s.contains(k_ready_counts)) {
+    out << "ready: " << s.value("readyStatus", "");
+    for (const auto& [name, n] : s[k_ready_counts].items()) out << "  " << name << " " << n.get<int64_t>();
+    out << "\n";
+  }
+  if (s.contains("clustersByApp")) {
+    std::vector<std::vector<std::string>> rows;
+    for (const auto& a : s["clustersByApp"])
+      for (const auto& c : a["clusters"]) rows.push_back({a["app"], c["clusterProvider"], c["cluster"]});
+    print_table(out, {"APP", "PROVIDER", "CLUSTER"}, rows);
+    return;
+  }
+  if (s.contains("resourcesByApp")) {
+    std::vector<std::vector<std::string>> rows;
+    for (const auto& a : s["resourcesByApp"])
+      for (const auto& r : a["resources"])
+        rows.push_back({a["app"], a.value("clusterProvider", "") + "+" + a.value("cluster", ""), r["GVK"].value("Kind", ""),
+                        r["name"]});
+    print_table(out, {"APP", "CLUSTER", "KIND", "NAME"}, rows);
+    return;
+  }
+  if (!s.contains("apps")) return;
+  const char* k_conn = dep ? "readyStatus" : "connectivity";
+  const char* k_dep = dep ? "rsyncStatus" : "deployedStatus";
+  const char* k_ready = dep ? "clusterStatus" : "readyStatus";
+  bool with_ready = q.ready();
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& a : s["apps"])
+    for (const auto& c : a["clusters"])
+      for (const auto& r : c["resources"]) {
+        std::vector<std::string> row = {a["name"], c.value("clusterProvider", "") + "+" + c.value("cluster", ""),
+                                        c.value(k_conn, ""), r["GVK"].value("Kind", ""), r["name"], r.value(k_dep, "")};
+        if (with_ready) row.push_back(r.value(k_ready, ""));
+        rows.push_back(row);
+      }
+  std::vector<std::string> header = {"APP", "CLUSTER", "CONNECTIVITY", "KIND", "NAME", "DEPLOYED"};
+  if (with_ready) header.push_back("READY");
+  print_table(out, header, rows);
+}
+
+std::vector<FlagSpec> status_flags() {
+  return {{.name = "output", .short_name = 'o', .value = "OUTPUT",
+           .help = "detail level summary|all|detail and/or format table|json|yaml (repeatable, or comma-separated)",
+           .repeatable = true},
+          {.name = "status", .value = "KIND", .help = "deployed (what emco applied) or ready (read the live objects)",
+           .choices = {"deployed", "ready"}},
+          {.name = "type", .value = "TYPE", .help = "deprecated: rsync or cluster (upstream field names)",
+           .choices = {"rsync", "cluster"}},
+          {.name = "app", .value = "APP", .help = "only this app", .repeatable = true},
+          {.name = "cluster", .value = "PROVIDER+CLUSTER", .help = "only this cluster", .repeatable = true},
+          {.name = "resource", .value = "NAME", .help = "only resources with this metadata.name", .repeatable = true},
+          {.name = "instance", .value = "CONTEXT", .help = "an earlier instantiation or a child context"},
+          {.name = "apps", .help = "list the apps"},
+          {.name = "clusters", .help = "list the clusters of each app"},
+          {.name = "resources", .help = "list the resources of each app and cluster"},
+          {.name = "watch", .short_name = 'w', .help = "refresh every 2 seconds until Ctrl-C"}};
+}
+
+
+int dig_status_cmd(Context& ctx, const Invocation& inv) {
+  Key key = dig_key(inv.args[0]);
+  Format f;
+  auto q = query_of(inv, f);
+  auto& st = ctx.store();
+  sync::TargetFactory live;
+  if (q.ready() || q.output == "detail") live = lifecycle::live_targets(st, &ctx.runtime());
+  return watchable(ctx, inv, [&](std::ostream& os) {
+    json s = status::dig_status(st, key, q, live);
+    // Before the first instantiation there is no deployment: show the
+    // lifecycle state in its place.
+    if (!q.deprecated_names() && !s.contains("deployedStatus") && s.contains("states")) {
+      auto actions = s["states"].value("actions", json::array());
+      if (!actions.empty()) s["deployedStatus"] = actions.back().value("state", "");
+    }
+    if (f == Format::json) print_json(os, s);
+    else if (f == Format::yaml) print_yaml(os, s);
+    else print_dig_status_table(os, s, q);
+  });
+}
+
+int history_cmd(Context& ctx, const Invocation& inv) {
+  Key key = dig_key(inv.args[0]);
+  const auto& k = resource::kind("deploymentIntentGroup");
+  auto r = ctx.store().get(key);
+  if (!r) fail(ErrorKind::not_found, store::describe(k, key) + " does not exist");
+  json si = r->state_info.empty() ? json::object() : json::parse(r->state_info);
+  Format f = parse_format(inv.get("output", "table"));
+  if (f == Format::json || f == Format::yaml) {
+    if (f == Format::json) print_json(ctx.out, si);
+    else print_yaml(ctx.out, si);
+    return 0;
+  }
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& a : si.value("actions", json::array()))
+    rows.push_back({a.value("state", ""), a.value("instance", ""), std::to_string(a.value("revision", 0)), a.value("time", "")});
+  print_table(ctx.out, {"STATE", "INSTANCE", "REVISION", "TIME"}, rows);
+  if (!si.value("statusctxid", "").empty()) ctx.out << "status context: " << si["statusctxid"].get<std::string>() << "\n";
+  return 0;
+}
+
+
+// Plans with the labels of the running deployment, so that unchanged objects compare equal.
+plan::Plan plan_for(Context& ctx, const Key& dig, std::optional<std::string>& running) {
+  store::Store& st = ctx.store();
+  running = plan::running_context(st, dig);
+  plan::Options o;
+  o.registry = &ctx.runtime().controllers;
+  if (running) {
+    o.status_context_id = plan::status_context(st, dig);
+    if (o.status_context_id.empty()) o.status_context_id = *running;
+    o.update_from = *running;
+  }
+  return plan::make(st, dig, o);
+}
+
+// ---- dig plan -------------------------------------------------------------------------------
+
+struct Change {
+  std::string app;
+  std::vector<std::string> clusters;
+  std::vector<std::string> create, remove;
+  std::vector<std::pair<std::string, std::string>> change;  // resource, unified diff
+};
+
+const appcontext::Resource* find_in(const appcontext::AppContext& ctx, const std::string& app, const std::string& cluster,
+                                    const std::string& res) {
+  const auto* a = ctx.find_app(app);
+  const auto* c = a ? a->find_cluster(cluster) : nullptr;
+  return c ? c->find(res) : nullptr;
+}
+
+std::vector<Change> changes_of(const appcontext::AppContext* old_ctx, const appcontext::AppContext& new_ctx) {
+  appcontext::AppContext empty;
+  auto diffs = appcontext::diff(old_ctx ? *old_ctx : empty, new_ctx);
+  // Fold clusters whose change is identical (same resources, same contents before and after).
+  std::map<std::pair<std::string, std::string>, size_t> by_signature;  // (app, signature) -> index
+  std::vector<Change> out;
+  std::map<std::string, std::string> diff_cache;  // "old hash:new hash" -> diff
+  for (const auto& d : diffs) {
+    if (d.empty()) continue;
+    std::string sig;
+    for (const auto& r : d.added) sig += "+" + r + ":" + find_in(new_ctx, d.app, d.cluster, r)->hash() + "\n";
+    for (const auto& r : d.removed) sig += "-" + r + ":" + find_in(*old_ctx, d.app, d.cluster, r)->hash() + "\n";
+    for (const auto& r : d.changed)
+      sig += "~" + r + ":" + find_in(*old_ctx, d.app, d.cluster, r)->hash() + ":" +
+             find_in(new_ctx, d.app, d.cluster, r)->hash() + "\n";
+    auto [it, inserted] = by_signature.emplace(std::make_pair(d.app, sig), out.size());
+    if (!inserted) {
+      out[it->second].clusters.push_back(d.cluster);
+      continue;
+    }
+    Change c;
+    c.app = d.app;
+    c.clusters.push_back(d.cluster);
+    c.create = d.added;
+    c.remove = d.removed;
+    for (const auto& r : d.changed) {
+      const auto* o = find_in(*old_ctx, d.app, d.cluster, r);
+      const auto* n = find_in(new_ctx, d.app, d.cluster, r);
+      std::string key = o->hash() + ":" + n->hash();
+      auto cached = diff_cache.find(key);
+      if (cached == diff_cache.end()) cached = diff_cache.emplace(key, plan::unified_diff(o->text(), n->text())).first;
+      c.change.emplace_back(r, cached->second);
+    }
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+std::string cluster_list(const std::vector<std::string>& clusters) {
+  if (clusters.size() == 1) return "on " + clusters[0];
+  std::string s = "same change on " + std::to_string(clusters.size()) + " clusters: ";
+  size_t shown = std::min<size_t>(clusters.size(), 3);
+  for (size_t i = 0; i < shown; ++i) s += (i ? ", " : "") + clusters[i];
+  if (clusters.size() > shown) s += ", and " + std::to_string(clusters.size() - shown) + " more";
+  return s;
+}
+
+int plan_cmd(Context& ctx, const Invocation& inv) {
+  auto& st = ctx.store();
+  Key dig = dig_key(inv.args.at(0));
+  std::optional<std::string> running;
+  plan::Plan p = plan_for(ctx, dig, running);
+  std::optional<appcontext::AppContext> old_ctx;
+  if (running) old_ctx = appcontext::load(st, *running);
+  auto changes = changes_of(old_ctx ? &*old_ctx : nullptr, p.context);
+  size_t creates = 0, updates = 0, deletes = 0;
+  for (const auto& c : changes) {
+    creates += c.create.size() * c.clusters.size();
+    updates += c.change.size() * c.clusters.size();
+    deletes += c.remove.size() * c.clusters.size();
+  }
+  std::string format = inv.get("output", "text");
+  if (format == "json") {
+    json j = {{"deploymentIntentGroup", resource::resource_anchor(resource::kind("deploymentIntentGroup"), dig)},
+              {"running", running ? json(*running) : json(nullptr)},
+              {"changes", json::array()},
+              {"summary", {{"create", creates}, {"change", updates}, {"delete", deletes}}}};
+    for (const auto& c : changes) {
+      json e = {{"app", c.app}, {"clusters", c.clusters}, {"create", c.create}, {"delete", c.remove}, {"change", json::array()}};
+      for (const auto& [r, d] : c.change) e["change"].push_back({{"resource", r}, {"diff", d}});
+      j["changes"].push_back(std::move(e));
+    }
+    print_json(ctx.out, j);
+  } else {
+    if (!running) ctx.out << "No running deployment: everything is created.\n";
+    std::string last_app;
+    for (const auto& c : changes) {
+      if (c.app != last_app) ctx.out << "app " << c.app << "\n";
+      last_app = c.app;
+      ctx.out << "  " << cluster_list(c.clusters) << "\n";
+      for (const auto& r : c.create) ctx.out << "    + create " << r << "\n";
+      for (const auto& [r, d] : c.change) {
+        ctx.out << "    ~ change " << r << "\n";
+        ctx.out << "      --- " << c.app << "/" << r << " (running)\n      +++ " << c.app << "/" << r << " (planned)\n";
+        std::istringstream lines(d);
+        for (std::string line; std::getline(lines, line);) ctx.out << "      " << line << "\n";
+      }
+      for (const auto& r : c.remove) ctx.out << "    - delete " << r << "\n";
+    }
+    if (changes.empty())
+      ctx.out << "No changes: the running deployment matches the intents.\n";
+    else
+      ctx.out << "Plan: " << creates << " to create, " << updates << " to change, " << deletes << " to delete.\n";
+  }
+  return static_cast<int>(changes.empty() ? ExitCode::ok : ExitCode::changes);
+}
+
+// ---- dig render -------------------------------------------------------------------------------
+
+int render_cmd(Context& ctx, const Invocation& inv) {
+  Key dig = dig_key(inv.args.at(0));
+  std::optional<std::string> running;
+  plan::Plan p = plan_for(ctx, dig, running);
+  std::string want_app = inv.get("app"), want_cluster = inv.get("cluster");
+  if (!want_app.empty() && !p.context.find_app(want_app))
+    fail(ErrorKind::not_found, "app '" + want_app + "' is not part of the plan");
+  bool cluster_seen = want_cluster.empty();
+  for (const auto& app : p.context.apps) {
+    if (!want_app.empty() && app.name != want_app) continue;
+    for (const auto& c : app.clusters) {
+      if (!want_cluster.empty() && c.name != want_cluster) continue;
+      cluster_seen = true;
+      auto print = [&](const appcontext::Resource& r, const std::string& group) {
+        ctx.out << "---\n# Source: " << app.name << "/" << c.name << "/" << r.name;
+        if (!group.empty()) ctx.out << " (" << group << ")";
+        ctx.out << "\n" << r.text();
+      };
+      // Deploy order: CRDs and pre-install hooks, resources, then the remaining hooks.
+      for (const auto& g : c.hooks)
+        if (g.event == "crd-install" || g.event == "pre-install")
+          for (const auto& r : g.resources) print(r, g.event);
+      for (const auto& r : c.resources) print(r, "");
+      for (const auto& g : c.hooks)
+        if (g.event != "crd-install" && g.event != "pre-install")
+          for (const auto& r : g.resources) print(r, g.event);
+    }
+  }
+  if (!cluster_seen)
+    fail(ErrorKind::not_found, "cluster '" + want_cluster + "' gets nothing in this plan",
+         "clusters are named PROVIDER+CLUSTER; 'emco dig explain' shows where each app goes");
+  return 0;
+}
+
+// ---- dig explain -------------------------------------------------------------------------------
+
+int explain_cmd(Context& ctx, const Invocation& inv) {
+  Key dig = dig_key(inv.args.at(0));
+  std::optional<std::string> running;
+  plan::Plan p = plan_for(ctx, dig, running);
+  std::string want_app = inv.get("app");
+  if (!want_app.empty() && !p.context.find_app(want_app))
+    fail(ErrorKind::not_found, "app '" + want_app + "' is not part of the composite app");
+  std::string format = inv.get("output", "table");
+  json j = json::array();
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& ex : p.explanation) {
+    if (!want_app.empty() && ex.app != want_app) continue;
+    json e = {{"app", ex.app}, {"intent", ex.intent}, {"candidates", json::array()}};
+    for (const auto& c : ex.candidates) {
+      e["candidates"].push_back({{"cluster", c.cluster}, {"chosen", c.chosen}, {"reason", c.reason}});
+      rows.push_back({ex.app, c.cluster, c.chosen ? "yes" : "no", c.reason});
+    }
+    j.push_back(std::move(e));
+  }
+  if (format == "json")
+    print_json(ctx.out, j);
+  else
+    print_table(ctx.out, {"APP", "CLUSTER", "CHOSEN", "REASON"}, rows);
+  return 0;
+}
+
+}  // namespace
+
+std::vector<CommandSpec> dig_commands() {
+  std::vector<CommandSpec> v;
+  Noun dig_noun{.words = {"dig"}, .kind = "deploymentIntentGroup", .address = "PROJECT/COMPOSITE-APP/VERSION/DIG",
+           .update_verb = "modify",
+           .flags = {{.name = "composite-profile", .value = "NAME", .help = "composite profile of the composite app"},
+                     {.name = "release", .value = "NAME", .help = "Helm release name (spec.version)"},
+                     {.name = "logical-cloud", .value = "NAME", .help = "logical cloud to deploy into"},
+                     {.name = "override", .value = "APP:KEY=VALUE", .help = "Helm --set value for one app", .repeatable = true}},
+           .build = [](const Invocation& inv, json& spec, manifest::Document&) {
+             if (inv.has("composite-profile")) spec["compositeProfile"] = inv.get("composite-profile");
+             if (inv.has("release")) spec["version"] = inv.get("release");
+             if (inv.has("logical-cloud")) spec["logicalCloud"] = inv.get("logical-cloud");
+             for (const auto& o : inv.all("override")) {
+               auto colon = o.find(':');
+               auto eq = o.find('=');
+               if (colon == std::string::npos || eq == std::string::npos || eq < colon)
+                 fail(ErrorKind::usage, "'--override " + o + "' is not APP:KEY=VALUE");
+               std::string app = o.substr(0, colon);
+               if (!spec.contains("overrideValues")) spec["overrideValues"] = json::array();
+               json* entry = nullptr;
+               for (auto& e : spec["overrideValues"])
+                 if (e.value("app", "") == app) entry = &e;
+               if (!entry) {
+                 spec["overrideValues"].push_back({{"app", app}, {"values", json::object()}});
+                 entry = &spec["overrideValues"].back();
+               }
+               (*entry)["values"][o.substr(colon + 1, eq - colon - 1)] = o.substr(eq + 1);
+             }
+           },
+           .examples = {"emco dig create proj1/collection/v1/dig1 --composite-profile default --release r1 --logical-cloud lc0"}};
+  add_verbs(v, dig_noun);
+  add_operations(v, dig_noun, {{"approve", "approve a deployment intent group for instantiation"}});
+  add_verbs(v, {.words = {"dig", "intent"}, .kind = "groupIntent", .address = "PROJECT/COMPOSITE-APP/VERSION/DIG/INTENT",
+                .flags = {{.name = "placement", .value = "NAME", .help = "the generic placement intent"},
+                          {.name = "controller", .value = "CONTROLLER=INTENT", .help = "a controller's intent", .repeatable = true}},
+                .build = [](const Invocation& inv, json& spec, manifest::Document&) {
+                  if (!spec.contains("intent")) spec["intent"] = json::object();
+                  if (inv.has("placement")) spec["intent"]["genericPlacementIntent"] = inv.get("placement");
+                  for (const auto& [k, val] : key_values(inv.all("controller"), "controller")) spec["intent"][k] = val;
+                }});
+  add_verbs(v, {.words = {"dig", "placement"}, .kind = "genericPlacementIntent",
+                .address = "PROJECT/COMPOSITE-APP/VERSION/DIG/PLACEMENT"});
+  add_verbs(v, {.words = {"dig", "app-intent"}, .kind = "genericAppPlacementIntent",
+                .address = "PROJECT/COMPOSITE-APP/VERSION/DIG/PLACEMENT/APP-INTENT",
+                .flags = {{.name = "app", .value = "APP", .help = "the app placed by this intent"},
+                          {.name = "all-of", .value = "PROVIDER/CLUSTER", .help = "deploy on this cluster (PROVIDER/label=L: every cluster with label L)", .repeatable = true},
+                          {.name = "any-of", .value = "PROVIDER/CLUSTER", .help = "deploy on one of these clusters", .repeatable = true}},
+                .build = [](const Invocation& inv, json& spec, manifest::Document&) {
+                  if (inv.has("app")) spec["app"] = inv.get("app");
+                  if (inv.has("all-of") || inv.has("any-of")) spec["intent"] = json::object();
+                  if (inv.has("all-of")) spec["intent"]["allOf"] = placement_elements(inv.all("all-of"), "all-of");
+                  if (inv.has("any-of")) spec["intent"]["anyOf"] = placement_elements(inv.all("any-of"), "any-of");
+                },
+                .examples = {"emco dig app-intent create proj1/collection/v1/dig1/placement/collectd --app collectd "
+                             "--all-of edge-provider/label=edge"}});
+
+  add_lifecycle_operations(v, "dig", resource::kind("deploymentIntentGroup"), k_dig_address, "the deployment intent group",
+                           "proj1/collection/v1/dig1", {
+      {"instantiate", "deploy a deployment intent group to its clusters",
+       "Plans the DIG from its current intents (an AppContext), records the Instantiated state and delivers the\n"
+       "resources to every cluster, waiting up to --timeout. Exit status 0 when delivered, 1 when a resource\n"
+       "failed, 8 when the delivery is still in progress (it continues with 'emco sync')."},
+      {"terminate", "delete a deployment intent group's resources from its clusters",
+       "Deletes in reverse order (dependent apps first, the last-applied resource first); child contexts first."},
+      {"stop", "stop an instantiate or terminate in progress",
+       "Sets the stop flag: a process delivering the DIG ends its waits within a second and records the event failed."},
+      {"update", "roll out intent changes to an instantiated deployment intent group",
+       "Plans a new revision from the current intents and delivers only the difference: new and changed\n"
+       "resources are applied, then resources that are gone are deleted. Apps whose inputs (chart, profile,\n"
+       "placement intent, DIG, logical cloud, cluster labels) did not change keep their plan without being\n"
+       "rendered again, unless controllers are named in the group intents. GitOps repositories get one\n"
+       "commit per update with the changed and deleted files."},
+      {"rollback", "redeploy an earlier revision of a deployment intent group",
+       "Delivers the difference between the current revision and --revision N (as an update does).",
+       {{.name = "revision", .value = "N", .help = "the revision to return to (see 'emco dig history')"}},
+       " --revision 1",
+       [](const Invocation& inv) {
+         if (!inv.has("revision")) fail(ErrorKind::usage, "'emco dig rollback' needs --revision N");
+         return json{{"spec", {{"revision", inv.get("revision")}}}};
+       }},
+  });
+  v.push_back({.path = {"dig", "status"},
+               .summary = "show what a deployment intent group deployed and whether it is ready",
+               .description = "EMCO's status query: --status deployed (the default: what emco applied, from the workspace)\n"
+                              "or ready (reads the live objects); --output summary|all|detail; filters --app, --cluster,\n"
+                              "--resource; --apps/--clusters/--resources list instead. --type rsync|cluster gives\n"
+                              "upstream's deprecated field names. Before the first instantiation deployedStatus is the\n"
+                              "lifecycle state.",
+               .args = {{.name = k_dig_address, .help = "the deployment intent group (or its anchor)", .complete = Complete::anchor}},
+               .flags = status_flags(),
+               .examples = {"emco dig status proj1/collection/v1/dig1 --status ready",
+                            "emco dig status proj1/collection/v1/dig1 --status deployed -o json -o summary"},
+               .handler = dig_status_cmd});
+  v.push_back({.path = {"dig", "history"},
+               .summary = "show a deployment intent group's state history and revisions",
+               .args = {{.name = k_dig_address, .help = "the deployment intent group (or its anchor)", .complete = Complete::anchor}},
+               .flags = {output_flag({Format::table, Format::json, Format::yaml})},
+               .handler = history_cmd});
+  ArgSpec dig_arg{.name = k_dig_address, .help = "the deployment intent group (or its anchor)", .complete = Complete::anchor};
+  v.push_back({.path = {"dig", "plan"},
+               .summary = "show what instantiating or updating a deployment intent group would change",
+               .description =
+                   "Renders every app and places it as instantiate/update would, stores nothing and contacts no\n"
+                   "cluster, then compares with the running revision (the DIG's current instantiated AppContext):\n"
+                   "per app and cluster the objects to create, change (with a unified diff of the YAML) or delete.\n"
+                   "Clusters with the same change are folded (\"same change on 842 clusters\"). Without a running\n"
+                   "revision everything is created. Exit status 2 when something would change, 0 when nothing\n"
+                   "would (for CI).",
+               .args = {dig_arg},
+               .flags = {output_flag({Format::table, Format::json}, "text")},
+               .examples = {"emco dig plan proj1/collection/v1/dig1", "emco dig plan proj1/collection/v1/dig1 -o json"},
+               .handler = plan_cmd});
+  v.push_back({.path = {"dig", "render"},
+               .summary = "print the manifests a deployment intent group would deploy",
+               .description =
+                   "The planned objects as multi-document YAML in deploy order (CRDs and pre-install hooks,\n"
+                   "resources, other hooks), each preceded by '# Source: APP/PROVIDER+CLUSTER/NAME+KIND'.\n"
+                   "Generic action controller customizations are applied. Note that a GAC customization with\n"
+                   "'mode: deny' applies to no cluster at all, as upstream EMCO's code does (its documentation\n"
+                   "says \"all clusters but these\"). Patch values '$(http...)$' are rejected: emco plans offline.",
+               .args = {dig_arg},
+               .flags = {{.name = "cluster", .value = "PROVIDER+CLUSTER", .help = "only this cluster"},
+                         {.name = "app", .value = "APP", .help = "only this app"}},
+               .examples = {"emco dig render proj1/collection/v1/dig1 --cluster provider1+cluster1 --app collectd"},
+               .handler = render_cmd});
+  v.push_back({.path = {"dig", "explain"},
+               .summary = "show per app every candidate cluster and why it was chosen or not",
+               .description = "Every cluster of the DIG's logical cloud (and clusters outside it that match a label of\n"
+                              "the intent), with the placement reason: named or labelled by allOf/anyOf, pruned by the\n"
+                              "anyOf rule (the lexicographically first PROVIDER+CLUSTER is kept), removed by a placement\n"
+                              "controller, or selected by no element. Labels are resolved now.",
+               .args = {dig_arg},
+               .flags = {{.name = "app", .value = "APP", .help = "only this app"},
+                         output_flag({Format::table, Format::json})},
+               .examples = {"emco dig explain proj1/collection/v1/dig1 --app collectd"},
+               .handler = explain_cmd});
+  return v;
+}
+
+}  // namespace emco::cli

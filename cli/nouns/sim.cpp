@@ -1,0 +1,120 @@
+// `emco sim`: simulated Kubernetes clusters on this machine (start, stop,
+// fault injection), for trying emco and for its tests.
+
+#include <chrono>
+
+#include "cli/table.hpp"
+#include "core/util/error.hpp"
+#include "sim/sim.hpp"
+
+namespace emco::cli {
+
+namespace {
+
+std::string sim_dir(const Invocation& inv) { return inv.get("dir", ".emco-sim"); }
+
+sim::Fault fault_from_flags(const Invocation& inv) {
+  sim::Fault f;
+  f.latency_ms = inv.get_int32("latency-ms", 0);
+  f.error_rate = inv.get_double("error-rate", 0);
+  if (f.error_rate < 0 || f.error_rate > 1) fail(ErrorKind::usage, "'--error-rate' must be between 0 and 1");
+  f.error_code = inv.get_int32("error-code", 503);
+  f.refuse = inv.has("refuse");
+  f.expired_credentials = inv.has("expired-credentials");
+  if (inv.has("down-for-ms"))
+    f.down_until_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          std::chrono::system_clock::now().time_since_epoch()).count() + inv.get_int32("down-for-ms", 0);
+  f.flap_period_ms = inv.get_int32("flap-period-ms", 0);
+  f.flap_down_ms = inv.get_int32("flap-down-ms", 0);
+  return f;
+}
+
+int run_sim_start_cmd(Context&, const Invocation& inv) {
+  sim::SimStartArgs a;
+  a.options.clusters = inv.get_int32("clusters", 3);
+  if (a.options.clusters < 1) fail(ErrorKind::usage, "'--clusters' must be at least 1");
+  a.options.dir = sim_dir(inv);
+  a.options.port = inv.get_int32("port", 0);
+  a.options.own_ports = inv.has("own-ports");
+  a.options.ready_delay_ms = inv.get_int32("ready-delay-ms", 1000);
+  a.options.persist = inv.has("persist");
+  if (inv.get("auth") == "client-cert") a.options.auth = sim::AuthMode::client_cert;
+  for (const auto& n : inv.all("name")) a.options.names.push_back(n);
+  // Any fault flag at start applies to every cluster ('emco sim fault' sets them per cluster later).
+  sim::Fault start_fault = fault_from_flags(inv);
+  if (!(start_fault == sim::Fault{})) a.options.faults["*"] = start_fault;
+  return sim::run_sim_start(a);
+}
+
+int run_sim_stop_cmd(Context&, const Invocation& inv) { return sim::run_sim_stop(sim_dir(inv), inv.get_int32("timeout", 10)); }
+
+int run_sim_fault_cmd(Context&, const Invocation& inv) {
+  sim::SimFaultArgs a;
+  a.dir = sim_dir(inv);
+  a.clusters = inv.args;
+  a.clear = inv.has("clear");
+  a.fault = fault_from_flags(inv);
+  return sim::run_sim_fault(a);
+}
+
+std::vector<FlagSpec> fault_flags() {
+  return {{.name = "latency-ms", .value = "MS", .help = "added latency per request"},
+          {.name = "error-rate", .value = "FRACTION", .help = "fraction of requests answered with --error-code"},
+          {.name = "error-code", .value = "CODE", .help = "HTTP status of injected errors", .choices = {"500", "503", "429"}},
+          {.name = "refuse", .help = "refuse connections"},
+          {.name = "down-for-ms", .value = "MS", .help = "refuse connections for this long"},
+          {.name = "flap-period-ms", .value = "MS", .help = "flap: every period, be down for --flap-down-ms"},
+          {.name = "flap-down-ms", .value = "MS", .help = "flap: down time within each period"},
+          {.name = "expired-credentials", .help = "answer every authenticated request with 401"}};
+}
+
+}  // namespace
+
+std::vector<CommandSpec> sim_commands() {
+  std::vector<CommandSpec> v;
+  v.push_back({.path = {"sim", "start"},
+               .summary = "run simulated Kubernetes clusters until stopped",
+               .description = "Serves N simulated clusters over HTTPS on loopback (path prefix /clusters/<name> on one\n"
+                              "port), writes DIR/kubeconfigs/<name>.yaml and DIR/ca.crt, and runs until 'emco sim stop'\n"
+                              "or SIGTERM. kubectl works against them.",
+               .flags = [] {
+                 std::vector<FlagSpec> f = {
+                     {.name = "clusters", .value = "N", .help = "number of clusters", .default_value = "3"},
+                     {.name = "name", .value = "NAME", .help = "cluster name (instead of cluster-1..N)", .repeatable = true},
+                     {.name = "dir", .value = "DIR", .help = "state directory", .complete = Complete::directory,
+                      .default_value = ".emco-sim"},
+                     {.name = "port", .value = "PORT", .help = "shared HTTPS port (0 = any free port)"},
+                     {.name = "own-ports", .help = "also give every cluster a port of its own"},
+                     {.name = "auth", .value = "MODE", .help = "credentials in the kubeconfigs", .choices = {"token", "client-cert"}},
+                     {.name = "ready-delay-ms", .value = "MS", .help = "workloads become ready after this delay"},
+                     {.name = "persist", .help = "keep cluster state in DIR across restarts"}};
+                 for (auto& x : fault_flags()) f.push_back(x);
+                 return f;
+               }(),
+               .needs_workspace = false,
+               .examples = {"emco sim start --clusters 100 --dir /tmp/fleet &", "kubectl --kubeconfig /tmp/fleet/kubeconfigs/cluster-001.yaml get ns"},
+               .handler = run_sim_start_cmd});
+  v.push_back({.path = {"sim", "stop"},
+               .summary = "stop a running simulator",
+               .flags = {{.name = "dir", .value = "DIR", .help = "state directory", .complete = Complete::directory,
+                          .default_value = ".emco-sim"},
+                         {.name = "timeout", .value = "SECONDS", .help = "how long to wait for it to exit"}},
+               .needs_workspace = false,
+               .handler = run_sim_stop_cmd});
+  v.push_back({.path = {"sim", "fault"},
+               .summary = "inject faults into running simulated clusters",
+               .args = {{.name = "CLUSTER", .help = "cluster names, or * for all", .variadic = true}},
+               .flags = [] {
+                 std::vector<FlagSpec> f = {{.name = "dir", .value = "DIR", .help = "state directory",
+                                             .complete = Complete::directory, .default_value = ".emco-sim"},
+                                            {.name = "clear", .help = "remove the clusters' faults"}};
+                 for (auto& x : fault_flags()) f.push_back(x);
+                 return f;
+               }(),
+               .needs_workspace = false,
+               .examples = {"emco sim fault cluster-002 --flap-period-ms 4000 --flap-down-ms 1000", "emco sim fault '*' --clear"},
+               .handler = run_sim_fault_cmd});
+  return v;
+}
+
+}  // namespace emco::cli

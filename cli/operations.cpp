@@ -1,0 +1,156 @@
+#include "cli/operations.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/address.hpp"
+#include "cli/interrupt.hpp"
+#include "cli/output.hpp"
+#include "core/util/error.hpp"
+
+namespace emco::cli {
+
+using nlohmann::json;
+using namespace std::chrono;
+using resource::Key;
+
+namespace {
+
+milliseconds parse_duration(const std::string& text) {
+  size_t i = 0;
+  while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.')) ++i;
+  if (i == 0) fail(ErrorKind::usage, "invalid duration '" + text + "'", "e.g. 30s, 5m, 1h or 500ms");
+  double n = std::stod(text.substr(0, i));
+  std::string unit = text.substr(i);
+  double ms = unit == "ms" ? n : unit == "s" || unit.empty() ? n * 1e3 : unit == "m" ? n * 60e3 : unit == "h" ? n * 3600e3 : -1;
+  if (ms < 0) fail(ErrorKind::usage, "invalid duration '" + text + "'", "e.g. 30s, 5m, 1h or 500ms");
+  return milliseconds(static_cast<int64_t>(ms));
+}
+
+// Work an earlier emco process left queued is resumed first.
+int resume_first(Context& ctx, const lifecycle::OperationOptions& o) {
+  auto done = lifecycle::resume(ctx.store(), o);
+  int code = 0;
+  for (const auto& r : done) {
+    if (r.delivery == lifecycle::Delivery::pending) code = std::max(code, 8);
+    ctx.note("resumed queued work on context " + r.context + ": " + r.status);
+  }
+  return code;
+}
+
+}  // namespace
+
+std::vector<FlagSpec> wait_flags() {
+  return {{.name = "timeout", .value = "DURATION", .help = "how long to wait for the delivery (e.g. 30s, 5m, 1h)",
+           .default_value = "5m"},
+          {.name = "no-wait", .help = "return once the work is queued; 'emco sync' or, in the background, the next emco command delivers it"},
+          {.name = "parallel", .value = "N", .help = "clusters worked on at once", .default_value = "16"},
+          output_flag({Format::table, Format::json, Format::yaml})};
+}
+
+lifecycle::OperationOptions options_of(Context& ctx, const Invocation& inv, ProgressView& view) {
+  lifecycle::OperationOptions o;
+  o.runtime = &ctx.runtime();
+  o.timeout = parse_duration(inv.get("timeout", "5m"));
+  o.wait = !inv.has("no-wait");
+  int parallel = 16;
+  try {
+    parallel = std::stoi(inv.get("parallel", "16"));
+  } catch (const std::exception&) {
+    parallel = 0;
+  }
+  if (parallel < 1) fail(ErrorKind::usage, "'--parallel " + inv.get("parallel") + "' must be a positive number");
+  o.parallel = parallel;
+  o.interrupt = &g_interrupted;
+  o.progress = [&view](const std::string&, const std::string& event, const sync::Progress& p) { view.update(event, p); };
+  (void)ctx;
+  return o;
+}
+
+int exit_of(lifecycle::Delivery d) {
+  switch (d) {
+    case lifecycle::Delivery::none:
+    case lifecycle::Delivery::done: return static_cast<int>(ExitCode::ok);
+    case lifecycle::Delivery::failed: return static_cast<int>(ExitCode::failed);
+    case lifecycle::Delivery::pending: return static_cast<int>(ExitCode::pending);
+  }
+  return 1;
+}
+
+const char* delivery_name(lifecycle::Delivery d) {
+  switch (d) {
+    case lifecycle::Delivery::none: return "none";
+    case lifecycle::Delivery::done: return "done";
+    case lifecycle::Delivery::failed: return "failed";
+    case lifecycle::Delivery::pending: return "pending";
+  }
+  return "none";
+}
+
+void explain_pending(Context& ctx, const std::string& what, const lifecycle::OperationOptions& o) {
+  if (g_interrupted)
+    ctx.note("interrupted; the work stays queued: run 'emco sync' to resume it (" + what + ")");
+  else if (!o.wait)
+    ctx.note("queued; run 'emco sync' to deliver it (" + what + ")");
+  else
+    ctx.note("still in progress after " + clock_text(o.timeout) + "; run 'emco sync' to continue (" + what + ")");
+}
+
+int run_op(Context& ctx, const Invocation& inv, const resource::Kind& k, const Key& key, const std::string& op,
+           const json& body) {
+  InterruptGuard guard;
+  ctx.delivers = true;
+  ProgressView view(ctx, true);
+  auto o = options_of(ctx, inv, view);
+  Format f = parse_format(inv.get("output", "table"));
+  if (o.wait && resume_first(ctx, o) == 8) {
+    view.finish();
+    explain_pending(ctx, "earlier queued work", o);
+    return static_cast<int>(ExitCode::pending);
+  }
+  auto r = lifecycle::run(ctx.store(), k, key, op, body, ctx.clock(), o);
+  view.finish();
+  std::string anchor = resource::resource_anchor(k, key);
+  if (f == Format::json || f == Format::yaml) {
+    json out = {{"anchor", anchor}, {"operation", op}, {"message", r.message}, {"delivery", delivery_name(r.delivery)}};
+    if (!r.context.empty()) out["context"] = r.context;
+    if (!r.status.empty()) out["deployedStatus"] = r.status;
+    if (r.revision) out["revision"] = r.revision;
+    if (!r.failures.empty()) out["failures"] = r.failures;
+    if (f == Format::json) print_json(ctx.out, out);
+    else print_yaml(ctx.out, out);
+  } else {
+    std::string line = anchor + " " + r.message;
+    if (!r.status.empty()) line += " (" + r.status + ")";
+    ctx.out << line << "\n";
+    for (const auto& fl : r.failures) ctx.err << "emco: failed: " << fl << "\n";
+  }
+  if (r.delivery == lifecycle::Delivery::pending) explain_pending(ctx, anchor, o);
+  if (r.delivery == lifecycle::Delivery::failed)
+    ctx.note("see 'emco dig status " + anchor + " --output detail' for each resource");
+  return exit_of(r.delivery);
+}
+
+void add_lifecycle_operations(std::vector<CommandSpec>& out, const std::string& noun, const resource::Kind& k,
+                              const std::string& address, const std::string& what, const std::string& example_address,
+                              const std::vector<LifecycleOperation>& ops) {
+  for (const auto& op : ops) {
+    auto flags = wait_flags();
+    for (const auto& f : op.flags) flags.push_back(f);
+    if (op.name == "stop") flags = {output_flag({Format::table, Format::json, Format::yaml})};
+    out.push_back({.path = {noun, op.name},
+                   .summary = op.summary,
+                   .description = op.description,
+                   .args = {{.name = address, .help = what + " (or its anchor)", .complete = Complete::anchor}},
+                   .flags = flags,
+                   .examples = {"emco " + noun + " " + op.name + " " + example_address + op.example_flags},
+                   .handler = [&k, address, name = op.name, body = op.body](Context& ctx, const Invocation& inv) {
+                     Key key = resolve_address(k, inv.args[0], address);
+                     return run_op(ctx, inv, k, key, name, body ? body(inv) : json::object());
+                   }});
+  }
+}
+
+}  // namespace emco::cli
