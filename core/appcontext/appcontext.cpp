@@ -559,9 +559,6 @@ void set_meta(store::Store& st, const std::string& id, const std::string& name, 
     update_column(st, id, "UPDATE ac_contexts SET meta = ? WHERE id = ?", meta_json(h.meta).dump());
   });
 }
-void add_child(store::Store& st, const std::string& parent, const std::string& child) {
-  st.write([&] { add_child_impl(st.impl(), parent, child); });
-}
 
 // ---- deploy status ----------------------------------------------------------
 

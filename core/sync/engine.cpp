@@ -48,16 +48,6 @@ Connectivity parse_connectivity(const std::string& text) {
   return Connectivity::unknown;
 }
 
-const char* outcome_name(Outcome o) {
-  switch (o) {
-    case Outcome::succeeded: return "succeeded";
-    case Outcome::failed: return "failed";
-    case Outcome::stopped: return "stopped";
-    case Outcome::interrupted: return "interrupted";
-  }
-  return "failed";
-}
-
 namespace {
 
 int64_t now_ms() { return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count(); }

@@ -41,12 +41,4 @@ Clock& system_clock() {
 
 std::string random_context_id() { return std::to_string(rng()() >> 1); }
 
-std::string random_uuid() {
-  uint64_t a = rng()(), b = rng()();
-  a = (a & 0xffffffffffff0fffULL) | 0x0000000000004000ULL;
-  b = (b & 0x3fffffffffffffffULL) | 0x8000000000000000ULL;
-  return fmt::format("{:08x}-{:04x}-{:04x}-{:04x}-{:012x}", a >> 32, (a >> 16) & 0xffff, a & 0xffff, b >> 48,
-                     b & 0xffffffffffffULL);
-}
-
 }  // namespace emco

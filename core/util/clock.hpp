@@ -20,7 +20,5 @@ Clock& system_clock();
 
 // A random non-negative int63 as decimal text (AppContext ids, as upstream).
 std::string random_context_id();
-// A random RFC 4122 version-4 UUID.
-std::string random_uuid();
 
 }  // namespace emco

@@ -17,21 +17,6 @@ ExitCode exit_code(ErrorKind kind) {
   return ExitCode::internal;
 }
 
-const char* kind_name(ErrorKind kind) {
-  switch (kind) {
-    case ErrorKind::failed: return "failed";
-    case ErrorKind::invalid: return "invalid";
-    case ErrorKind::not_found: return "not-found";
-    case ErrorKind::conflict: return "conflict";
-    case ErrorKind::workspace: return "workspace";
-    case ErrorKind::unreachable: return "unreachable";
-    case ErrorKind::pending: return "pending";
-    case ErrorKind::usage: return "usage";
-    case ErrorKind::internal: return "internal";
-  }
-  return "internal";
-}
-
 Error::Error(ErrorKind kind, std::string message, std::string hint)
     : std::runtime_error(message), m_kind(kind), m_message(std::move(message)), m_hint(std::move(hint)) {}
 

@@ -43,7 +43,6 @@ enum class ErrorKind {
 };
 
 ExitCode exit_code(ErrorKind kind);
-const char* kind_name(ErrorKind kind);  // "invalid", "not-found", ... (JSON error output)
 
 class Error : public std::runtime_error {
 public:

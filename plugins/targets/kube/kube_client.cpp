@@ -86,21 +86,6 @@ Gvk Gvk::of(std::string_view api_version, std::string kind) {
   return g;
 }
 
-const char* category_name(KubeErrorCategory category) {
-  switch (category) {
-    case KubeErrorCategory::unreachable: return "unreachable";
-    case KubeErrorCategory::tls: return "tls";
-    case KubeErrorCategory::unauthorized: return "unauthorized";
-    case KubeErrorCategory::forbidden: return "forbidden";
-    case KubeErrorCategory::not_found: return "not-found";
-    case KubeErrorCategory::conflict: return "conflict";
-    case KubeErrorCategory::invalid: return "invalid";
-    case KubeErrorCategory::server_error: return "server-error";
-    case KubeErrorCategory::other: return "other";
-  }
-  return "other";
-}
-
 KubeError::KubeError(KubeErrorCategory category, int http_status, std::string message, std::string hint)
     : Error(kind_for(category), std::move(message), std::move(hint)),
       m_category(category),

@@ -63,7 +63,6 @@ enum class KubeErrorCategory {
   server_error,  // 5xx, 429 after retries
   other,
 };
-const char* category_name(KubeErrorCategory category);  // "unreachable", "tls", ...
 
 class KubeError : public Error {
 public:

@@ -27,15 +27,6 @@ bool is_document_marker(std::string_view line) {
 
 }  // namespace
 
-const char* action_name(ApplyAction action) {
-  switch (action) {
-    case ApplyAction::created: return "created";
-    case ApplyAction::configured: return "configured";
-    case ApplyAction::exists: return "exists";
-  }
-  return "configured";
-}
-
 bool is_crd(const Gvk& gvk) { return gvk.group == "apiextensions.k8s.io" && gvk.kind == "CustomResourceDefinition"; }
 
 ObjectRef ref_of(const json& object) {

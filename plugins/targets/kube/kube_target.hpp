@@ -42,7 +42,6 @@ enum class ApplyAction {
   configured,  // it existed and was (possibly no-op) applied
   exists,      // create-if-absent found it and left it alone
 };
-const char* action_name(ApplyAction action);  // "created", "configured", "exists"
 
 struct ApplyResult {
   ObjectRef ref;  // namespace filled in when namespaced
