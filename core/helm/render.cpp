@@ -12,10 +12,10 @@
 
 #include "core/helm/manifests.hpp"
 #include "core/helm/schema.hpp"
-#include "core/helm/semver.hpp"
 #include "core/helm/values.hpp"
 #include "core/template/engine.hpp"
 #include "core/util/file_io.hpp"
+#include "core/util/semver.hpp"
 #include "core/util/strings.hpp"
 
 namespace emco::helm {
@@ -307,7 +307,7 @@ private:
 };
 
 Value capabilities_value(const RenderOptions& opts) {
-  auto sv = parse_semver(opts.kube_version);
+  auto sv = semver::parse_version(opts.kube_version);
   if (!sv) fail(ErrorKind::invalid, "invalid kube version '" + opts.kube_version + "'");
   auto kube = std::make_shared<KubeVersionObject>(
       "v" + std::to_string(sv->major) + "." + std::to_string(sv->minor) + "." + std::to_string(sv->patch),
@@ -470,7 +470,7 @@ RenderResult render(Chart&& input, const RenderOptions& opts) {
            "values don't meet the specifications of the schema(s) in the following chart(s):\n" + problems);
   }
 
-  if (!chart.metadata.kube_version.empty() && !semver_satisfies(chart.metadata.kube_version, opts.kube_version))
+  if (!chart.metadata.kube_version.empty() && !semver::satisfies(chart.metadata.kube_version, opts.kube_version))
     throw RenderFailure(ErrorKind::invalid, "chart requires kubeVersion: " + chart.metadata.kube_version +
                                                 " which is incompatible with Kubernetes " + opts.kube_version);
 
