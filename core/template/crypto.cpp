@@ -135,9 +135,10 @@ std::string cert_pem(X509* x) {
 class RsaKeyPool {
 public:
   static RsaKeyPool& instance() {
-    // OpenSSL is initialised first so that its exit-time cleanup runs after this pool's
-    // destructor.
-    static const bool openssl_ready = OPENSSL_init_crypto(0, nullptr) == 1;
+    // OpenSSL is initialised first so that its exit-time cleanup (atexit, registered by its
+    // first real initialisation; options 0 would return before doing any) runs after this
+    // pool's destructor: a key still being made then never finds OpenSSL gone.
+    static const bool openssl_ready = OPENSSL_init_crypto(OPENSSL_INIT_ADD_ALL_DIGESTS, nullptr) == 1;
     static RsaKeyPool pool;
     (void)openssl_ready;
     return pool;
@@ -166,6 +167,7 @@ private:
 
   // A key from EVP_PKEY_keygen; a pool's background generation stops when the pool closes.
   static PkeyPtr generate(unsigned bits, RsaKeyPool* pool) {
+    if (pool && pool->m_closing) keygen_fail();
     EVP_PKEY_CTX* ctx = EVP_PKEY_CTX_new_from_name(nullptr, "RSA", nullptr);
     EVP_PKEY* key = nullptr;
     bool ok = ctx && EVP_PKEY_keygen_init(ctx) == 1 && EVP_PKEY_CTX_set_rsa_keygen_bits(ctx, static_cast<int>(bits)) == 1;
