@@ -17,7 +17,7 @@ using nlohmann::json;
 //   '/x'"): the simulator returns them in its 422 responses and GAC quotes them.
 // - A path through a number or string is missing: evanphx fails the operation, nlohmann's
 //   add would do nothing (its assertion is compiled out).
-// - "test" with a null value passes on a missing path (evanphx's test treats the two alike).
+// - "test" with a null value passes on a missing member of an object (evanphx reads it as null).
 // Array indexes with a leading zero ("01") are refused, as before; evanphx would read 1.
 
 namespace {
@@ -44,6 +44,14 @@ json::json_pointer pointer(const std::string& text) {
   } catch (const json::exception&) {
     fail(ErrorKind::invalid, "invalid JSON pointer '" + text + "': must start with '/' and escape '~' as ~0 or ~1");
   }
+}
+
+// evanphx reads a missing member of an existing object as null, so "test" with a null value
+// passes there (not for a missing array item or a missing parent).
+bool null_test_of_missing_member(const json& doc, const json::json_pointer& ptr) {
+  if (ptr.empty() || doc.contains(ptr)) return false;
+  auto parent = ptr.parent_pointer();
+  return doc.contains(parent) && doc.at(parent).is_object();
 }
 
 // The container an add (or the add half of move and copy) writes into must exist.
@@ -75,7 +83,7 @@ json json_patch(const json& document, const json& patch) {
     } else if (name != "remove") {
       fail(ErrorKind::invalid, "unexpected json patch operation '" + name + "'");
     }
-    if (name == "test" && op["value"].is_null() && !doc.contains(ptr)) continue;
+    if (name == "test" && op["value"].is_null() && null_test_of_missing_member(doc, ptr)) continue;
     if (name == "add" || name == "move" || name == "copy") require_parent(doc, ptr, name, path);
     try {
       doc.patch_inplace(json::array({op}));

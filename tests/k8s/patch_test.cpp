@@ -68,6 +68,8 @@ TEST_CASE("json patch: where evanphx/json-patch differs from nlohmann's patch(),
   // evanphx's test treats a missing path and null alike; nlohmann's fails
   CHECK(json_patch(doc, json::parse(R"([{"op":"test","path":"/missing","value":null}])")) == doc);
   CHECK_THROWS_AS(json_patch(doc, json::parse(R"([{"op":"test","path":"/missing","value":1}])")), emco::Error);
+  CHECK_THROWS_AS(json_patch(doc, json::parse(R"([{"op":"test","path":"/a/3","value":null}])")), emco::Error);
+  CHECK_THROWS_AS(json_patch(doc, json::parse(R"([{"op":"test","path":"/no/such","value":null}])")), emco::Error);
   // a path through a scalar is missing for evanphx; nlohmann's add would silently do nothing
   for (const char* p : {R"([{"op":"add","path":"/s/x","value":1}])", R"([{"op":"add","path":"/a/0/x","value":1}])",
                         R"([{"op":"copy","from":"/a","path":"/s/x"}])"}) {
