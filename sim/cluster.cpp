@@ -51,36 +51,6 @@ std::string uuid() {
   return h.substr(0, 8) + "-" + h.substr(8, 4) + "-" + h.substr(12, 4) + "-" + h.substr(16, 4) + "-" + h.substr(20);
 }
 
-bool unbase64(const std::string& in, std::string& out) {
-  out.clear();
-  uint32_t buf = 0;
-  int bits = 0;
-  for (char c : in) {
-    int v;
-    if (c >= 'A' && c <= 'Z')
-      v = c - 'A';
-    else if (c >= 'a' && c <= 'z')
-      v = c - 'a' + 26;
-    else if (c >= '0' && c <= '9')
-      v = c - '0' + 52;
-    else if (c == '+' || c == '-')
-      v = 62;
-    else if (c == '/' || c == '_')
-      v = 63;
-    else if (c == '=' || c == '\n' || c == '\r')
-      continue;
-    else
-      return false;
-    buf = (buf << 6) | static_cast<uint32_t>(v);
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out += static_cast<char>((buf >> bits) & 0xff);
-    }
-  }
-  return true;
-}
-
 std::string object_key(const std::string& ns, const std::string& name) { return ns + "/" + name; }
 
 json details(const k8s::ResourceType& t, const std::string& name) {
@@ -538,9 +508,8 @@ Response Cluster::list_objects(const Request& r, const Target& t) {
   if (auto l = query(r, "limit"); !l.empty()) limit = static_cast<size_t>(std::max(0L, std::atol(l.c_str())));
   std::string start;
   if (auto c = query(r, "continue"); !c.empty()) {
-    std::string decoded;
     json token;
-    if (unbase64(c, decoded)) token = json::parse(decoded, nullptr, false);
+    if (auto decoded = base64_decode(c, {.lenient = true})) token = json::parse(*decoded, nullptr, false);
     if (!token.is_object() || !token.contains("start"))
       return bad_request("continue key is not valid: illegal base64 data");
     start = token["start"].get<std::string>();
@@ -1419,10 +1388,10 @@ void Cluster::on_write(const TypeInfo& info, const json* old, json& obj) {
       if (c.value("type", "") == "Denied" && c.value("status", "True") == "True") denied = true;
     }
     if (approved && !denied && !obj.contains("/status/certificate"_json_pointer) && m_env.ca) {
-      std::string pem, error;
-      if (unbase64(obj.value("/spec/request"_json_pointer, std::string()), pem)) {
+      std::string error;
+      if (auto pem = base64_decode(obj.value("/spec/request"_json_pointer, std::string()), {.lenient = true})) {
         int seconds = obj.value("/spec/expirationSeconds"_json_pointer, 86400 * 365);
-        std::string cert = m_env.ca->sign_request(pem, std::max(1, seconds / 86400), error);
+        std::string cert = m_env.ca->sign_request(*pem, std::max(1, seconds / 86400), error);
         if (!cert.empty()) {
           obj["status"]["certificate"] = base64_encode(cert);
           trust_certificate(identity_of_pem(cert).fingerprint);

@@ -7,7 +7,7 @@
 #include <optional>
 
 #include "core/helm/manifests.hpp"
-#include "core/helm/semver.hpp"
+#include "core/util/semver.hpp"
 #include "core/util/error.hpp"
 #include "core/util/file_io.hpp"
 #include "core/util/strings.hpp"
@@ -173,7 +173,7 @@ void validate(Metadata& md) {
   if (md.name.find('/') != std::string::npos || md.name == "." || md.name == "..")
     invalid("validation: chart.metadata.name \"" + md.name + "\" is invalid");
   if (md.version.empty()) invalid("validation: chart.metadata.version is required");
-  if (!parse_semver(md.version)) invalid("validation: chart.metadata.version \"" + md.version + "\" is invalid");
+  if (!semver::parse_version(md.version)) invalid("validation: chart.metadata.version \"" + md.version + "\" is invalid");
   if (!md.type.empty() && md.type != "application" && md.type != "library")
     invalid("validation: chart.metadata.type must be application or library");
   std::map<std::string, bool> seen;

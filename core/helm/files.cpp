@@ -16,6 +16,7 @@
 #include "core/util/error.hpp"
 #include "core/util/file_io.hpp"
 #include "core/util/strings.hpp"
+#include "core/util/utf8.hpp"
 
 namespace emco::helm {
 namespace fs = std::filesystem;
@@ -33,20 +34,10 @@ std::string strip_bom(std::string data) {
 
 [[noreturn]] void bad_pattern() { fail(ErrorKind::invalid, "syntax error in pattern"); }
 
-// Decodes one UTF-8 rune; invalid bytes decode as U+FFFD of length 1 (as Go does).
+// The rune at the start of s and its width in n (a bad byte is U+FFFD of width 1, as in Go).
 char32_t decode_rune(std::string_view s, size_t& n) {
-  auto c = static_cast<unsigned char>(s[0]);
-  n = 1;
-  if (c < 0x80) return c;
-  int len = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 0;
-  if (len == 0 || s.size() < static_cast<size_t>(len)) return 0xFFFD;
-  char32_t r = c & (0x7F >> len);
-  for (int i = 1; i < len; ++i) {
-    auto cc = static_cast<unsigned char>(s[i]);
-    if ((cc & 0xC0) != 0x80) return 0xFFFD;
-    r = (r << 6) | (cc & 0x3F);
-  }
-  n = static_cast<size_t>(len);
+  char32_t r;
+  n = utf8::decode(s, 0, r);
   return r;
 }
 

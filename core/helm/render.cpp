@@ -12,10 +12,11 @@
 
 #include "core/helm/manifests.hpp"
 #include "core/helm/schema.hpp"
-#include "core/helm/semver.hpp"
 #include "core/helm/values.hpp"
 #include "core/template/engine.hpp"
+#include "core/util/base64.hpp"
 #include "core/util/file_io.hpp"
+#include "core/util/semver.hpp"
 #include "core/util/strings.hpp"
 
 namespace emco::helm {
@@ -91,34 +92,6 @@ const std::vector<std::string>& default_api_versions() {
       "apiextensions.k8s.io/v1beta1",
   };
   return v;
-}
-
-std::string base64(std::string_view in) {
-  static const char* tbl = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  out.reserve((in.size() + 2) / 3 * 4);
-  size_t i = 0;
-  for (; i + 2 < in.size(); i += 3) {
-    unsigned n = (static_cast<unsigned char>(in[i]) << 16) | (static_cast<unsigned char>(in[i + 1]) << 8) |
-                 static_cast<unsigned char>(in[i + 2]);
-    out += tbl[(n >> 18) & 63];
-    out += tbl[(n >> 12) & 63];
-    out += tbl[(n >> 6) & 63];
-    out += tbl[n & 63];
-  }
-  if (i + 1 == in.size()) {
-    unsigned n = static_cast<unsigned char>(in[i]) << 16;
-    out += tbl[(n >> 18) & 63];
-    out += tbl[(n >> 12) & 63];
-    out += "==";
-  } else if (i + 2 == in.size()) {
-    unsigned n = (static_cast<unsigned char>(in[i]) << 16) | (static_cast<unsigned char>(in[i + 1]) << 8);
-    out += tbl[(n >> 18) & 63];
-    out += tbl[(n >> 12) & 63];
-    out += tbl[(n >> 6) & 63];
-    out += '=';
-  }
-  return out;
 }
 
 // gobwas/glob (what .Files.Glob uses) with '/' as separator, translated to RE2:
@@ -241,7 +214,7 @@ public:
       Map m;
       for (const auto& [k, v] : *m_files) {
         auto base = k.substr(k.rfind('/') == std::string::npos ? 0 : k.rfind('/') + 1);
-        m[base] = Value(name == "AsConfig" ? v : base64(v));
+        m[base] = Value(name == "AsConfig" ? v : base64_encode(v));
       }
       std::string y = tmpl::to_yaml(Value(std::move(m)));
       if (!y.empty() && y.back() == '\n') y.pop_back();
@@ -307,7 +280,7 @@ private:
 };
 
 Value capabilities_value(const RenderOptions& opts) {
-  auto sv = parse_semver(opts.kube_version);
+  auto sv = semver::parse_version(opts.kube_version);
   if (!sv) fail(ErrorKind::invalid, "invalid kube version '" + opts.kube_version + "'");
   auto kube = std::make_shared<KubeVersionObject>(
       "v" + std::to_string(sv->major) + "." + std::to_string(sv->minor) + "." + std::to_string(sv->patch),
@@ -470,7 +443,7 @@ RenderResult render(Chart&& input, const RenderOptions& opts) {
            "values don't meet the specifications of the schema(s) in the following chart(s):\n" + problems);
   }
 
-  if (!chart.metadata.kube_version.empty() && !semver_satisfies(chart.metadata.kube_version, opts.kube_version))
+  if (!chart.metadata.kube_version.empty() && !semver::satisfies(chart.metadata.kube_version, opts.kube_version))
     throw RenderFailure(ErrorKind::invalid, "chart requires kubeVersion: " + chart.metadata.kube_version +
                                                 " which is incompatible with Kubernetes " + opts.kube_version);
 

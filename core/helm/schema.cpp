@@ -8,6 +8,7 @@
 
 #include "core/util/error.hpp"
 #include "core/util/strings.hpp"
+#include "core/util/utf8.hpp"
 
 namespace emco::helm {
 using nlohmann::json;
@@ -214,8 +215,7 @@ private:
   }
 
   void check_string(const json& s, const std::string& v, const std::string& field, std::vector<Problem>& out) {
-    size_t runes = 0;
-    for (unsigned char c : v) runes += (c & 0xC0) != 0x80;
+    size_t runes = utf8::count(v);
     if (auto it = s.find("minLength"); it != s.end() && it->is_number() && runes < it->get<size_t>())
       out.push_back({field, "String length must be greater than or equal to " + num_text(*it)});
     if (auto it = s.find("maxLength"); it != s.end() && it->is_number() && runes > it->get<size_t>())

@@ -4,7 +4,7 @@
 #include <charconv>
 #include <optional>
 
-#include "core/helm/semver.hpp"
+#include "core/util/semver.hpp"
 #include "core/template/format.hpp"
 #include "core/util/error.hpp"
 #include "core/util/strings.hpp"
@@ -414,12 +414,12 @@ void process_dependency_enabled(Chart& c, const Value& v, const std::string& pat
   for (const auto& existing : c.dependencies) {
     bool listed = false;
     for (const auto& req : c.metadata.dependencies)
-      if (existing.name() == req.name && semver_satisfies(req.version, existing.metadata.version)) listed = true;
+      if (existing.name() == req.name && semver::satisfies(req.version, existing.metadata.version)) listed = true;
     if (!listed) chosen.push_back(existing);
   }
   for (auto& req : c.metadata.dependencies) {
     for (const auto& existing : c.dependencies) {
-      if (existing.name() != req.name || !semver_satisfies(req.version, existing.metadata.version)) continue;
+      if (existing.name() != req.name || !semver::satisfies(req.version, existing.metadata.version)) continue;
       Chart copy = existing;
       if (!req.alias.empty()) copy.metadata.name = req.alias;
       chosen.push_back(std::move(copy));

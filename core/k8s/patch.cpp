@@ -9,116 +9,21 @@ namespace emco::k8s {
 
 using nlohmann::json;
 
-// ---- RFC 6902 ----
+// ---- RFC 6902 and RFC 7386: nlohmann's patch() and merge_patch() ----
+//
+// kubectl and the API server apply patches with Go's evanphx/json-patch. Where it differs from
+// nlohmann in a way a user of emco sees, a check below does what evanphx does first:
+// - Errors read as the API server's ("remove operation does not apply: doc is missing path:
+//   '/x'"): the simulator returns them in its 422 responses and GAC quotes them.
+// - A path through a number or string is missing: evanphx fails the operation, nlohmann's
+//   add would do nothing (its assertion is compiled out).
+// - "test" with a null value passes on a missing member of an object (evanphx reads it as null).
+// Array indexes with a leading zero ("01") are refused, as before; evanphx would read 1.
 
 namespace {
 
-std::vector<std::string> parse_pointer(const std::string& pointer) {
-  std::vector<std::string> tokens;
-  if (pointer.empty()) return tokens;
-  if (pointer[0] != '/') fail(ErrorKind::invalid, "invalid JSON pointer '" + pointer + "': must start with '/'");
-  size_t pos = 1;
-  while (true) {
-    size_t next = pointer.find('/', pos);
-    std::string raw = pointer.substr(pos, next == std::string::npos ? std::string::npos : next - pos);
-    std::string token;
-    for (size_t i = 0; i < raw.size(); ++i) {
-      if (raw[i] != '~') {
-        token += raw[i];
-        continue;
-      }
-      if (i + 1 < raw.size() && raw[i + 1] == '0')
-        token += '~';
-      else if (i + 1 < raw.size() && raw[i + 1] == '1')
-        token += '/';
-      else
-        fail(ErrorKind::invalid, "invalid JSON pointer '" + pointer + "': bad escape");
-      ++i;
-    }
-    tokens.push_back(std::move(token));
-    if (next == std::string::npos) break;
-    pos = next + 1;
-  }
-  return tokens;
-}
-
-// An array index token: digits only, no leading zero (RFC 6901).
-bool parse_index(const std::string& token, size_t& out) {
-  if (token.empty() || token.size() > 9) return false;
-  if (token.size() > 1 && token[0] == '0') return false;
-  for (char c : token)
-    if (c < '0' || c > '9') return false;
-  out = std::stoul(token);
-  return true;
-}
-
 [[noreturn]] void patch_fail(const std::string& op, const std::string& path, const std::string& why) {
   fail(ErrorKind::invalid, op + " operation does not apply: " + why + ": '" + path + "'");
-}
-
-json* resolve(json& doc, const std::vector<std::string>& tokens, size_t count, const std::string& op,
-              const std::string& path) {
-  json* cur = &doc;
-  for (size_t i = 0; i < count; ++i) {
-    const auto& t = tokens[i];
-    if (cur->is_object()) {
-      auto it = cur->find(t);
-      if (it == cur->end()) patch_fail(op, path, "doc is missing path");
-      cur = &*it;
-    } else if (cur->is_array()) {
-      size_t idx;
-      if (!parse_index(t, idx) || idx >= cur->size()) patch_fail(op, path, "doc is missing path");
-      cur = &(*cur)[idx];
-    } else {
-      patch_fail(op, path, "doc is missing path");
-    }
-  }
-  return cur;
-}
-
-void add_at(json& doc, const std::string& path, json value, const std::string& op) {
-  auto tokens = parse_pointer(path);
-  if (tokens.empty()) {
-    doc = std::move(value);
-    return;
-  }
-  json& parent = *resolve(doc, tokens, tokens.size() - 1, op, path);
-  const auto& last = tokens.back();
-  if (parent.is_object()) {
-    parent[last] = std::move(value);
-  } else if (parent.is_array()) {
-    if (last == "-") {
-      parent.push_back(std::move(value));
-      return;
-    }
-    size_t idx;
-    if (!parse_index(last, idx) || idx > parent.size()) patch_fail(op, path, "index out of bounds");
-    parent.insert(parent.begin() + static_cast<std::ptrdiff_t>(idx), std::move(value));
-  } else {
-    patch_fail(op, path, "parent is not a container");
-  }
-}
-
-json remove_at(json& doc, const std::string& path, const std::string& op) {
-  auto tokens = parse_pointer(path);
-  if (tokens.empty()) patch_fail(op, path, "cannot remove the whole document");
-  json& parent = *resolve(doc, tokens, tokens.size() - 1, op, path);
-  const auto& last = tokens.back();
-  if (parent.is_object()) {
-    auto it = parent.find(last);
-    if (it == parent.end()) patch_fail(op, path, "doc is missing path");
-    json out = std::move(*it);
-    parent.erase(it);
-    return out;
-  }
-  if (parent.is_array()) {
-    size_t idx;
-    if (!parse_index(last, idx) || idx >= parent.size()) patch_fail(op, path, "doc is missing path");
-    json out = std::move(parent[idx]);
-    parent.erase(parent.begin() + static_cast<std::ptrdiff_t>(idx));
-    return out;
-  }
-  patch_fail(op, path, "doc is missing path");
 }
 
 const json& member(const json& op, const char* name, const std::string& op_name) {
@@ -133,6 +38,29 @@ std::string string_member(const json& op, const char* name, const std::string& o
   return v.get<std::string>();
 }
 
+json::json_pointer pointer(const std::string& text) {
+  try {
+    return json::json_pointer(text);
+  } catch (const json::exception&) {
+    fail(ErrorKind::invalid, "invalid JSON pointer '" + text + "': must start with '/' and escape '~' as ~0 or ~1");
+  }
+}
+
+// evanphx reads a missing member of an existing object as null, so "test" with a null value
+// passes there (not for a missing array item or a missing parent).
+bool null_test_of_missing_member(const json& doc, const json::json_pointer& ptr) {
+  if (ptr.empty() || doc.contains(ptr)) return false;
+  auto parent = ptr.parent_pointer();
+  return doc.contains(parent) && doc.at(parent).is_object();
+}
+
+// The container an add (or the add half of move and copy) writes into must exist.
+void require_parent(const json& doc, const json::json_pointer& ptr, const std::string& op, const std::string& path) {
+  if (ptr.empty()) return;
+  auto parent = ptr.parent_pointer();
+  if (!doc.contains(parent) || !doc.at(parent).is_structured()) patch_fail(op, path, "doc is missing path");
+}
+
 }  // namespace
 
 json json_patch(const json& document, const json& patch) {
@@ -143,50 +71,34 @@ json json_patch(const json& document, const json& patch) {
       fail(ErrorKind::invalid, "json patch operation must be an object with an 'op'");
     std::string name = op["op"].get<std::string>();
     std::string path = string_member(op, "path", name);
-    if (name == "add") {
-      add_at(doc, path, member(op, "value", name), name);
-    } else if (name == "remove") {
-      remove_at(doc, path, name);
-    } else if (name == "replace") {
-      auto tokens = parse_pointer(path);
-      json* target = resolve(doc, tokens, tokens.size(), name, path);
-      *target = member(op, "value", name);
-    } else if (name == "move") {
+    auto ptr = pointer(path);
+    if (name == "add" || name == "replace" || name == "test") {
+      member(op, "value", name);
+    } else if (name == "move" || name == "copy") {
       std::string from = string_member(op, "from", name);
-      if (path.size() > from.size() && path.compare(0, from.size(), from) == 0 && path[from.size()] == '/')
+      pointer(from);
+      if (name == "move" && path.size() > from.size() && path.compare(0, from.size(), from) == 0 &&
+          path[from.size()] == '/')
         patch_fail(name, path, "cannot move a value into one of its children");
-      json value = remove_at(doc, from, name);
-      add_at(doc, path, std::move(value), name);
-    } else if (name == "copy") {
-      std::string from = string_member(op, "from", name);
-      auto tokens = parse_pointer(from);
-      json value = *resolve(doc, tokens, tokens.size(), name, from);
-      add_at(doc, path, std::move(value), name);
-    } else if (name == "test") {
-      auto tokens = parse_pointer(path);
-      const json& expected = member(op, "value", name);
-      json* target = resolve(doc, tokens, tokens.size(), name, path);
-      if (*target != expected) fail(ErrorKind::invalid, "testing value '" + path + "' failed");
-    } else {
+    } else if (name != "remove") {
       fail(ErrorKind::invalid, "unexpected json patch operation '" + name + "'");
+    }
+    if (name == "test" && op["value"].is_null() && null_test_of_missing_member(doc, ptr)) continue;
+    if (name == "add" || name == "move" || name == "copy") require_parent(doc, ptr, name, path);
+    try {
+      doc.patch_inplace(json::array({op}));
+    } catch (const json::exception& e) {
+      if (e.id == 501) fail(ErrorKind::invalid, "testing value '" + path + "' failed");
+      if (e.id == 401 && name == "add") patch_fail(name, path, "index out of bounds");
+      patch_fail(name, path, "doc is missing path");
     }
   }
   return doc;
 }
 
-// ---- RFC 7386 ----
-
 json merge_patch(const json& document, const json& patch) {
-  if (!patch.is_object()) return patch;
-  json out = document.is_object() ? document : json::object();
-  for (const auto& [k, v] : patch.items()) {
-    if (v.is_null()) {
-      out.erase(k);
-      continue;
-    }
-    auto it = out.find(k);
-    out[k] = merge_patch(it == out.end() ? json() : *it, v);
-  }
+  json out = document;
+  out.merge_patch(patch);
   return out;
 }
 

@@ -12,6 +12,7 @@
 
 #include "core/util/error.hpp"
 #include "core/util/strings.hpp"
+#include "core/util/utf8.hpp"
 #include "core/yaml/yaml.hpp"
 
 namespace emco::manifest {
@@ -224,7 +225,7 @@ std::string read_all(const std::string& path, size_t limit) {
 }  // namespace
 
 File parse_text(const std::string& original, const std::string& source, const std::string& base_dir, const ReadOptions& opts) {
-  if (size_t bad_at = invalid_utf8_offset(original); bad_at != std::string::npos) {
+  if (size_t bad_at = utf8::invalid_offset(original); bad_at != std::string::npos) {
     size_t line = 1 + static_cast<size_t>(std::count(original.begin(), original.begin() + static_cast<std::ptrdiff_t>(bad_at), '\n'));
     fail(ErrorKind::invalid, source + ":" + std::to_string(line) + ": not valid UTF-8 (byte " + std::to_string(bad_at) + ")",
          "save the file as UTF-8");

@@ -5,25 +5,32 @@
 #include <netdb.h>
 #include <openssl/bio.h>
 #include <openssl/bn.h>
+#include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
-#include <openssl/core_names.h>
 #include <openssl/kdf.h>
-#include <openssl/param_build.h>
 #include <openssl/pem.h>
 #include <openssl/rsa.h>
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 #include <zlib.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstring>
+#include <deque>
 #include <future>
+#include <map>
 #include <memory>
+#include <mutex>
+#include <thread>
 #include <vector>
 
 #include "core/template/funcs.hpp"
+#include "core/util/base64.hpp"
 #include "core/util/error.hpp"
+#include "core/util/utf8.hpp"
 
 namespace emco::tmpl {
 
@@ -46,30 +53,6 @@ std::string digest(const EVP_MD* md, const std::string& in) {
   unsigned int n = 0;
   EVP_Digest(in.data(), in.size(), out, &n, md, nullptr);
   return hex(out, n);
-}
-
-std::string b64(const std::string& in) {
-  std::string out(4 * ((in.size() + 2) / 3) + 1, '\0');
-  int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()), reinterpret_cast<const unsigned char*>(in.data()),
-                          static_cast<int>(in.size()));
-  out.resize(static_cast<size_t>(n));
-  return out;
-}
-
-bool unb64(const std::string& in, std::string& out) {
-  std::string clean;
-  for (char c : in)
-    if (c != '\n' && c != '\r') clean.push_back(c);
-  if (clean.size() % 4 != 0) return false;
-  out.assign(clean.size() / 4 * 3 + 1, '\0');
-  int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()), reinterpret_cast<const unsigned char*>(clean.data()),
-                          static_cast<int>(clean.size()));
-  if (n < 0) return false;
-  size_t pad = 0;
-  if (!clean.empty() && clean.back() == '=') ++pad;
-  if (clean.size() > 1 && clean[clean.size() - 2] == '=') ++pad;
-  out.resize(static_cast<size_t>(n) - pad);
-  return true;
 }
 
 std::string random_from(Context& c, std::int64_t count, const std::string& chars) {
@@ -138,275 +121,74 @@ std::string cert_pem(X509* x) {
 }
 
 // ---- RSA key generation ----
-// OpenSSL 3's FIPS 186-4 generator runs 64 Miller-Rabin rounds per prime and costs ~150 ms for
-// a 2048-bit key; charts call genCA/genSignedCert several times per render. Like Go's
-// crypto/rsa, each prime comes from an incremental search: a random odd start, a window of
-// candidates sieved against the odd primes below 2^16, and Miller-Rabin on random bases
-// (OpenSSL's RNG throughout) for the survivors. Composites almost always fail the first round,
-// so the cost is one modular exponentiation per sieve survivor plus the rounds of FIPS 186-5
-// Table B.1 on the prime found (5 for 1024-bit primes, error probability 2^-112; 4 above).
-// Exponentiations run two at a time where the CPU makes that cheaper (see pairs_pay), and the
-// two primes of a key are searched on two threads: the wait for a key is half as long.
-struct BnFree {
-  void operator()(BIGNUM* b) const { BN_clear_free(b); }
-};
-struct CtxFree {
-  void operator()(BN_CTX* c) const { BN_CTX_free(c); }
-};
-struct MontFree {
-  void operator()(BN_MONT_CTX* m) const { BN_MONT_CTX_free(m); }
-};
-using BnPtr = std::unique_ptr<BIGNUM, BnFree>;
-using CtxPtr = std::unique_ptr<BN_CTX, CtxFree>;
-using MontPtr = std::unique_ptr<BN_MONT_CTX, MontFree>;
-
-// The odd primes below 2^16, grouped so that each group's product fits in 32 bits: one
-// BN_mod_word per group (its fast path takes a divisor up to 2^32) gives the residues of the
-// whole group.
-struct SievePrimes {
-  std::vector<std::uint32_t> primes;
-  std::vector<std::uint32_t> group_product;  // product of primes[group_start[g] .. group_start[g+1])
-  std::vector<std::size_t> group_start;      // one more entry than group_product
-};
-
-const SievePrimes& sieve_primes() {
-  static const SievePrimes table = [] {
-    SievePrimes t;
-    const std::uint32_t limit = 1u << 16;
-    std::vector<bool> composite(limit, false);
-    for (std::uint32_t i = 3; i < limit; i += 2) {
-      if (composite[i]) continue;
-      t.primes.push_back(i);
-      for (std::uint64_t j = std::uint64_t{i} * i; j < limit; j += 2 * i) composite[j] = true;
-    }
-    std::uint64_t product = 1;
-    t.group_start.push_back(0);
-    for (std::size_t i = 0; i < t.primes.size(); ++i) {
-      if (product * t.primes[i] > 0xffffffffULL) {
-        t.group_product.push_back(static_cast<std::uint32_t>(product));
-        t.group_start.push_back(i);
-        product = 1;
-      }
-      product *= t.primes[i];
-    }
-    t.group_product.push_back(static_cast<std::uint32_t>(product));
-    t.group_start.push_back(t.primes.size());
-    return t;
-  }();
-  return table;
-}
-
-int miller_rabin_rounds(int bits) {
-  if (bits <= 512) return 8;
-  return bits <= 1024 ? 5 : 4;
-}
-
+// Keys come from OpenSSL's own generator (EVP_PKEY_keygen: FIPS 186-4 primes, a few hundred
+// milliseconds of CPU for 2048 bits, seconds for 4096) and charts call genCA/genSignedCert
+// several times per render, so keys are made ahead of need: the first request for a size
+// starts generating on as many other threads as the machine has spare cores, and every
+// request takes the oldest key under way (or made) and starts the next. Consecutive requests
+// then overlap with each other and with the rest of the render; on an idle machine the wait
+// for a key shrinks by the number of cores. Every key is its own EVP_PKEY_keygen call on
+// OpenSSL's RNG, independent of all others, and is handed out once. Keys still being made
+// when the process exits are abandoned through OpenSSL's progress callback.
 [[noreturn]] void keygen_fail() { func_fail("error generating RSA key"); }
 
-// One Miller-Rabin candidate w (odd, > 3): w - 1 = 2^s * d with d odd.
-class MrCandidate {
+class RsaKeyPool {
 public:
-  MrCandidate(const BIGNUM* w, BN_CTX* ctx)
-      : m_w(BN_dup(w)), m_w1(BN_dup(w)), m_d(BN_new()), m_range(BN_dup(w)), m_mont(BN_MONT_CTX_new()) {
-    if (!m_w || !m_w1 || !m_d || !m_range || !m_mont || !BN_MONT_CTX_set(m_mont.get(), w, ctx)) keygen_fail();
-    BN_sub_word(m_w1.get(), 1);
-    while (!BN_is_bit_set(m_w1.get(), m_s)) ++m_s;
-    BN_rshift(m_d.get(), m_w1.get(), m_s);
-    BN_sub_word(m_range.get(), 3);
+  static RsaKeyPool& instance() {
+    // OpenSSL is initialised first so that its exit-time cleanup (atexit, registered by its
+    // first real initialisation; options 0 would return before doing any) runs after this
+    // pool's destructor: a key still being made then never finds OpenSSL gone.
+    static const bool openssl_ready = OPENSSL_init_crypto(OPENSSL_INIT_ADD_ALL_DIGESTS, nullptr) == 1;
+    static RsaKeyPool pool;
+    (void)openssl_ready;
+    return pool;
   }
-  const BIGNUM* w() const { return m_w.get(); }
-  const BIGNUM* d() const { return m_d.get(); }
-  BN_MONT_CTX* mont() const { return m_mont.get(); }
-  // A random base b in [2, w-2].
-  void random_base(BIGNUM* b) const {
-    if (!BN_priv_rand_range(b, m_range.get()) || !BN_add_word(b, 2)) keygen_fail();
-  }
-  // Ends a round from z = b^d mod w: false when b witnesses that w is composite.
-  bool round_passes(BIGNUM* z, BN_CTX* ctx) const {
-    if (BN_is_one(z) || BN_cmp(z, m_w1.get()) == 0) return true;
-    for (int j = 1; j < m_s; ++j) {
-      if (!BN_mod_sqr(z, z, m_w.get(), ctx)) keygen_fail();
-      if (BN_cmp(z, m_w1.get()) == 0) return true;
-      if (BN_is_one(z)) return false;
+
+  ~RsaKeyPool() { m_closing = true; }  // then m_ahead's futures wait for the abandoned keys
+
+  PkeyPtr take(unsigned bits) {
+    std::future<PkeyPtr> mine;
+    {
+      std::lock_guard lock(m_mutex);
+      auto& ahead = m_ahead[bits];
+      if (!ahead.empty()) {
+        mine = std::move(ahead.front());
+        ahead.pop_front();
+      }
+      const size_t spare = std::max(1u, std::thread::hardware_concurrency()) - 1;
+      while (ahead.size() < std::max<size_t>(1, spare))
+        ahead.push_back(std::async(std::launch::async, [this, bits] { return generate(bits, this); }));
     }
-    return false;
+    return mine.valid() ? mine.get() : generate(bits, nullptr);
   }
 
 private:
-  BnPtr m_w, m_w1, m_d, m_range;
-  MontPtr m_mont;
-  int m_s = 0;
-};
+  RsaKeyPool() = default;
 
-// OpenSSL computes two 1024-bit exponentiations at once with AVX-512 IFMA about 2.3 times
-// faster than one after the other (BN_mod_exp_mont_consttime_x2, which RSA-2048 signing
-// uses). Without IFMA that function falls back to two constant-time exponentiations, slower
-// than plain BN_mod_exp_mont, so pairing is only used where it pays.
-bool pairs_pay(int bits) {
-  static const bool ifma = __builtin_cpu_supports("avx512ifma") && __builtin_cpu_supports("avx512vl") &&
-                           __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq");
-  return ifma && bits == 1024;
-}
-
-// z1 = b1^d(c1) mod w(c1) and z2 = b2^d(c2) mod w(c2).
-void mod_exp_pair(BIGNUM* z1, const BIGNUM* b1, const MrCandidate& c1, BIGNUM* z2, const BIGNUM* b2,
-                  const MrCandidate& c2, BN_CTX* ctx) {
-  if (!BN_mod_exp_mont_consttime_x2(z1, b1, c1.d(), c1.w(), c1.mont(), z2, b2, c2.d(), c2.w(), c2.mont(), ctx))
-    keygen_fail();
-}
-
-// The rounds after the first on a candidate that passed it; true if it passes them all.
-bool remaining_rounds_pass(const MrCandidate& c, int rounds, bool paired, BN_CTX* ctx) {
-  BnPtr b1(BN_new()), b2(BN_new()), z1(BN_new()), z2(BN_new());
-  if (!b1 || !b2 || !z1 || !z2) keygen_fail();
-  int left = rounds - 1;
-  while (left > 0) {
-    c.random_base(b1.get());
-    if (paired && left >= 2) {
-      c.random_base(b2.get());
-      mod_exp_pair(z1.get(), b1.get(), c, z2.get(), b2.get(), c, ctx);
-      if (!c.round_passes(z1.get(), ctx) || !c.round_passes(z2.get(), ctx)) return false;
-      left -= 2;
-      continue;
-    }
-    if (!BN_mod_exp_mont(z1.get(), b1.get(), c.d(), c.w(), ctx, c.mont())) keygen_fail();
-    if (!c.round_passes(z1.get(), ctx)) return false;
-    --left;
-  }
-  return true;
-}
-
-// The sieve survivors of random windows, in order: base + 2k for k < k_window, where base is
-// a random odd number of `bits` bits with the top two bits set (so p*q has all its bits), no
-// odd prime below 2^16 divides base + 2k, and base + 2k - 1 is coprime to e = 65537.
-class PrimeCandidates {
-public:
-  explicit PrimeCandidates(int bits) : m_bits(bits), m_base(BN_new()), m_sieve(k_window) {
-    if (!m_base) keygen_fail();
-  }
-
-  // Sets `out` to the next survivor (a new window when this one is used up).
-  void next(BIGNUM* out) {
-    while (true) {
-      if (m_k >= k_window) new_window();
-      for (; m_k < k_window; ++m_k) {
-        const std::uint32_t k = m_k;
-        if (m_sieve[k] || (m_residue_e + 2 * std::uint64_t{k}) % k_e == 1) continue;
-        if (!BN_copy(out, m_base.get()) || !BN_add_word(out, static_cast<BN_ULONG>(2) * k)) keygen_fail();
-        if (BN_num_bits(out) != m_bits) break;  // ran past 2^bits: start afresh
-        ++m_k;
-        return;
-      }
-      m_k = k_window;
-    }
-  }
-
-private:
-  static constexpr std::uint32_t k_window = 1u << 13;
-  static constexpr std::uint32_t k_e = 65537;
-
-  void new_window() {
-    const SievePrimes& sp = sieve_primes();
-    if (!BN_priv_rand(m_base.get(), m_bits, BN_RAND_TOP_TWO, BN_RAND_BOTTOM_ODD)) keygen_fail();
-    std::fill(m_sieve.begin(), m_sieve.end(), 0);
-    for (std::size_t g = 0; g < sp.group_product.size(); ++g) {
-      BN_ULONG group_residue = BN_mod_word(m_base.get(), sp.group_product[g]);
-      for (std::size_t i = sp.group_start[g]; i < sp.group_start[g + 1]; ++i) {
-        const std::uint64_t p = sp.primes[i];
-        // base + 2k = 0 (mod p)  <=>  k = -residue * 2^-1 (mod p), with 2^-1 = (p+1)/2
-        std::uint64_t residue = group_residue % p;
-        std::uint64_t k = (p - residue) % p * ((p + 1) / 2) % p;
-        for (; k < k_window; k += p) m_sieve[k] = 1;
-      }
-    }
-    m_residue_e = BN_mod_word(m_base.get(), k_e);
-    m_k = 0;
-  }
-
-  int m_bits;
-  BnPtr m_base;
-  std::vector<std::uint8_t> m_sieve;
-  std::uint64_t m_residue_e = 0;
-  std::uint32_t m_k = k_window;
-};
-
-// The first survivor that passes Miller-Rabin: a random prime of exactly `bits` bits with the
-// top two bits set and p-1 coprime to 65537. With pairing, survivors are tested two at a time
-// (the first round of both at once, then the later rounds two bases at a time); the earlier
-// of the two wins, so the result is the same as testing one after the other.
-BnPtr random_prime(int bits, bool pair_exponentiations) {
-  const int rounds = miller_rabin_rounds(bits);
-  const bool paired = pair_exponentiations && pairs_pay(bits);
-  CtxPtr ctx(BN_CTX_new());
-  BnPtr w1(BN_new()), w2(BN_new()), b1(BN_new()), b2(BN_new()), z1(BN_new()), z2(BN_new());
-  if (!ctx || !w1 || !w2 || !b1 || !b2 || !z1 || !z2) keygen_fail();
-  PrimeCandidates candidates(bits);
-  while (true) {
-    candidates.next(w1.get());
-    MrCandidate c1(w1.get(), ctx.get());
-    c1.random_base(b1.get());
-    if (!paired) {
-      if (!BN_mod_exp_mont(z1.get(), b1.get(), c1.d(), c1.w(), ctx.get(), c1.mont())) keygen_fail();
-      if (c1.round_passes(z1.get(), ctx.get()) && remaining_rounds_pass(c1, rounds, false, ctx.get()))
-        return BnPtr(BN_dup(c1.w()));
-      continue;
-    }
-    candidates.next(w2.get());
-    MrCandidate c2(w2.get(), ctx.get());
-    c2.random_base(b2.get());
-    mod_exp_pair(z1.get(), b1.get(), c1, z2.get(), b2.get(), c2, ctx.get());
-    if (c1.round_passes(z1.get(), ctx.get()) && remaining_rounds_pass(c1, rounds, true, ctx.get()))
-      return BnPtr(BN_dup(c1.w()));
-    if (c2.round_passes(z2.get(), ctx.get()) && remaining_rounds_pass(c2, rounds, true, ctx.get()))
-      return BnPtr(BN_dup(c2.w()));
-  }
-}
-
-PkeyPtr rsa_key(unsigned bits, bool pair_exponentiations = true) {
-  CtxPtr ctx(BN_CTX_new());
-  BnPtr e(BN_new());
-  BN_set_word(e.get(), 65537);
-  const int p_bits = static_cast<int>(bits - bits / 2), q_bits = static_cast<int>(bits / 2);
-  while (true) {
-    auto q_search = std::async(std::launch::async, random_prime, q_bits, pair_exponentiations);
-    BnPtr p = random_prime(p_bits, pair_exponentiations);
-    BnPtr q = q_search.get();
-    if (BN_cmp(p.get(), q.get()) < 0) std::swap(p, q);
-    // FIPS 186-5 A.1.3: |p - q| > 2^(nlen/2 - 100), which also rules out p == q.
-    BnPtr gap(BN_new());
-    BN_sub(gap.get(), p.get(), q.get());
-    if (BN_num_bits(gap.get()) <= static_cast<int>(bits / 2) - 100) continue;
-    BnPtr n(BN_new()), p1(BN_dup(p.get())), q1(BN_dup(q.get())), phi(BN_new()), d(BN_new()), dmp1(BN_new()),
-        dmq1(BN_new()), iqmp(BN_new());
-    BN_mul(n.get(), p.get(), q.get(), ctx.get());
-    if (BN_num_bits(n.get()) != static_cast<int>(bits)) continue;
-    BN_sub_word(p1.get(), 1);
-    BN_sub_word(q1.get(), 1);
-    BN_mul(phi.get(), p1.get(), q1.get(), ctx.get());
-    if (!BN_mod_inverse(d.get(), e.get(), phi.get(), ctx.get())) continue;
-    BN_mod(dmp1.get(), d.get(), p1.get(), ctx.get());
-    BN_mod(dmq1.get(), d.get(), q1.get(), ctx.get());
-    if (!BN_mod_inverse(iqmp.get(), q.get(), p.get(), ctx.get())) continue;
-    OSSL_PARAM_BLD* bld = OSSL_PARAM_BLD_new();
-    OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_RSA_N, n.get());
-    OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_RSA_E, e.get());
-    OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_RSA_D, d.get());
-    OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_RSA_FACTOR1, p.get());
-    OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_RSA_FACTOR2, q.get());
-    OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_RSA_EXPONENT1, dmp1.get());
-    OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_RSA_EXPONENT2, dmq1.get());
-    OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_RSA_COEFFICIENT1, iqmp.get());
-    OSSL_PARAM* params = OSSL_PARAM_BLD_to_param(bld);
-    EVP_PKEY_CTX* pctx = EVP_PKEY_CTX_new_from_name(nullptr, "RSA", nullptr);
+  // A key from EVP_PKEY_keygen; a pool's background generation stops when the pool closes.
+  static PkeyPtr generate(unsigned bits, RsaKeyPool* pool) {
+    if (pool && pool->m_closing) keygen_fail();
+    EVP_PKEY_CTX* ctx = EVP_PKEY_CTX_new_from_name(nullptr, "RSA", nullptr);
     EVP_PKEY* key = nullptr;
-    bool ok = pctx && EVP_PKEY_fromdata_init(pctx) == 1 && EVP_PKEY_fromdata(pctx, &key, EVP_PKEY_KEYPAIR, params) == 1;
-    EVP_PKEY_CTX_free(pctx);
-    OSSL_PARAM_free(params);
-    OSSL_PARAM_BLD_free(bld);
-    if (!ok) func_fail("error generating RSA key");
+    bool ok = ctx && EVP_PKEY_keygen_init(ctx) == 1 && EVP_PKEY_CTX_set_rsa_keygen_bits(ctx, static_cast<int>(bits)) == 1;
+    if (ok && pool) {
+      EVP_PKEY_CTX_set_app_data(ctx, pool);
+      EVP_PKEY_CTX_set_cb(ctx, [](EVP_PKEY_CTX* c) {
+        return static_cast<RsaKeyPool*>(EVP_PKEY_CTX_get_app_data(c))->m_closing.load() ? 0 : 1;
+      });
+    }
+    ok = ok && EVP_PKEY_keygen(ctx, &key) == 1;
+    EVP_PKEY_CTX_free(ctx);
+    if (!ok) keygen_fail();
     return PkeyPtr(key);
   }
-}
+
+  std::atomic<bool> m_closing{false};
+  std::mutex m_mutex;
+  std::map<unsigned, std::deque<std::future<PkeyPtr>>> m_ahead;  // keys under way or made, per size
+};
+
+PkeyPtr rsa_key(unsigned bits) { return RsaKeyPool::instance().take(bits); }
 
 PkeyPtr parse_key(const std::string& pem) {
   BioPtr b(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
@@ -511,9 +293,7 @@ std::string aes_key(const std::string& password) {
 
 }  // namespace
 
-std::string rsa_private_key_pem(unsigned bits, bool pair_exponentiations) {
-  return key_pem(rsa_key(bits, pair_exponentiations).get(), true);
-}
+std::string rsa_private_key_pem(unsigned bits) { return key_pem(rsa_key(bits).get(), true); }
 
 void register_sprig_crypto(FuncMap& m) {
   m["sha1sum"] = {[](Context&, Args& a) { return Value(digest(EVP_sha1(), a[0].as_string())); }, "s"};
@@ -654,14 +434,15 @@ void register_sprig_crypto(FuncMap& m) {
                                },
                                "sllias"};
   m["buildCustomCert"] = {[](Context&, Args& a) -> Value {
-                            std::string cert, key;
-                            if (!unb64(a[0].as_string(), cert)) func_fail("unable to decode base64 certificate");
-                            if (!unb64(a[1].as_string(), key)) func_fail("unable to decode base64 private key");
-                            parse_cert(cert);
-                            parse_key(key);
+                            auto cert = base64_decode(a[0].as_string());
+                            if (!cert) func_fail("unable to decode base64 certificate");
+                            auto key = base64_decode(a[1].as_string());
+                            if (!key) func_fail("unable to decode base64 private key");
+                            parse_cert(*cert);
+                            parse_key(*key);
                             Map out;
-                            out["Cert"] = Value(cert);
-                            out["Key"] = Value(key);
+                            out["Cert"] = Value(*cert);
+                            out["Key"] = Value(*key);
                             return Value(std::move(out));
                           },
                           "ss"};
@@ -682,12 +463,13 @@ void register_sprig_crypto(FuncMap& m) {
                        EVP_EncryptUpdate(ctx, reinterpret_cast<unsigned char*>(out.data()) + 16, &n,
                                          reinterpret_cast<const unsigned char*>(content.data()), static_cast<int>(content.size()));
                        EVP_CIPHER_CTX_free(ctx);
-                       return Value(b64(out));
+                       return Value(base64_encode(out));
                      },
                      "ss"};
   m["decryptAES"] = {[](Context&, Args& a) -> Value {
-                       std::string data;
-                       if (!unb64(a[1].as_string(), data)) func_fail("illegal base64 data");
+                       auto decoded = base64_decode(a[1].as_string());
+                       if (!decoded) func_fail("illegal base64 data");
+                       const std::string& data = *decoded;
                        if (data.size() < 16) func_fail("ciphertext too short");
                        if ((data.size() - 16) % 16 != 0) func_fail("crypto/cipher: input not full blocks");
                        std::string key = aes_key(a[0].as_string());
@@ -721,7 +503,7 @@ void register_sprig_crypto(FuncMap& m) {
                       if (n < 0 || n > (1 << 20)) func_fail("randBytes: invalid count");
                       std::string buf(static_cast<size_t>(n), '\0');
                       c.random_bytes(reinterpret_cast<unsigned char*>(buf.data()), buf.size());
-                      return Value(b64(buf));
+                      return Value(base64_encode(buf));
                     },
                     "i"};
   m["randInt"] = {[](Context& c, Args& a) -> Value {
@@ -743,16 +525,15 @@ void register_sprig_crypto(FuncMap& m) {
                  ""};
   m["shuffle"] = {[](Context& c, Args& a) {
                     const std::string& s = a[0].as_string();
-                    std::vector<std::string> runes;
+                    std::vector<char32_t> runes;  // Go's []rune(s)
                     for (size_t i = 0; i < s.size();) {
-                      unsigned char ch = static_cast<unsigned char>(s[i]);
-                      size_t w = ch < 0x80 ? 1 : ch < 0xE0 ? 2 : ch < 0xF0 ? 3 : 4;
-                      runes.push_back(s.substr(i, w));
-                      i += w;
+                      char32_t r;
+                      i += utf8::decode(s, i, r);
+                      runes.push_back(r);
                     }
                     for (size_t i = runes.size(); i > 1; --i) std::swap(runes[i - 1], runes[random_u64(c) % i]);
                     std::string out;
-                    for (auto& r : runes) out += r;
+                    for (char32_t r : runes) utf8::append(out, r);
                     return Value(out);
                   },
                   "s"};

@@ -41,8 +41,8 @@ struct Options {
   int max_include_depth = 1000;
   // Execution output limit (a huge range); exceeding it is an error.
   std::size_t max_output_bytes = std::size_t{256} << 20;
-  // Seed for rand* / uuidv4 / genCA key material when deterministic output is wanted (tests);
-  // 0 = OpenSSL's RNG.
+  // Seed for rand* / uuidv4 / certificate serial numbers when deterministic output is wanted
+  // (tests); 0 = OpenSSL's RNG. Keys (genCA, genPrivateKey, ...) always come from OpenSSL's.
   unsigned long long random_seed = 0;
   // Name of the template set, as Go's errors quote it ("no template X associated with template
   // gotpl"); Helm's is "gotpl", and tpl's templates are parsed under this name.

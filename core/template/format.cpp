@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include "core/util/utf8.hpp"
+
 namespace emco::tmpl {
 
 namespace {
@@ -38,56 +40,6 @@ std::string exp_suffix(int exp) {
   return out;
 }
 
-// Decodes one UTF-8 rune at s[i]; returns width (1 and U+FFFD for invalid bytes).
-int decode_rune(std::string_view s, size_t i, std::uint32_t& r) {
-  unsigned char c = static_cast<unsigned char>(s[i]);
-  if (c < 0x80) {
-    r = c;
-    return 1;
-  }
-  int n = 0;
-  std::uint32_t v = 0;
-  if ((c & 0xE0) == 0xC0) {
-    n = 2;
-    v = c & 0x1F;
-  } else if ((c & 0xF0) == 0xE0) {
-    n = 3;
-    v = c & 0x0F;
-  } else if ((c & 0xF8) == 0xF0) {
-    n = 4;
-    v = c & 0x07;
-  } else {
-    r = 0xFFFD;
-    return 1;
-  }
-  if (i + static_cast<size_t>(n) > s.size()) {
-    r = 0xFFFD;
-    return 1;
-  }
-  for (int k = 1; k < n; ++k) {
-    unsigned char cc = static_cast<unsigned char>(s[i + static_cast<size_t>(k)]);
-    if ((cc & 0xC0) != 0x80) {
-      r = 0xFFFD;
-      return 1;
-    }
-    v = (v << 6) | (cc & 0x3F);
-  }
-  if ((n == 2 && v < 0x80) || (n == 3 && v < 0x800) || (n == 4 && (v < 0x10000 || v > 0x10FFFF)) ||
-      (v >= 0xD800 && v <= 0xDFFF)) {
-    r = 0xFFFD;
-    return 1;
-  }
-  r = v;
-  return n;
-}
-
-size_t rune_count(std::string_view s) {
-  size_t n = 0;
-  std::uint32_t r;
-  for (size_t i = 0; i < s.size(); i += static_cast<size_t>(decode_rune(s, i, r))) ++n;
-  return n;
-}
-
 bool is_print_rune(std::uint32_t r) {
   // strconv.IsPrint approximation: ASCII graphic + space, and non-control Unicode outside the
   // C1 range, surrogates, private noncharacters and a few format characters.
@@ -107,23 +59,23 @@ void quote_to(std::string& out, std::string_view s, char q, bool ascii_only) {
   static const char* hex = "0123456789abcdef";
   out.push_back(q);
   for (size_t i = 0; i < s.size();) {
-    std::uint32_t r;
-    int w = decode_rune(s, i, r);
-    if (w == 1 && r == 0xFFFD) {
+    char32_t r;
+    size_t w = utf8::decode(s, i, r);
+    if (w == 1 && r == utf8::k_replacement) {
       out += "\\x";
       out.push_back(hex[static_cast<unsigned char>(s[i]) >> 4]);
       out.push_back(hex[static_cast<unsigned char>(s[i]) & 15]);
       i += 1;
       continue;
     }
-    i += static_cast<size_t>(w);
-    if (r == static_cast<std::uint32_t>(q) || r == '\\') {
+    i += w;
+    if (r == static_cast<char32_t>(q) || r == '\\') {
       out.push_back('\\');
       out.push_back(static_cast<char>(r));
       continue;
     }
     if (ascii_only ? (r < 0x7F && is_print_rune(r)) : is_print_rune(r)) {
-      append_utf8(out, r);
+      utf8::append(out, r);
       continue;
     }
     switch (r) {
@@ -169,7 +121,7 @@ public:
       buf += s;
       return;
     }
-    size_t width = rune_count(s);
+    size_t width = utf8::count(s);
     if (static_cast<size_t>(f.wid) <= width) {
       buf += s;
       return;
@@ -282,9 +234,9 @@ public:
         if (f.prec_present) {
           size_t i = 0;
           int n = 0;
-          std::uint32_t r;
+          char32_t r;
           while (i < s.size() && n < f.prec) {
-            i += static_cast<size_t>(decode_rune(s, i, r));
+            i += utf8::decode(s, i, r);
             ++n;
           }
           s = s.substr(0, i);
@@ -383,13 +335,13 @@ public:
           case 'X': fmt_integer(u, neg, 16, verb, true); return;
           case 'c': {
             std::string s;
-            append_utf8(s, static_cast<std::uint32_t>(i < 0 || i > 0x10FFFF ? 0xFFFD : i));
+            utf8::append(s, static_cast<char32_t>(i < 0 || i > 0x10FFFF ? 0xFFFD : i));
             pad(s);
             return;
           }
           case 'q': {
             std::string s, q;
-            append_utf8(s, static_cast<std::uint32_t>(i < 0 || i > 0x10FFFF ? 0xFFFD : i));
+            utf8::append(s, static_cast<char32_t>(i < 0 || i > 0x10FFFF ? 0xFFFD : i));
             quote_to(q, s, '\'', f.plus);
             pad(q);
             return;
@@ -478,25 +430,6 @@ bool parse_num(std::string_view s, size_t& i, int& out) {
 }
 
 }  // namespace
-
-void append_utf8(std::string& out, std::uint32_t r) {
-  if (r > 0x10FFFF || (r >= 0xD800 && r <= 0xDFFF)) r = 0xFFFD;
-  if (r < 0x80) {
-    out.push_back(static_cast<char>(r));
-  } else if (r < 0x800) {
-    out.push_back(static_cast<char>(0xC0 | (r >> 6)));
-    out.push_back(static_cast<char>(0x80 | (r & 0x3F)));
-  } else if (r < 0x10000) {
-    out.push_back(static_cast<char>(0xE0 | (r >> 12)));
-    out.push_back(static_cast<char>(0x80 | ((r >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (r & 0x3F)));
-  } else {
-    out.push_back(static_cast<char>(0xF0 | (r >> 18)));
-    out.push_back(static_cast<char>(0x80 | ((r >> 12) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | ((r >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (r & 0x3F)));
-  }
-}
 
 std::string format_float_g(double f, int bit_size) {
   if (bit_size == 32) f = static_cast<float>(f);
@@ -700,19 +633,18 @@ std::string go_sprintf(std::string_view format, const std::vector<Value>& a) {
       p.buf += "%!(NOVERB)";
       break;
     }
-    std::uint32_t verb_rune;
-    int w = decode_rune(format, i, verb_rune);
-    i += static_cast<size_t>(w);
+    char32_t verb_rune;
+    i += utf8::decode(format, i, verb_rune);
     char verb = verb_rune < 0x80 ? static_cast<char>(verb_rune) : '?';
     if (verb == '%') {
       p.buf.push_back('%');
     } else if (!good_arg) {
       p.buf += "%!";
-      append_utf8(p.buf, verb_rune);
+      utf8::append(p.buf, verb_rune);
       p.buf += "(BADINDEX)";
     } else if (arg_num >= a.size()) {
       p.buf += "%!";
-      append_utf8(p.buf, verb_rune);
+      utf8::append(p.buf, verb_rune);
       p.buf += "(MISSING)";
     } else {
       if (verb == 'v') {
@@ -723,7 +655,7 @@ std::string go_sprintf(std::string_view format, const std::vector<Value>& a) {
       }
       if (verb_rune >= 0x80) {
         p.buf += "%!";
-        append_utf8(p.buf, verb_rune);
+        utf8::append(p.buf, verb_rune);
         p.buf += "(";
         p.buf += a[arg_num].is_null() ? "<nil>" : a[arg_num].go_type() + "=" + format_value(a[arg_num]);
         p.buf += ")";

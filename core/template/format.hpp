@@ -27,8 +27,4 @@ std::string go_sprintf(std::string_view format, const std::vector<Value>& args);
 // strconv.Quote.
 std::string go_quote(std::string_view s);
 
-// Appends rune `r` as UTF-8; surrogates and values past U+10FFFF become
-// U+FFFD, as Go's utf8.AppendRune does.
-void append_utf8(std::string& out, std::uint32_t r);
-
 }  // namespace emco::tmpl

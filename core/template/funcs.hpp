@@ -38,9 +38,8 @@ const List* as_list_like(const Value& v, Value& holder);
 std::string type_string(char sig);           // Go type name of a signature letter
 
 // A new RSA key of `bits` bits as PKCS#1 PEM (genPrivateKey "rsa"; genCA & co use the same
-// generator). `pair_exponentiations` lets Miller-Rabin run two exponentiations at once where
-// the CPU makes that cheaper (the default); tests turn it off to cover the one-at-a-time path
-// on any machine.
-std::string rsa_private_key_pem(unsigned bits, bool pair_exponentiations = true);
+// generator): OpenSSL's EVP_PKEY_keygen, made one key ahead of need per size on a background
+// thread (crypto.cpp says why).
+std::string rsa_private_key_pem(unsigned bits);
 
 }  // namespace emco::tmpl

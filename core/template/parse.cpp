@@ -10,6 +10,7 @@
 
 #include "core/template/format.hpp"
 #include "core/util/error.hpp"
+#include "core/util/utf8.hpp"
 
 namespace emco::tmpl {
 
@@ -39,12 +40,11 @@ struct Item {
       // %.10q: quote the first 10 runes
       size_t i = 0;
       int n = 0;
+      char32_t r;
       while (i < val.size() && n < 10) {
-        unsigned char c = static_cast<unsigned char>(val[i]);
-        i += c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
+        i += utf8::decode(val, i, r);
         ++n;
       }
-      if (i > val.size()) i = val.size();
       return go_quote(val.substr(0, i)) + "...";
     }
     return go_quote(val);
@@ -59,18 +59,18 @@ bool is_alnum(unsigned char c) {
 }
 
 std::string rune_desc(std::string_view s, size_t i) {
-  // %#U of the rune at s[i]
-  unsigned char c = static_cast<unsigned char>(s[i]);
-  std::uint32_t r = c;
-  int w = 1;
-  if (c >= 0xC0 && c < 0xE0 && i + 1 < s.size()) { r = ((c & 0x1Fu) << 6) | (s[i + 1] & 0x3F); w = 2; }
-  else if (c >= 0xE0 && c < 0xF0 && i + 2 < s.size()) { r = ((c & 0x0Fu) << 12) | ((s[i + 1] & 0x3Fu) << 6) | (s[i + 2] & 0x3F); w = 3; }
-  else if (c >= 0xF0 && i + 3 < s.size()) { r = ((c & 0x07u) << 18) | ((s[i + 1] & 0x3Fu) << 12) | ((s[i + 2] & 0x3Fu) << 6) | (s[i + 3] & 0x3F); w = 4; }
+  // %#U of the rune at s[i] (the lexer decodes as Go's does: a bad byte is U+FFFD)
+  char32_t r;
+  utf8::decode(s, i, r);
   char buf[32];
-  std::snprintf(buf, sizeof buf, "U+%04X", r);
+  std::snprintf(buf, sizeof buf, "U+%04X", static_cast<unsigned>(r));
   std::string out = buf;
   bool printable = r >= 0x20 && r != 0x7F && !(r >= 0x80 && r < 0xA0);
-  if (printable) out += " '" + std::string(s.substr(i, static_cast<size_t>(w))) + "'";
+  if (printable) {
+    out += " '";
+    utf8::append(out, r);
+    out += "'";
+  }
   return out;
 }
 
@@ -505,13 +505,10 @@ bool unquote(std::string_view s, std::string& out) {
     if (c == q && q == '"') return false;
     if (c == '\n') return false;
     if (c != '\\') {
-      out.push_back(c);
-      ++i;
-      unsigned char uc = static_cast<unsigned char>(c);
-      if (uc >= 0xC0) {
-        size_t extra = uc < 0xE0 ? 1 : uc < 0xF0 ? 2 : 3;
-        for (size_t k = 0; k < extra && i < s.size(); ++k) out.push_back(s[i++]);
-      }
+      char32_t r;
+      size_t w = utf8::decode(s, i, r);
+      out.append(s, i, w);
+      i += w;
       continue;
     }
     if (i + 1 >= s.size()) return false;
@@ -547,7 +544,7 @@ bool unquote(std::string_view s, std::string& out) {
         if (e == 'x') out.push_back(static_cast<char>(v));
         else {
           if (v > 0x10FFFF || (v >= 0xD800 && v < 0xE000)) return false;
-          append_utf8(out, v);  // v is a valid scalar value (checked above)
+          utf8::append(out, v);  // v is a valid scalar value (checked above)
         }
         break;
       }
@@ -569,9 +566,7 @@ bool unquote(std::string_view s, std::string& out) {
   }
   if (q == '\'') {
     // exactly one rune
-    size_t n = 0;
-    for (size_t i = 0; i < out.size(); ++i)
-      if ((static_cast<unsigned char>(out[i]) & 0xC0) != 0x80) ++n;
+    size_t n = utf8::count(out);
     if (n != 1 && !(runes == 1 && !out.empty())) return false;
   }
   return true;
@@ -1076,12 +1071,8 @@ private:
     if (token.typ == It::char_constant) {
       std::string s;
       if (!unquote(text, s) || s.empty()) errorf("malformed character constant: " + text);
-      std::uint32_t r = static_cast<unsigned char>(s[0]);
-      if (r >= 0xC0) {
-        size_t w = r < 0xE0 ? 2 : r < 0xF0 ? 3 : 4;
-        r &= (w == 2 ? 0x1F : w == 3 ? 0x0F : 0x07);
-        for (size_t k = 1; k < w && k < s.size(); ++k) r = (r << 6) | (s[k] & 0x3F);
-      }
+      char32_t r;
+      utf8::decode(s, 0, r);
       n->constant = Value(static_cast<std::int64_t>(r));
       n->number_is_int = true;
       return n;

@@ -12,8 +12,10 @@
 
 #include "core/template/format.hpp"
 #include "core/template/funcs.hpp"
-#include "core/template/semver.hpp"
+#include "core/util/base64.hpp"
 #include "core/util/error.hpp"
+#include "core/util/semver.hpp"
+#include "core/util/utf8.hpp"
 
 namespace emco::tmpl {
 
@@ -21,38 +23,22 @@ namespace {
 
 using Args = std::vector<Value>;
 
-// ---- UTF-8 helpers ----
+semver::Version parse_semver_or_fail(const std::string& text) {
+  auto v = semver::parse_version(text);
+  if (!v) func_fail("Invalid Semantic Version");
+  return *v;
+}
+
+// ---- runes ----
+// Go's []rune(s): invalid bytes become U+FFFD, one each.
 std::vector<std::uint32_t> decode(const std::string& s) {
   std::vector<std::uint32_t> out;
   for (size_t i = 0; i < s.size();) {
-    unsigned char c = static_cast<unsigned char>(s[i]);
-    std::uint32_t r = c;
-    size_t w = 1;
-    if (c >= 0xF0) w = 4, r = c & 0x07;
-    else if (c >= 0xE0) w = 3, r = c & 0x0F;
-    else if (c >= 0xC0) w = 2, r = c & 0x1F;
-    if (i + w > s.size()) w = 1, r = 0xFFFD;
-    for (size_t k = 1; k < w; ++k) r = (r << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3F);
+    char32_t r;
+    i += utf8::decode(s, i, r);
     out.push_back(r);
-    i += w;
   }
   return out;
-}
-void encode(std::string& out, std::uint32_t r) {
-  if (r < 0x80) out.push_back(static_cast<char>(r));
-  else if (r < 0x800) {
-    out.push_back(static_cast<char>(0xC0 | (r >> 6)));
-    out.push_back(static_cast<char>(0x80 | (r & 0x3F)));
-  } else if (r < 0x10000) {
-    out.push_back(static_cast<char>(0xE0 | (r >> 12)));
-    out.push_back(static_cast<char>(0x80 | ((r >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (r & 0x3F)));
-  } else {
-    out.push_back(static_cast<char>(0xF0 | (r >> 18)));
-    out.push_back(static_cast<char>(0x80 | ((r >> 12) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | ((r >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (r & 0x3F)));
-  }
 }
 bool is_upper(std::uint32_t r) { return (r >= 'A' && r <= 'Z') || (r >= 0xC0 && r <= 0xDE && r != 0xD7); }
 bool is_lower(std::uint32_t r) { return (r >= 'a' && r <= 'z') || (r >= 0xDF && r <= 0xFF && r != 0xF7); }
@@ -73,7 +59,7 @@ std::uint32_t to_lower(std::uint32_t r) {
 std::string map_runes(const std::string& s, std::uint32_t (*f)(std::uint32_t)) {
   std::string out;
   out.reserve(s.size());
-  for (auto r : decode(s)) encode(out, f(r));
+  for (auto r : decode(s)) utf8::append(out, f(r));
   return out;
 }
 
@@ -82,7 +68,7 @@ std::string replace_all(const std::string& s, const std::string& from, const std
     // strings.Replace with an empty old string inserts `to` around every rune
     std::string out = to;
     for (auto r : decode(s)) {
-      encode(out, r);
+      utf8::append(out, r);
       out += to;
     }
     return out;
@@ -106,7 +92,7 @@ std::string trim_space(const std::string& s) {
   while (b < e && is_space(r[b])) ++b;
   while (e > b && is_space(r[e - 1])) --e;
   std::string out;
-  for (size_t i = b; i < e; ++i) encode(out, r[i]);
+  for (size_t i = b; i < e; ++i) utf8::append(out, r[i]);
   return out;
 }
 
@@ -120,7 +106,7 @@ std::string trim_cutset(const std::string& s, const std::string& cutset, bool le
   if (right)
     while (e > b && in(r[e - 1])) --e;
   std::string out;
-  for (size_t i = b; i < e; ++i) encode(out, r[i]);
+  for (size_t i = b; i < e; ++i) utf8::append(out, r[i]);
   return out;
 }
 
@@ -132,12 +118,12 @@ std::vector<std::string> split_str(const std::string& s, const std::string& sep,
     for (size_t i = 0; i < r.size(); ++i) {
       if (n > 0 && static_cast<long>(out.size()) == n - 1) {
         std::string rest;
-        for (size_t k = i; k < r.size(); ++k) encode(rest, r[k]);
+        for (size_t k = i; k < r.size(); ++k) utf8::append(rest, r[k]);
         out.push_back(rest);
         return out;
       }
       std::string one;
-      encode(one, r[i]);
+      utf8::append(one, r[i]);
       out.push_back(one);
     }
     return out;
@@ -198,7 +184,7 @@ std::string title(const std::string& s) {
     } else {
       sep = is_space(prev);
     }
-    encode(out, sep ? to_upper(r) : r);
+    utf8::append(out, sep ? to_upper(r) : r);
     prev = r;
   }
   return out;
@@ -210,9 +196,9 @@ std::string untitle(const std::string& s) {
   for (auto r : decode(s)) {
     if (is_space(r)) {
       in_word = false;
-      encode(out, r);
+      utf8::append(out, r);
     } else {
-      encode(out, in_word ? r : to_lower(r));
+      utf8::append(out, in_word ? r : to_lower(r));
       in_word = true;
     }
   }
@@ -234,20 +220,20 @@ std::string camelcase(const std::string& s) {
       have = true;
       break;
     }
-    encode(out, r0);
+    utf8::append(out, r0);
   }
   if (!have) return out;
   while (i < r.size()) {
     std::uint32_t r1 = r0;
     r0 = r[i++];
     if (is_connector(r0) && is_connector(r1)) {
-      encode(out, r1);
+      utf8::append(out, r1);
       continue;
     }
     if (is_connector(r1)) r0 = to_upper(r0);
-    else encode(out, r1);
+    else utf8::append(out, r1);
   }
-  encode(out, r0);
+  utf8::append(out, r0);
   return out;
 }
 
@@ -270,14 +256,14 @@ std::string delimited_lower(const std::string& s, char connector) {
     }
     if ((need_sep || boundary) && !out.empty()) out.push_back(connector);
     need_sep = false;
-    encode(out, to_lower(c));
+    utf8::append(out, to_lower(c));
   }
   return out;
 }
 
 std::string swapcase(const std::string& s) {
   std::string out;
-  for (auto r : decode(s)) encode(out, is_upper(r) ? to_lower(r) : is_lower(r) ? to_upper(r) : r);
+  for (auto r : decode(s)) utf8::append(out, is_upper(r) ? to_lower(r) : is_lower(r) ? to_upper(r) : r);
   return out;
 }
 
@@ -288,7 +274,7 @@ std::string initials(const std::string& s) {
     if (is_space(r)) {
       last_space = true;
     } else {
-      if (last_space) encode(out, r);
+      if (last_space) utf8::append(out, r);
       last_space = false;
     }
   }
@@ -351,84 +337,7 @@ std::string abbreviate_full(const std::string& str, std::int64_t offset, std::in
   return "..." + str.substr(static_cast<size_t>(len - (max_width - 3)));
 }
 
-// ---- base64 / base32 ----
-std::string b64enc(const std::string& in) {
-  static const char* tbl = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  size_t i = 0;
-  for (; i + 2 < in.size(); i += 3) {
-    std::uint32_t n = (static_cast<unsigned char>(in[i]) << 16) | (static_cast<unsigned char>(in[i + 1]) << 8) |
-                      static_cast<unsigned char>(in[i + 2]);
-    out.push_back(tbl[(n >> 18) & 63]);
-    out.push_back(tbl[(n >> 12) & 63]);
-    out.push_back(tbl[(n >> 6) & 63]);
-    out.push_back(tbl[n & 63]);
-  }
-  if (i + 1 == in.size()) {
-    std::uint32_t n = static_cast<unsigned char>(in[i]) << 16;
-    out.push_back(tbl[(n >> 18) & 63]);
-    out.push_back(tbl[(n >> 12) & 63]);
-    out += "==";
-  } else if (i + 2 == in.size()) {
-    std::uint32_t n = (static_cast<unsigned char>(in[i]) << 16) | (static_cast<unsigned char>(in[i + 1]) << 8);
-    out.push_back(tbl[(n >> 18) & 63]);
-    out.push_back(tbl[(n >> 12) & 63]);
-    out.push_back(tbl[(n >> 6) & 63]);
-    out.push_back('=');
-  }
-  return out;
-}
-
-bool b64dec(const std::string& in, std::string& out, size_t& bad) {
-  auto val = [](char c) -> int {
-    if (c >= 'A' && c <= 'Z') return c - 'A';
-    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-    if (c >= '0' && c <= '9') return c - '0' + 52;
-    if (c == '+') return 62;
-    if (c == '/') return 63;
-    return -1;
-  };
-  out.clear();
-  std::string s;
-  for (char c : in)
-    if (c != '\n' && c != '\r') s.push_back(c);
-  size_t i = 0;
-  while (i < s.size()) {
-    int q[4];
-    int n = 0;
-    size_t start = i;
-    for (; n < 4 && i < s.size(); ++i) {
-      if (s[i] == '=') break;
-      int v = val(s[i]);
-      if (v < 0) {
-        bad = i;
-        return false;
-      }
-      q[n++] = v;
-    }
-    if (n < 4) {
-      // padding or end
-      size_t pads = 0;
-      while (i < s.size() && s[i] == '=') {
-        ++pads;
-        ++i;
-      }
-      if (n == 1 || (n + static_cast<int>(pads) != 4) || i != s.size()) {
-        bad = n == 1 ? start + 1 : (i < s.size() ? i : start + static_cast<size_t>(n));
-        if (i == s.size() && n + static_cast<int>(pads) != 4) bad = s.size() - pads;
-        return false;
-      }
-      if (n >= 2) out.push_back(static_cast<char>((q[0] << 2) | (q[1] >> 4)));
-      if (n >= 3) out.push_back(static_cast<char>(((q[1] & 15) << 4) | (q[2] >> 2)));
-      return true;
-    }
-    out.push_back(static_cast<char>((q[0] << 2) | (q[1] >> 4)));
-    out.push_back(static_cast<char>(((q[1] & 15) << 4) | (q[2] >> 2)));
-    out.push_back(static_cast<char>(((q[2] & 3) << 6) | q[3]));
-  }
-  return true;
-}
-
+// ---- base32 (base64 is core/util/base64) ----
 std::string b32enc(const std::string& in) {
   static const char* tbl = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
   std::string out;
@@ -506,9 +415,8 @@ std::vector<Match> find_all(const RE2& re, const std::string& s, long n) {
     } else {
       // advance one rune
       if (ms >= s.size()) break;
-      unsigned char c = static_cast<unsigned char>(s[ms]);
-      size_t w = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
-      pos = std::max(pos, ms) + w;
+      char32_t r;
+      pos = std::max(pos, ms) + utf8::decode(s, ms, r);
       if (!accept) continue;
     }
   }
@@ -742,7 +650,7 @@ void register_sprig(FuncMap& m) {
   m["nospace"] = {[](Context&, Args& a) {
                     std::string out;
                     for (auto r : decode(a[0].as_string()))
-                      if (!is_space(r)) encode(out, r);
+                      if (!is_space(r)) utf8::append(out, r);
                     return Value(out);
                   },
                   "s"};
@@ -989,12 +897,13 @@ void register_sprig(FuncMap& m) {
   m["mustToRawJson"] = m["toRawJson"];
 
   // ---- encodings ----
-  m["b64enc"] = {[](Context&, Args& a) { return Value(b64enc(a[0].as_string())); }, "s"};
+  m["b64enc"] = {[](Context&, Args& a) { return Value(base64_encode(a[0].as_string())); }, "s"};
+  // Sprig returns Go's decoding error as the function's value
   m["b64dec"] = {[](Context&, Args& a) {
-                   std::string out;
                    size_t bad = 0;
-                   if (!b64dec(a[0].as_string(), out, bad)) return Value("illegal base64 data at input byte " + std::to_string(bad));
-                   return Value(out);
+                   auto out = base64_decode(a[0].as_string(), {}, &bad);
+                   if (!out) return Value("illegal base64 data at input byte " + std::to_string(bad));
+                   return Value(std::move(*out));
                  },
                  "s"};
   m["b32enc"] = {[](Context&, Args& a) { return Value(b32enc(a[0].as_string())); }, "s"};
@@ -1456,11 +1365,30 @@ void register_sprig(FuncMap& m) {
   m["regexQuoteMeta"] = {[](Context&, Args& a) { return Value(quote_meta(a[0].as_string())); }, "s"};
 
   // ---- semver ----
+  // Sprig parses the constraint first, then the version (so an invalid constraint is the
+  // error reported when both are invalid).
   m["semverCompare"] = {[](Context&, Args& a) -> Value {
-                          return Value(semver_satisfies(a[0].as_string(), a[1].as_string()));
+                          semver::Constraints c;
+                          try {
+                            c = semver::parse_constraints(a[0].as_string());
+                          } catch (const Error& e) {
+                            func_fail(e.message());
+                          }
+                          return Value(semver::satisfies(c, parse_semver_or_fail(a[1].as_string())));
                         },
                         "ss"};
-  m["semver"] = {[](Context&, Args& a) -> Value { return semver_value(a[0].as_string()); }, "s"};
+  m["semver"] = {[](Context&, Args& a) -> Value {
+                   semver::Version v = parse_semver_or_fail(a[0].as_string());
+                   Map m;
+                   m["Major"] = Value::integer(static_cast<std::int64_t>(v.major), IntType::int64);
+                   m["Minor"] = Value::integer(static_cast<std::int64_t>(v.minor), IntType::int64);
+                   m["Patch"] = Value::integer(static_cast<std::int64_t>(v.patch), IntType::int64);
+                   m["Prerelease"] = Value(v.prerelease);
+                   m["Metadata"] = Value(v.metadata);
+                   m["Original"] = Value(v.original);
+                   return Value(std::move(m));
+                 },
+                 "s"};
 
   // ---- paths / urls / environment ----
   m["base"] = {[](Context&, Args& a) { return Value(path_base(a[0].as_string())); }, "s"};

@@ -1,5 +1,6 @@
 // YAML -> Value (core/yaml's tree, with goyaml.v2 / yaml.v3 typing rules) and Value -> YAML as Helm's
 // toYaml writes it (sigs.k8s.io/yaml: JSON round trip, then the goyaml.v2 emitter).
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -7,6 +8,7 @@
 #include "core/template/format.hpp"
 #include "core/template/value.hpp"
 #include "core/util/error.hpp"
+#include "core/util/utf8.hpp"
 #include "core/yaml/yaml.hpp"
 
 namespace emco::tmpl {
@@ -448,18 +450,13 @@ bool is_letter_rune(std::uint32_t r) {
 }
 bool is_digit_rune(std::uint32_t r) { return r >= '0' && r <= '9'; }
 
+// Go's []rune(s)
 std::vector<std::uint32_t> runes_of(const std::string& s) {
   std::vector<std::uint32_t> out;
   for (size_t i = 0; i < s.size();) {
-    unsigned char c = static_cast<unsigned char>(s[i]);
-    std::uint32_t r = c;
-    size_t w = 1;
-    if (c >= 0xF0) w = 4, r = c & 0x07;
-    else if (c >= 0xE0) w = 3, r = c & 0x0F;
-    else if (c >= 0xC0) w = 2, r = c & 0x1F;
-    for (size_t k = 1; k < w && i + k < s.size(); ++k) r = (r << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3F);
+    char32_t r;
+    i += utf8::decode(s, i, r);
     out.push_back(r);
-    i += w;
   }
   return out;
 }
@@ -496,13 +493,9 @@ bool key_less(const std::string& a, const std::string& b) {
   return ar.size() < br.size();
 }
 
-int utf8_width(unsigned char c) {
-  if ((c & 0x80) == 0) return 1;
-  if ((c & 0xE0) == 0xC0) return 2;
-  if ((c & 0xF0) == 0xE0) return 3;
-  if ((c & 0xF8) == 0xF0) return 4;
-  return 1;
-}
+// goyaml's width(): the length a lead byte announces; a byte that starts no sequence is
+// stepped over as one (goyaml says 0, which only its callers' other checks keep from looping).
+int utf8_width(unsigned char c) { return static_cast<int>(std::max<std::size_t>(1, utf8::sequence_length(c))); }
 
 bool is_printable_at(const std::string& b, size_t i) {
   unsigned char c = static_cast<unsigned char>(b[i]);
@@ -784,36 +777,19 @@ private:
     }
   }
 
+  // sigs.k8s.io/yaml goes through encoding/json, which writes each byte that is not valid
+  // UTF-8 as U+FFFD.
   static std::string sanitize_utf8(const std::string& s) {
     std::string out;
     out.reserve(s.size());
     for (size_t i = 0; i < s.size();) {
-      unsigned char c = static_cast<unsigned char>(s[i]);
-      int w = utf8_width(c);
-      bool ok = true;
-      if (c >= 0x80 && (w == 1 || c < 0xC2 || c > 0xF4)) ok = false;
-      if (ok && i + static_cast<size_t>(w) > s.size()) ok = false;
-      std::uint32_t r = 0;
-      if (ok && w > 1) {
-        r = c & (w == 2 ? 0x1F : w == 3 ? 0x0F : 0x07);
-        for (int k = 1; k < w; ++k) {
-          unsigned char cc = static_cast<unsigned char>(s[i + static_cast<size_t>(k)]);
-          if ((cc & 0xC0) != 0x80) {
-            ok = false;
-            break;
-          }
-          r = (r << 6) | (cc & 0x3F);
-        }
-        if (ok && ((w == 3 && (r < 0x800 || (r >= 0xD800 && r <= 0xDFFF))) || (w == 4 && (r < 0x10000 || r > 0x10FFFF))))
-          ok = false;
-      }
-      if (!ok) {
-        out += "\xEF\xBF\xBD";
-        i += 1;
-        continue;
-      }
-      out.append(s, i, static_cast<size_t>(w));
-      i += static_cast<size_t>(w);
+      char32_t r;
+      size_t w = utf8::decode(s, i, r);
+      if (w == 1 && r == utf8::k_replacement)
+        utf8::append(out, r);
+      else
+        out.append(s, i, w);
+      i += w;
     }
     return out;
   }
@@ -895,11 +871,8 @@ private:
       bool bom = c == 0xEF && i + 2 < s.size() && static_cast<unsigned char>(s[i + 1]) == 0xBB &&
                  static_cast<unsigned char>(s[i + 2]) == 0xBF;
       if (!is_printable_at(s, i) || bom || is_break_at(s, i) || c == '"' || c == '\\') {
-        int w = utf8_width(c);
-        std::uint32_t v = w == 1 ? c : w == 2 ? (c & 0x1Fu) : w == 3 ? (c & 0x0Fu) : (c & 0x07u);
-        for (int k = 1; k < w && i + static_cast<size_t>(k) < s.size(); ++k)
-          v = (v << 6) | (static_cast<unsigned char>(s[i + static_cast<size_t>(k)]) & 0x3F);
-        i += static_cast<size_t>(w);
+        char32_t v;
+        i += utf8::decode(s, i, v);
         put('\\');
         switch (v) {
           case 0x00: put('0'); break;

@@ -13,9 +13,6 @@ bool starts_with(std::string_view text, std::string_view prefix);
 bool ends_with(std::string_view text, std::string_view suffix);
 std::string to_lower(std::string_view text);
 std::string trim(std::string_view text);                                  // ASCII whitespace
-bool is_valid_utf8(std::string_view text);
-// Byte offset of the first invalid UTF-8 sequence, or npos when valid.
-size_t invalid_utf8_offset(std::string_view text);
 // Levenshtein distance, for "did you mean" suggestions.
 size_t edit_distance(std::string_view a, std::string_view b);
 // The candidate closest to `word` within distance max(2, len/3), or "".

@@ -3,6 +3,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "core/util/utf8.hpp"
+
 namespace emco::yaml::detail {
 
 void scanner_error(const Mark& context, const Mark& problem, std::string message) {
@@ -29,7 +31,7 @@ std::size_t char_width(const unsigned char* p, std::size_t i, std::size_t n, con
     }
     return 1;
   }
-  std::size_t width = (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 0;
+  std::size_t width = utf8::sequence_length(c);
   if (width == 0) {
     problem = "invalid leading UTF-8 octet";
     return 0;
@@ -118,24 +120,6 @@ void check_input(std::string_view in) {
 bool is_hex(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
 int hex_value(char c) { return c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10; }
 
-void append_utf8(std::string& s, std::uint32_t v) {
-  if (v < 0x80) {
-    s += static_cast<char>(v);
-  } else if (v < 0x800) {
-    s += static_cast<char>(0xC0 | (v >> 6));
-    s += static_cast<char>(0x80 | (v & 0x3F));
-  } else if (v < 0x10000) {
-    s += static_cast<char>(0xE0 | (v >> 12));
-    s += static_cast<char>(0x80 | ((v >> 6) & 0x3F));
-    s += static_cast<char>(0x80 | (v & 0x3F));
-  } else {
-    s += static_cast<char>(0xF0 | (v >> 18));
-    s += static_cast<char>(0x80 | ((v >> 12) & 0x3F));
-    s += static_cast<char>(0x80 | ((v >> 6) & 0x3F));
-    s += static_cast<char>(0x80 | (v & 0x3F));
-  }
-}
-
 constexpr int k_max_flow_level = 10000;
 constexpr std::size_t k_max_indents = 10000;
 
@@ -160,13 +144,8 @@ bool Scanner::is_alpha(std::size_t k) const {
   return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == '-';
 }
 
-std::size_t Scanner::width() const {
-  auto c = static_cast<unsigned char>(at());
-  if (c < 0x80) return 1;
-  if ((c & 0xE0) == 0xC0) return 2;
-  if ((c & 0xF0) == 0xE0) return 3;
-  return 4;
-}
+// The input passed the reader's check (check_input), so every lead byte announces a length.
+std::size_t Scanner::width() const { return utf8::sequence_length(static_cast<unsigned char>(at())); }
 
 void Scanner::skip() {
   m_pos += width();
@@ -644,7 +623,7 @@ void Scanner::scan_uri_escapes(const Mark& start, std::string& s) {
     if (!(at() == '%' && is_hex(at(1)) && is_hex(at(2)))) scanner_error(start, m_mark, "did not find URI escaped octet");
     auto octet = static_cast<unsigned char>((hex_value(at(1)) << 4) + hex_value(at(2)));
     if (width == 1024) {
-      width = (octet & 0x80) == 0 ? 1 : (octet & 0xE0) == 0xC0 ? 2 : (octet & 0xF0) == 0xE0 ? 3 : (octet & 0xF8) == 0xF0 ? 4 : 0;
+      width = static_cast<int>(utf8::sequence_length(octet));
       if (width == 0) scanner_error(start, m_mark, "found an incorrect leading UTF-8 octet");
     } else if ((octet & 0xC0) != 0x80) {
       scanner_error(start, m_mark, "found an incorrect trailing UTF-8 octet");
@@ -801,7 +780,7 @@ Token Scanner::scan_flow_scalar(bool single) {
           }
           if ((value >= 0xD800 && value <= 0xDFFF) || value > 0x10FFFF)
             scanner_error(t.start, m_mark, "found invalid Unicode character escape code");
-          append_utf8(s, value);
+          utf8::append(s, value);
           for (int k = 0; k < code_length; ++k) skip();
         }
       } else {

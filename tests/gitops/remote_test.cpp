@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "core/util/base64.hpp"
 #include "core/util/error.hpp"
 #include "plugins/targets/gitops/git_remote.hpp"
 #include "support.hpp"
@@ -77,7 +78,7 @@ TEST_CASE("known_hosts lookup: plain, port, wildcard, hashed, revoked", "[gitops
   };
   auto [type, k1] = fields(read_file(tmp.path() / "k1.pub"));
   auto k2 = fields(read_file(tmp.path() / "k2.pub")).second;
-  std::string blob1 = base64_decode(k1), blob2 = base64_decode(k2);
+  std::string blob1 = *emco::base64_decode(k1), blob2 = *emco::base64_decode(k2);
 
   std::string text = "# comment\n\n[127.0.0.1]:2222 " + type + " " + k1 + "\n*.example.com,!bad.example.com " + type +
                      " " + k1 + "\n";

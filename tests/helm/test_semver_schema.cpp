@@ -2,15 +2,18 @@
 #include <catch2/catch.hpp>
 
 #include "core/helm/schema.hpp"
-#include "core/helm/semver.hpp"
 #include "core/util/error.hpp"
+#include "core/util/semver.hpp"
 
 using namespace emco::helm;
+using emco::semver::satisfies;
 using emco::tmpl::List;
 using emco::tmpl::Map;
 using emco::tmpl::Value;
 
-TEST_CASE("semver parsing and ranges", "[helm][semver]") {
+TEST_CASE("semver parsing and ranges as Helm uses them", "[helm][semver]") {
+  auto parse_semver = [](const char* text) { return emco::semver::parse_version(text).has_value(); };
+  auto semver_satisfies = [](const char* c, const char* v) { return satisfies(c, v); };
   CHECK(parse_semver("1.2.3"));
   CHECK(parse_semver("v1.2"));
   CHECK(parse_semver("1.2.3-rc.1+build"));

@@ -63,6 +63,26 @@ TEST_CASE("json patch: errors name the failing operation") {
   fails_with(R"([{"op":"remove","path":"/a/01"}])", "doc is missing path");  // leading zero
 }
 
+TEST_CASE("json patch: where evanphx/json-patch differs from nlohmann's patch(), emco does as evanphx") {
+  json doc = json::parse(R"({"a":[1],"s":"text"})");
+  // evanphx's test treats a missing path and null alike; nlohmann's fails
+  CHECK(json_patch(doc, json::parse(R"([{"op":"test","path":"/missing","value":null}])")) == doc);
+  CHECK_THROWS_AS(json_patch(doc, json::parse(R"([{"op":"test","path":"/missing","value":1}])")), emco::Error);
+  CHECK_THROWS_AS(json_patch(doc, json::parse(R"([{"op":"test","path":"/a/3","value":null}])")), emco::Error);
+  CHECK_THROWS_AS(json_patch(doc, json::parse(R"([{"op":"test","path":"/no/such","value":null}])")), emco::Error);
+  // a path through a scalar is missing for evanphx; nlohmann's add would silently do nothing
+  for (const char* p : {R"([{"op":"add","path":"/s/x","value":1}])", R"([{"op":"add","path":"/a/0/x","value":1}])",
+                        R"([{"op":"copy","from":"/a","path":"/s/x"}])"}) {
+    INFO(p);
+    try {
+      json_patch(doc, json::parse(p));
+      FAIL("expected an error");
+    } catch (const emco::Error& e) {
+      CHECK_THAT(e.message(), Catch::Contains("doc is missing path"));
+    }
+  }
+}
+
 TEST_CASE("json patch: a failing test leaves nothing applied") {
   json doc = {{"a", 1}};
   CHECK_THROWS_AS(json_patch(doc, json::parse(R"([{"op":"add","path":"/b","value":2},

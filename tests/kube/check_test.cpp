@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/util/base64.hpp"
 #include "core/util/error.hpp"
 #include "helpers.hpp"
 #include "pki.hpp"

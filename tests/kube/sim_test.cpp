@@ -8,6 +8,7 @@
 #include <sstream>
 #include <thread>
 
+#include "core/util/base64.hpp"
 #include "core/util/error.hpp"
 #include "helpers.hpp"
 #include "pki.hpp"

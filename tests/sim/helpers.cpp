@@ -10,6 +10,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "core/util/base64.hpp"
+
 namespace simtest {
 
 namespace fs = std::filesystem;
@@ -147,27 +149,7 @@ std::string kubeconfig_field(const std::string& path, const std::string& key) {
   return {};
 }
 
-std::string base64_decode(const std::string& in) {
-  std::string out;
-  uint32_t buf = 0;
-  int bits = 0;
-  for (char c : in) {
-    int v;
-    if (c >= 'A' && c <= 'Z') v = c - 'A';
-    else if (c >= 'a' && c <= 'z') v = c - 'a' + 26;
-    else if (c >= '0' && c <= '9') v = c - '0' + 52;
-    else if (c == '+') v = 62;
-    else if (c == '/') v = 63;
-    else continue;
-    buf = (buf << 6) | static_cast<uint32_t>(v);
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out += static_cast<char>((buf >> bits) & 0xff);
-    }
-  }
-  return out;
-}
+std::string base64_decode(const std::string& in) { return emco::base64_decode(in, {.lenient = true}).value_or(""); }
 
 RunResult run(const std::string& command) {
   RunResult r;

@@ -65,7 +65,7 @@ struct Fleet {
 std::string kubeconfig_field(const std::string& path, const std::string& key);
 std::string read_file(const std::string& path);
 void write_file(const std::string& path, const std::string& content);
-std::string base64_decode(const std::string& in);
+std::string base64_decode(const std::string& in);  // lenient; "" when not base64
 
 struct RunResult {
   int rc = -1;

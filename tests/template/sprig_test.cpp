@@ -48,6 +48,8 @@ TEST_CASE("sprig: JSON and encodings", "[template][sprig]") {
   CHECK(render("{{ (fromJson \"not json\").Error | empty | not }}") == "true");
   CHECK(render("{{ b64enc \"hello\" }} {{ b64dec \"aGVsbG8=\" }} {{ b32enc \"hello\" }} {{ b32dec \"NBSWY3DP\" }}") ==
         "aGVsbG8= hello NBSWY3DP hello");
+  // Sprig returns Go's decoding error as the value
+  CHECK(render("{{ b64dec \"aGVsbG8\" }}|{{ b64dec \"aGVs\\nbG8=\" }}") == "illegal base64 data at input byte 4|hello");
 }
 
 TEST_CASE("sprig: lists", "[template][sprig]") {

@@ -2,6 +2,7 @@
 
 #include "core/util/error.hpp"
 #include "core/util/strings.hpp"
+#include "core/util/utf8.hpp"
 
 using namespace emco;
 
@@ -11,12 +12,12 @@ TEST_CASE("split keeps empty fields") {
 }
 
 TEST_CASE("utf8 validation rejects malformed sequences") {
-  CHECK(is_valid_utf8("plain ascii"));
-  CHECK(is_valid_utf8("caf\xc3\xa9"));
-  CHECK_FALSE(is_valid_utf8("\xff"));
-  CHECK_FALSE(is_valid_utf8("\xc3"));          // truncated
-  CHECK_FALSE(is_valid_utf8("\xc0\xaf"));      // overlong '/'
-  CHECK_FALSE(is_valid_utf8("\xed\xa0\x80"));  // surrogate
+  CHECK(utf8::valid("plain ascii"));
+  CHECK(utf8::valid("caf\xc3\xa9"));
+  CHECK_FALSE(utf8::valid("\xff"));
+  CHECK_FALSE(utf8::valid("\xc3"));          // truncated
+  CHECK_FALSE(utf8::valid("\xc0\xaf"));      // overlong '/'
+  CHECK_FALSE(utf8::valid("\xed\xa0\x80"));  // surrogate
 }
 
 TEST_CASE("closest_match suggests near names only") {

@@ -14,6 +14,7 @@
 #include <memory>
 #include <mutex>
 
+#include "core/util/base64.hpp"
 #include "core/util/error.hpp"
 #include "core/util/strings.hpp"
 #include "plugins/targets/gitops/libgit2_init.hpp"
@@ -226,32 +227,6 @@ std::string cache_key(std::string_view url) {
   return out;
 }
 
-std::string base64_decode(std::string_view text) {
-  auto value = [](char c) -> int {
-    if (c >= 'A' && c <= 'Z') return c - 'A';
-    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-    if (c >= '0' && c <= '9') return c - '0' + 52;
-    if (c == '+') return 62;
-    if (c == '/') return 63;
-    return -1;
-  };
-  std::string out;
-  unsigned bits = 0;
-  int count = 0;
-  for (char c : text) {
-    if (c == '=') break;
-    int v = value(c);
-    if (v < 0) fail(ErrorKind::invalid, "invalid base64 text");
-    bits = (bits << 6) | static_cast<unsigned>(v);
-    count += 6;
-    if (count >= 8) {
-      count -= 8;
-      out += static_cast<char>((bits >> count) & 0xff);
-    }
-  }
-  return out;
-}
-
 namespace {
 
 // OpenSSH host pattern: '*' any run, '?' one character.
@@ -273,19 +248,14 @@ bool wildcard_match(std::string_view pattern, std::string_view text) {
 bool hashed_match(std::string_view field, const std::string& host) {
   auto parts = split(field.substr(3), '|');
   if (parts.size() != 2) return false;
-  std::string salt, hash;
-  try {
-    salt = base64_decode(parts[0]);
-    hash = base64_decode(parts[1]);
-  } catch (const Error&) {
-    return false;
-  }
+  auto salt = base64_decode(parts[0], {.lenient = true}), hash = base64_decode(parts[1], {.lenient = true});
+  if (!salt || !hash) return false;
   std::array<unsigned char, EVP_MAX_MD_SIZE> mac{};
   unsigned int len = 0;
-  if (!HMAC(EVP_sha1(), salt.data(), static_cast<int>(salt.size()),
+  if (!HMAC(EVP_sha1(), salt->data(), static_cast<int>(salt->size()),
             reinterpret_cast<const unsigned char*>(host.data()), host.size(), mac.data(), &len))
     return false;
-  return len == hash.size() && std::equal(hash.begin(), hash.end(), mac.begin(),
+  return len == hash->size() && std::equal(hash->begin(), hash->end(), mac.begin(),
                                           [](char a, unsigned char b) { return static_cast<unsigned char>(a) == b; });
 }
 
@@ -345,13 +315,9 @@ KnownHostMatch known_hosts_lookup(std::string_view text, std::string_view host, 
     }
     if (fields.size() < 3 || marker == "@cert-authority") continue;
     if (!host_matches(fields[0], name)) continue;
-    std::string blob;
-    try {
-      blob = base64_decode(fields[2]);
-    } catch (const Error&) {
-      continue;
-    }
-    bool same_key = blob == key_blob;
+    auto blob = base64_decode(fields[2], {.lenient = true});
+    if (!blob) continue;
+    bool same_key = *blob == key_blob;
     if (marker == "@revoked") {
       if (same_key) return KnownHostMatch::revoked;
       continue;

@@ -108,7 +108,4 @@ KnownHostMatch known_hosts_lookup(std::string_view text, std::string_view host, 
 // `host` (DNS name). False for unparsable input.
 bool certificate_trusted(std::string_view der, std::string_view ca_pem, std::string_view host);
 
-// Standard base64 (with or without padding); throws emco::Error(invalid).
-std::string base64_decode(std::string_view text);
-
 }  // namespace emco::gitops

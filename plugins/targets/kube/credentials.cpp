@@ -14,6 +14,7 @@
 #include <cstring>
 #include <vector>
 
+#include "core/util/base64.hpp"
 #include "core/util/error.hpp"
 #include "core/util/strings.hpp"
 #include "plugins/targets/kube/pem.hpp"

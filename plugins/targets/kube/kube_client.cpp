@@ -8,7 +8,9 @@
 #include <thread>
 
 #include "core/k8s/resources.hpp"
+#include "core/util/base64.hpp"
 #include "core/util/strings.hpp"
+#include "core/util/utf8.hpp"
 #include "plugins/targets/kube/pem.hpp"
 
 namespace emco::kube {
@@ -224,7 +226,7 @@ void KubeClient::raise(const HttpResponse& r, const std::string& what) const {
   }
   if (message.empty()) {
     std::string body = trim(r.body.substr(0, 200));
-    message = body.empty() || !is_valid_utf8(body) ? "HTTP " + std::to_string(r.status) : body;
+    message = body.empty() || !utf8::valid(body) ? "HTTP " + std::to_string(r.status) : body;
   }
   const int s = r.status;
   if (s == 401)

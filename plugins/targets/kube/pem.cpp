@@ -51,42 +51,7 @@ X509Ptr load_first_cert(std::string_view pem) {
   return cert;
 }
 
-int base64_value(char c) {
-  if (c >= 'A' && c <= 'Z') return c - 'A';
-  if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-  if (c >= '0' && c <= '9') return c - '0' + 52;
-  if (c == '+') return 62;
-  if (c == '/') return 63;
-  return -1;
-}
-
 }  // namespace
-
-std::optional<std::string> base64_decode(std::string_view text) {
-  std::string out;
-  out.reserve(text.size() * 3 / 4);
-  unsigned buffer = 0;
-  int bits = 0;
-  bool padding = false;
-  for (char c : text) {
-    if (c == ' ' || c == '\n' || c == '\r' || c == '\t') continue;
-    if (c == '=') {
-      padding = true;
-      continue;
-    }
-    if (padding) return std::nullopt;  // data after padding
-    int v = base64_value(c);
-    if (v < 0) return std::nullopt;
-    buffer = (buffer << 6) | static_cast<unsigned>(v);
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out.push_back(static_cast<char>((buffer >> bits) & 0xFF));
-    }
-  }
-  if (bits >= 6) return std::nullopt;  // a lone trailing character
-  return out;
-}
 
 CertInfo inspect_certificates(std::string_view pem, const std::string& what) {
   auto bio = memory_bio(pem);

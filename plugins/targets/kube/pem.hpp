@@ -9,14 +9,8 @@
 #include <string>
 #include <string_view>
 
-#include "core/util/base64.hpp"
-
 namespace emco::kube {
 
-// Standard base64 (RFC 4648, padding optional, whitespace ignored).
-// Returns nullopt when `text` is not valid base64.
-std::optional<std::string> base64_decode(std::string_view text);
-using emco::base64_encode;  // core/util/base64.hpp
 
 struct CertInfo {
   std::string subject;  // one-line RFC 2253 form, e.g. "CN=admin,O=system:masters"
