@@ -1,14 +1,40 @@
 // `emco controller`: placement and action controllers, and the DTC's
 // sub-controllers (register, update, get, list, delete).
 
+#include <map>
+
 #include <nlohmann/json.hpp>
 
 #include "cli/resource_verbs.hpp"
 #include "cli/table.hpp"
+#include "core/util/strings.hpp"
+#include "plugins/builtin.hpp"
 
 namespace emco::cli {
 
 using nlohmann::json;
+
+namespace {
+
+// The controllers built into emco and the plugins whose intents emco only
+// stores, from the runtime: a registration takes effect only for a
+// controller emco has.
+std::string builtin_notes() {
+  const auto& rt = plugins::builtin_runtime();
+  std::map<std::string, std::string> summaries;
+  std::vector<std::string> runs, stored;
+  for (const auto& p : rt.plugins) {
+    summaries[p.name] = p.summary;
+    if (!p.runs) stored.push_back(p.name + " (" + p.summary + ")");
+  }
+  for (const auto& name : rt.controllers.names())
+    runs.push_back(summaries.count(name) ? name + " (" + summaries[name] + ")" : name);
+  std::string notes = "Controllers built into emco: " + join(runs, "; ") + ".";
+  if (!stored.empty()) notes += "\nIntents emco stores but does not run yet: " + join(stored, "; ") + ".";
+  return notes;
+}
+
+}  // namespace
 
 std::vector<CommandSpec> controller_commands() {
   std::vector<CommandSpec> v;
@@ -25,7 +51,7 @@ std::vector<CommandSpec> controller_commands() {
   };
   add_verbs(v, {.words = {"controller"}, .kind = "controller", .address = "CONTROLLER", .create_verb = "register",
                 .flags = controller_flags, .build = controller_build,
-                .examples = {"emco controller register gac --type action --priority 1"}});
+                .examples = {"emco controller register gac --type action --priority 1"}, .notes = builtin_notes()});
   add_verbs(v, {.words = {"controller", "dtc"}, .kind = "dtcController", .address = "CONTROLLER", .create_verb = "register",
                 .flags = controller_flags, .build = controller_build,
                 .examples = {"emco controller dtc register nps --type action --priority 1"}});

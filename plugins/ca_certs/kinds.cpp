@@ -82,7 +82,7 @@ void install(lifecycle::Runtime& runtime) {
                    .spec = cluster_group_spec()});
   runtime.plugins.push_back(
       {.name = "ca-certs",
-       .summary = "CA certificate enrollment and distribution: stored; emco does not run them yet",
+       .summary = "CA certificate enrollment and distribution",
        .services = {"ca-certs"},
        .runs = false});
 }

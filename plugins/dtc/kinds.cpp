@@ -51,8 +51,7 @@ void install(lifecycle::Runtime& runtime) {
                                 opt("access", array(one_of({"GET", "PUT", "POST", "DELETE"}, true)))}),
                    .references = {plain_ref("app")}});
   runtime.plugins.push_back({.name = "dtc",
-                             .summary = "traffic controller (network policies, service discovery, Istio, SD-EWAN): its "
-                                        "intents are stored; emco has no dtc controller yet",
+                             .summary = "traffic controller (network policies, service discovery, Istio, SD-EWAN)",
                              .services = {"dtc"},
                              .runs = false});
 }

@@ -39,7 +39,7 @@ void install(lifecycle::Runtime& runtime) {
   runtime.plugins.push_back(
       {.name = "hpa",
        .summary =
-           "hardware-aware placement and resource requests: its intents are stored; emco has no hpa controller yet",
+           "hardware-aware placement and resource requests",
        .services = {"hpaPlacement"},
        .runs = false});
 }

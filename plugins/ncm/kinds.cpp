@@ -39,7 +39,7 @@ void install(lifecycle::Runtime& runtime) {
   runtime.plugins.push_back(
       {.name = "ncm",
        .summary =
-           "cluster networks (ovn4nfv virtual and provider networks): stored; emco does not apply them to clusters yet",
+           "cluster networks (ovn4nfv virtual and provider networks)",
        .services = {"ncm"},
        .runs = false});
 }

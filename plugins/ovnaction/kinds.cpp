@@ -36,7 +36,7 @@ void install(lifecycle::Runtime& runtime) {
   runtime.plugins.push_back(
       {.name = "ovnaction",
        .summary =
-           "network interfaces of workloads (ovn4nfv): its intents are stored; emco has no ovnaction controller yet",
+           "network interfaces of workloads (ovn4nfv)",
        .services = {"ovnaction"},
        .runs = false});
 }

@@ -57,7 +57,7 @@ void install(lifecycle::Runtime& runtime) {
   runtime.plugins.push_back(
       {.name = "sfc",
        .summary =
-           "service function chaining (Nodus): its intents are stored; emco has no sfc or sfcClient controller yet",
+           "service function chaining (Nodus)",
        .services = {"sfc", "sfcClient"},
        .runs = false});
 }
