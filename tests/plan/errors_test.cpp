@@ -1,6 +1,9 @@
 // Bad intents are caught at plan time with errors naming the document.
 #include <catch2/catch.hpp>
 
+#include <memory>
+
+#include "core/plan/controllers.hpp"
 #include "core/plan/plan.hpp"
 #include "core/util/error.hpp"
 #include "tests/plan/world.hpp"
@@ -77,6 +80,23 @@ TEST_CASE("a controller that is registered but not built in", "[plan][errors]") 
   auto e = plan_error(ws);
   CHECK(e.message().find("intents/gi") != std::string::npos);
   CHECK(e.message().find("controller 'hpa-ac' (type action) has no implementation") != std::string::npos);
+  CHECK(e.hint() == "remove it from the group intent; built-in controllers: gac");
+
+  // The hint names what the runtime's registry holds, whatever that is.
+  struct Noop : controllers::PlacementController {
+    void filter(const controllers::Call&, appcontext::AppContext&) const override {}
+  };
+  controllers::Registry other;
+  other.add_placement("zeta", std::make_unique<Noop>());
+  other.add_placement("alpha", std::make_unique<Noop>());
+  plan::Options o = test::plan_options();
+  o.registry = &other;
+  try {
+    plan::build(ws.store(), test::world_dig(), o);
+    FAIL("the plan succeeded");
+  } catch (const Error& e2) {
+    CHECK(e2.hint() == "remove it from the group intent; built-in controllers: alpha, zeta");
+  }
 }
 
 TEST_CASE("a controller intent for an unregistered controller", "[plan][errors]") {
