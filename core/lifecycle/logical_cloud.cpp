@@ -280,9 +280,9 @@ OperationResult lc_operation(store::Store& st, const Kind& k, const Key& key, co
   }
   OperationResult out;
   st.write([&] {
-    auto r = st.get(key);
-    if (!r) fail(ErrorKind::not_found, store::describe(k, key) + " does not exist");
-    json si = r->state_info.empty() ? json::parse(initial_state_info(clock)) : json::parse(r->state_info);
+    auto current = st.get(key);
+    if (!current) fail(ErrorKind::not_found, store::describe(k, key) + " does not exist");
+    json si = current->state_info.empty() ? json::parse(initial_state_info(clock)) : json::parse(current->state_info);
     std::string state = current_state(si.dump());
     const std::string what = store::describe(k, key);
     int rev = next_revision(si);

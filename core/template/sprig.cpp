@@ -1379,14 +1379,14 @@ void register_sprig(FuncMap& m) {
                         "ss"};
   m["semver"] = {[](Context&, Args& a) -> Value {
                    semver::Version v = parse_semver_or_fail(a[0].as_string());
-                   Map m;
-                   m["Major"] = Value::integer(static_cast<std::int64_t>(v.major), IntType::int64);
-                   m["Minor"] = Value::integer(static_cast<std::int64_t>(v.minor), IntType::int64);
-                   m["Patch"] = Value::integer(static_cast<std::int64_t>(v.patch), IntType::int64);
-                   m["Prerelease"] = Value(v.prerelease);
-                   m["Metadata"] = Value(v.metadata);
-                   m["Original"] = Value(v.original);
-                   return Value(std::move(m));
+                   Map fields;
+                   fields["Major"] = Value::integer(static_cast<std::int64_t>(v.major), IntType::int64);
+                   fields["Minor"] = Value::integer(static_cast<std::int64_t>(v.minor), IntType::int64);
+                   fields["Patch"] = Value::integer(static_cast<std::int64_t>(v.patch), IntType::int64);
+                   fields["Prerelease"] = Value(v.prerelease);
+                   fields["Metadata"] = Value(v.metadata);
+                   fields["Original"] = Value(v.original);
+                   return Value(std::move(fields));
                  },
                  "s"};
 
