@@ -1,7 +1,7 @@
 # emco — the two commands a fresh Debian machine needs:
 #   make demo   install packages, build, run the quickstart
 #   make test   install packages, build, run every self-contained test
-# Further targets: build, asan-test, conformance, flows, bench-smoke, clean.
+# Further targets: build, asan-test, conformance, flows, helm-client, bench-smoke, clean.
 
 # ccache: hash paths relative to the checkout, so a fresh clone (CI) reuses
 # the objects a build elsewhere on this machine already made.
@@ -13,7 +13,7 @@ ASAN_BUILD ?= build-asan
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build test demo asan-test conformance flows bench-smoke clean
+.PHONY: all deps build test demo asan-test conformance flows helm-client bench-smoke clean
 
 all: build
 
@@ -45,6 +45,10 @@ conformance: build
 
 flows: build
 	bash scripts/flows.sh $(BUILD)/emco
+
+# The real helm and kubectl against emco sim (fetches them with ../shared/tools/get-helm).
+helm-client: build
+	bash scripts/helm-client.sh $(BUILD)
 
 bench-smoke: build
 	bash scripts/bench.sh --smoke $(BUILD)

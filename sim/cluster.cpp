@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <ctime>
+#include <mutex>
 
 #include "core/k8s/managed_fields.hpp"
 #include "core/k8s/patch.hpp"
@@ -16,6 +17,7 @@
 #include "core/util/strings.hpp"
 #include "sim/protobuf.hpp"
 #include "sim/tls.hpp"
+#include "sim/versions.hpp"
 
 namespace emco::sim::detail {
 
@@ -35,20 +37,6 @@ std::string rfc3339(int64_t unix_s) {
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
   return buf;
-}
-
-int64_t parse_rfc3339(const std::string& s) {
-  std::tm tm{};
-  if (!strptime(s.c_str(), "%Y-%m-%dT%H:%M:%S", &tm)) return 0;
-  return static_cast<int64_t>(timegm(&tm));
-}
-
-std::string uuid() {
-  std::string h = random_hex(16);
-  h[12] = '4';
-  const char variants[] = "89ab";
-  h[16] = variants[static_cast<unsigned char>(h[16]) % 4];
-  return h.substr(0, 8) + "-" + h.substr(8, 4) + "-" + h.substr(12, 4) + "-" + h.substr(16, 4) + "-" + h.substr(20);
 }
 
 std::string object_key(const std::string& ns, const std::string& name) { return ns + "/" + name; }
@@ -130,14 +118,6 @@ bool same_content(const json& a, const json& b) {
   return strip(a) == strip(b);
 }
 
-bool is_workload(const k8s::ResourceType& t) {
-  if (t.group == "apps")
-    return t.kind == "Deployment" || t.kind == "StatefulSet" || t.kind == "DaemonSet" || t.kind == "ReplicaSet";
-  if (t.group == "batch") return t.kind == "Job";
-  if (t.group.empty()) return t.kind == "Pod" || t.kind == "ReplicationController";
-  return false;
-}
-
 std::string query(const Request& r, const std::string& key) {
   auto it = r.query.find(key);
   return it == r.query.end() ? std::string() : it->second;
@@ -150,29 +130,32 @@ std::string manager_from_agent(const std::string& agent) {
   return m.empty() ? "unknown" : m.substr(0, 128);
 }
 
-std::string age(int64_t seconds) {
-  if (seconds < 0) seconds = 0;
-  if (seconds < 120) return std::to_string(seconds) + "s";
-  if (seconds < 3600 * 3) return std::to_string(seconds / 60) + "m";
-  if (seconds < 86400 * 2) return std::to_string(seconds / 3600) + "h";
-  return std::to_string(seconds / 86400) + "d";
-}
-
-const std::vector<TypeInfo>& builtin_types() {
-  static const std::vector<TypeInfo> types = [] {
-    std::vector<TypeInfo> out;
-    for (const auto& t : k8s::builtin_resources()) {
-      TypeInfo info;
-      info.type = t;
-      info.schema = &k8s::Schema::for_kind(t.group, t.kind);
-      out.push_back(std::move(info));
-    }
-    return out;
-  }();
-  return types;
+// The built-in types of release 1.<minor>, built once per release.
+const std::vector<TypeInfo>& builtin_types(int minor) {
+  static std::mutex mutex;
+  static std::map<int, std::vector<TypeInfo>> by_minor;
+  std::lock_guard lock(mutex);
+  auto it = by_minor.find(minor);
+  if (it != by_minor.end()) return it->second;
+  std::vector<TypeInfo> out;
+  for (const auto& t : served_types(minor)) {
+    TypeInfo info;
+    info.type = t;
+    info.schema = &k8s::Schema::for_kind(t.group, t.kind);
+    out.push_back(std::move(info));
+  }
+  return by_minor.emplace(minor, std::move(out)).first->second;
 }
 
 }  // namespace
+
+std::string new_uid() {
+  std::string h = random_hex(16);
+  h[12] = '4';
+  const char variants[] = "89ab";
+  h[16] = variants[static_cast<unsigned char>(h[16]) % 4];
+  return h.substr(0, 8) + "-" + h.substr(8, 4) + "-" + h.substr(12, 4) + "-" + h.substr(16, 4) + "-" + h.substr(20);
+}
 
 Response status_error(int code, const std::string& reason, const std::string& message, const json& d) {
   json body = {{"kind", "Status"},   {"apiVersion", "v1"}, {"metadata", json::object()}, {"status", "Failure"},
@@ -185,7 +168,11 @@ Response status_error(int code, const std::string& reason, const std::string& me
 }
 
 Cluster::Cluster(size_t index, std::string name, std::string url_prefix, const ClusterEnv& env)
-    : m_index(index), m_name(std::move(name)), m_prefix(std::move(url_prefix)), m_env(env) {}
+    : m_index(index),
+      m_name(std::move(name)),
+      m_prefix(std::move(url_prefix)),
+      m_env(env),
+      m_builtin(&builtin_types(env.version_minor)) {}
 
 std::string Cluster::next_rv() { return std::to_string(++m_rv); }
 
@@ -199,7 +186,7 @@ void Cluster::ensure_seeded() {
     std::string key = object_key("", n);
     if (find(*ns, key)) continue;
     json obj = {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", n}}}};
-    obj["metadata"]["uid"] = uuid();
+    obj["metadata"]["uid"] = new_uid();
     obj["metadata"]["creationTimestamp"] = now();
     obj["metadata"]["resourceVersion"] = next_rv();
     on_write(*ns, nullptr, obj);
@@ -209,7 +196,7 @@ void Cluster::ensure_seeded() {
 
 std::vector<const TypeInfo*> Cluster::all_types() const {
   std::vector<const TypeInfo*> out;
-  for (const auto& t : builtin_types()) out.push_back(&t);
+  for (const auto& t : *m_builtin) out.push_back(&t);
   for (const auto& [k, t] : m_custom_types)
     if (t.served) out.push_back(&t);
   return out;
@@ -217,7 +204,7 @@ std::vector<const TypeInfo*> Cluster::all_types() const {
 
 const TypeInfo* Cluster::find_type(const std::string& group, const std::string& version,
                                    const std::string& resource) const {
-  for (const auto& t : builtin_types())
+  for (const auto& t : *m_builtin)
     if (t.type.resource == resource && t.type.group == group && t.type.version == version) return &t;
   auto it = m_custom_types.find(group + "/" + version + "/" + resource);
   if (it != m_custom_types.end() && it->second.served) return &it->second;
@@ -226,7 +213,7 @@ const TypeInfo* Cluster::find_type(const std::string& group, const std::string& 
 
 const TypeInfo* Cluster::find_kind(const std::string& group, const std::string& version,
                                    const std::string& kind) const {
-  for (const auto& t : builtin_types())
+  for (const auto& t : *m_builtin)
     if (t.type.kind == kind && t.type.group == group && t.type.version == version) return &t;
   for (const auto& [k, t] : m_custom_types)
     if (t.served && t.type.kind == kind && t.type.group == group && t.type.version == version) return &t;
@@ -273,11 +260,17 @@ Response Cluster::handle(const Request& r, const WatchSend& send) {
   ++m_requests;
   ensure_seeded();
   try {
-    if (r.impersonate_user.empty() && r.impersonate_groups.empty()) return route(r, send);
+    if (r.impersonate_user.empty() && r.impersonate_groups.empty()) {
+      Response res = route(r, send);
+      settle();
+      return res;
+    }
     Request as = r;
     Response denied = impersonate(as);
     if (denied.status != 200) return denied;
-    return route(as, send);
+    Response res = route(as, send);
+    settle();
+    return res;
   } catch (const Error& e) {
     return status_error(e.kind() == ErrorKind::invalid ? 400 : 500,
                         e.kind() == ErrorKind::invalid ? "BadRequest" : "InternalError", e.message());
@@ -465,7 +458,7 @@ Response Cluster::resource(const Request& r, const Target& t, const WatchSend& s
   return status_error(405, "MethodNotAllowed", "the server does not allow this method on the requested resource");
 }
 
-Response Cluster::get_object(const Request&, const Target& t) {
+Response Cluster::get_object(const Request& req, const Target& t) {
   json* obj = find(*t.info, object_key(t.ns, t.name));
   if (!obj) return not_found(t.info->type, t.name);
   if (t.subresource == "scale") {
@@ -474,6 +467,10 @@ Response Cluster::get_object(const Request&, const Target& t) {
     return r;
   }
   Response r;
+  if (wants_table(req.accept)) {
+    r.body = table(t.info->type, {obj}, (*obj)["metadata"].value("resourceVersion", ""), now_ms() / 1000).dump();
+    return r;
+  }
   r.body = output(*t.info, t.version, *obj).dump();
   return r;
 }
@@ -542,35 +539,13 @@ Response Cluster::list_objects(const Request& r, const Target& t) {
       items.push_back(std::move(item));
     }
   }
-  if (r.accept.find("as=Table") != std::string::npos) {
-    json rows = json::array();
-    int64_t now_s = now_ms() / 1000;
-    for (const auto& item : items) {
-      int64_t created = parse_rfc3339(item["metadata"].value("creationTimestamp", ""));
-      json meta = item["metadata"];
-      meta.erase("managedFields");
-      rows.push_back({{"cells", {meta.value("name", ""), age(now_s - created)}},
-                      {"object",
-                       {{"kind", "PartialObjectMetadata"}, {"apiVersion", "meta.k8s.io/v1"}, {"metadata", meta}}}});
-    }
-    json table = {{"kind", "Table"},
-                  {"apiVersion", "meta.k8s.io/v1"},
-                  {"metadata", {{"resourceVersion", rv}}},
-                  {"columnDefinitions",
-                   {{{"name", "Name"},
-                     {"type", "string"},
-                     {"format", "name"},
-                     {"description", "Name must be unique within a namespace."},
-                     {"priority", 0}},
-                    {{"name", "Age"},
-                     {"type", "string"},
-                     {"format", ""},
-                     {"description", "CreationTimestamp is a timestamp representing the server time when this object was created."},
-                     {"priority", 0}}}},
-                  {"rows", rows}};
-    if (!next.empty()) table["metadata"]["continue"] = base64_encode(json{{"rv", rv}, {"start", next}}.dump());
+  if (wants_table(r.accept)) {
+    std::vector<const json*> rows;
+    for (const auto& item : items) rows.push_back(&item);
+    json tbl = table(t.info->type, rows, rv, now_ms() / 1000);
+    if (!next.empty()) tbl["metadata"]["continue"] = base64_encode(json{{"rv", rv}, {"start", next}}.dump());
     Response out;
-    out.body = table.dump();
+    out.body = tbl.dump();
     return out;
   }
   json list = {{"kind", t.info->type.kind + "List"},
@@ -715,7 +690,7 @@ Response Cluster::commit(const Identity& who, const Target& t, const json* old, 
       meta["generation"] = spec_changed(*old, obj) ? gen + 1 : gen;
     }
   } else {
-    meta["uid"] = uuid();
+    meta["uid"] = new_uid();
     meta["creationTimestamp"] = now();
     if (type.has_generation || t.info->custom) meta["generation"] = 1;
     if (type.namespaced) meta["namespace"] = t.ns;
@@ -738,10 +713,20 @@ Response Cluster::commit(const Identity& who, const Target& t, const json* old, 
       remove_object(*t.info, key, true);
       return r;
     }
-    store_put(*t.info, key, obj, old ? "MODIFIED" : "ADDED");
-  } else {
-    meta["resourceVersion"] = old ? (*old)["metadata"].value("resourceVersion", "") : "";
+    bool created = !old;
+    store_put(*t.info, key, obj, created ? "ADDED" : "MODIFIED");
+    // The controllers act on the write before the answer (a status write
+    // is theirs to overwrite later, as a real cluster's would).
+    if (is_controller(type) && t.subresource != "status") enqueue(*t.info, key);
+    if (type.group.empty() && type.kind == "Pod") enqueue_owner(obj);
+    settle();
+    Response r;
+    r.status = created ? 201 : 200;
+    const json* stored = find(*t.info, key);
+    r.body = output(*t.info, t.version, stored ? *stored : obj).dump();
+    return r;
   }
+  meta["resourceVersion"] = old ? (*old)["metadata"].value("resourceVersion", "") : "";
   Response r;
   r.status = old ? 200 : 201;
   r.body = output(*t.info, t.version, obj).dump();
@@ -1144,6 +1129,7 @@ void Cluster::remove_object(const TypeInfo& info, const std::string& key, bool c
   json copy = *obj;
   std::string uid = copy["metadata"].value("uid", "");
   store_erase(info, key);
+  enqueue_owner(copy);  // e.g. a ReplicaSet replaces a deleted Pod
   const auto& type = info.type;
   if (type.group.empty() && type.kind == "Namespace") {
     std::string ns = copy["metadata"].value("name", "");
@@ -1194,18 +1180,36 @@ void Cluster::remove_object(const TypeInfo& info, const std::string& key, bool c
   }
 }
 
+namespace {
+
+// DeleteOptions as clients send them: JSON (kubectl, dynamic clients) or
+// protobuf (typed clients such as helm's release storage).
+Response delete_options(const Request& r, json& options) {
+  options = json::object();
+  if (trim(r.body).empty()) return {};
+  std::string error;
+  if (media_type(r.content_type) == "application/vnd.kubernetes.protobuf") {
+    if (!decode_object_protobuf(r.body, options, error) || options.value("kind", "") != "DeleteOptions")
+      return bad_request("the body of the request must be DeleteOptions" + (error.empty() ? "" : ": " + error));
+    return {};
+  }
+  options = json::parse(r.body, nullptr, false);
+  if (!options.is_object() || (options.contains("kind") && options["kind"] != "DeleteOptions"))
+    return bad_request("the body of the request must be DeleteOptions");
+  return {};
+}
+
+}  // namespace
+
 Response Cluster::delete_object(const Request& r, const Target& t) {
   const auto& type = t.info->type;
   std::string key = object_key(type.namespaced ? t.ns : "", t.name);
   json* live = find(*t.info, key);
   if (!live) return not_found(type, t.name);
-  json options = json::object();
-  if (!trim(r.body).empty()) {
-    options = json::parse(r.body, nullptr, false);
-    if (!options.is_object()) return bad_request("the body of the request must be DeleteOptions");
-  }
+  json options;
+  if (Response bad = delete_options(r, options); bad.status != 200) return bad;
   std::string policy = options.value("propagationPolicy", query(r, "propagationPolicy"));
-  if (policy.empty()) policy = "Background";
+  if (policy.empty()) policy = options.value("orphanDependents", false) ? "Orphan" : "Background";
   if (policy != "Background" && policy != "Foreground" && policy != "Orphan")
     return status_error(422, "Invalid",
                         "DeleteOptions.meta.k8s.io \"\" is invalid: propagationPolicy: Unsupported value: \"" + policy +
@@ -1255,7 +1259,7 @@ Response Cluster::delete_object(const Request& r, const Target& t) {
       }
       (*live)["metadata"]["resourceVersion"] = next_rv();
       notify(*t.info, "MODIFIED", *live);
-      schedule({now_ms() + m_env.finalize_delay_ms, Pending::finalize, t.info->store_key(), key, 0});
+      schedule({now_ms() + m_env.finalize_delay_ms, Pending::finalize, t.info->store_key(), key, ""});
     }
     Response res;
     res.body = output(*t.info, t.version, *live).dump();
@@ -1286,6 +1290,10 @@ Response Cluster::delete_collection(const Request& r, const Target& t) {
   } catch (const Error& e) {
     return bad_request(e.message());
   }
+  json options;
+  if (Response bad = delete_options(r, options); bad.status != 200) return bad;
+  bool orphan = options.value("propagationPolicy", query(r, "propagationPolicy")) == "Orphan" ||
+                options.value("orphanDependents", false);
   json items = json::array();
   std::vector<std::string> keys;
   auto sit = m_objects.find(t.info->store_key());
@@ -1297,7 +1305,7 @@ Response Cluster::delete_collection(const Request& r, const Target& t) {
       items.push_back(o);
     }
   if (query(r, "dryRun") != "All")
-    for (const auto& k : keys) remove_object(*t.info, k, true);
+    for (const auto& k : keys) remove_object(*t.info, k, !orphan);
   Response res;
   res.body = json{{"kind", t.info->type.kind + "List"},
                   {"apiVersion", t.info->type.group.empty() ? t.version : t.info->type.group + "/" + t.version},
@@ -1374,7 +1382,7 @@ void Cluster::on_write(const TypeInfo& info, const json* old, json& obj) {
     register_crd(obj, established);
     if (!established)
       schedule({now_ms() + m_env.crd_establish_delay_ms, Pending::establish, info.store_key(),
-                object_key("", meta.value("name", "")), 0});
+                object_key("", meta.value("name", "")), ""});
     return;
   }
   if (type.group == "certificates.k8s.io" && type.kind == "CertificateSigningRequest") {
@@ -1407,133 +1415,17 @@ void Cluster::on_write(const TypeInfo& info, const json* old, json& obj) {
     }
     return;
   }
-  if (is_workload(type)) {
-    int64_t gen = meta.value("generation", int64_t{1});
-    bool spec_new = !old || !old->contains("status") || spec_changed(*old, obj);
-    if (!spec_new) return;
+  if (is_controller(type)) {
+    defaults(info, old, obj);
+    return;
+  }
+  if (type.group.empty() && type.kind == "Pod" && (!old || !old->contains("status"))) {
     bool ready = m_env.ready_delay_ms <= 0;
-    workload_status(info, obj, ready);
+    pod_status(obj, ready);
     if (!ready)
       schedule({now_ms() + m_env.ready_delay_ms, Pending::ready, info.store_key(),
-                object_key(meta.value("namespace", ""), meta.value("name", "")), gen});
+                object_key(meta.value("namespace", ""), meta.value("name", "")), meta.value("uid", "")});
   }
-}
-
-void Cluster::workload_status(const TypeInfo& info, json& obj, bool ready) {
-  const auto& kind = info.type.kind;
-  int64_t gen = obj["metadata"].value("generation", int64_t{1});
-  int64_t replicas = obj.value("/spec/replicas"_json_pointer, int64_t{1});
-  std::string t = now();
-  json status = json::object();
-  if (kind == "Deployment") {
-    std::string name = obj["metadata"].value("name", "");
-    status = {{"observedGeneration", gen}, {"replicas", replicas}, {"updatedReplicas", replicas}};
-    if (ready) {
-      status["readyReplicas"] = replicas;
-      status["availableReplicas"] = replicas;
-      status["conditions"] = {{{"type", "Available"},
-                               {"status", "True"},
-                               {"reason", "MinimumReplicasAvailable"},
-                               {"message", "Deployment has minimum availability."},
-                               {"lastUpdateTime", t},
-                               {"lastTransitionTime", t}},
-                              {{"type", "Progressing"},
-                               {"status", "True"},
-                               {"reason", "NewReplicaSetAvailable"},
-                               {"message", "ReplicaSet \"" + name + "\" has successfully progressed."},
-                               {"lastUpdateTime", t},
-                               {"lastTransitionTime", t}}};
-    } else {
-      status["unavailableReplicas"] = replicas;
-      status["conditions"] = {{{"type", "Available"},
-                               {"status", "False"},
-                               {"reason", "MinimumReplicasUnavailable"},
-                               {"message", "Deployment does not have minimum availability."},
-                               {"lastUpdateTime", t},
-                               {"lastTransitionTime", t}},
-                              {{"type", "Progressing"},
-                               {"status", "True"},
-                               {"reason", "ReplicaSetUpdated"},
-                               {"message", "ReplicaSet \"" + name + "\" is progressing."},
-                               {"lastUpdateTime", t},
-                               {"lastTransitionTime", t}}};
-    }
-  } else if (kind == "StatefulSet") {
-    status = {{"observedGeneration", gen},
-              {"replicas", replicas},
-              {"currentReplicas", ready ? replicas : 0},
-              {"updatedReplicas", ready ? replicas : 0},
-              {"readyReplicas", ready ? replicas : 0},
-              {"availableReplicas", ready ? replicas : 0},
-              {"currentRevision", obj["metadata"].value("name", "") + "-1"},
-              {"updateRevision", obj["metadata"].value("name", "") + "-1"},
-              {"collisionCount", 0}};
-  } else if (kind == "DaemonSet") {
-    int64_t n = ready ? 1 : 0;
-    status = {{"observedGeneration", gen},      {"currentNumberScheduled", 1}, {"desiredNumberScheduled", 1},
-              {"numberMisscheduled", 0},        {"numberReady", n},            {"numberAvailable", n},
-              {"updatedNumberScheduled", 1}};
-    if (!ready) status["numberUnavailable"] = 1;
-  } else if (kind == "ReplicaSet" || kind == "ReplicationController") {
-    status = {{"observedGeneration", gen},
-              {"replicas", replicas},
-              {"fullyLabeledReplicas", replicas},
-              {"readyReplicas", ready ? replicas : 0},
-              {"availableReplicas", ready ? replicas : 0}};
-  } else if (kind == "Job") {
-    int64_t completions = obj.value("/spec/completions"_json_pointer, int64_t{1});
-    std::string start = obj.value("/status/startTime"_json_pointer, t);
-    if (ready) {
-      status = {{"startTime", start},
-                {"completionTime", t},
-                {"succeeded", completions},
-                {"ready", 0},
-                {"terminating", 0},
-                {"uncountedTerminatedPods", json::object()},
-                {"conditions",
-                 {{{"type", "SuccessCriteriaMet"},
-                   {"status", "True"},
-                   {"reason", "CompletionsReached"},
-                   {"message", "Reached expected number of succeeded pods"},
-                   {"lastProbeTime", t},
-                   {"lastTransitionTime", t}},
-                  {{"type", "Complete"},
-                   {"status", "True"},
-                   {"reason", "CompletionsReached"},
-                   {"message", "Reached expected number of succeeded pods"},
-                   {"lastProbeTime", t},
-                   {"lastTransitionTime", t}}}}};
-    } else {
-      status = {{"startTime", start}, {"active", 1}, {"ready", 0}, {"terminating", 0},
-                {"uncountedTerminatedPods", json::object()}};
-    }
-  } else if (kind == "Pod") {
-    std::string st = ready ? "True" : "False";
-    json containers = json::array();
-    for (const auto& c : obj.value("/spec/containers"_json_pointer, json::array())) {
-      json cs = {{"name", c.value("name", "")},
-                 {"image", c.value("image", "")},
-                 {"imageID", ""},
-                 {"ready", ready},
-                 {"restartCount", 0},
-                 {"started", ready}};
-      cs["state"] = ready ? json{{"running", {{"startedAt", t}}}}
-                          : json{{"waiting", {{"reason", "ContainerCreating"}}}};
-      containers.push_back(cs);
-    }
-    status = {{"phase", ready ? "Running" : "Pending"},
-              {"hostIP", "10.0.0.1"},
-              {"podIP", "10.244.0." + std::to_string(m_next_ip % 250 + 2)},
-              {"startTime", obj.value("/status/startTime"_json_pointer, t)},
-              {"qosClass", "BestEffort"},
-              {"containerStatuses", containers},
-              {"conditions",
-               {{{"type", "PodScheduled"}, {"status", "True"}, {"lastTransitionTime", t}},
-                {{"type", "Initialized"}, {"status", "True"}, {"lastTransitionTime", t}},
-                {{"type", "ContainersReady"}, {"status", st}, {"lastTransitionTime", t}},
-                {{"type", "Ready"}, {"status", st}, {"lastTransitionTime", t}}}}};
-  }
-  obj["status"] = std::move(status);
 }
 
 void Cluster::schedule(Pending p) {
@@ -1575,14 +1467,13 @@ int64_t Cluster::tick(int64_t now) {
       continue;
     }
     json* obj = find(*info, p.object_key);
-    if (!obj || (*obj)["metadata"].value("generation", int64_t{1}) != p.generation) continue;
+    if (!obj || (*obj)["metadata"].value("uid", "") != p.uid) continue;
     json updated = *obj;
-    workload_status(*info, updated, true);
-    k8s::record_update(*obj, updated, *info->schema,
-                       {"kube-controller-manager", info->type.api_version(), this->now(), k8s::Scope::status});
-    updated["metadata"]["resourceVersion"] = next_rv();
-    store_put(*info, p.object_key, std::move(updated), "MODIFIED");
+    pod_status(updated, true);
+    controller_write(*info, p.object_key, updated, k8s::Scope::status);
+    enqueue_owner(updated);
   }
+  settle();
   return m_pending.empty() ? 0 : m_pending.front().due_ms;
 }
 
@@ -1698,6 +1589,12 @@ void Cluster::restore(const json& snap) {
     m_objects[info->store_key()][object_key(ns, o["metadata"].value("name", ""))] = o;
     if (info->type.group == "apiextensions.k8s.io" && info->type.kind == "CustomResourceDefinition")
       register_crd(o, true);
+    // Readiness timers do not persist: Pods still Pending start their delay anew.
+    if (info->type.group.empty() && info->type.kind == "Pod" &&
+        o.value("/status/phase"_json_pointer, std::string()) == "Pending")
+      schedule({now_ms() + m_env.ready_delay_ms, Pending::ready, info->store_key(),
+                object_key(o["metadata"].value("namespace", ""), o["metadata"].value("name", "")),
+                o["metadata"].value("uid", "")});
   }
 }
 

@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/k8s/managed_fields.hpp"
 #include "core/k8s/resources.hpp"
 #include "core/k8s/schema.hpp"
 #include "sim/rbac.hpp"
@@ -123,7 +124,7 @@ private:
     enum Kind { ready, establish, finalize } kind;
     std::string store_key;
     std::string object_key;
-    int64_t generation;
+    std::string uid;  // ready: the Pod's (a Pod recreated under the same name waits anew)
   };
 
   void ensure_seeded();
@@ -165,7 +166,37 @@ private:
   nlohmann::json output(const TypeInfo& info, const std::string& version, const nlohmann::json& obj) const;
 
   void on_write(const TypeInfo& info, const nlohmann::json* old, nlohmann::json& obj);
-  void workload_status(const TypeInfo& info, nlohmann::json& obj, bool ready);
+
+  // The controllers (controllers.cpp). Controller kinds: Deployment,
+  // ReplicaSet, ReplicationController, StatefulSet, DaemonSet, Job.
+  static bool is_controller(const k8s::ResourceType& t);
+  // Server-side defaults of controller kinds (replicas, strategies, a Job's
+  // selector and limits), as the API server fills them in on writes.
+  void defaults(const TypeInfo& info, const nlohmann::json* old, nlohmann::json& obj);
+  // A Pod's status: Pending, or once `done` Running and Ready (Succeeded
+  // with restartPolicy Never/OnFailure).
+  void pod_status(nlohmann::json& pod, bool done);
+  void enqueue(const TypeInfo& info, const std::string& key);
+  void enqueue_owner(const nlohmann::json& obj);  // its controller, if that exists
+  // Runs queued controllers until nothing changes.
+  void settle();
+  // Stores `updated` as kube-controller-manager's write when it differs;
+  // returns whether it did.
+  bool controller_write(const TypeInfo& info, const std::string& key, nlohmann::json updated, k8s::Scope scope);
+  std::string create_child(const TypeInfo& info, nlohmann::json obj);  // returns its key
+  std::vector<std::string> owned(const TypeInfo& info, const std::string& ns, const std::string& uid);
+  // A Pod from the owner's spec.template, with `extra_labels` added and
+  // `extra_spec` fields set, on `node`.
+  void create_pod(const TypeInfo& owner_info, const nlohmann::json& owner, const std::string& name,
+                  const nlohmann::json& extra_labels, const std::string& node,
+                  const nlohmann::json& extra_spec = nlohmann::json::object());
+  std::vector<std::string> node_names();
+  void reconcile_deployment(const TypeInfo& info, const std::string& key);
+  void reconcile_replica_set(const TypeInfo& info, const std::string& key);  // and ReplicationController
+  void reconcile_stateful_set(const TypeInfo& info, const std::string& key);
+  void reconcile_daemon_set(const TypeInfo& info, const std::string& key);
+  void reconcile_job(const TypeInfo& info, const std::string& key);
+
   void register_crd(const nlohmann::json& crd, bool established);
   void unregister_crd(const nlohmann::json& crd);
   void schedule(Pending p);
@@ -191,6 +222,7 @@ private:
   std::string m_name;
   std::string m_prefix;  // "/clusters/<name>" or "" on an own port
   const ClusterEnv& m_env;
+  const std::vector<TypeInfo>* m_builtin;  // the built-in types of the release posed as
   bool m_seeded = false;
   bool m_dirty = false;
   bool m_aggregating = false;  // aggregate_cluster_roles() is running
@@ -202,8 +234,20 @@ private:
   std::map<std::string, TypeInfo> m_custom_types;                          // group/version/resource
   std::map<uint64_t, Watch> m_watches;
   std::vector<Pending> m_pending;  // a heap on due_ms
+  std::vector<std::pair<const TypeInfo*, std::string>> m_queue;  // controllers to run
+  bool m_settling = false;
   std::set<std::string> m_cert_fingerprints;
 };
+
+// Whether an Accept header asks for a meta.k8s.io Table (kubectl get).
+bool wants_table(const std::string& accept);
+// A meta.k8s.io/v1 Table of `items` with the columns a real server prints
+// for `type` (tables.cpp); rows carry PartialObjectMetadata.
+nlohmann::json table(const k8s::ResourceType& type, const std::vector<const nlohmann::json*>& items,
+                     const std::string& resource_version, int64_t now_s);
+
+// A random RFC 4122 version 4 UID, as metadata.uid.
+std::string new_uid();
 
 // A Kubernetes Status error body.
 Response status_error(int code, const std::string& reason, const std::string& message,

@@ -16,6 +16,7 @@
 
 #include "core/util/error.hpp"
 #include "sim/sim.hpp"
+#include "sim/versions.hpp"
 
 namespace emco::sim {
 
@@ -57,6 +58,19 @@ pid_t read_pid(const std::string& dir) {
 }
 
 }  // namespace
+
+int parse_kube_version(const std::string& text) {
+  std::string v = text.size() > 1 && text[0] == 'v' ? text.substr(1) : text;
+  std::string range = "1." + std::to_string(detail::k_oldest_minor) + " to 1." + std::to_string(detail::k_newest_minor);
+  int minor = -1;
+  if (v.size() > 2 && v.compare(0, 2, "1.") == 0 && v.size() <= 4 &&
+      v.find_first_not_of("0123456789", 2) == std::string::npos)
+    minor = std::stoi(v.substr(2));
+  if (minor < detail::k_oldest_minor || minor > detail::k_newest_minor)
+    fail(ErrorKind::usage, "'--kube-version' must be a Kubernetes release from " + range + ", not '" + text + "'",
+         "pass MAJOR.MINOR, e.g. --kube-version 1.24");
+  return minor;
+}
 
 int run_sim_start(const SimStartArgs& args) {
   if (args.options.dir.empty())

@@ -5,6 +5,7 @@
 
 #include "core/util/strings.hpp"
 #include "sim/cluster.hpp"
+#include "sim/versions.hpp"
 
 namespace emco::sim::detail {
 
@@ -87,7 +88,7 @@ json param(const char* name, const char* type) {
   return {{"name", name}, {"in", "query"}, {"schema", {{"type", type}, {"uniqueItems", true}}}};
 }
 
-json openapi_doc(const std::vector<const TypeInfo*>& types, int minor) {
+json openapi_doc(const std::vector<const TypeInfo*>& types, const Release& release) {
   json paths = json::object();
   for (const TypeInfo* info : types) {
     const auto& t = info->type;
@@ -134,7 +135,7 @@ json openapi_doc(const std::vector<const TypeInfo*>& types, int minor) {
       paths[collection] = {{"post", post}};
   }
   return {{"openapi", "3.0.0"},
-          {"info", {{"title", "Kubernetes"}, {"version", "v1." + std::to_string(minor) + ".0"}}},
+          {"info", {{"title", "Kubernetes"}, {"version", release.git_version()}}},
           {"paths", paths},
           {"components", {{"schemas", json::object()}}}};
 }
@@ -146,14 +147,14 @@ std::string gv_path(const std::string& group, const std::string& version) {
 }  // namespace
 
 Response Cluster::version() const {
-  std::string minor = std::to_string(m_env.version_minor);
+  const Release& rel = release(m_env.version_minor);
   json v = {{"major", "1"},
-            {"minor", minor},
-            {"gitVersion", "v1." + minor + ".0"},
+            {"minor", std::to_string(rel.minor)},
+            {"gitVersion", rel.git_version()},
             {"gitCommit", "0000000000000000000000000000000000000000"},
             {"gitTreeState", "clean"},
             {"buildDate", "2025-01-01T00:00:00Z"},
-            {"goVersion", "go1.23.0"},
+            {"goVersion", rel.go_version},
             {"compiler", "gc"},
             {"platform", "linux/amd64"}};
   Response r;
@@ -282,7 +283,7 @@ std::string Cluster::openapi_hash(const std::string& group, const std::string& v
   std::vector<const TypeInfo*> types;
   for (const TypeInfo* t : all_types())
     if (t->type.group == group && t->type.version == version) types.push_back(t);
-  return hex16(fnv1a(openapi_doc(types, m_env.version_minor).dump()));
+  return hex16(fnv1a(openapi_doc(types, release(m_env.version_minor)).dump()));
 }
 
 Response Cluster::openapi_index() const {
@@ -313,7 +314,7 @@ Response Cluster::openapi_v2() const {
     out += static_cast<char>(value.size());
     return out + value;
   };
-  std::string info = field(1, "Kubernetes") + field(2, "v1." + std::to_string(m_env.version_minor) + ".0");
+  std::string info = field(1, "Kubernetes") + field(2, release(m_env.version_minor).git_version());
   Response r;
   r.content_type = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf";
   r.body = field(1, "2.0") + field(2, info);
@@ -336,7 +337,7 @@ Response Cluster::openapi_document(const std::string& path) const {
     if (t->type.group == group && t->type.version == version) types.push_back(t);
   if (types.empty()) return status_error(404, "NotFound", "the server could not find the requested resource");
   Response r;
-  r.body = openapi_doc(types, m_env.version_minor).dump();
+  r.body = openapi_doc(types, release(m_env.version_minor)).dump();
   return r;
 }
 

@@ -487,7 +487,23 @@ const Message& self_subject_review() {
   return m;
 }
 
+// meta/v1 DeleteOptions, which typed clients send with the group version
+// of the resource being deleted ("v1", "apps/v1", ...).
+const Message& delete_options() {
+  static const Message preconditions{"Preconditions",
+                                     {{1, "uid", Type::string, nullptr, false, k_ptr},
+                                      {2, "resourceVersion", Type::string, nullptr, false, k_ptr}}};
+  static const Message m{"DeleteOptions",
+                         {{1, "gracePeriodSeconds", Type::int64, nullptr, false, k_ptr},
+                          {2, "preconditions", Type::message, &preconditions},
+                          {3, "orphanDependents", Type::boolean, nullptr, false, k_ptr},
+                          {4, "propagationPolicy", Type::string, nullptr, false, k_ptr},
+                          {5, "dryRun", Type::string, nullptr, k_rep}}};
+  return m;
+}
+
 const Message* message_for(const std::string& api_version, const std::string& kind) {
+  if (kind == "DeleteOptions") return &delete_options();
   struct Entry {
     const char* api_version;
     const char* kind;

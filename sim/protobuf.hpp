@@ -15,7 +15,8 @@ namespace emco::sim::detail {
 // Decodes an object into its JSON form. Known kinds: Namespace, ConfigMap,
 // Secret, ServiceAccount, Service, ResourceQuota, Deployment, StatefulSet,
 // DaemonSet, Job, CronJob, Role, ClusterRole, RoleBinding,
-// ClusterRoleBinding, CertificateSigningRequest and the access reviews.
+// ClusterRoleBinding, CertificateSigningRequest, the access reviews, and
+// DeleteOptions (under any apiVersion, as typed clients send it).
 // Zero values of non-pointer Go fields (which protobuf always carries) are
 // left out as the JSON encoding's omitempty would; status is ignored except
 // for CertificateSigningRequests. Returns false with `error` set when the

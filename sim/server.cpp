@@ -40,6 +40,7 @@
 #include "sim/cluster.hpp"
 #include "sim/sim.hpp"
 #include "sim/tls.hpp"
+#include "sim/versions.hpp"
 
 namespace emco::sim {
 
@@ -697,6 +698,7 @@ void Simulator::start() {
     // writes to the socket without MSG_NOSIGNAL.
     std::signal(SIGPIPE, SIG_IGN);
   });
+  release(s.opts.version_minor);  // refuses releases it cannot pose as before touching the disk
   if (s.opts.dir.empty()) {
     char tmpl[] = "/tmp/emco-sim-XXXXXX";
     if (!mkdtemp(tmpl)) fail(ErrorKind::failed, "cannot create a temporary directory");

@@ -74,7 +74,11 @@ struct SimOptions {
   // A deleted Namespace (CRD) stays Terminating this long; then its contents
   // (custom resources) and itself go. 0: at once, within the DELETE.
   int finalize_delay_ms = 500;
-  int version_minor = 32;          // /version minor (29..33 keeps kubectl's dispatcher on a modern kubectl)
+  // The Kubernetes release posed as, 1.22..1.32: /version and the APIs served
+  // (e.g. policy/v1beta1 PodSecurityPolicy up to 1.24). kubectl's version
+  // dispatcher picks its own version from /version: call a fixed kubectl
+  // binary against releases older than 1.29.
+  int version_minor = 32;
   bool persist = false;            // load state/<name>.json at start, write on stop and periodically
   int persist_interval_s = 30;
   std::map<std::string, Fault> faults;  // initial faults by cluster name ("*" = every cluster)
@@ -121,6 +125,10 @@ private:
 };
 
 // ---- the commands `emco sim start|stop|fault` (cli/ parses the flags) ----
+
+// The minor version of a `--kube-version` value: "1.24" or "v1.24" -> 24.
+// Throws emco::Error(usage) for anything else and releases outside 1.22..1.32.
+int parse_kube_version(const std::string& text);
 
 struct SimStartArgs {
   SimOptions options;  // options.dir is required

@@ -38,6 +38,7 @@ int run_sim_start_cmd(Context&, const Invocation& inv) {
   a.options.own_ports = inv.has("own-ports");
   a.options.ready_delay_ms = inv.get_int32("ready-delay-ms", 1000);
   a.options.persist = inv.has("persist");
+  if (inv.has("kube-version")) a.options.version_minor = sim::parse_kube_version(inv.get("kube-version"));
   if (inv.get("auth") == "client-cert") a.options.auth = sim::AuthMode::client_cert;
   for (const auto& n : inv.all("name")) a.options.names.push_back(n);
   // Any fault flag at start applies to every cluster ('emco sim fault' sets them per cluster later).
@@ -76,7 +77,11 @@ std::vector<CommandSpec> sim_commands() {
                .summary = "run simulated Kubernetes clusters until stopped",
                .description = "Serves N simulated clusters over HTTPS on loopback (path prefix /clusters/<name> on one\n"
                               "port), writes DIR/kubeconfigs/<name>.yaml and DIR/ca.crt, and runs until 'emco sim stop'\n"
-                              "or SIGTERM. kubectl works against them.",
+                              "or SIGTERM. kubectl and helm work against them: Deployments own ReplicaSets, which own\n"
+                              "Pods; StatefulSets, DaemonSets and Jobs own Pods; Pods become ready (Job Pods complete)\n"
+                              "after --ready-delay-ms, and deletes cascade by ownerReferences. --kube-version serves an\n"
+                              "older release's /version and discovery (e.g. policy/v1beta1 PodSecurityPolicy and\n"
+                              "batch/v1beta1 CronJob up to 1.24, autoscaling/v2beta2 up to 1.25).",
                .flags = [] {
                  std::vector<FlagSpec> f = {
                      {.name = "clusters", .value = "N", .help = "number of clusters", .default_value = "3"},
@@ -86,7 +91,9 @@ std::vector<CommandSpec> sim_commands() {
                      {.name = "port", .value = "PORT", .help = "shared HTTPS port (0 = any free port)"},
                      {.name = "own-ports", .help = "also give every cluster a port of its own"},
                      {.name = "auth", .value = "MODE", .help = "credentials in the kubeconfigs", .choices = {"token", "client-cert"}},
-                     {.name = "ready-delay-ms", .value = "MS", .help = "workloads become ready after this delay"},
+                     {.name = "ready-delay-ms", .value = "MS", .help = "Pods become ready this long after creation"},
+                     {.name = "kube-version", .value = "1.MINOR", .help = "Kubernetes release to serve (1.22 to 1.32)",
+                      .default_value = "1.32"},
                      {.name = "persist", .help = "keep cluster state in DIR across restarts"}};
                  for (auto& x : fault_flags()) f.push_back(x);
                  return f;

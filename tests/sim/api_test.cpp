@@ -60,7 +60,7 @@ TEST_CASE("version, kubeconfigs and files") {
   auto v = f.client("cluster-2").get("/version").json();
   CHECK(v["major"] == "1");
   CHECK(v["minor"] == "32");
-  CHECK(v["gitVersion"] == "v1.32.0");
+  CHECK(v["gitVersion"] == "v1.32.4");
   struct stat st {};
   REQUIRE(stat(f.sim->kubeconfig_path("cluster-1").c_str(), &st) == 0);
   CHECK((st.st_mode & 0777) == 0600);
@@ -815,8 +815,12 @@ TEST_CASE("nulls in an applied configuration unset fields instead of failing") {
   REQUIRE(r.status == 200);
   json live = f.sim->get("cluster-1", "apps/v1", "Deployment", "default", "web");
   CHECK(live["metadata"]["labels"] == json({{"app", "web"}}));  // the manager's own field, now unset
-  CHECK_FALSE(live["metadata"].contains("annotations"));
-  CHECK_FALSE(live["spec"].contains("strategy"));
+  // What remains of them is the server's: the controller's revision
+  // annotation, and the strategy defaulted again.
+  CHECK(live["metadata"]["annotations"].size() == 1);
+  CHECK(live["metadata"]["annotations"].contains("deployment.kubernetes.io/revision"));
+  CHECK(live["spec"]["strategy"] ==
+        json::parse(R"({"type":"RollingUpdate","rollingUpdate":{"maxSurge":"25%","maxUnavailable":"25%"}})"));
   CHECK_FALSE(live["spec"]["template"]["spec"]["containers"][0].contains("args"));
   // A null on create, and in a list item.
   json cmap = {{"apiVersion", "v1"},
@@ -836,28 +840,6 @@ TEST_CASE("nulls in an applied configuration unset fields instead of failing") {
   REQUIRE(c.apply("/api/v1/namespaces/default/configmaps/n", mine).status == 200);
   CHECK(f.sim->get("cluster-1", "v1", "ConfigMap", "default", "n")["data"] == json({{"a", "1"}, {"c", "3"}}));
 }
-
-namespace {
-
-// Protobuf wire encoding for hand-made bodies.
-std::string pb_varint(uint64_t v) {
-  std::string out;
-  while (v >= 0x80) {
-    out += static_cast<char>((v & 0x7f) | 0x80);
-    v >>= 7;
-  }
-  out += static_cast<char>(v);
-  return out;
-}
-std::string pb_bytes(int field, const std::string& value) {
-  return pb_varint(static_cast<uint64_t>(field) << 3 | 2) + pb_varint(value.size()) + value;
-}
-std::string pb_int(int field, uint64_t value) { return pb_varint(static_cast<uint64_t>(field) << 3) + pb_varint(value); }
-std::string pb_envelope(const std::string& api_version, const std::string& kind, const std::string& raw) {
-  return std::string("k8s\0", 4) + pb_bytes(1, pb_bytes(1, api_version) + pb_bytes(2, kind)) + pb_bytes(2, raw);
-}
-
-}  // namespace
 
 TEST_CASE("protobuf bodies: zero values are unset, unknown fields with values and unknown kinds are refused") {
   Fleet f(fast());

@@ -163,4 +163,24 @@ RunResult run(const std::string& command) {
   return r;
 }
 
+std::string pb_varint(uint64_t v) {
+  std::string out;
+  while (v >= 0x80) {
+    out += static_cast<char>((v & 0x7f) | 0x80);
+    v >>= 7;
+  }
+  out += static_cast<char>(v);
+  return out;
+}
+
+std::string pb_bytes(int field, const std::string& value) {
+  return pb_varint(static_cast<uint64_t>(field) << 3 | 2) + pb_varint(value.size()) + value;
+}
+
+std::string pb_int(int field, uint64_t value) { return pb_varint(static_cast<uint64_t>(field) << 3) + pb_varint(value); }
+
+std::string pb_envelope(const std::string& api_version, const std::string& kind, const std::string& raw) {
+  return std::string("k8s\0", 4) + pb_bytes(1, pb_bytes(1, api_version) + pb_bytes(2, kind)) + pb_bytes(2, raw);
+}
+
 }  // namespace simtest

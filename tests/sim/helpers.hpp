@@ -2,6 +2,7 @@
 // Test helpers: a simulator in a temporary directory, a small libcurl
 // client that trusts the simulator's CA, and a command runner.
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
@@ -66,6 +67,14 @@ std::string kubeconfig_field(const std::string& path, const std::string& key);
 std::string read_file(const std::string& path);
 void write_file(const std::string& path, const std::string& content);
 std::string base64_decode(const std::string& in);  // lenient; "" when not base64
+
+// Protobuf wire encoding for hand-made request bodies: a varint, a
+// length-delimited field, a varint field, and the "k8s\0" envelope around
+// a runtime.Unknown of `kind` in `api_version`.
+std::string pb_varint(uint64_t v);
+std::string pb_bytes(int field, const std::string& value);
+std::string pb_int(int field, uint64_t value);
+std::string pb_envelope(const std::string& api_version, const std::string& kind, const std::string& raw);
 
 struct RunResult {
   int rc = -1;

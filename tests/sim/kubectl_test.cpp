@@ -255,7 +255,7 @@ TEST_CASE("kubectl: the version dispatcher, client certificates, CSR approval, a
     auto v = dispatcher("version -o json");
     INFO(v.output);
     CHECK(v.rc == 0);
-    CHECK_THAT(v.output, Catch::Contains("\"gitVersion\": \"v1.32.0\""));
+    CHECK_THAT(v.output, Catch::Contains("\"gitVersion\": \"v1.32.4\""));
   } else {
     WARN("SKIPPED (part): no /usr/bin/kubectl dispatcher");
   }

@@ -1,0 +1,379 @@
+// The simulated controllers: owned ReplicaSets and Pods, readiness after the
+// ready delay, rollouts and rollbacks, cascade deletion by DeleteOptions
+// (JSON and protobuf), and Table answers with a real server's columns.
+
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <functional>
+#include <thread>
+
+#include "helpers.hpp"
+
+using nlohmann::json;
+using namespace simtest;
+using emco::sim::SimOptions;
+
+namespace {
+
+SimOptions with_delay(int ready_delay_ms) {
+  SimOptions o;
+  o.clusters = 1;
+  o.ready_delay_ms = ready_delay_ms;
+  o.finalize_delay_ms = 0;
+  return o;
+}
+
+json deployment(const std::string& name, int replicas, const std::string& image) {
+  return {{"apiVersion", "apps/v1"},
+          {"kind", "Deployment"},
+          {"metadata", {{"name", name}, {"namespace", "default"}}},
+          {"spec",
+           {{"replicas", replicas},
+            {"selector", {{"matchLabels", {{"app", name}}}}},
+            {"template",
+             {{"metadata", {{"labels", {{"app", name}}}}},
+              {"spec", {{"containers", {{{"name", name}, {"image", image}}}}}}}}}}};
+}
+
+const char* k_deploy = "/apis/apps/v1/namespaces/default/deployments/";
+
+void wait_until(const std::function<bool()>& cond, int ms = 5000) {
+  auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+  while (!cond() && std::chrono::steady_clock::now() < end) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+}
+
+std::string annotation(const json& obj, const std::string& key) {
+  return obj["metadata"].value("annotations", json::object()).value(key, "");
+}
+
+bool owned_by(const json& obj, const json& owner) {
+  for (const auto& r : obj["metadata"].value("ownerReferences", json::array()))
+    if (r["uid"] == owner["metadata"]["uid"] && r.value("controller", false)) return true;
+  return false;
+}
+
+bool condition(const json& obj, const std::string& type) {
+  for (const auto& c : obj["status"].value("conditions", json::array()))
+    if (c["type"] == type) return c["status"] == "True";
+  return false;
+}
+
+std::vector<std::string> column_names(const json& table) {
+  std::vector<std::string> out;
+  for (const auto& c : table["columnDefinitions"])
+    if (c["priority"] == 0) out.push_back(c["name"]);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("a Deployment owns a ReplicaSet per template, which owns the Pods; rollbacks reuse the old one") {
+  Fleet f(with_delay(0));
+  Http c = f.client("cluster-1");
+  REQUIRE(c.apply(std::string(k_deploy) + "web", deployment("web", 2, "nginx:1")).status == 201);
+  json d = f.sim->get("cluster-1", "apps/v1", "Deployment", "default", "web");
+  auto rs = f.sim->list("cluster-1", "apps/v1", "ReplicaSet", "default");
+  REQUIRE(rs.size() == 1);
+  std::string hash = rs[0]["metadata"]["labels"]["pod-template-hash"];
+  CHECK(rs[0]["metadata"]["name"] == "web-" + hash);
+  CHECK(owned_by(rs[0], d));
+  CHECK(rs[0]["metadata"]["ownerReferences"][0]["kind"] == "Deployment");
+  CHECK(annotation(rs[0], "deployment.kubernetes.io/revision") == "1");
+  CHECK(rs[0]["spec"]["replicas"] == 2);
+  CHECK(rs[0]["spec"]["selector"]["matchLabels"]["pod-template-hash"] == hash);
+  CHECK(rs[0]["status"]["readyReplicas"] == 2);
+  CHECK(rs[0]["status"]["observedGeneration"] == rs[0]["metadata"]["generation"]);
+  auto pods = f.sim->list("cluster-1", "v1", "Pod", "default");
+  REQUIRE(pods.size() == 2);
+  for (const auto& p : pods) {
+    CHECK(owned_by(p, rs[0]));
+    CHECK(p["metadata"]["labels"]["app"] == "web");
+    CHECK(p["metadata"]["labels"]["pod-template-hash"] == hash);
+    CHECK(p["status"]["phase"] == "Running");
+    CHECK(condition(p, "Ready"));
+    CHECK(p["spec"]["nodeName"] == "cluster-1-node-1");
+  }
+  // Server defaults helm's ready checker dereferences.
+  CHECK(d["spec"]["strategy"]["type"] == "RollingUpdate");
+  CHECK(d["spec"]["strategy"]["rollingUpdate"]["maxUnavailable"] == "25%");
+  CHECK(d["status"]["readyReplicas"] == 2);
+  CHECK(d["status"]["updatedReplicas"] == 2);
+  CHECK(d["status"]["availableReplicas"] == 2);
+  CHECK(d["status"]["observedGeneration"] == 1);
+  CHECK(annotation(d, "deployment.kubernetes.io/revision") == "1");
+  CHECK(condition(d, "Available"));
+
+  // A new template: a second ReplicaSet, the first scaled to 0.
+  c.apply(std::string(k_deploy) + "web", deployment("web", 2, "nginx:2"));
+  d = f.sim->get("cluster-1", "apps/v1", "Deployment", "default", "web");
+  rs = f.sim->list("cluster-1", "apps/v1", "ReplicaSet", "default");
+  REQUIRE(rs.size() == 2);
+  auto by_hash = [&](const std::string& h) {
+    for (const auto& r : rs)
+      if (r["metadata"]["labels"]["pod-template-hash"] == h) return r;
+    return json();
+  };
+  json first = by_hash(hash);
+  json second = rs[0]["metadata"]["name"] == first["metadata"]["name"] ? rs[1] : rs[0];
+  CHECK(first["spec"]["replicas"] == 0);
+  CHECK(second["spec"]["replicas"] == 2);
+  CHECK(annotation(second, "deployment.kubernetes.io/revision") == "2");
+  CHECK(annotation(d, "deployment.kubernetes.io/revision") == "2");
+  CHECK(d["status"]["observedGeneration"] == 2);
+  pods = f.sim->list("cluster-1", "v1", "Pod", "default");
+  REQUIRE(pods.size() == 2);
+  for (const auto& p : pods) CHECK(p["spec"]["containers"][0]["image"] == "nginx:2");
+
+  // Back to the first template: its ReplicaSet again, as the newest revision.
+  c.apply(std::string(k_deploy) + "web", deployment("web", 2, "nginx:1"));
+  rs = f.sim->list("cluster-1", "apps/v1", "ReplicaSet", "default");
+  CHECK(rs.size() == 2);
+  first = by_hash(hash);
+  CHECK(first["spec"]["replicas"] == 2);
+  CHECK(annotation(first, "deployment.kubernetes.io/revision") == "3");
+  d = f.sim->get("cluster-1", "apps/v1", "Deployment", "default", "web");
+  CHECK(annotation(d, "deployment.kubernetes.io/revision") == "3");
+
+  // Scaling changes the Pods, and a deleted Pod is replaced.
+  c.apply(std::string(k_deploy) + "web", deployment("web", 3, "nginx:1"));
+  pods = f.sim->list("cluster-1", "v1", "Pod", "default");
+  REQUIRE(pods.size() == 3);
+  std::string victim = pods[0]["metadata"]["name"];
+  CHECK(c.request("DELETE", "/api/v1/namespaces/default/pods/" + victim).status == 200);
+  pods = f.sim->list("cluster-1", "v1", "Pod", "default");
+  CHECK(pods.size() == 3);
+  for (const auto& p : pods) CHECK(p["metadata"]["name"] != victim);
+}
+
+TEST_CASE("Pods become ready after the ready delay and their owners' statuses follow") {
+  Fleet f(with_delay(300));
+  Http c = f.client("cluster-1");
+  auto created = c.apply(std::string(k_deploy) + "web", deployment("web", 2, "nginx")).json();
+  CHECK(created["status"]["readyReplicas"] == 0);
+  CHECK(created["status"]["updatedReplicas"] == 2);
+  CHECK(created["status"]["unavailableReplicas"] == 2);
+  CHECK_FALSE(condition(created, "Available"));
+  auto pods = f.sim->list("cluster-1", "v1", "Pod", "default");
+  REQUIRE(pods.size() == 2);
+  CHECK(pods[0]["status"]["phase"] == "Pending");
+  CHECK(pods[0]["status"]["containerStatuses"][0]["state"]["waiting"]["reason"] == "ContainerCreating");
+
+  json job = json::parse(R"({"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"migrate","namespace":"default"},
+    "spec":{"template":{"spec":{"restartPolicy":"Never","containers":[{"name":"m","image":"busybox"}]}}}})");
+  json job_created = c.apply("/apis/batch/v1/namespaces/default/jobs/migrate", job).json();
+  std::string job_uid = job_created["metadata"]["uid"];
+  CHECK(job_created["spec"]["backoffLimit"] == 6);
+  CHECK(job_created["spec"]["completions"] == 1);
+  CHECK(job_created["spec"]["selector"]["matchLabels"]["batch.kubernetes.io/controller-uid"] == job_uid);
+  CHECK(job_created["status"]["active"] == 1);
+  json sts = json::parse(R"({"apiVersion":"apps/v1","kind":"StatefulSet","metadata":{"name":"db","namespace":"default"},
+    "spec":{"replicas":3,"serviceName":"db","selector":{"matchLabels":{"a":"db"}},
+      "template":{"metadata":{"labels":{"a":"db"}},"spec":{"containers":[{"name":"c","image":"pg"}]}}}})");
+  c.apply("/apis/apps/v1/namespaces/default/statefulsets/db", sts);
+  json ds = json::parse(R"({"apiVersion":"apps/v1","kind":"DaemonSet","metadata":{"name":"agent","namespace":"default"},
+    "spec":{"selector":{"matchLabels":{"a":"agent"}},
+      "template":{"metadata":{"labels":{"a":"agent"}},"spec":{"containers":[{"name":"c","image":"x"}]}}}})");
+  c.apply("/apis/apps/v1/namespaces/default/daemonsets/agent", ds);
+
+  auto get = [&](const char* api, const char* kind, const char* name) {
+    return f.sim->get("cluster-1", api, kind, "default", name);
+  };
+  wait_until([&] { return condition(get("apps/v1", "Deployment", "web"), "Available"); });
+  json d = get("apps/v1", "Deployment", "web");
+  CHECK(d["status"]["readyReplicas"] == 2);
+  CHECK_FALSE(d["status"].contains("unavailableReplicas"));
+  wait_until([&] { return condition(get("batch/v1", "Job", "migrate"), "Complete"); });
+  json j = get("batch/v1", "Job", "migrate");
+  CHECK(j["status"]["succeeded"] == 1);
+  CHECK(j["status"].contains("completionTime"));
+  CHECK_FALSE(j["status"].contains("active"));
+  int job_pods = 0;
+  for (const auto& p : f.sim->list("cluster-1", "v1", "Pod", "default"))
+    if (p["metadata"]["labels"].value("job-name", "") == "migrate") {
+      ++job_pods;
+      CHECK(p["status"]["phase"] == "Succeeded");
+      CHECK(p["status"]["containerStatuses"][0]["state"]["terminated"]["reason"] == "Completed");
+      CHECK(owned_by(p, j));
+    }
+  CHECK(job_pods == 1);
+  wait_until([&] { return get("apps/v1", "StatefulSet", "db")["status"]["readyReplicas"] == 3; });
+  json s = get("apps/v1", "StatefulSet", "db");
+  CHECK(s["status"]["readyReplicas"] == 3);
+  CHECK(s["status"]["updatedReplicas"] == 3);
+  CHECK(s["status"]["currentRevision"] == s["status"]["updateRevision"]);
+  CHECK(s["spec"]["updateStrategy"]["type"] == "RollingUpdate");
+  for (int i = 0; i < 3; ++i) {
+    json p = get("v1", "Pod", ("db-" + std::to_string(i)).c_str());
+    REQUIRE(p.is_object());
+    CHECK(p["spec"]["hostname"] == "db-" + std::to_string(i));
+    CHECK(p["spec"]["subdomain"] == "db");
+    CHECK(p["metadata"]["labels"]["controller-revision-hash"] == s["status"]["updateRevision"]);
+  }
+  wait_until([&] { return get("apps/v1", "DaemonSet", "agent")["status"]["numberReady"] == 1; });
+  CHECK(get("apps/v1", "DaemonSet", "agent")["status"]["desiredNumberScheduled"] == 1);
+
+  // A StatefulSet's new template replaces its Pods; readiness follows again.
+  sts["spec"]["template"]["spec"]["containers"][0]["image"] = "pg:2";
+  c.apply("/apis/apps/v1/namespaces/default/statefulsets/db", sts);
+  s = get("apps/v1", "StatefulSet", "db");
+  CHECK(s["status"]["readyReplicas"] == 0);
+  CHECK(get("v1", "Pod", "db-0")["spec"]["containers"][0]["image"] == "pg:2");
+  wait_until([&] { return get("apps/v1", "StatefulSet", "db")["status"]["readyReplicas"] == 3; });
+  CHECK(get("apps/v1", "StatefulSet", "db")["status"]["observedGeneration"] == 2);
+}
+
+TEST_CASE("deletes cascade by ownerReferences as DeleteOptions say, in JSON or protobuf") {
+  Fleet f(with_delay(0));
+  Http c = f.client("cluster-1");
+  const std::string pb = "application/vnd.kubernetes.protobuf";
+  auto count = [&](const char* api, const char* kind) { return f.sim->list("cluster-1", api, kind, "default").size(); };
+
+  c.apply(std::string(k_deploy) + "bg", deployment("bg", 2, "x"));
+  REQUIRE(count("v1", "Pod") == 2);
+  CHECK(c.request("DELETE", std::string(k_deploy) + "bg", R"({"propagationPolicy":"Background"})").status == 200);
+  CHECK(count("apps/v1", "ReplicaSet") == 0);
+  CHECK(count("v1", "Pod") == 0);
+
+  c.apply(std::string(k_deploy) + "fg", deployment("fg", 1, "x"));
+  CHECK(c.request("DELETE", std::string(k_deploy) + "fg",
+                  R"({"kind":"DeleteOptions","apiVersion":"v1","propagationPolicy":"Foreground"})")
+            .status == 200);
+  CHECK(count("v1", "Pod") == 0);
+
+  // Orphan, in protobuf as typed clients send it: the ReplicaSet stays
+  // (without its owner) and keeps its Pods.
+  c.apply(std::string(k_deploy) + "orphan", deployment("orphan", 2, "x"));
+  auto del = c.request("DELETE", std::string(k_deploy) + "orphan",
+                       pb_envelope("apps/v1", "DeleteOptions", pb_bytes(4, "Orphan")), pb);
+  INFO(del.body);
+  CHECK(del.status == 200);
+  auto rs = f.sim->list("cluster-1", "apps/v1", "ReplicaSet", "default");
+  REQUIRE(rs.size() == 1);
+  CHECK_FALSE(rs[0]["metadata"].contains("ownerReferences"));
+  CHECK(count("v1", "Pod") == 2);
+  // orphanDependents, the older spelling.
+  std::string rs_name = rs[0]["metadata"]["name"];
+  CHECK(c.request("DELETE", "/apis/apps/v1/namespaces/default/replicasets/" + rs_name, R"({"orphanDependents":true})")
+            .status == 200);
+  CHECK(count("v1", "Pod") == 2);
+
+  // helm deletes its release Secrets through a typed client: protobuf
+  // DeleteOptions with a grace period and a precondition.
+  json secret = {{"apiVersion", "v1"},
+                 {"kind", "Secret"},
+                 {"metadata", {{"name", "sh.helm.release.v1.shop.v1"}, {"namespace", "default"},
+                               {"labels", {{"owner", "helm"}, {"name", "shop"}, {"status", "deployed"}}}}},
+                 {"type", "helm.sh/release.v1"},
+                 {"data", {{"release", "e30="}}}};
+  auto stored = c.apply("/api/v1/namespaces/default/secrets/sh.helm.release.v1.shop.v1", secret).json();
+  auto listed = c.get("/api/v1/namespaces/default/secrets?labelSelector=owner%3Dhelm%2Cname%3Dshop").json();
+  CHECK(listed["items"].size() == 1);
+  CHECK(c.get("/api/v1/namespaces/default/secrets?labelSelector=owner%3Dhelm%2Cname%3Dother").json()["items"].empty());
+  std::string wrong_uid = pb_bytes(2, pb_bytes(1, "not-the-uid"));
+  auto conflict = c.request("DELETE", "/api/v1/namespaces/default/secrets/sh.helm.release.v1.shop.v1",
+                            pb_envelope("v1", "DeleteOptions", pb_int(1, 0) + wrong_uid), pb);
+  CHECK(conflict.status == 409);
+  std::string uid = stored["metadata"]["uid"];
+  auto deleted = c.request("DELETE", "/api/v1/namespaces/default/secrets/sh.helm.release.v1.shop.v1",
+                           pb_envelope("v1", "DeleteOptions", pb_int(1, 0) + pb_bytes(2, pb_bytes(1, uid)) +
+                                                                  pb_bytes(4, "Background")),
+                           pb);
+  CHECK(deleted.status == 200);
+  CHECK(c.get("/api/v1/namespaces/default/secrets/sh.helm.release.v1.shop.v1").status == 404);
+
+  secret["metadata"]["name"] = "s2";
+  REQUIRE(c.apply("/api/v1/namespaces/default/secrets/s2", secret).status == 201);
+  auto garbage = c.request("DELETE", "/api/v1/namespaces/default/secrets/s2", std::string("k8s\0\xff", 5), pb);
+  CHECK(garbage.status == 400);
+  CHECK(garbage.json()["message"].get<std::string>().rfind("the body of the request must be DeleteOptions", 0) == 0);
+  auto not_options = c.request("DELETE", "/api/v1/namespaces/default/secrets/s2",
+                               pb_envelope("v1", "ConfigMap", pb_bytes(1, pb_bytes(1, "x"))), pb);
+  CHECK(not_options.status == 400);
+}
+
+TEST_CASE("Tables carry the columns a real server prints for the common kinds") {
+  Fleet f(with_delay(0));
+  Http c = f.client("cluster-1");
+  const std::string accept =
+      "Accept: application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,"
+      "application/json";
+  c.apply(std::string(k_deploy) + "web", deployment("web", 2, "nginx"));
+  c.apply("/api/v1/namespaces/default/services/web",
+          json::parse(R"({"apiVersion":"v1","kind":"Service","metadata":{"name":"web","namespace":"default"},
+            "spec":{"selector":{"app":"web"},"ports":[{"port":80},{"port":53,"protocol":"UDP"}]}})"));
+  c.apply("/api/v1/namespaces/default/configmaps/cfg",
+          json::parse(R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cfg","namespace":"default"},
+            "data":{"a":"1","b":"2"}})"));
+  c.apply("/api/v1/namespaces/default/secrets/pw",
+          json::parse(R"({"apiVersion":"v1","kind":"Secret","metadata":{"name":"pw","namespace":"default"},
+            "stringData":{"p":"x"}})"));
+  c.apply("/apis/batch/v1/namespaces/default/jobs/once",
+          json::parse(R"({"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"once","namespace":"default"},
+            "spec":{"template":{"spec":{"restartPolicy":"Never","containers":[{"name":"c","image":"x"}]}}}})"));
+  auto tbl = [&](const std::string& path) {
+    auto r = c.get(path, {accept});
+    REQUIRE(r.status == 200);
+    json t = r.json();
+    REQUIRE(t["kind"] == "Table");
+    REQUIRE(t["apiVersion"] == "meta.k8s.io/v1");
+    return t;
+  };
+  using V = std::vector<std::string>;
+
+  json t = tbl("/apis/apps/v1/namespaces/default/deployments");
+  CHECK(column_names(t) == V{"Name", "Ready", "Up-to-date", "Available", "Age"});
+  CHECK(t["rows"][0]["cells"][0] == "web");
+  CHECK(t["rows"][0]["cells"][1] == "2/2");
+  CHECK(t["rows"][0]["cells"][2] == 2);
+  CHECK(t["rows"][0]["cells"][3] == 2);
+  CHECK(t["rows"][0]["cells"][5] == "web");   // Containers (-o wide)
+  CHECK(t["rows"][0]["cells"][6] == "nginx"); // Images
+  CHECK(t["rows"][0]["cells"][7] == "app=web");
+  CHECK(t["rows"][0]["object"]["kind"] == "PartialObjectMetadata");
+  CHECK_FALSE(t["rows"][0]["object"]["metadata"].contains("managedFields"));
+
+  t = tbl("/api/v1/namespaces/default/pods");
+  CHECK(column_names(t) == V{"Name", "Ready", "Status", "Restarts", "Age"});
+  CHECK(t["rows"].size() == 3);  // two web Pods and the Job's
+  bool running = false, completed = false;
+  for (const auto& row : t["rows"]) {
+    if (row["cells"][2] == "Running") running = row["cells"][1] == "1/1";
+    if (row["cells"][2] == "Completed") completed = row["cells"][1] == "0/1";
+    CHECK(row["cells"][3] == "0");
+  }
+  CHECK(running);
+  CHECK(completed);
+
+  t = tbl("/api/v1/namespaces/default/services");
+  CHECK(column_names(t) == V{"Name", "Type", "Cluster-IP", "External-IP", "Port(s)", "Age"});
+  CHECK(t["rows"][0]["cells"][1] == "ClusterIP");
+  CHECK(t["rows"][0]["cells"][3] == "<none>");
+  CHECK(t["rows"][0]["cells"][4] == "80/TCP,53/UDP");
+
+  t = tbl("/apis/apps/v1/namespaces/default/replicasets");
+  CHECK(column_names(t) == V{"Name", "Desired", "Current", "Ready", "Age"});
+  CHECK(t["rows"][0]["cells"][1] == 2);
+  t = tbl("/apis/batch/v1/namespaces/default/jobs");
+  CHECK(column_names(t) == V{"Name", "Status", "Completions", "Duration", "Age"});
+  CHECK(t["rows"][0]["cells"][1] == "Complete");
+  CHECK(t["rows"][0]["cells"][2] == "1/1");
+  t = tbl("/api/v1/namespaces/default/configmaps");
+  CHECK(column_names(t) == V{"Name", "Data", "Age"});
+  CHECK(t["rows"][0]["cells"][1] == 2);
+  t = tbl("/api/v1/namespaces/default/secrets");
+  CHECK(column_names(t) == V{"Name", "Type", "Data", "Age"});
+  CHECK(t["rows"][0]["cells"][1] == "Opaque");
+  t = tbl("/api/v1/namespaces");
+  CHECK(column_names(t) == V{"Name", "Status", "Age"});
+  CHECK(t["rows"][0]["cells"][1] == "Active");
+  CHECK(column_names(tbl("/apis/apps/v1/namespaces/default/statefulsets")) == V{"Name", "Ready", "Age"});
+  CHECK(column_names(tbl("/apis/apps/v1/namespaces/default/daemonsets")) ==
+        V{"Name", "Desired", "Current", "Ready", "Up-to-date", "Available", "Node Selector", "Age"});
+  // Kinds without a printer: Name and Age.
+  CHECK(column_names(tbl("/apis/rbac.authorization.k8s.io/v1/namespaces/default/roles")) == V{"Name", "Age"});
+  // One object: a one-row Table.
+  t = tbl("/apis/apps/v1/namespaces/default/deployments/web");
+  CHECK(t["rows"].size() == 1);
+  CHECK(t["rows"][0]["cells"][1] == "2/2");
+}
