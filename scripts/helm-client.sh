@@ -74,6 +74,7 @@ expect "kubectl get deploy columns" "NAME READY UP-TO-DATE AVAILABLE AGE" "$(hea
 expect "kubectl get pods columns" "NAME READY STATUS RESTARTS AGE" "$(headers pods -n $ns)"
 expect "kubectl get svc columns" "NAME TYPE CLUSTER-IP EXTERNAL-IP PORT(S) AGE" "$(headers svc -n $ns)"
 expect "kubectl get sts columns" "NAME READY AGE" "$(headers sts -n $ns)"
+expect "kubectl get nodes columns" "NAME STATUS ROLES AGE VERSION" "$(headers nodes)"
 expect "kubectl get jobs columns" "NAME STATUS COMPLETIONS DURATION AGE" "$(headers jobs -n $ns)"
 expect "web pod rows (READY STATUS)" "1/1 Running" "$(kc get pods -n $ns -l app.kubernetes.io/name=web --no-headers | awk '{print $2, $3}' | sort -u)"
 kc rollout status deploy/shop-web -n $ns --timeout 30s

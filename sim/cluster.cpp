@@ -25,11 +25,6 @@ using nlohmann::json;
 
 namespace {
 
-int64_t now_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 std::string rfc3339(int64_t unix_s) {
   std::time_t t = static_cast<std::time_t>(unix_s);
   std::tm tm{};
@@ -149,6 +144,11 @@ const std::vector<TypeInfo>& builtin_types(int minor) {
 
 }  // namespace
 
+int64_t unix_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
 std::string new_uid() {
   std::string h = random_hex(16);
   h[12] = '4';
@@ -176,7 +176,7 @@ Cluster::Cluster(size_t index, std::string name, std::string url_prefix, const C
 
 std::string Cluster::next_rv() { return std::to_string(++m_rv); }
 
-std::string Cluster::now() const { return rfc3339(now_ms() / 1000); }
+std::string Cluster::now() const { return rfc3339(unix_ms() / 1000); }
 
 void Cluster::ensure_seeded() {
   if (m_seeded) return;
@@ -192,6 +192,7 @@ void Cluster::ensure_seeded() {
     on_write(*ns, nullptr, obj);
     m_objects[ns->store_key()][key] = std::move(obj);
   }
+  seed_nodes();
 }
 
 std::vector<const TypeInfo*> Cluster::all_types() const {
@@ -468,7 +469,7 @@ Response Cluster::get_object(const Request& req, const Target& t) {
   }
   Response r;
   if (wants_table(req.accept)) {
-    r.body = table(t.info->type, {obj}, (*obj)["metadata"].value("resourceVersion", ""), now_ms() / 1000).dump();
+    r.body = table(t.info->type, {obj}, (*obj)["metadata"].value("resourceVersion", ""), unix_ms() / 1000).dump();
     return r;
   }
   r.body = output(*t.info, t.version, *obj).dump();
@@ -542,7 +543,7 @@ Response Cluster::list_objects(const Request& r, const Target& t) {
   if (wants_table(r.accept)) {
     std::vector<const json*> rows;
     for (const auto& item : items) rows.push_back(&item);
-    json tbl = table(t.info->type, rows, rv, now_ms() / 1000);
+    json tbl = table(t.info->type, rows, rv, unix_ms() / 1000);
     if (!next.empty()) tbl["metadata"]["continue"] = base64_encode(json{{"rv", rv}, {"start", next}}.dump());
     Response out;
     out.body = tbl.dump();
@@ -695,6 +696,8 @@ Response Cluster::commit(const Identity& who, const Target& t, const json* old, 
     if (type.has_generation || t.info->custom) meta["generation"] = 1;
     if (type.namespaced) meta["namespace"] = t.ns;
   }
+  if (type.group.empty() && type.kind == "Service" && t.subresource.empty())
+    if (Response refused = allocate_service(old, obj); refused.status != 200) return refused;
   on_write(*t.info, old, obj);
   if (old && same_content(*old, obj)) {
     Response r;
@@ -1259,7 +1262,7 @@ Response Cluster::delete_object(const Request& r, const Target& t) {
       }
       (*live)["metadata"]["resourceVersion"] = next_rv();
       notify(*t.info, "MODIFIED", *live);
-      schedule({now_ms() + m_env.finalize_delay_ms, Pending::finalize, t.info->store_key(), key, ""});
+      schedule({unix_ms() + m_env.finalize_delay_ms, Pending::finalize, t.info->store_key(), key, ""});
     }
     Response res;
     res.body = output(*t.info, t.version, *live).dump();
@@ -1336,26 +1339,6 @@ void Cluster::on_write(const TypeInfo& info, const json* old, json& obj) {
     }
     return;
   }
-  if (type.group.empty() && type.kind == "Service") {
-    auto& spec = obj["spec"];
-    if (!spec.is_object()) spec = json::object();
-    if (!spec.contains("type")) spec["type"] = "ClusterIP";
-    if (spec.value("clusterIP", "") == "" && spec["type"] != "ExternalName") {
-      std::string ip = old ? old->value("/spec/clusterIP"_json_pointer, std::string()) : std::string();
-      if (ip.empty()) {
-        uint32_t n = m_next_ip++;
-        ip = "10.96." + std::to_string((n >> 8) & 255) + "." + std::to_string(n & 255);
-      }
-      spec["clusterIP"] = ip;
-      spec["clusterIPs"] = {ip};
-    }
-    if (!spec.contains("sessionAffinity")) spec["sessionAffinity"] = "None";
-    if (!spec.contains("ipFamilies")) spec["ipFamilies"] = {"IPv4"};
-    if (!spec.contains("ipFamilyPolicy")) spec["ipFamilyPolicy"] = "SingleStack";
-    if (!spec.contains("internalTrafficPolicy")) spec["internalTrafficPolicy"] = "Cluster";
-    if (!obj.contains("status")) obj["status"] = {{"loadBalancer", json::object()}};
-    return;
-  }
   if (type.group == "apiextensions.k8s.io" && type.kind == "CustomResourceDefinition") {
     bool established = m_env.crd_establish_delay_ms <= 0 ||
                        (old && old->value("/status/conditions"_json_pointer, json::array()).dump().find(
@@ -1381,7 +1364,7 @@ void Cluster::on_write(const TypeInfo& info, const json* old, json& obj) {
                         {"lastTransitionTime", t}}}}};
     register_crd(obj, established);
     if (!established)
-      schedule({now_ms() + m_env.crd_establish_delay_ms, Pending::establish, info.store_key(),
+      schedule({unix_ms() + m_env.crd_establish_delay_ms, Pending::establish, info.store_key(),
                 object_key("", meta.value("name", "")), ""});
     return;
   }
@@ -1423,7 +1406,7 @@ void Cluster::on_write(const TypeInfo& info, const json* old, json& obj) {
     bool ready = m_env.ready_delay_ms <= 0;
     pod_status(obj, ready);
     if (!ready)
-      schedule({now_ms() + m_env.ready_delay_ms, Pending::ready, info.store_key(),
+      schedule({unix_ms() + m_env.ready_delay_ms, Pending::ready, info.store_key(),
                 object_key(meta.value("namespace", ""), meta.value("name", "")), meta.value("uid", "")});
   }
 }
@@ -1464,6 +1447,10 @@ int64_t Cluster::tick(int64_t now) {
     if (!info) continue;
     if (p.kind == Pending::finalize) {
       remove_object(*info, p.object_key, true);
+      continue;
+    }
+    if (p.kind == Pending::load_balancer) {
+      assign_load_balancer(*info, p.object_key);
       continue;
     }
     json* obj = find(*info, p.object_key);
@@ -1592,7 +1579,7 @@ void Cluster::restore(const json& snap) {
     // Readiness timers do not persist: Pods still Pending start their delay anew.
     if (info->type.group.empty() && info->type.kind == "Pod" &&
         o.value("/status/phase"_json_pointer, std::string()) == "Pending")
-      schedule({now_ms() + m_env.ready_delay_ms, Pending::ready, info->store_key(),
+      schedule({unix_ms() + m_env.ready_delay_ms, Pending::ready, info->store_key(),
                 object_key(o["metadata"].value("namespace", ""), o["metadata"].value("name", "")),
                 o["metadata"].value("uid", "")});
   }

@@ -56,6 +56,10 @@ struct ClusterEnv {
   int crd_establish_delay_ms = 0;
   int finalize_delay_ms = 0;
   int version_minor = 32;
+  int nodes = 0;            // Node objects per cluster
+  int lb_delay_ms = 0;      // LoadBalancer Services get their ingress IP after this
+  uint32_t lb_first = 0;    // the ingress IPs, host byte order, inclusive
+  uint32_t lb_last = 0;
   // Called when the cluster has timed work (readiness, CRD establishment)
   // due at `due_ms`; the server calls tick() then.
   std::function<void(size_t cluster_index, int64_t due_ms)> schedule;
@@ -121,7 +125,7 @@ private:
   };
   struct Pending {
     int64_t due_ms;
-    enum Kind { ready, establish, finalize } kind;
+    enum Kind { ready, establish, finalize, load_balancer } kind;
     std::string store_key;
     std::string object_key;
     std::string uid;  // ready: the Pod's (a Pod recreated under the same name waits anew)
@@ -190,7 +194,16 @@ private:
   void create_pod(const TypeInfo& owner_info, const nlohmann::json& owner, const std::string& name,
                   const nlohmann::json& extra_labels, const std::string& node,
                   const nlohmann::json& extra_spec = nlohmann::json::object());
+  // The Nodes of a new cluster (ClusterEnv::nodes): <cluster>-node-<i>,
+  // Ready, with capacity, allocatable, zone labels and the release's kubelet.
+  void seed_nodes();
+  // Where Pods run: the listed Nodes, else one unlisted <cluster>-node-1.
   std::vector<std::string> node_names();
+
+  // Services (services.cpp): cluster IP, node ports and load balancer of a
+  // Service about to be stored; a refusal (422) when what it asks for is taken.
+  Response allocate_service(const nlohmann::json* old, nlohmann::json& obj);
+  void assign_load_balancer(const TypeInfo& info, const std::string& key);
   void reconcile_deployment(const TypeInfo& info, const std::string& key);
   void reconcile_replica_set(const TypeInfo& info, const std::string& key);  // and ReplicationController
   void reconcile_stateful_set(const TypeInfo& info, const std::string& key);
@@ -245,6 +258,18 @@ bool wants_table(const std::string& accept);
 // for `type` (tables.cpp); rows carry PartialObjectMetadata.
 nlohmann::json table(const k8s::ResourceType& type, const std::vector<const nlohmann::json*>& items,
                      const std::string& resource_version, int64_t now_s);
+
+// An inclusive IPv4 range in host byte order.
+struct IpRange {
+  uint32_t first = 0;
+  uint32_t last = 0;
+};
+// "198.51.100.0/24" (network and broadcast left out) or "A.B.C.D-E.F.G.H".
+// Throws emco::Error(invalid) otherwise.
+IpRange parse_ip_range(const std::string& text);
+
+// Milliseconds since the Unix epoch.
+int64_t unix_ms();
 
 // A random RFC 4122 version 4 UID, as metadata.uid.
 std::string new_uid();

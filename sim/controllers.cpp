@@ -16,6 +16,7 @@
 #include "core/util/strings.hpp"
 #include "sim/cluster.hpp"
 #include "sim/tls.hpp"
+#include "sim/versions.hpp"
 
 namespace emco::sim::detail {
 
@@ -339,6 +340,51 @@ void Cluster::create_pod(const TypeInfo& owner_info, const json& owner, const st
   spec["nodeName"] = node;
   for (const auto& [k, v] : extra_spec.items()) spec[k] = v;
   create_child(*pods, {{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", meta}, {"spec", spec}});
+}
+
+void Cluster::seed_nodes() {
+  const TypeInfo* nodes = find_kind("", "v1", "Node");
+  std::string version = release(m_env.version_minor).git_version();
+  std::string t = now();
+  json resources = {{"cpu", "4"}, {"memory", "16393216Ki"}, {"pods", "110"}, {"ephemeral-storage", "104857600Ki"}};
+  json allocatable = {{"cpu", "3800m"}, {"memory", "15868928Ki"}, {"pods", "110"}, {"ephemeral-storage", "96636764Ki"}};
+  for (int i = 1; i <= m_env.nodes; ++i) {
+    std::string name = m_name + "-node-" + std::to_string(i);
+    std::string ip = "10.0." + std::to_string(i / 250) + "." + std::to_string(i % 250 + 1);
+    json node = {
+        {"apiVersion", "v1"},
+        {"kind", "Node"},
+        {"metadata",
+         {{"name", name},
+          {"labels",
+           {{"kubernetes.io/hostname", name},
+            {"kubernetes.io/os", "linux"},
+            {"kubernetes.io/arch", "amd64"},
+            {"topology.kubernetes.io/zone", std::string("zone-") + static_cast<char>('a' + (i - 1) % 3)}}}}},
+        {"spec", {{"podCIDR", "10.244." + std::to_string(i) + ".0/24"}}},
+        {"status",
+         {{"capacity", resources},
+          {"allocatable", allocatable},
+          {"addresses", {{{"type", "InternalIP"}, {"address", ip}}, {{"type", "Hostname"}, {"address", name}}}},
+          {"conditions",
+           {condition("MemoryPressure", false, "KubeletHasSufficientMemory", "kubelet has sufficient memory available", t),
+            condition("DiskPressure", false, "KubeletHasNoDiskPressure", "kubelet has no disk pressure", t),
+            condition("PIDPressure", false, "KubeletHasSufficientPID", "kubelet has sufficient PID available", t),
+            condition("Ready", true, "KubeletReady", "kubelet is posting ready status", t)}},
+          {"nodeInfo",
+           {{"kubeletVersion", version},
+            {"kubeProxyVersion", version},
+            {"osImage", "Debian GNU/Linux 12 (bookworm)"},
+            {"kernelVersion", "6.1.0-sim"},
+            {"containerRuntimeVersion", "containerd://1.7.24"},
+            {"architecture", "amd64"},
+            {"operatingSystem", "linux"}}}}}};
+    for (auto& c : node["status"]["conditions"]) c["lastHeartbeatTime"] = t;
+    node["metadata"]["uid"] = new_uid();
+    node["metadata"]["creationTimestamp"] = t;
+    node["metadata"]["resourceVersion"] = next_rv();
+    m_objects[nodes->store_key()]["/" + name] = std::move(node);
+  }
 }
 
 std::vector<std::string> Cluster::node_names() {

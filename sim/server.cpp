@@ -50,11 +50,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-int64_t now_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 void write_private_file(const std::string& path, const std::string& content) {
   std::string tmp = path + ".tmp";
   {
@@ -237,6 +232,11 @@ struct Simulator::Impl {
     env.crd_establish_delay_ms = opts.crd_establish_delay_ms;
     env.finalize_delay_ms = opts.finalize_delay_ms;
     env.version_minor = opts.version_minor;
+    env.nodes = opts.nodes;
+    env.lb_delay_ms = opts.lb_delay_ms;
+    IpRange lb = parse_ip_range(opts.lb_ip_range);
+    env.lb_first = lb.first;
+    env.lb_last = lb.last;
     env.schedule = [this](size_t index, int64_t due) { timers.push({due, index}); };
     slots.resize(names.size());
     for (size_t i = 0; i < names.size(); ++i) {
@@ -441,7 +441,7 @@ struct Simulator::Impl {
     }
     Slot& slot = slots[static_cast<size_t>(index)];
     const Fault& fault = slot.fault();
-    int64_t now = now_ms();
+    int64_t now = unix_ms();
     if (fault.refusing(now)) {
       drop(conn);
       return;
@@ -600,7 +600,7 @@ struct Simulator::Impl {
 
   void tick() {
     std::lock_guard lock(mutex);
-    int64_t now = now_ms();
+    int64_t now = unix_ms();
     while (!timers.empty() && timers.top().first <= now) {
       size_t i = timers.top().second;
       timers.pop();
@@ -698,7 +698,9 @@ void Simulator::start() {
     // writes to the socket without MSG_NOSIGNAL.
     std::signal(SIGPIPE, SIG_IGN);
   });
-  release(s.opts.version_minor);  // refuses releases it cannot pose as before touching the disk
+  // Bad options are refused before anything touches the disk.
+  release(s.opts.version_minor);
+  parse_ip_range(s.opts.lb_ip_range);
   if (s.opts.dir.empty()) {
     char tmpl[] = "/tmp/emco-sim-XXXXXX";
     if (!mkdtemp(tmpl)) fail(ErrorKind::failed, "cannot create a temporary directory");
@@ -753,7 +755,7 @@ void Simulator::start() {
   s.tick_event = event_new(s.base, -1, EV_PERSIST, &Impl::on_tick, &s);
   timeval tv{0, 50 * 1000};
   event_add(s.tick_event, &tv);
-  s.last_persist = now_ms();
+  s.last_persist = unix_ms();
   s.started = true;
   s.thread = std::thread([&s] { s.run(); });
 }

@@ -79,6 +79,14 @@ struct SimOptions {
   // dispatcher picks its own version from /version: call a fixed kubectl
   // binary against releases older than 1.29.
   int version_minor = 32;
+  // Node objects per cluster (<cluster>-node-<i>, Ready, 4 CPUs, 16Gi,
+  // zone labels); Pods are spread over them and DaemonSets run one Pod on
+  // each. 0: none listed (Pods run on an unlisted <cluster>-node-1).
+  int nodes = 0;
+  // LoadBalancer Services get an ingress IP from lb_ip_range (a CIDR or
+  // FIRST-LAST, unique per cluster) this long after they are created.
+  int lb_delay_ms = 1000;
+  std::string lb_ip_range = "198.51.100.0/24";
   bool persist = false;            // load state/<name>.json at start, write on stop and periodically
   int persist_interval_s = 30;
   std::map<std::string, Fault> faults;  // initial faults by cluster name ("*" = every cluster)

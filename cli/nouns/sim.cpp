@@ -39,6 +39,10 @@ int run_sim_start_cmd(Context&, const Invocation& inv) {
   a.options.ready_delay_ms = inv.get_int32("ready-delay-ms", 1000);
   a.options.persist = inv.has("persist");
   if (inv.has("kube-version")) a.options.version_minor = sim::parse_kube_version(inv.get("kube-version"));
+  a.options.nodes = inv.get_int32("nodes", 1);
+  if (a.options.nodes < 0) fail(ErrorKind::usage, "'--nodes' must not be negative");
+  a.options.lb_delay_ms = inv.get_int32("lb-delay-ms", 1000);
+  if (inv.has("lb-ip-range")) a.options.lb_ip_range = inv.get("lb-ip-range");
   if (inv.get("auth") == "client-cert") a.options.auth = sim::AuthMode::client_cert;
   for (const auto& n : inv.all("name")) a.options.names.push_back(n);
   // Any fault flag at start applies to every cluster ('emco sim fault' sets them per cluster later).
@@ -81,7 +85,8 @@ std::vector<CommandSpec> sim_commands() {
                               "Pods; StatefulSets, DaemonSets and Jobs own Pods; Pods become ready (Job Pods complete)\n"
                               "after --ready-delay-ms, and deletes cascade by ownerReferences. --kube-version serves an\n"
                               "older release's /version and discovery (e.g. policy/v1beta1 PodSecurityPolicy and\n"
-                              "batch/v1beta1 CronJob up to 1.24, autoscaling/v2beta2 up to 1.25).",
+                              "batch/v1beta1 CronJob up to 1.24, autoscaling/v2beta2 up to 1.25). Services get cluster\n"
+                              "IPs, node ports (30000-32767) and, after --lb-delay-ms, load-balancer ingress IPs.",
                .flags = [] {
                  std::vector<FlagSpec> f = {
                      {.name = "clusters", .value = "N", .help = "number of clusters", .default_value = "3"},
@@ -94,6 +99,11 @@ std::vector<CommandSpec> sim_commands() {
                      {.name = "ready-delay-ms", .value = "MS", .help = "Pods become ready this long after creation"},
                      {.name = "kube-version", .value = "1.MINOR", .help = "Kubernetes release to serve (1.22 to 1.32)",
                       .default_value = "1.32"},
+                     {.name = "nodes", .value = "N", .help = "Node objects per cluster", .default_value = "1"},
+                     {.name = "lb-delay-ms", .value = "MS", .help = "LoadBalancer ingress IPs come after this",
+                      .default_value = "1000"},
+                     {.name = "lb-ip-range", .value = "RANGE", .help = "LoadBalancer ingress IPs (CIDR or FIRST-LAST)",
+                      .default_value = "198.51.100.0/24"},
                      {.name = "persist", .help = "keep cluster state in DIR across restarts"}};
                  for (auto& x : fault_flags()) f.push_back(x);
                  return f;

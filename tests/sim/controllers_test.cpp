@@ -6,6 +6,8 @@
 
 #include <chrono>
 #include <functional>
+#include <map>
+#include <set>
 #include <thread>
 
 #include "helpers.hpp"
@@ -68,7 +70,7 @@ std::vector<std::string> column_names(const json& table) {
 
 }  // namespace
 
-TEST_CASE("a Deployment owns a ReplicaSet per template, which owns the Pods; rollbacks reuse the old one") {
+TEST_CASE("a Deployment owns a ReplicaSet per template, which owns the Pods, and a rollback reuses the old one") {
   Fleet f(with_delay(0));
   Http c = f.client("cluster-1");
   REQUIRE(c.apply(std::string(k_deploy) + "web", deployment("web", 2, "nginx:1")).status == 201);
@@ -376,4 +378,107 @@ TEST_CASE("Tables carry the columns a real server prints for the common kinds") 
   t = tbl("/apis/apps/v1/namespaces/default/deployments/web");
   CHECK(t["rows"].size() == 1);
   CHECK(t["rows"][0]["cells"][1] == "2/2");
+}
+
+TEST_CASE("Services get cluster IPs, node ports and load-balancer IPs, unique per cluster") {
+  SimOptions o = with_delay(0);
+  o.lb_delay_ms = 300;
+  o.lb_ip_range = "192.0.2.10-192.0.2.11";
+  Fleet f(o);
+  Http c = f.client("cluster-1");
+  auto service = [](const std::string& name, const std::string& type, json ports) {
+    return json{{"apiVersion", "v1"},
+                {"kind", "Service"},
+                {"metadata", {{"name", name}, {"namespace", "default"}}},
+                {"spec", {{"type", type}, {"selector", {{"app", name}}}, {"ports", ports}}}};
+  };
+  auto path = [](const std::string& name) { return "/api/v1/namespaces/default/services/" + name; };
+
+  json a = c.apply(path("a"), service("a", "ClusterIP", {{{"port", 80}}})).json();
+  json b = c.apply(path("b"), service("b", "ClusterIP", {{{"port", 80}}})).json();
+  CHECK(a["spec"]["clusterIP"] == "10.96.0.10");
+  CHECK(b["spec"]["clusterIP"] == "10.96.0.11");
+  CHECK_FALSE(a["spec"]["ports"][0].contains("nodePort"));
+  json taken = service("c", "ClusterIP", {{{"port", 80}}});
+  taken["spec"]["clusterIP"] = "10.96.0.10";
+  auto refused_ip = c.apply(path("c"), taken);
+  CHECK(refused_ip.status == 422);
+  CHECK(refused_ip.json()["message"] ==
+        "Service \"c\" is invalid: spec.clusterIPs: Invalid value: [\"10.96.0.10\"]: failed to allocate IP 10.96.0.10: "
+        "provided IP is already allocated");
+  taken["spec"]["clusterIP"] = "10.96.7.7";
+  CHECK(c.apply(path("c"), taken).json()["spec"]["clusterIP"] == "10.96.7.7");
+
+  // NodePorts: allocated from 30000, a requested one honoured, a taken one refused.
+  json np = c.apply(path("np"), service("np", "NodePort", {{{"port", 80}}, {{"port", 443}, {"nodePort", 31443}}})).json();
+  CHECK(np["spec"]["ports"][0]["nodePort"] == 30000);
+  CHECK(np["spec"]["ports"][1]["nodePort"] == 31443);
+  auto clash = c.apply(path("np2"), service("np2", "NodePort", {{{"port", 80}, {"nodePort", 31443}}}));
+  CHECK(clash.status == 422);
+  CHECK(clash.json()["message"] ==
+        "Service \"np2\" is invalid: spec.ports[0].nodePort: Invalid value: 31443: provided port is already allocated");
+  CHECK(c.apply(path("np2"), service("np2", "NodePort", {{{"port", 80}, {"nodePort", 29999}}})).status == 422);
+  // A re-apply keeps the ports it was given.
+  json again = c.apply(path("np"), service("np", "NodePort", {{{"port", 80}}, {{"port", 443}, {"nodePort", 31443}}})).json();
+  CHECK(again["spec"]["ports"][0]["nodePort"] == 30000);
+
+  // LoadBalancers: node ports at once, the ingress IP after the delay, from
+  // the range; a third waits (pending) when the range is used up.
+  json lb1 = c.apply(path("lb1"), service("lb1", "LoadBalancer", {{{"port", 80}}})).json();
+  CHECK(lb1["spec"]["ports"][0]["nodePort"] == 30001);
+  CHECK_FALSE(lb1["status"]["loadBalancer"].contains("ingress"));
+  c.apply(path("lb2"), service("lb2", "LoadBalancer", {{{"port", 80}}}));
+  c.apply(path("lb3"), service("lb3", "LoadBalancer", {{{"port", 80}}}));
+  auto ingress = [&](const char* name) {
+    json s = f.sim->get("cluster-1", "v1", "Service", "default", name);
+    auto list = s["status"]["loadBalancer"].value("ingress", json::array());
+    return list.empty() ? std::string() : list[0].value("ip", "");
+  };
+  wait_until([&] { return !ingress("lb1").empty() && !ingress("lb2").empty(); });
+  std::set<std::string> ips{ingress("lb1"), ingress("lb2")};
+  CHECK(ips == std::set<std::string>{"192.0.2.10", "192.0.2.11"});
+  CHECK(ingress("lb3").empty());
+  auto table = c.get("/api/v1/namespaces/default/services/lb3",
+                     {"Accept: application/json;as=Table;v=v1;g=meta.k8s.io"}).json();
+  CHECK(table["rows"][0]["cells"][3] == "<pending>");
+  CHECK(table["rows"][0]["cells"][4] == "80:30003/TCP");
+  // Deleting a Service frees what it held.
+  c.request("DELETE", path("np"));
+  CHECK(c.apply(path("np3"), service("np3", "NodePort", {{{"port", 80}, {"nodePort", 31443}}})).status == 201);
+}
+
+TEST_CASE("Nodes: listed with capacity and zones; DaemonSets run a Pod on each, other Pods spread over them") {
+  SimOptions o = with_delay(0);
+  o.nodes = 3;
+  o.version_minor = 30;
+  Fleet f(o);
+  Http c = f.client("cluster-1");
+  json nodes = c.get("/api/v1/nodes").json();
+  REQUIRE(nodes["items"].size() == 3);
+  json n1 = nodes["items"][0];
+  CHECK(n1["metadata"]["name"] == "cluster-1-node-1");
+  CHECK(n1["metadata"]["labels"]["topology.kubernetes.io/zone"] == "zone-a");
+  CHECK(nodes["items"][1]["metadata"]["labels"]["topology.kubernetes.io/zone"] == "zone-b");
+  CHECK(n1["status"]["capacity"]["cpu"] == "4");
+  CHECK(n1["status"]["allocatable"]["pods"] == "110");
+  CHECK(condition(n1, "Ready"));
+  CHECK(n1["status"]["nodeInfo"]["kubeletVersion"].get<std::string>().rfind("v1.30.", 0) == 0);
+  json table = c.get("/api/v1/nodes", {"Accept: application/json;as=Table;v=v1;g=meta.k8s.io"}).json();
+  CHECK(column_names(table) == std::vector<std::string>{"Name", "Status", "Roles", "Age", "Version"});
+  CHECK(table["rows"][0]["cells"][1] == "Ready");
+  CHECK(table["rows"][0]["cells"][2] == "<none>");
+
+  json ds = json::parse(R"({"apiVersion":"apps/v1","kind":"DaemonSet","metadata":{"name":"agent","namespace":"default"},
+    "spec":{"selector":{"matchLabels":{"a":"agent"}},
+      "template":{"metadata":{"labels":{"a":"agent"}},"spec":{"containers":[{"name":"c","image":"x"}]}}}})");
+  json got = c.apply("/apis/apps/v1/namespaces/default/daemonsets/agent", ds).json();
+  CHECK(got["status"]["desiredNumberScheduled"] == 3);
+  CHECK(got["status"]["numberReady"] == 3);
+  c.apply(std::string(k_deploy) + "web", deployment("web", 3, "nginx"));
+  std::map<std::string, std::set<std::string>> nodes_of;  // app -> nodes
+  for (const auto& p : f.sim->list("cluster-1", "v1", "Pod", "default"))
+    nodes_of[p["metadata"]["labels"].value("a", p["metadata"]["labels"].value("app", ""))].insert(
+        p["spec"]["nodeName"]);
+  CHECK(nodes_of["agent"].size() == 3);
+  CHECK(nodes_of["web"].size() == 3);
 }
