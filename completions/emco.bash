@@ -57,7 +57,7 @@ _emco_children() {
     "lc permission") echo "create delete get list update" ;;
     "lc quota") echo "create delete get list update" ;;
     "project") echo "create delete get list update" ;;
-    "sim") echo "fault start stop" ;;
+    "sim") echo "fault node start stop" ;;
   esac
 }
 _emco_flags() {
@@ -195,6 +195,7 @@ _emco_flags() {
     "project list") echo "--output --workspace --help --quiet" ;;
     "project update") echo "--description --spec-file --output --workspace --help --quiet" ;;
     "sim fault") echo "--dir --clear --latency-ms --error-rate --error-code --refuse --down-for-ms --flap-period-ms --flap-down-ms --expired-credentials --workspace --help --quiet" ;;
+    "sim node") echo "--dir --workspace --help --quiet" ;;
     "sim start") echo "--clusters --name --dir --port --own-ports --auth --ready-delay-ms --kube-version --nodes --lb-delay-ms --lb-ip-range --persist --latency-ms --error-rate --error-code --refuse --down-for-ms --flap-period-ms --flap-down-ms --expired-credentials --workspace --help --quiet" ;;
     "sim stop") echo "--dir --timeout --workspace --help --quiet" ;;
     "status") echo "--output --watch --workspace --help --quiet" ;;

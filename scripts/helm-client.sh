@@ -112,6 +112,14 @@ kc delete job shop-migrate -n $ns
 expect "objects left in $ns" 0 "$(count deploy,rs,sts,pods,svc,cm,jobs,secrets -n $ns)"
 expect "helm releases" 0 "$("$helm" list -n $ns -q | grep -c . || true)"
 
+step "emco sim node: a Node added and labelled at run time"
+"$emco" sim node add cluster-1 gpu-1 --dir "$work/sim"
+"$emco" sim node label cluster-1 gpu-1 accelerator=nvidia --dir "$work/sim"
+for _ in $(seq 50); do kc get node gpu-1 >/dev/null 2>&1 && break; sleep 0.1; done
+expect "new node ready" "gpu-1 Ready" "$(kc get node gpu-1 --no-headers | awk '{print $1, $2}')"
+for _ in $(seq 50); do [ -n "$(kc get node gpu-1 -o jsonpath='{.metadata.labels.accelerator}')" ] && break; sleep 0.1; done
+expect "node label" nvidia "$(kc get nodes -l accelerator=nvidia -o jsonpath='{.items[*].metadata.labels.accelerator}')"
+
 step "the same chart on Kubernetes 1.24"
 start_sim "$work/sim-124" --kube-version 1.24
 expect "server version" v1.24 "$(kc version -o json | jq -r .serverVersion.gitVersion | cut -d. -f1-2)"

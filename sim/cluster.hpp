@@ -90,6 +90,10 @@ public:
   // Runs due timed work; returns the next due time (0: none).
   int64_t tick(int64_t now_ms);
 
+  // Nodes as `emco sim node` records them (sim.hpp, SimNodeArgs): {NODE:
+  // {"labels": {K: V|null}, "resources": {R: Q}}}; missing ones are created.
+  void apply_nodes(const nlohmann::json& wanted);
+
   // Inspection (the caller holds the simulator lock).
   nlohmann::json get(const std::string& api_version, const std::string& kind, const std::string& ns,
                      const std::string& name);
@@ -197,6 +201,8 @@ private:
   // The Nodes of a new cluster (ClusterEnv::nodes): <cluster>-node-<i>,
   // Ready, with capacity, allocatable, zone labels and the release's kubelet.
   void seed_nodes();
+  nlohmann::json node_object(const std::string& name, int index);  // a Ready Node, the index-th
+
   // Where Pods run: the listed Nodes, else one unlisted <cluster>-node-1.
   std::vector<std::string> node_names();
 

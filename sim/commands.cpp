@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
@@ -129,29 +130,24 @@ int run_sim_stop(const std::string& dir_in, int timeout_s) {
   return 0;
 }
 
-int run_sim_fault(const SimFaultArgs& args) {
-  std::string dir = fs::absolute(args.dir).string();
+namespace {
+
+// Rewrites dir/<name>.json under dir/<name>.lock: `change` edits its
+// "clusters" object.
+void edit_control_file(const std::string& dir_in, const std::string& name,
+                       const std::function<void(json& clusters)>& change) {
+  std::string dir = fs::absolute(dir_in).string();
   if (!fs::is_directory(dir)) fail(ErrorKind::not_found, "simulator directory '" + dir + "' not found");
-  if (args.clusters.empty()) fail(ErrorKind::usage, "name at least one cluster (or '*')");
-  std::string lock_path = dir + "/faults.lock";
+  std::string lock_path = dir + "/" + name + ".lock";
   int fd = ::open(lock_path.c_str(), O_CREAT | O_RDWR, 0600);
   if (fd < 0) fail(ErrorKind::failed, "cannot open '" + lock_path + "'");
   ::flock(fd, LOCK_EX);
   try {
-    json doc = json::parse(read_text(dir + "/faults.json"), nullptr, false);
+    json doc = json::parse(read_text(dir + "/" + name + ".json"), nullptr, false);
     if (!doc.is_object()) doc = json::object();
     if (!doc.contains("clusters") || !doc["clusters"].is_object()) doc["clusters"] = json::object();
-    for (const auto& c : args.clusters) {
-      if (args.clear) {
-        if (c == "*")
-          doc["clusters"] = json::object();
-        else
-          doc["clusters"].erase(c);
-      } else {
-        doc["clusters"][c] = fault_to_json(args.fault);
-      }
-    }
-    write_private(dir + "/faults.json", doc.dump(2) + "\n");
+    change(doc["clusters"]);
+    write_private(dir + "/" + name + ".json", doc.dump(2) + "\n");
   } catch (...) {
     ::flock(fd, LOCK_UN);
     ::close(fd);
@@ -159,6 +155,51 @@ int run_sim_fault(const SimFaultArgs& args) {
   }
   ::flock(fd, LOCK_UN);
   ::close(fd);
+}
+
+}  // namespace
+
+int run_sim_fault(const SimFaultArgs& args) {
+  if (args.clusters.empty()) fail(ErrorKind::usage, "name at least one cluster (or '*')");
+  edit_control_file(args.dir, "faults", [&](json& clusters) {
+    for (const auto& c : args.clusters) {
+      if (args.clear) {
+        if (c == "*")
+          clusters = json::object();
+        else
+          clusters.erase(c);
+      } else {
+        clusters[c] = fault_to_json(args.fault);
+      }
+    }
+  });
+  return 0;
+}
+
+int run_sim_node(const SimNodeArgs& args) {
+  if (args.action != "add" && args.action != "label" && args.action != "set")
+    fail(ErrorKind::usage, "unknown node action '" + args.action + "'", "use add, label or set");
+  if (args.cluster.empty() || args.node.empty()) fail(ErrorKind::usage, "name a cluster (or '*') and a node");
+  json labels = json::object(), resources = json::object();
+  for (const auto& s : args.settings) {
+    auto eq = s.find('=');
+    if (args.action == "label" && eq == std::string::npos && s.size() > 1 && s.back() == '-') {
+      labels[s.substr(0, s.size() - 1)] = nullptr;
+    } else if (args.action != "add" && eq != std::string::npos && eq > 0) {
+      (args.action == "label" ? labels : resources)[s.substr(0, eq)] = s.substr(eq + 1);
+    } else {
+      fail(ErrorKind::usage, "invalid setting '" + s + "' for 'emco sim node " + args.action + "'",
+           args.action == "add" ? "add takes no settings: label or set the node afterwards"
+           : args.action == "label" ? "give KEY=VALUE to set a label, KEY- to remove it"
+                                    : "give RESOURCE=QUANTITY, e.g. cpu=8 memory=32Gi");
+    }
+  }
+  edit_control_file(args.dir, "nodes", [&](json& clusters) {
+    json& node = clusters[args.cluster][args.node];
+    if (!node.is_object()) node = json::object();
+    for (const auto& [k, v] : labels.items()) node["labels"][k] = v;
+    for (const auto& [k, v] : resources.items()) node["resources"][k] = v;
+  });
   return 0;
 }
 

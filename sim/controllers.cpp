@@ -342,49 +342,86 @@ void Cluster::create_pod(const TypeInfo& owner_info, const json& owner, const st
   create_child(*pods, {{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", meta}, {"spec", spec}});
 }
 
-void Cluster::seed_nodes() {
-  const TypeInfo* nodes = find_kind("", "v1", "Node");
+json Cluster::node_object(const std::string& name, int index) {
   std::string version = release(m_env.version_minor).git_version();
   std::string t = now();
   json resources = {{"cpu", "4"}, {"memory", "16393216Ki"}, {"pods", "110"}, {"ephemeral-storage", "104857600Ki"}};
   json allocatable = {{"cpu", "3800m"}, {"memory", "15868928Ki"}, {"pods", "110"}, {"ephemeral-storage", "96636764Ki"}};
+  std::string ip = "10.0." + std::to_string(index / 250) + "." + std::to_string(index % 250 + 1);
+  json node = {
+      {"apiVersion", "v1"},
+      {"kind", "Node"},
+      {"metadata",
+       {{"name", name},
+        {"labels",
+         {{"kubernetes.io/hostname", name},
+          {"kubernetes.io/os", "linux"},
+          {"kubernetes.io/arch", "amd64"},
+          {"topology.kubernetes.io/zone", std::string("zone-") + static_cast<char>('a' + (index - 1) % 3)}}}}},
+      {"spec", {{"podCIDR", "10.244." + std::to_string(index % 256) + ".0/24"}}},
+      {"status",
+       {{"capacity", resources},
+        {"allocatable", allocatable},
+        {"addresses", {{{"type", "InternalIP"}, {"address", ip}}, {{"type", "Hostname"}, {"address", name}}}},
+        {"conditions",
+         {condition("MemoryPressure", false, "KubeletHasSufficientMemory", "kubelet has sufficient memory available", t),
+          condition("DiskPressure", false, "KubeletHasNoDiskPressure", "kubelet has no disk pressure", t),
+          condition("PIDPressure", false, "KubeletHasSufficientPID", "kubelet has sufficient PID available", t),
+          condition("Ready", true, "KubeletReady", "kubelet is posting ready status", t)}},
+        {"nodeInfo",
+         {{"kubeletVersion", version},
+          {"kubeProxyVersion", version},
+          {"osImage", "Debian GNU/Linux 12 (bookworm)"},
+          {"kernelVersion", "6.1.0-sim"},
+          {"containerRuntimeVersion", "containerd://1.7.24"},
+          {"architecture", "amd64"},
+          {"operatingSystem", "linux"}}}}}};
+  for (auto& c : node["status"]["conditions"]) c["lastHeartbeatTime"] = t;
+  node["metadata"]["uid"] = new_uid();
+  node["metadata"]["creationTimestamp"] = t;
+  return node;
+}
+
+void Cluster::seed_nodes() {
+  const TypeInfo* nodes = find_kind("", "v1", "Node");
   for (int i = 1; i <= m_env.nodes; ++i) {
     std::string name = m_name + "-node-" + std::to_string(i);
-    std::string ip = "10.0." + std::to_string(i / 250) + "." + std::to_string(i % 250 + 1);
-    json node = {
-        {"apiVersion", "v1"},
-        {"kind", "Node"},
-        {"metadata",
-         {{"name", name},
-          {"labels",
-           {{"kubernetes.io/hostname", name},
-            {"kubernetes.io/os", "linux"},
-            {"kubernetes.io/arch", "amd64"},
-            {"topology.kubernetes.io/zone", std::string("zone-") + static_cast<char>('a' + (i - 1) % 3)}}}}},
-        {"spec", {{"podCIDR", "10.244." + std::to_string(i) + ".0/24"}}},
-        {"status",
-         {{"capacity", resources},
-          {"allocatable", allocatable},
-          {"addresses", {{{"type", "InternalIP"}, {"address", ip}}, {{"type", "Hostname"}, {"address", name}}}},
-          {"conditions",
-           {condition("MemoryPressure", false, "KubeletHasSufficientMemory", "kubelet has sufficient memory available", t),
-            condition("DiskPressure", false, "KubeletHasNoDiskPressure", "kubelet has no disk pressure", t),
-            condition("PIDPressure", false, "KubeletHasSufficientPID", "kubelet has sufficient PID available", t),
-            condition("Ready", true, "KubeletReady", "kubelet is posting ready status", t)}},
-          {"nodeInfo",
-           {{"kubeletVersion", version},
-            {"kubeProxyVersion", version},
-            {"osImage", "Debian GNU/Linux 12 (bookworm)"},
-            {"kernelVersion", "6.1.0-sim"},
-            {"containerRuntimeVersion", "containerd://1.7.24"},
-            {"architecture", "amd64"},
-            {"operatingSystem", "linux"}}}}}};
-    for (auto& c : node["status"]["conditions"]) c["lastHeartbeatTime"] = t;
-    node["metadata"]["uid"] = new_uid();
-    node["metadata"]["creationTimestamp"] = t;
+    json node = node_object(name, i);
     node["metadata"]["resourceVersion"] = next_rv();
     m_objects[nodes->store_key()]["/" + name] = std::move(node);
   }
+}
+
+void Cluster::apply_nodes(const json& wanted) {
+  ensure_seeded();
+  const TypeInfo* nodes = find_kind("", "v1", "Node");
+  for (const auto& [name, spec] : wanted.items()) {
+    if (!spec.is_object()) continue;
+    std::string key = "/" + name;
+    if (!find(*nodes, key)) {
+      json node = node_object(name, static_cast<int>(m_objects[nodes->store_key()].size()) + 1);
+      node["metadata"]["resourceVersion"] = next_rv();
+      store_put(*nodes, key, std::move(node), "ADDED");
+    }
+    json updated = *find(*nodes, key);
+    json labels = spec.value("labels", json::object()), resources = spec.value("resources", json::object());
+    for (const auto& [k, v] : labels.items()) {
+      if (v.is_null())
+        updated["metadata"]["labels"].erase(k);
+      else
+        updated["metadata"]["labels"][k] = v;
+    }
+    for (const auto& [k, v] : resources.items()) {
+      updated["status"]["capacity"][k] = v;
+      updated["status"]["allocatable"][k] = v;
+    }
+    controller_write(*nodes, key, updated, k8s::Scope::main);
+  }
+  // DaemonSets follow the Nodes.
+  if (const TypeInfo* ds = find_kind("apps", "v1", "DaemonSet"))
+    if (auto sit = m_objects.find(ds->store_key()); sit != m_objects.end())
+      for (const auto& [k, o] : sit->second) enqueue(*ds, k);
+  settle();
 }
 
 std::vector<std::string> Cluster::node_names() {

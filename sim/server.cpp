@@ -209,6 +209,7 @@ struct Simulator::Impl {
   std::set<size_t> own_port_faults;  // clusters with own ports whose listener follows a fault
   std::mt19937_64 rng{std::random_device{}()};
   int64_t faults_mtime = 0;
+  int64_t nodes_mtime = 0;
   int64_t last_fault_check = 0;
   int64_t last_persist = 0;
   bool trace = std::getenv("EMCO_SIM_TRACE") != nullptr;  // one stderr line per request, for debugging
@@ -610,6 +611,7 @@ struct Simulator::Impl {
     if (now - last_fault_check >= 500) {
       last_fault_check = now;
       reload_fault_file();
+      reload_node_file();
     }
     for (size_t i : own_port_faults) reconcile_listener(i, now);
     if (opts.persist && now - last_persist >= int64_t{opts.persist_interval_s} * 1000) {
@@ -676,6 +678,22 @@ struct Simulator::Impl {
     }
   }
 
+  // dir/nodes.json (written by `emco sim node`): applied whenever it changes.
+  void reload_node_file() {
+    struct stat st {};
+    if (::stat((dir + "/nodes.json").c_str(), &st) != 0) return;
+    int64_t mtime = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+    if (mtime == nodes_mtime) return;
+    nodes_mtime = mtime;
+    json doc = json::parse(read_text(dir + "/nodes.json"), nullptr, false);
+    if (!doc.is_object()) return;
+    json clusters = doc.value("clusters", json::object());
+    for (auto& s : slots) {
+      if (clusters.contains("*")) s.api->apply_nodes(clusters["*"]);
+      if (clusters.contains(s.api->name())) s.api->apply_nodes(clusters[s.api->name()]);
+    }
+  }
+
   void run() { event_base_dispatch(base); }
 };
 
@@ -718,6 +736,7 @@ void Simulator::start() {
   }
   s.init_clusters();
   if (s.opts.persist) s.load_state();
+  s.reload_node_file();  // Nodes recorded before the start
 
   s.base = event_base_new();
   s.http = evhttp_new(s.base);

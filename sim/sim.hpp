@@ -160,4 +160,19 @@ struct SimFaultArgs {
 // applies them within half a second.
 int run_sim_fault(const SimFaultArgs& args);
 
+struct SimNodeArgs {
+  std::string dir;
+  std::string action;                  // "add", "label" or "set"
+  std::string cluster;                 // a name, or "*" for every cluster
+  std::string node;                    // the Node's name
+  std::vector<std::string> settings;   // label: KEY=VALUE or KEY- (removes); set: cpu=8, memory=32Gi, pods=110, ...
+};
+// Records the Node in dir/nodes.json (under a lock): {"clusters": {CLUSTER:
+// {NODE: {"labels": {KEY: VALUE|null}, "resources": {NAME: QUANTITY}}}}}.
+// A running simulator applies it within half a second, one starting in dir
+// at start: the Node is created when missing, labels merged (null removes),
+// resources set as capacity and allocatable. Throws emco::Error(usage) for
+// a bad action or setting.
+int run_sim_node(const SimNodeArgs& args);
+
 }  // namespace emco::sim

@@ -62,6 +62,17 @@ int run_sim_fault_cmd(Context&, const Invocation& inv) {
   return sim::run_sim_fault(a);
 }
 
+int run_sim_node_cmd(Context&, const Invocation& inv) {
+  if (inv.args.size() < 3) fail(ErrorKind::usage, "emco sim node needs an action, a cluster and a node");
+  sim::SimNodeArgs a;
+  a.dir = sim_dir(inv);
+  a.action = inv.args.at(0);
+  a.cluster = inv.args.at(1);
+  a.node = inv.args.at(2);
+  a.settings.assign(inv.args.begin() + 3, inv.args.end());
+  return sim::run_sim_node(a);
+}
+
 std::vector<FlagSpec> fault_flags() {
   return {{.name = "latency-ms", .value = "MS", .help = "added latency per request"},
           {.name = "error-rate", .value = "FRACTION", .help = "fraction of requests answered with --error-code"},
@@ -131,6 +142,23 @@ std::vector<CommandSpec> sim_commands() {
                .needs_workspace = false,
                .examples = {"emco sim fault cluster-002 --flap-period-ms 4000 --flap-down-ms 1000", "emco sim fault '*' --clear"},
                .handler = run_sim_fault_cmd});
+  v.push_back({.path = {"sim", "node"},
+               .summary = "add, label or resize Nodes of simulated clusters",
+               .description = "Records the Node in DIR/nodes.json; a running simulator applies it within half a second,\n"
+                              "one started later at start. add creates the Node (Ready, 4 CPUs, 16Gi); label merges\n"
+                              "KEY=VALUE labels and removes KEY- ones; set gives capacity and allocatable (cpu=8,\n"
+                              "memory=32Gi, pods=110). DaemonSets follow the Nodes.",
+               .args = {{.name = "ACTION", .help = "add, label or set"},
+                        {.name = "CLUSTER", .help = "cluster name, or * for all"},
+                        {.name = "NODE", .help = "node name"},
+                        {.name = "SETTING", .help = "KEY=VALUE, KEY- (label) or RESOURCE=QUANTITY (set)", .optional = true,
+                         .variadic = true}},
+               .flags = {{.name = "dir", .value = "DIR", .help = "state directory", .complete = Complete::directory,
+                          .default_value = ".emco-sim"}},
+               .needs_workspace = false,
+               .examples = {"emco sim node add cluster-1 gpu-1", "emco sim node label cluster-1 gpu-1 accelerator=nvidia",
+                            "emco sim node set '*' gpu-1 cpu=16 memory=64Gi"},
+               .handler = run_sim_node_cmd});
   return v;
 }
 

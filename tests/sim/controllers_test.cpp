@@ -10,6 +10,7 @@
 #include <set>
 #include <thread>
 
+#include "core/util/error.hpp"
 #include "helpers.hpp"
 
 using nlohmann::json;
@@ -481,4 +482,53 @@ TEST_CASE("Nodes: listed with capacity and zones; DaemonSets run a Pod on each, 
         p["spec"]["nodeName"]);
   CHECK(nodes_of["agent"].size() == 3);
   CHECK(nodes_of["web"].size() == 3);
+}
+
+TEST_CASE("emco sim node adds, labels and resizes Nodes of a running simulator, and of one starting") {
+  SimOptions o = with_delay(0);
+  o.clusters = 2;
+  o.nodes = 1;
+  Fleet f(o);
+  Http c = f.client("cluster-1");
+  json ds = json::parse(R"({"apiVersion":"apps/v1","kind":"DaemonSet","metadata":{"name":"agent","namespace":"default"},
+    "spec":{"selector":{"matchLabels":{"a":"agent"}},
+      "template":{"metadata":{"labels":{"a":"agent"}},"spec":{"containers":[{"name":"c","image":"x"}]}}}})");
+  c.apply("/apis/apps/v1/namespaces/default/daemonsets/agent", ds);
+  auto node = [&](const std::string& cluster, const std::string& name) {
+    return f.sim->get(cluster, "v1", "Node", "", name);
+  };
+  using emco::sim::run_sim_node;
+  run_sim_node({f.sim->dir(), "add", "cluster-1", "gpu-1", {}});
+  run_sim_node({f.sim->dir(), "label", "cluster-1", "gpu-1", {"accelerator=nvidia", "kubernetes.io/os-"}});
+  run_sim_node({f.sim->dir(), "set", "*", "cluster-1-node-1", {"cpu=16", "memory=64Gi"}});
+  wait_until([&] { return node("cluster-1", "gpu-1").is_object() && node("cluster-1", "cluster-1-node-1")["status"]["capacity"]["cpu"] == "16"; });
+  json gpu = node("cluster-1", "gpu-1");
+  REQUIRE(gpu.is_object());
+  CHECK(condition(gpu, "Ready"));
+  CHECK(gpu["metadata"]["labels"]["accelerator"] == "nvidia");
+  CHECK_FALSE(gpu["metadata"]["labels"].contains("kubernetes.io/os"));
+  json n1 = node("cluster-1", "cluster-1-node-1");
+  CHECK(n1["status"]["capacity"]["cpu"] == "16");
+  CHECK(n1["status"]["allocatable"]["memory"] == "64Gi");
+  CHECK(node("cluster-2", "gpu-1").is_null());  // the add named cluster-1 only
+  CHECK(f.sim->get("cluster-1", "apps/v1", "DaemonSet", "default", "agent")["status"]["desiredNumberScheduled"] == 2);
+
+  try {
+    run_sim_node({f.sim->dir(), "label", "cluster-1", "gpu-1", {"novalue"}});
+    FAIL("accepted");
+  } catch (const emco::Error& e) {
+    CHECK(e.kind() == emco::ErrorKind::usage);
+    CHECK(e.hint() == "give KEY=VALUE to set a label, KEY- to remove it");
+  }
+  CHECK_THROWS_AS(run_sim_node({f.sim->dir(), "remove", "cluster-1", "gpu-1", {}}), emco::Error);
+
+  // Recorded before a start, applied at it.
+  TempDir d;
+  run_sim_node({d.path, "label", "cluster-1", "cluster-1-node-1", {"tier=edge"}});
+  SimOptions later = with_delay(0);
+  later.nodes = 1;
+  later.dir = d.path;
+  emco::sim::Simulator s(later);
+  s.start();
+  CHECK(s.get("cluster-1", "v1", "Node", "", "cluster-1-node-1")["metadata"]["labels"]["tier"] == "edge");
 }
