@@ -448,7 +448,7 @@ TEST_CASE("Services get cluster IPs, node ports and load-balancer IPs, unique pe
   CHECK(c.apply(path("np3"), service("np3", "NodePort", {{{"port", 80}, {"nodePort", 31443}}})).status == 201);
 }
 
-TEST_CASE("Nodes: listed with capacity and zones; DaemonSets run a Pod on each, other Pods spread over them") {
+TEST_CASE("Nodes: listed with capacity and zones, DaemonSets run a Pod on each, other Pods spread over them") {
   SimOptions o = with_delay(0);
   o.nodes = 3;
   o.version_minor = 30;
