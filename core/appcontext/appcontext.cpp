@@ -635,6 +635,16 @@ std::optional<ResourceState> resource_state(store::Store& st, const std::string&
   return r;
 }
 
+void for_each_resource_status(store::Store& st, const std::string& ctx,
+                              const std::function<void(std::string_view app, std::string_view cluster,
+                                                       std::string_view resource, std::string_view status)>& fn) {
+  auto& s = st.impl().stmt("SELECT app, cluster, resource, status FROM ac_resource_status WHERE ctx = ?");
+  s.bind(1, ctx);
+  while (s.executeStep())
+    fn(blob_view(s.getColumn(0)), blob_view(s.getColumn(1)), blob_view(s.getColumn(2)), blob_view(s.getColumn(3)));
+  s.reset();
+}
+
 void set_cluster_state(store::Store& st, const std::string& ctx, const std::string& app, const std::string& cluster,
                        const std::string& conn, const std::string& time) {
   st.write([&] {

@@ -8,7 +8,6 @@
 #include <nlohmann/json.hpp>
 
 #include "core/appcontext/appcontext.hpp"
-#include "core/store/store_impl.hpp"
 #include "core/sync/queue.hpp"
 #include "core/util/error.hpp"
 #include "core/util/strings.hpp"
@@ -156,15 +155,12 @@ Query parse_query(const std::string& query_string) {
 json deployed_counts(store::Store& st, const std::string& ctx, const std::string& status_ctx) {
   // Recorded states by "app\x1fcluster\x1fresource"; a resource without one is Pending.
   std::unordered_map<std::string, std::string> recorded;
-  {
-    auto& s = st.impl().stmt("SELECT app, cluster, resource, status FROM ac_resource_status WHERE ctx = ?");
-    s.bind(1, status_ctx);
-    while (s.executeStep())
-      recorded.emplace(s.getColumn(0).getString() + '\x1f' + s.getColumn(1).getString() + '\x1f' +
-                           s.getColumn(2).getString(),
-                       s.getColumn(3).getString());
-    s.reset();
-  }
+  ac::for_each_resource_status(
+      st, status_ctx, [&](std::string_view app, std::string_view cluster, std::string_view resource,
+                          std::string_view status) {
+        recorded.emplace(std::string(app).append(1, '\x1f').append(cluster).append(1, '\x1f').append(resource),
+                         std::string(status));
+      });
   std::map<std::string, int64_t> counts;
   std::string key;
   ac::for_each_resource_name(st, ctx, [&](std::string_view app, std::string_view cluster, std::string_view resource) {
@@ -307,8 +303,9 @@ json dig_status(store::Store& st, const resource::Key& dig, const Query& q, cons
           auto& t = targets[cl.name];
           if (!t) t = live(cl.name, ns);
           target = t;
-        } catch (const std::exception&) {
-          // No usable target: its objects count as NotPresent.
+        } catch (const Error&) {
+          // The factory's contract: a cluster it cannot reach (no
+          // kubeconfig) is an Error. Its objects count as NotPresent.
         }
       }
       json resources = json::array();
@@ -330,7 +327,7 @@ json dig_status(store::Store& st, const resource::Key& dig, const Query& q, cons
             try {
               auto s = target->state(rs.text());
               rstate = !s.present ? "NotPresent" : s.ready ? "Ready" : "NotReady";
-            } catch (const std::exception&) {
+            } catch (const sync::TargetError&) {
               rstate = "NotPresent";
             }
           }
@@ -341,7 +338,7 @@ json dig_status(store::Store& st, const resource::Key& dig, const Query& q, cons
           try {
             std::string live_text = target->read(rs.text());
             if (!live_text.empty()) item["detail"] = json::parse(live_text);
-          } catch (const std::exception&) {
+          } catch (const sync::TargetError&) {
             // The object could not be read now: no detail.
           }
         }

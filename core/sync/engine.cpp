@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <condition_variable>
 #include <deque>
+#include <exception>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -152,8 +153,8 @@ private:
       case StepAction::remove_quiet:
         try {
           t.remove(s.manifest);
-        } catch (const std::exception&) {
-          // Cleanup of hooks and CRDs ignores every failure (rsync does too).
+        } catch (const TargetError&) {
+          // Cleanup of hooks and CRDs ignores every cluster failure (rsync does too).
         }
         return;
     }
@@ -185,7 +186,21 @@ private:
         task = std::move(m_tasks.front());
         m_tasks.pop_front();
       }
-      task();
+      try {
+        task();
+      } catch (...) {
+        // Only a target's expected errors are caught where targets are
+        // called; anything else is a bug. It is handed to the calling
+        // thread, which stops the run and rethrows it.
+        {
+          std::lock_guard lock(m_done_mutex);
+          if (!m_bug) m_bug = std::current_exception();
+          m_events = true;
+        }
+        cancel();
+        m_done_cv.notify_all();
+        return;
+      }
     }
   }
   void notify_main() {
@@ -219,6 +234,7 @@ private:
   std::mutex m_done_mutex;
   std::condition_variable m_done_cv;
   bool m_events = false;
+  std::exception_ptr m_bug;  // the first unexpected exception of a worker
   std::vector<std::pair<size_t, std::pair<JobEnd, std::string>>> m_job_ends;  // job index -> end
   std::vector<size_t> m_ready_apps;
 
@@ -244,9 +260,8 @@ JobEnd Runner::stage_job(size_t job_index, Batch& batch, std::string& failure) {
     bool removal = s.action == StepAction::remove || s.action == StepAction::remove_quiet;
     try {
       batch.stage({j.app, j.cluster, s.resource, s.manifest, removal});
-    } catch (const std::exception& e) {
-      auto* te = dynamic_cast<const TargetError*>(&e);
-      std::string message = te ? te->message() : e.what();
+    } catch (const TargetError& e) {
+      std::string message = e.message();
       emit_resource(j, s, ResourceStatus::failed, message);
       ++m_steps_done;
       if (s.action == StepAction::remove_quiet) continue;
@@ -300,10 +315,9 @@ bool Runner::commit_batches(const Hooks& hooks, const std::function<void()>& flu
           emit_resource(j, step, removal ? ResourceStatus::deleted : ResourceStatus::committed, note);
         }
         break;
-      } catch (const std::exception& e) {
-        auto* te = dynamic_cast<const TargetError*>(&e);
-        error = te ? te->message() : e.what();
-        transient = te && te->transient();
+      } catch (const TargetError& e) {
+        error = e.message();
+        transient = e.transient();
       }
       ++attempts;
       if (transient && (m_options.max_retries < 0 || attempts <= m_options.max_retries)) {
@@ -352,7 +366,9 @@ JobEnd Runner::run_job(const Job& j, std::string& failure) {
   std::shared_ptr<Target> target;
   try {
     target = target_for(j.cluster);
-  } catch (const std::exception& e) {
+  } catch (const Error& e) {
+    // A factory reports a cluster it cannot reach by contract (no
+    // kubeconfig, an unknown provider) as an Error: the job fails.
     failure = e.what();
     for (const auto& s : j.steps) emit_resource(j, s, ResourceStatus::failed, failure);
     return JobEnd::failed;
@@ -379,11 +395,10 @@ JobEnd Runner::run_job(const Job& j, std::string& failure) {
       attempts = 0;
       backoff = m_options.backoff_initial;
       ++i;
-    } catch (const std::exception& e) {
-      auto* te = dynamic_cast<const TargetError*>(&e);
-      std::string message = te ? te->message() : e.what();
-      if (te && te->transient()) {
-        if (te->unreachable()) {
+    } catch (const TargetError& e) {
+      std::string message = e.message();
+      if (e.transient()) {
+        if (e.unreachable()) {
           reachable = false;
           if (reported != Connectivity::retrying) emit_connectivity(j, reported = Connectivity::retrying);
         }
@@ -422,7 +437,7 @@ void Runner::run_readiness(size_t app_index) {
     std::shared_ptr<Target> target;
     try {
       target = target_for(j.cluster);
-    } catch (const std::exception&) {
+    } catch (const Error&) {
       continue;  // the job itself failed on this already
     }
     if (target->batch()) continue;  // delivered by the remote's consumer: nothing to wait for here
@@ -432,7 +447,7 @@ void Runner::run_readiness(size_t app_index) {
         if (cancelled()) return;
         try {
           if (target->state(s.manifest).ready) break;
-        } catch (const std::exception&) {
+        } catch (const TargetError&) {
           // Unreachable for now: keep polling until the run ends.
         }
         if (!sleep_for(m_options.ready_poll)) return;
@@ -637,6 +652,7 @@ Result Runner::run(const Hooks& hooks) {
       std::unique_lock lock(m_done_mutex);
       m_done_cv.wait_for(lock, m_options.poll, [&] { return m_events; });
       m_events = false;
+      if (m_bug) std::rethrow_exception(m_bug);
       for (auto& [ji, end] : m_job_ends) {
         const Job& j = m_work.jobs[ji];
         size_t ai = app_index[j.schedule_app()];
@@ -676,6 +692,7 @@ Result Runner::run(const Hooks& hooks) {
   }
   m_task_cv.notify_all();
   for (auto& t : threads) t.join();
+  if (m_bug) std::rethrow_exception(m_bug);  // a worker's bug ended the run early
   // Jobs that ended while the pool wound down.
   for (auto& [ji, end] : m_job_ends) {
     if (end.first == JobEnd::ok) ++done;

@@ -12,7 +12,6 @@
 #include <unistd.h>
 
 #include "core/appcontext/appcontext.hpp"
-#include "core/store/store_impl.hpp"
 #include "core/util/error.hpp"
 
 namespace emco::sync {

@@ -497,3 +497,48 @@ TEST_CASE("a stop before the commit leaves the batch uncommitted", "[sync][engin
   CHECK(repo.commits == 0);
   CHECK(rec.last("git+c1", "a+ConfigMap") == "none");
 }
+
+namespace {
+// A target with a bug: apply throws something that is not a TargetError.
+class BuggyTarget : public Target {
+public:
+  void probe() override {}
+  void apply(std::string_view, bool) override { throw std::runtime_error("bug in the target"); }
+  bool remove(std::string_view) override { return true; }
+  ObjectState state(std::string_view) override { return {true, true, ""}; }
+  std::string read(std::string_view) override { return ""; }
+};
+}  // namespace
+
+TEST_CASE("a target's bug is not reported as a cluster failure: it reaches the caller", "[sync][engine]") {
+  Fleet fleet;
+  TargetFactory factory = [&](const std::string& cluster, const std::string& ns) -> std::shared_ptr<Target> {
+    if (cluster == "p+buggy") return std::make_shared<BuggyTarget>();
+    return fleet.factory()(cluster, ns);
+  };
+  Work w;
+  w.apps = {{"app1", {}}};
+  w.jobs = {job("app1", "p+c1", {"a", "b"}), job("app1", "p+buggy", {"a", "b"})};
+  Recorder rec;
+  auto o = fast();
+  o.parallel = 2;
+  CHECK_THROWS_WITH(run(w, factory, o, rec.hooks()), "bug in the target");
+  CHECK(rec.last("p+buggy", "a+ConfigMap") != "Failed");
+}
+
+TEST_CASE("a factory's Error fails that cluster's jobs only", "[sync][engine]") {
+  Fleet fleet;
+  TargetFactory factory = [&](const std::string& cluster, const std::string& ns) -> std::shared_ptr<Target> {
+    if (cluster == "p+nokube") throw Error(ErrorKind::failed, "cluster has no kubeconfig");
+    return fleet.factory()(cluster, ns);
+  };
+  Work w;
+  w.apps = {{"app1", {}}};
+  w.jobs = {job("app1", "p+c1", {"a"}), job("app1", "p+nokube", {"a"})};
+  Recorder rec;
+  auto r = run(w, factory, fast(), rec.hooks());
+  CHECK(r.outcome == Outcome::failed);
+  CHECK(r.progress.failed == 1);
+  CHECK(rec.last("p+nokube", "a+ConfigMap") == "Failed");
+  CHECK(rec.last("p+c1", "a+ConfigMap") == "Applied");
+}
