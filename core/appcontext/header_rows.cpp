@@ -1,0 +1,74 @@
+#include "core/appcontext/header_rows.hpp"
+
+#include "core/appcontext/rows.hpp"
+#include "core/store/store_impl.hpp"
+
+namespace emco::appcontext {
+
+Header header(store::Store& st, const std::string& id) {
+  auto& s = st.impl().stmt(
+      "SELECT owner_kind, owner_key, meta, status, desired, COALESCE(parent_id, ''), children, status_ctx, stop_flag, "
+      "pending_terminate, revision, created FROM ac_contexts WHERE id = ?");
+  s.bind(1, id);
+  if (!s.executeStep()) no_context(id);
+  Header h;
+  h.id = id;
+  h.owner_kind = s.getColumn(0).getString();
+  h.owner_key = s.getColumn(1).getString();
+  h.meta = meta_from(s.getColumn(2).getString());
+  h.status = s.getColumn(3).getString();
+  h.desired = s.getColumn(4).getString();
+  h.parent = s.getColumn(5).getString();
+  h.children = strings_from(s.getColumn(6).getString());
+  h.status_context = s.getColumn(7).getString();
+  h.stop = s.getColumn(8).getInt() != 0;
+  h.pending_terminate = s.getColumn(9).getInt() != 0;
+  h.revision = s.getColumn(10).getInt64();
+  h.created = s.getColumn(11).getString();
+  s.reset();
+  return h;
+}
+
+namespace {
+
+void update_column(store::Store& st, const std::string& id, const std::string& sql, const std::string& value) {
+  st.write([&] {
+    auto& s = st.impl().stmt(sql);
+    s.bind(1, value);
+    s.bind(2, id);
+    if (s.exec() == 0) no_context(id);
+  });
+}
+
+void update_flag(store::Store& st, const std::string& id, const std::string& sql, bool value) {
+  st.write([&] {
+    auto& s = st.impl().stmt(sql);
+    s.bind(1, value ? 1 : 0);
+    s.bind(2, id);
+    if (s.exec() == 0) no_context(id);
+  });
+}
+
+}  // namespace
+
+void set_status(store::Store& st, const std::string& id, const std::string& current) {
+  update_column(st, id, "UPDATE ac_contexts SET status = ? WHERE id = ?", current);
+}
+void set_desired(store::Store& st, const std::string& id, const std::string& desired) {
+  update_column(st, id, "UPDATE ac_contexts SET desired = ? WHERE id = ?", desired);
+}
+void set_stop(store::Store& st, const std::string& id, bool stop) {
+  update_flag(st, id, "UPDATE ac_contexts SET stop_flag = ? WHERE id = ?", stop);
+}
+void set_pending_terminate(store::Store& st, const std::string& id, bool flag) {
+  update_flag(st, id, "UPDATE ac_contexts SET pending_terminate = ? WHERE id = ?", flag);
+}
+void set_meta(store::Store& st, const std::string& id, const std::string& name, const std::string& value) {
+  st.write([&] {
+    Header h = header(st, id);
+    h.meta[name] = value;
+    update_column(st, id, "UPDATE ac_contexts SET meta = ? WHERE id = ?", meta_text(h.meta));
+  });
+}
+
+}  // namespace emco::appcontext

@@ -1,0 +1,35 @@
+#pragma once
+// A stored context's header row: read without its apps, and its status,
+// desired state, flags and meta updated in place.
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/appcontext/value.hpp"
+#include "core/store/store.hpp"
+
+namespace emco::appcontext {
+
+// Header fields without loading apps (cheap).
+struct Header {
+  std::string id, owner_kind, owner_key, status, desired, parent, status_context, created;
+  std::map<std::string, std::string> meta;
+  std::vector<std::string> children;
+  bool stop = false, pending_terminate = false;
+  int64_t revision = 0;
+};
+Header header(store::Store& st, const std::string& id);  // Error(not_found)
+
+void set_status(store::Store& st, const std::string& id, const std::string& current);
+void set_desired(store::Store& st, const std::string& id, const std::string& desired);
+void set_stop(store::Store& st, const std::string& id, bool stop);
+void set_pending_terminate(store::Store& st, const std::string& id, bool flag);
+void set_meta(store::Store& st, const std::string& id, const std::string& name, const std::string& value);
+void add_child(store::Store& st, const std::string& parent, const std::string& child);
+
+}  // namespace emco::appcontext

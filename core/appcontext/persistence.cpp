@@ -1,0 +1,385 @@
+#include "core/appcontext/persistence.hpp"
+
+#include <algorithm>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+#include <nlohmann/json.hpp>
+
+#include "core/appcontext/header_rows.hpp"
+#include "core/appcontext/rows.hpp"
+#include "core/store/plan_codec.hpp"
+#include "core/store/store_impl.hpp"
+#include "core/util/error.hpp"
+#include "core/util/sha256.hpp"
+
+namespace emco::appcontext {
+
+using nlohmann::json;
+
+namespace {
+
+void add_child_impl(store::Store::Impl& impl, const std::string& parent, const std::string& child) {
+  std::string children;
+  {
+    auto& s = impl.stmt("SELECT children FROM ac_contexts WHERE id = ?");
+    s.bind(1, parent);
+    if (!s.executeStep()) no_context(parent);
+    children = s.getColumn(0).getString();
+  }
+  json j = json::parse(children);
+  for (const auto& v : j)
+    if (v == child) return;
+  j.push_back(child);
+  auto& u = impl.stmt("UPDATE ac_contexts SET children = ? WHERE id = ?");
+  u.bind(1, j.dump());
+  u.bind(2, parent);
+  u.exec();
+}
+
+}  // namespace
+
+namespace {
+
+// Content by hash, looked up with views of stored hashes.
+struct ViewHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+using ContentsByHash = std::unordered_map<std::string, ContentRef, ViewHash, std::equal_to<>>;
+
+// The stored form of an app's clusters (store/plan_codec.hpp).
+std::string encode_plan(const App& app) {
+  store::PlanWriter w;
+  for (const auto& cl : app.clusters) {
+    w.cluster(cl.name, cl.group);
+    for (const auto& r : cl.resources) w.resource("", r.name, r.hash());
+    for (const auto& g : cl.hooks)
+      for (const auto& r : g.resources) w.resource(g.event, r.name, r.hash());
+  }
+  return w.finish();
+}
+
+bool plan_stored(store::Store::Impl& impl, const std::string& digest) {
+  auto& s = impl.stmt("SELECT 1 FROM ac_plans WHERE digest = ?");
+  s.bind(1, digest);
+  return s.executeStep();
+}
+
+// Stores a plan not stored yet, with the contents it uses.
+void store_plan(store::Store::Impl& impl, const App& app, const std::string& digest, const std::string& data) {
+  auto& sp = impl.stmt("INSERT INTO ac_plans(digest, data) VALUES(?, ?)");
+  sp.bind(1, digest);
+  sp.bind(2, data.data(), static_cast<int>(data.size()));
+  sp.exec();
+  std::unordered_set<std::string_view> seen;
+  auto put = [&](const Content& c) {
+    if (!seen.insert(c.hash).second) return;
+    auto& sc = impl.stmt("INSERT OR IGNORE INTO ac_contents(hash, data) VALUES(?, ?)");
+    sc.bind(1, c.hash);
+    sc.bind(2, c.text.data(), static_cast<int>(c.text.size()));
+    sc.exec();
+    auto& su = impl.stmt("INSERT INTO ac_plan_contents(plan, hash) VALUES(?, ?)");
+    su.bind(1, digest);
+    su.bind(2, c.hash);
+    su.exec();
+  };
+  for (const auto& cl : app.clusters) {
+    for (const auto& r : cl.resources) put(*r.content);
+    for (const auto& g : cl.hooks)
+      for (const auto& r : g.resources) put(*r.content);
+  }
+}
+
+}  // namespace
+
+void save(store::Store& st, const AppContext& ctx) {
+  auto& impl = st.impl();
+  st.write([&] {
+    if (exists_impl(impl, ctx.id)) fail(ErrorKind::conflict, "appcontext '" + ctx.id + "' already exists");
+    if (!ctx.parent.empty() && !exists_impl(impl, ctx.parent))
+      fail(ErrorKind::not_found, "parent appcontext '" + ctx.parent + "' of '" + ctx.id + "' not found");
+    int64_t seq = impl.db.execAndGet("SELECT COALESCE(MAX(seq), 0) + 1 FROM ac_contexts").getInt64();
+    {
+      auto& s = impl.stmt(
+          "INSERT INTO ac_contexts(id, owner_kind, owner_key, meta, status, desired, parent_id, children, status_ctx, "
+          "stop_flag, pending_terminate, revision, created, seq) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+      s.bind(1, ctx.id);
+      s.bind(2, ctx.owner.kind);
+      s.bind(3, ctx.owner.key.str());
+      s.bind(4, meta_text(ctx.meta));
+      s.bind(5, ctx.status);
+      s.bind(6, ctx.desired);
+      if (ctx.parent.empty())
+        s.bind(7);
+      else
+        s.bind(7, ctx.parent);
+      s.bind(8, json(ctx.children).dump());
+      s.bind(9, ctx.status_context);
+      s.bind(10, ctx.stop ? 1 : 0);
+      s.bind(11, ctx.pending_terminate ? 1 : 0);
+      s.bind(12, static_cast<int64_t>(ctx.revision));
+      s.bind(13, ctx.created);
+      s.bind(14, seq);
+      s.exec();
+    }
+    if (!ctx.parent.empty()) add_child_impl(impl, ctx.parent, ctx.id);
+
+    int ord = 0;
+    for (const auto& app : ctx.apps) {
+      std::string digest;
+      if (app.elided) {
+        digest = app.plan_digest;
+        if (digest.empty() || !plan_stored(impl, digest))
+          fail(ErrorKind::internal, "appcontext '" + ctx.id + "': app '" + app.name +
+                                        "' has no clusters and no stored plan to stand for them");
+      } else {
+        std::string data = encode_plan(app);
+        digest = sha256_hex(data);
+        if (!plan_stored(impl, digest)) store_plan(impl, app, digest, data);
+      }
+      json deps = json::array();
+      for (const auto& d : app.dependencies) deps.push_back({{"app", d.app}, {"opStatus", d.op_status}, {"wait", d.wait}});
+      auto& sa = impl.stmt("INSERT INTO ac_apps(ctx, ord, app, deps, plan, inputs) VALUES(?,?,?,?,?,?)");
+      sa.bind(1, ctx.id);
+      sa.bind(2, ord++);
+      sa.bind(3, app.name);
+      sa.bind(4, deps.dump());
+      sa.bind(5, digest);
+      sa.bind(6, app.inputs);
+      sa.exec();
+    }
+  });
+}
+
+bool exists(store::Store& st, const std::string& id) { return exists_impl(st.impl(), id); }
+
+namespace {
+
+// Decodes a stored plan into the app's clusters, with contents from `contents`.
+void decode_plan(const std::string& ctx_id, App& app, std::string_view data, const ContentsByHash& contents) {
+  const std::string what = "app '" + app.name + "' of appcontext '" + ctx_id + "'";
+  store::PlanReader rd(data, what);
+  Cluster* current = nullptr;
+  for (;;) {
+    auto item = rd.next();
+    if (item == store::PlanReader::Item::end) break;
+    if (item == store::PlanReader::Item::cluster) {
+      app.clusters.push_back(Cluster{std::string(rd.cluster_name()), rd.cluster_group(), {}, {}});
+      current = &app.clusters.back();
+      continue;
+    }
+    auto ct = contents.find(rd.hash());
+    if (ct == contents.end()) fail(ErrorKind::internal, what + " lacks content " + std::string(rd.hash()));
+    Resource r{std::string(rd.resource_name()), ct->second};
+    std::string_view hook = rd.hook();
+    if (hook.empty()) {
+      current->resources.push_back(std::move(r));
+    } else {
+      if (current->hooks.empty() || current->hooks.back().event != hook)
+        current->hooks.push_back({std::string(hook), {}});
+      current->hooks.back().resources.push_back(std::move(r));
+    }
+  }
+}
+
+// Loads a context; the apps named in `elide` are left without their
+// clusters (App::elided).
+AppContext load_impl(store::Store& st, const std::string& id, const std::set<std::string>& elide) {
+  auto& impl = st.impl();
+  Header h = header(st, id);
+  AppContext ctx;
+  ctx.id = h.id;
+  ctx.owner.kind = h.owner_kind;
+  ctx.owner.key = resource::Key::parse(h.owner_key);
+  ctx.meta = std::move(h.meta);
+  ctx.status = h.status;
+  ctx.desired = h.desired;
+  ctx.parent = h.parent;
+  ctx.children = std::move(h.children);
+  ctx.status_context = h.status_context;
+  ctx.stop = h.stop;
+  ctx.pending_terminate = h.pending_terminate;
+  ctx.revision = h.revision;
+  ctx.created = h.created;
+
+  {
+    auto& s = impl.stmt("SELECT app, deps, plan, inputs FROM ac_apps WHERE ctx = ? ORDER BY ord");
+    s.bind(1, id);
+    while (s.executeStep()) {
+      App a;
+      a.name = s.getColumn(0).getString();
+      for (const auto& d : json::parse(s.getColumn(1).getString()))
+        a.dependencies.push_back({d.at("app").get<std::string>(), d.at("opStatus").get<std::string>(),
+                                  d.at("wait").get<int>()});
+      a.plan_digest = s.getColumn(2).getString();
+      a.inputs = s.getColumn(3).getString();
+      a.elided = elide.count(a.name) > 0;
+      ctx.apps.push_back(std::move(a));
+    }
+  }
+  ContentsByHash contents;
+  std::set<std::string> read;  // plans whose contents are in `contents`
+  for (auto& a : ctx.apps) {
+    if (a.elided) continue;
+    if (read.insert(a.plan_digest).second) {
+      auto& s = impl.stmt(
+          "SELECT c.hash, c.data FROM ac_plan_contents p JOIN ac_contents c ON c.hash = p.hash WHERE p.plan = ?");
+      s.bind(1, a.plan_digest);
+      while (s.executeStep()) {
+        const char* hash = s.getColumn(0).getText();
+        if (contents.find(std::string_view(hash)) != contents.end()) continue;
+        auto c = std::make_shared<Content>();
+        c->hash = hash;
+        c->text = blob_view(s.getColumn(1));
+        contents.emplace(c->hash, std::move(c));
+      }
+    }
+    auto& s = impl.stmt("SELECT data FROM ac_plans WHERE digest = ?");
+    s.bind(1, a.plan_digest);
+    if (!s.executeStep())
+      fail(ErrorKind::internal, "appcontext '" + id + "' lacks the plan of app '" + a.name + "'",
+           "the workspace database is damaged; restore it from a backup");
+    const auto col = s.getColumn(0);
+    decode_plan(id, a, blob_view(col), contents);
+    s.reset();
+  }
+  return ctx;
+}
+
+}  // namespace
+
+AppContext load(store::Store& st, const std::string& id) { return load_impl(st, id, {}); }
+
+std::map<std::string, StoredApp> stored_apps(store::Store& st, const std::string& id) {
+  std::map<std::string, StoredApp> out;
+  auto& s = st.impl().stmt("SELECT app, inputs, plan FROM ac_apps WHERE ctx = ?");
+  s.bind(1, id);
+  while (s.executeStep()) out[s.getColumn(0).getString()] = {s.getColumn(1).getString(), s.getColumn(2).getString()};
+  return out;
+}
+
+ContextPair load_changed(store::Store& st, const std::string& old_id, const std::string& new_id) {
+  if (!exists(st, old_id)) no_context(old_id);
+  if (!exists(st, new_id)) no_context(new_id);
+  auto old_apps = stored_apps(st, old_id);
+  std::set<std::string> same;  // apps planned the same way in both
+  for (const auto& [app, stored] : stored_apps(st, new_id)) {
+    auto it = old_apps.find(app);
+    if (it != old_apps.end() && it->second.plan_digest == stored.plan_digest) same.insert(app);
+  }
+  return {load_impl(st, old_id, same), load_impl(st, new_id, same)};
+}
+
+void remove(store::Store& st, const std::string& id) {
+  auto& impl = st.impl();
+  st.write([&] {
+    Header h = header(st, id);
+    // Children first: terminate/delete of a parent never leaves orphans.
+    std::vector<std::string> kids;
+    {
+      auto& s = impl.stmt("SELECT id FROM ac_contexts WHERE parent_id = ? ORDER BY seq");
+      s.bind(1, id);
+      while (s.executeStep()) kids.push_back(s.getColumn(0).getString());
+    }
+    for (const auto& k : kids) remove(st, k);
+    for (const char* sql : {"DELETE FROM ac_resource_status WHERE ctx = ?", "DELETE FROM ac_cluster_status WHERE ctx = ?",
+                            "DELETE FROM ac_contexts WHERE id = ?"}) {
+      auto& s = impl.stmt(sql);
+      s.bind(1, id);
+      s.exec();
+    }
+    if (!h.parent.empty() && exists_impl(impl, h.parent)) {
+      Header p = header(st, h.parent);
+      auto& kids_of_parent = p.children;
+      kids_of_parent.erase(std::remove(kids_of_parent.begin(), kids_of_parent.end(), id), kids_of_parent.end());
+      auto& u = impl.stmt("UPDATE ac_contexts SET children = ? WHERE id = ?");
+      u.bind(1, json(kids_of_parent).dump());
+      u.bind(2, h.parent);
+      u.exec();
+    }
+    // Plans no context uses, then content no plan uses.
+    impl.db.exec("DELETE FROM ac_plans WHERE digest NOT IN (SELECT plan FROM ac_apps)");
+    impl.db.exec("DELETE FROM ac_contents WHERE hash NOT IN (SELECT hash FROM ac_plan_contents)");
+  });
+}
+
+namespace {
+
+std::set<std::string> plan_digests(store::Store::Impl& impl, const std::string& id) {
+  std::set<std::string> out;
+  auto& s = impl.stmt("SELECT plan FROM ac_apps WHERE ctx = ?");
+  s.bind(1, id);
+  while (s.executeStep()) out.insert(s.getColumn(0).getString());
+  return out;
+}
+
+// Calls fn(cluster) for each cluster of the stored plan `digest`; stops when
+// fn returns false.
+template <class Fn>
+void for_each_plan_cluster(store::Store::Impl& impl, const std::string& digest, const std::string& what, Fn&& fn) {
+  auto& s = impl.stmt("SELECT data FROM ac_plans WHERE digest = ?");
+  s.bind(1, digest);
+  if (!s.executeStep()) fail(ErrorKind::internal, what + " lacks its plan " + digest);
+  const auto col = s.getColumn(0);
+  store::PlanReader rd(blob_view(col), what);
+  for (auto item = rd.next(); item != store::PlanReader::Item::end; item = rd.next())
+    if (item == store::PlanReader::Item::cluster && !fn(rd.cluster_name())) break;
+  s.reset();
+}
+
+}  // namespace
+
+std::vector<std::string> departed_clusters(store::Store& st, const std::string& old_id, const std::string& new_id) {
+  auto& impl = st.impl();
+  const auto old_plans = plan_digests(impl, old_id);
+  const auto new_plans = plan_digests(impl, new_id);
+  // A plan both contexts have places its clusters in both.
+  std::set<std::string, std::less<>> candidates;
+  for (const auto& digest : old_plans)
+    if (!new_plans.count(digest))
+      for_each_plan_cluster(impl, digest, "appcontext '" + old_id + "'", [&](std::string_view c) {
+        candidates.emplace(c);
+        return true;
+      });
+  for (const auto& digest : new_plans) {
+    if (candidates.empty()) break;
+    for_each_plan_cluster(impl, digest, "appcontext '" + new_id + "'", [&](std::string_view c) {
+      if (auto it = candidates.find(c); it != candidates.end()) candidates.erase(it);
+      return !candidates.empty();
+    });
+  }
+  return {candidates.begin(), candidates.end()};
+}
+
+void for_each_resource_name(
+    store::Store& st, const std::string& id,
+    const std::function<void(std::string_view app, std::string_view cluster, std::string_view resource)>& fn) {
+  auto& s = st.impl().stmt(
+      "SELECT a.app, p.data FROM ac_apps a JOIN ac_plans p ON p.digest = a.plan WHERE a.ctx = ? ORDER BY a.ord");
+  s.bind(1, id);
+  while (s.executeStep()) {
+    const std::string app = s.getColumn(0).getString();
+    const auto col = s.getColumn(1);
+    store::PlanReader rd(blob_view(col), "app '" + app + "' of appcontext '" + id + "'");
+    std::string_view cluster;
+    for (auto item = rd.next(); item != store::PlanReader::Item::end; item = rd.next()) {
+      if (item == store::PlanReader::Item::cluster)
+        cluster = rd.cluster_name();
+      else if (rd.hook().empty())
+        fn(app, cluster, rd.resource_name());
+    }
+  }
+  s.reset();
+}
+
+std::vector<std::string> list(store::Store& st, const resource::Key& owner) {
+  std::vector<std::string> out;
+  auto& s = st.impl().stmt("SELECT id FROM ac_contexts WHERE owner_key = ? ORDER BY seq");
+  s.bind(1, owner.str());
+  while (s.executeStep()) out.push_back(s.getColumn(0).getString());
+  return out;
+}
+
+}  // namespace emco::appcontext

@@ -1,0 +1,43 @@
+#include "core/appcontext/rows.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include "core/store/store_impl.hpp"
+#include "core/util/error.hpp"
+
+namespace emco::appcontext {
+
+using nlohmann::json;
+
+std::string_view blob_view(const SQLite::Column& c) {
+  return {static_cast<const char*>(c.getBlob()), static_cast<size_t>(c.getBytes())};
+}
+
+std::string meta_text(const std::map<std::string, std::string>& meta) {
+  json j = json::object();
+  for (const auto& [k, v] : meta) j[k] = v;
+  return j.dump();
+}
+
+std::map<std::string, std::string> meta_from(const std::string& text) {
+  std::map<std::string, std::string> out;
+  json j = json::parse(text);
+  for (auto it = j.begin(); it != j.end(); ++it) out[it.key()] = it->is_string() ? it->get<std::string>() : it->dump();
+  return out;
+}
+
+std::vector<std::string> strings_from(const std::string& text) {
+  std::vector<std::string> out;
+  for (const auto& v : json::parse(text)) out.push_back(v.get<std::string>());
+  return out;
+}
+
+bool exists_impl(store::Store::Impl& impl, const std::string& id) {
+  auto& s = impl.stmt("SELECT 1 FROM ac_contexts WHERE id = ?");
+  s.bind(1, id);
+  return s.executeStep();
+}
+
+void no_context(const std::string& id) { fail(ErrorKind::not_found, "appcontext '" + id + "' not found"); }
+
+}  // namespace emco::appcontext
