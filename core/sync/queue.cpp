@@ -292,7 +292,9 @@ bool read_back(store::Store& st, const ac::AppContext& c, const std::string& sta
           for (const auto& [name, ok] : ready)
             ac::set_resource_ready(st, status_ctx, a.name, cl.name, name, ok ? "true" : "false");
         });
-      } catch (const std::exception&) {
+      } catch (const Error&) {
+        // A TargetError, or the factory's Error for a cluster it cannot
+        // use: recorded as Retrying. Anything else is a bug and propagates.
         st.write([&] {
           ac::set_cluster_state(st, status_ctx, a.name, cl.name, connectivity_name(Connectivity::retrying), now);
         });

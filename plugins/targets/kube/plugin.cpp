@@ -94,10 +94,17 @@ private:
     o.client.max_retry_wait = milliseconds(2000);
     return o;
   }
+  // A resource that is not one readable object fails that step (a
+  // TargetError, as the GitOps target reports it), like a rejected apply.
   static json one(std::string_view manifest) {
-    auto objects = parse_manifests(manifest);
+    std::vector<json> objects;
+    try {
+      objects = parse_manifests(manifest);
+    } catch (const std::exception& e) {
+      throw sync::TargetError(false, false, std::string("cannot read the resource: ") + e.what());
+    }
     if (objects.size() != 1)
-      fail(ErrorKind::invalid, "expected one object in a resource, found " + std::to_string(objects.size()));
+      throw sync::TargetError(false, false, "expected one object in a resource, found " + std::to_string(objects.size()));
     return objects[0];
   }
   // KubeError -> TargetError: transient ones (unreachable, 5xx, 429) are retried.
