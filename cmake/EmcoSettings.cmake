@@ -9,8 +9,12 @@ option(EMCO_WERROR "Treat warnings as errors in emco's own code" ON)
 option(EMCO_SANITIZE "Build with AddressSanitizer and UndefinedBehaviorSanitizer" OFF)
 
 add_library(emco_warnings INTERFACE)
-# Designated initialisers leave fields at their defaults on purpose.
-target_compile_options(emco_warnings INTERFACE -Wall -Wextra -Wno-missing-field-initializers)
+# Designated initialisers leave fields at their defaults on purpose. Beyond
+# -Wall -Wextra: a name that hides another (-Wshadow), a polymorphic class
+# deleted through a base without a virtual destructor, and an override that
+# hides the base's other overloads.
+target_compile_options(emco_warnings INTERFACE -Wall -Wextra -Wno-missing-field-initializers
+  -Wshadow -Wnon-virtual-dtor -Woverloaded-virtual)
 if(EMCO_WERROR)
   target_compile_options(emco_warnings INTERFACE -Werror)
 endif()

@@ -111,7 +111,7 @@ struct World {
         for (const auto& [cluster, objects] : clusters) {
           ac::Cluster cl;
           cl.name = cluster;
-          for (const auto& o : objects) cl.resources.push_back({o + "+ConfigMap", c.intern(o)});
+          for (const auto& object : objects) cl.resources.push_back({object + "+ConfigMap", c.intern(object)});
           a.clusters.push_back(std::move(cl));
         }
         c.apps.push_back(std::move(a));
