@@ -25,20 +25,8 @@ struct Served {
 k8s::ResourceType type(std::string group, std::string version, std::string kind, std::string resource,
                        bool namespaced, std::vector<std::string> short_names, std::vector<std::string> subresources,
                        bool generation, std::vector<std::string> categories = {}) {
-  k8s::ResourceType t;
-  t.group = std::move(group);
-  t.version = std::move(version);
-  t.kind = std::move(kind);
-  t.resource = std::move(resource);
-  t.singular = t.kind;
-  std::transform(t.singular.begin(), t.singular.end(), t.singular.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  t.namespaced = namespaced;
-  t.short_names = std::move(short_names);
-  t.subresources = std::move(subresources);
-  t.has_generation = generation;
-  t.categories = std::move(categories);
-  return t;
+  return k8s::resource_type(std::move(group), std::move(version), std::move(kind), std::move(resource), namespaced,
+                            std::move(short_names), std::move(subresources), generation, std::move(categories));
 }
 
 constexpr bool ns = true, cluster = false, gen = true, no_gen = false;

@@ -22,14 +22,9 @@ GroupVersion parse_api_version(std::string_view api_version) {
   return {std::string(api_version.substr(0, slash)), std::string(api_version.substr(slash + 1))};
 }
 
-namespace {
-
-enum Scope { namespaced, cluster };
-enum Gen { no_generation, generation };
-
-ResourceType make(std::string group, std::string version, std::string kind, std::string resource, Scope scope,
-                  std::vector<std::string> short_names, std::vector<std::string> subresources, Gen gen,
-                  std::vector<std::string> categories = {}) {
+ResourceType resource_type(std::string group, std::string version, std::string kind, std::string resource,
+                           bool namespaced, std::vector<std::string> short_names, std::vector<std::string> subresources,
+                           bool has_generation, std::vector<std::string> categories) {
   ResourceType t;
   t.group = std::move(group);
   t.version = std::move(version);
@@ -38,12 +33,24 @@ ResourceType make(std::string group, std::string version, std::string kind, std:
   t.singular = t.kind;
   std::transform(t.singular.begin(), t.singular.end(), t.singular.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  t.namespaced = scope == namespaced;
+  t.namespaced = namespaced;
   t.short_names = std::move(short_names);
   t.subresources = std::move(subresources);
-  t.has_generation = gen == generation;
+  t.has_generation = has_generation;
   t.categories = std::move(categories);
   return t;
+}
+
+namespace {
+
+enum Scope { namespaced, cluster };
+enum Gen { no_generation, generation };
+
+ResourceType make(std::string group, std::string version, std::string kind, std::string resource, Scope scope,
+                  std::vector<std::string> short_names, std::vector<std::string> subresources, Gen gen,
+                  std::vector<std::string> categories = {}) {
+  return resource_type(std::move(group), std::move(version), std::move(kind), std::move(resource), scope == namespaced,
+                       std::move(short_names), std::move(subresources), gen == generation, std::move(categories));
 }
 
 ResourceType review(std::string group, std::string kind, std::string resource, Scope scope = cluster) {

@@ -43,6 +43,11 @@ GroupVersion parse_api_version(std::string_view api_version);
 
 // Every built-in resource type, grouped by group/version in the order a
 // discovery document lists them.
+// A ResourceType with its singular name derived from the kind (lowercased).
+ResourceType resource_type(std::string group, std::string version, std::string kind, std::string resource,
+                           bool namespaced, std::vector<std::string> short_names, std::vector<std::string> subresources,
+                           bool has_generation, std::vector<std::string> categories = {});
+
 const std::vector<ResourceType>& builtin_resources();
 
 // nullptr when the kind is not built in.
