@@ -25,6 +25,29 @@ using nlohmann::json;
 
 namespace {
 
+// Writes to the status subresource change only the status (taken from
+// `incoming`, onto the live object); other writes to a kind that has one keep
+// the live status. `incoming` and `out` may be the same object.
+k8s::Scope split_status(bool status_write, const k8s::ResourceType& type, const json& live, const json& incoming,
+                        json& out) {
+  if (status_write) {
+    json keep = live;
+    if (incoming.contains("status"))
+      keep["status"] = incoming["status"];
+    else
+      keep.erase("status");
+    out = std::move(keep);
+    return k8s::Scope::status;
+  }
+  if (type.has_subresource("status")) {
+    if (live.contains("status"))
+      out["status"] = live["status"];
+    else
+      out.erase("status");
+  }
+  return k8s::Scope::main;
+}
+
 std::string rfc3339(int64_t unix_s) {
   std::time_t t = static_cast<std::time_t>(unix_s);
   std::tm tm{};
@@ -826,21 +849,7 @@ Response Cluster::update_object(const Request& r, const Target& t) {
   updated["kind"] = type.kind;
   updated["metadata"]["name"] = t.name;
   if (type.namespaced) updated["metadata"]["namespace"] = t.ns;
-  k8s::Scope scope = k8s::Scope::main;
-  if (t.subresource == "status") {
-    scope = k8s::Scope::status;
-    json keep = *live;
-    if (obj.contains("status"))
-      keep["status"] = obj["status"];
-    else
-      keep.erase("status");
-    updated = std::move(keep);
-  } else if (type.has_subresource("status")) {
-    if (live->contains("status"))
-      updated["status"] = (*live)["status"];
-    else
-      updated.erase("status");
-  }
+  k8s::Scope scope = split_status(t.subresource == "status", type, *live, obj, updated);
   k8s::default_list_keys(updated, *t.info->schema);
   std::string manager = query(r, "fieldManager");
   if (manager.empty()) manager = manager_from_agent(r.user_agent);
@@ -930,21 +939,7 @@ Response Cluster::patch_object(const Request& r, const Target& t) {
   std::string want_rv = patch.is_object() ? patch.value("/metadata/resourceVersion"_json_pointer, std::string()) : "";
   if (!want_rv.empty() && want_rv != (*live)["metadata"].value("resourceVersion", ""))
     return modified_conflict(type, t.name);
-  k8s::Scope scope = k8s::Scope::main;
-  if (t.subresource == "status") {
-    scope = k8s::Scope::status;
-    json keep = *live;
-    if (patched.contains("status"))
-      keep["status"] = patched["status"];
-    else
-      keep.erase("status");
-    patched = std::move(keep);
-  } else if (type.has_subresource("status")) {
-    if (live->contains("status"))
-      patched["status"] = (*live)["status"];
-    else
-      patched.erase("status");
-  }
+  k8s::Scope scope = split_status(t.subresource == "status", type, *live, patched, patched);
   patched["metadata"]["managedFields"] = (*live)["metadata"].value("managedFields", json::array());
   k8s::default_list_keys(patched, *t.info->schema);
   if (manager.empty()) manager = manager_from_agent(r.user_agent);
