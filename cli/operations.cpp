@@ -139,7 +139,11 @@ void add_lifecycle_operations(std::vector<CommandSpec>& out, const std::string& 
   for (const auto& op : ops) {
     auto flags = wait_flags();
     for (const auto& f : op.flags) flags.push_back(f);
-    if (op.name == "stop") flags = {output_flag({Format::table, Format::json, Format::yaml})};
+    // stop and clone deliver nothing, so they do not wait.
+    if (op.name == "stop" || op.name == "clone") {
+      flags = {output_flag({Format::table, Format::json, Format::yaml})};
+      for (const auto& f : op.flags) flags.push_back(f);
+    }
     out.push_back({.path = {noun, op.name},
                    .summary = op.summary,
                    .description = op.description,

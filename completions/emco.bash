@@ -47,7 +47,7 @@ _emco_children() {
     "cluster sync-object") echo "create delete get list update" ;;
     "controller") echo "delete dtc get list register update" ;;
     "controller dtc") echo "delete get list register update" ;;
-    "dig") echo "app-intent approve create delete explain get history instantiate intent list modify placement plan render rollback status stop terminate update" ;;
+    "dig") echo "app-intent approve clone create delete explain get history instantiate intent list migrate modify placement plan render rollback status stop terminate update" ;;
     "dig app-intent") echo "create delete get list update" ;;
     "dig intent") echo "create delete get list update" ;;
     "dig placement") echo "create delete get list update" ;;
@@ -131,6 +131,7 @@ _emco_flags() {
     "dig app-intent list") echo "--output --workspace --help --quiet" ;;
     "dig app-intent update") echo "--app --all-of --any-of --description --spec-file --output --workspace --help --quiet" ;;
     "dig approve") echo "--workspace --help --quiet" ;;
+    "dig clone") echo "--output --prefix --count --start --workspace --help --quiet" ;;
     "dig create") echo "--composite-profile --release --logical-cloud --override --description --spec-file --output --workspace --help --quiet" ;;
     "dig delete") echo "--output --workspace --help --quiet" ;;
     "dig explain") echo "--app --output --workspace --help --quiet" ;;
@@ -143,6 +144,7 @@ _emco_flags() {
     "dig intent list") echo "--output --workspace --help --quiet" ;;
     "dig intent update") echo "--placement --controller --description --spec-file --output --workspace --help --quiet" ;;
     "dig list") echo "--output --workspace --help --quiet" ;;
+    "dig migrate") echo "--timeout --no-wait --parallel --output --target-version --target-dig --workspace --help --quiet" ;;
     "dig modify") echo "--composite-profile --release --logical-cloud --override --description --spec-file --output --workspace --help --quiet" ;;
     "dig placement create") echo "--description --spec-file --output --workspace --help --quiet" ;;
     "dig placement delete") echo "--output --workspace --help --quiet" ;;

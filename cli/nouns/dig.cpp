@@ -1,6 +1,6 @@
 // `emco dig`: deployment intent groups and their intents (create, modify,
 // get, list, delete, approve), the lifecycle with waiting and progress
-// (instantiate, terminate, stop, update, rollback), what was deployed
+// (instantiate, terminate, stop, update, rollback, migrate, clone), what was deployed
 // (status, history), and the planner offline (plan, render, explain: nothing
 // is stored, no cluster is contacted).
 
@@ -478,6 +478,35 @@ std::vector<CommandSpec> dig_commands() {
        [](const Invocation& inv) {
          if (!inv.has("revision")) fail(ErrorKind::usage, "'emco dig rollback' needs --revision N");
          return json{{"spec", {{"revision", inv.get("revision")}}}};
+       }},
+      {"migrate", "move a running deployment to another deployment intent group (a new app version)",
+       "Plans the target DIG (usually under a newer composite app version; it must be Approved) and delivers only\n"
+       "the difference from the source's running revision, as update does. The source becomes Updated; its\n"
+       "revisions and contexts move to the target, which can be rolled back past the migrate\n"
+       "('emco dig rollback TARGET --revision N').",
+       {{.name = "target-version", .value = "VERSION", .help = "the target's composite app version (spec.targetCompositeAppVersion)"},
+        {.name = "target-dig", .value = "DIG", .help = "the target deployment intent group (spec.targetDeploymentIntentGroup)"}},
+       " --target-version v2 --target-dig dig2",
+       [](const Invocation& inv) {
+         if (!inv.has("target-version") || !inv.has("target-dig"))
+           fail(ErrorKind::usage, "'emco dig migrate' needs --target-version VERSION and --target-dig DIG");
+         return json{{"spec", {{"targetCompositeAppVersion", inv.get("target-version")},
+                               {"targetDeploymentIntentGroup", inv.get("target-dig")}}}};
+       }},
+      {"clone", "copy a deployment intent group with all its intents under new names",
+       "Creates --count copies named PREFIX-N (N from --start), each with every intent below the DIG (group,\n"
+       "placement, app and controller intents); the copies start Created. spec.version gets the copy's ordinal\n"
+       "appended, as upstream does. All copies are made in one transaction: a name in use changes nothing.",
+       {{.name = "prefix", .value = "PREFIX", .help = "the copies' name prefix (spec.cloneDigNamePrefix)"},
+        {.name = "count", .value = "N", .help = "how many copies (spec.numberOfClones; default 1)"},
+        {.name = "start", .value = "N", .help = "the first copy's number (spec.startNumber; default 0)"}},
+       " --prefix dig --count 2 --start 1",
+       [](const Invocation& inv) {
+         if (!inv.has("prefix")) fail(ErrorKind::usage, "'emco dig clone' needs --prefix PREFIX");
+         json spec = {{"cloneDigNamePrefix", inv.get("prefix")},
+                      {"numberOfClones", inv.get_int32("count", 1)},
+                      {"startNumber", inv.get_int32("start", 0)}};
+         return json{{"spec", spec}};
        }},
   });
   v.push_back({.path = {"dig", "status"},

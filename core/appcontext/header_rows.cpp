@@ -63,6 +63,9 @@ void set_stop(store::Store& st, const std::string& id, bool stop) {
 void set_pending_terminate(store::Store& st, const std::string& id, bool flag) {
   update_flag(st, id, "UPDATE ac_contexts SET pending_terminate = ? WHERE id = ?", flag);
 }
+void set_owner(store::Store& st, const std::string& id, const resource::Key& owner) {
+  update_column(st, id, "UPDATE ac_contexts SET owner_key = ? WHERE id = ?", owner.str());
+}
 void set_meta(store::Store& st, const std::string& id, const std::string& name, const std::string& value) {
   st.write([&] {
     Header h = header(st, id);

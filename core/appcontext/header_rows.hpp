@@ -30,6 +30,8 @@ void set_desired(store::Store& st, const std::string& id, const std::string& des
 void set_stop(store::Store& st, const std::string& id, bool stop);
 void set_pending_terminate(store::Store& st, const std::string& id, bool flag);
 void set_meta(store::Store& st, const std::string& id, const std::string& name, const std::string& value);
-void add_child(store::Store& st, const std::string& parent, const std::string& child);
+// Moves the context to another owner (a DIG migrate hands its history to the
+// target DIG, so list(), delete and rollback of the target find it).
+void set_owner(store::Store& st, const std::string& id, const resource::Key& owner);
 
 }  // namespace emco::appcontext

@@ -40,6 +40,23 @@ void fill(OperationResult& out, const std::string& ctx, const Delivered& d);
 void finish_queued(store::Store& st, const resource::Key& owner, const OperationOptions& o,
                    std::chrono::steady_clock::time_point deadline);
 
+// The revision of the last Instantiated action of a DIG's stateInfo (0: none).
+int last_revision(const nlohmann::json& state_info);
+// Plans the DIG `key` (options' planner, else the runtime's default).
+appcontext::AppContext plan_dig(store::Store& st, const resource::Key& key, const OperationOptions& o,
+                                const std::string& status_context = {}, const std::string& update_from = {});
+// Error(not_found/conflict) unless the DIG's logical cloud is Instantiated
+// or Updated; `what` names the DIG in the message.
+void check_logical_cloud(store::Store& st, const store::Resource& dig, const std::string& what);
+// The hint for a context another operation still works on.
+std::string busy_hint(store::Store& st, const std::string& ctx);
+
+// DIG migrate and clone (dig_migrate.cpp).
+OperationResult migrate_dig(store::Store& st, const resource::Kind& k, const resource::Key& key,
+                            const nlohmann::json& body, Clock& clock, const OperationOptions& o);
+OperationResult clone_dig(store::Store& st, const resource::Kind& k, const resource::Key& key,
+                          const nlohmann::json& body, Clock& clock);
+
 // Logical-cloud operations (logical_cloud.cpp).
 OperationResult lc_operation(store::Store& st, const resource::Kind& k, const resource::Key& key, const std::string& op,
                              const nlohmann::json& body, Clock& clock, const OperationOptions& options);

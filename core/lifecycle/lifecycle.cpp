@@ -117,7 +117,9 @@ void before_delete(store::Store& st, const Kind& k, const store::Resource& exist
   if (!dig && k.id != "logicalCloud") return;
   const std::string noun = dig ? "dig" : "lc";
   std::string state = current_state(existing.state_info);
-  if (state == "Instantiated" || state == "InstantiateStopped" || state == "Updated")
+  // A DIG whose last state is Updated was migrated away (its contexts moved
+  // to the target); a logical cloud in Updated still runs.
+  if (state == "Instantiated" || state == "InstantiateStopped" || (!dig && state == "Updated"))
     fail(ErrorKind::conflict, "cannot delete " + store::describe(k, existing.key) + ": it is " + state,
          "terminate it first (emco " + noun + " terminate, or a .../terminate anchor)");
   auto contexts = ac::list(st, existing.key);
@@ -147,7 +149,7 @@ void before_delete(store::Store& st, const Kind& k, const store::Resource& exist
   if (!dig) remove_tenant_kubeconfigs(st, existing.key);  // and the cloud's key
 }
 
-namespace {
+namespace detail {
 
 int last_revision(const json& si) {
   int r = 0;
@@ -157,7 +159,7 @@ int last_revision(const json& si) {
 }
 
 appcontext::AppContext plan_dig(store::Store& st, const Key& key, const OperationOptions& o,
-                                const std::string& status_context = {}, const std::string& update_from = {}) {
+                                const std::string& status_context, const std::string& update_from) {
   if (o.planner) return o.planner(st, key, status_context, update_from);
   if (!o.runtime) fail(ErrorKind::internal, "planning needs the runtime's controllers");
   return default_planner(*o.runtime)(st, key, status_context, update_from);
@@ -187,6 +189,10 @@ std::string busy_hint(store::Store& st, const std::string& ctx) {
   return sync::held_by_live_process(st, ctx) ? "another emco process is delivering it; wait for it or run 'emco dig stop'"
                                              : "run 'emco sync' to finish the queued work first";
 }
+
+}  // namespace detail
+
+namespace {
 
 OperationResult dig_operation(store::Store& st, const Kind& k, const Key& key, const std::string& op, const json& body,
                               Clock& clock, const OperationOptions& o) {
@@ -334,6 +340,9 @@ OperationResult dig_operation(store::Store& st, const Kind& k, const Key& key, c
         fresh = plan_dig(st, key, o, json::parse(r.state_info).value("statusctxid", ""), from);
         to = fresh.id;
       } else {
+        if (state == "Updated")
+          fail(ErrorKind::conflict, what + " was migrated; its revisions moved with it",
+               "roll back the deployment intent group it was migrated to (see 'emco dig history -o json': migratedTo)");
         json spec = body.is_object() ? body.value("spec", json::object()) : json::object();
         if (!spec.contains("revision"))
           fail(ErrorKind::invalid, "rollback of " + what + " needs spec.revision", "e.g. spec: {revision: 1}");
@@ -380,8 +389,10 @@ OperationResult dig_operation(store::Store& st, const Kind& k, const Key& key, c
     out.message = (op == "update" ? "updated to revision " : "rolled back as revision ") + std::to_string(out.revision);
     return out;
   }
+  if (op == "migrate") return migrate_dig(st, k, key, body, clock, o);
+  if (op == "clone") return clone_dig(st, k, key, body, clock);
   fail(ErrorKind::invalid, "'" + op + "' is not an operation of a " + k.display,
-       "deployment intent groups support approve, instantiate, terminate, stop, update, rollback");
+       "deployment intent groups support approve, instantiate, terminate, stop, update, rollback, migrate, clone");
 }
 
 }  // namespace

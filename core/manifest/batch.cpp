@@ -433,7 +433,7 @@ BatchResult run_batch(store::Store& st, Verb verb, const std::vector<File>& file
     }
     if (verb == Verb::remove) {
       if (op == "instantiate" || op == "apply") op = "terminate";
-      else if (op == "approve" || op == "migrate" || op == "update" || op == "rollback") {
+      else if (op == "approve" || op == "migrate" || op == "update" || op == "rollback" || op == "clone") {
         it.outcome = "skipped";
         result.items.push_back(it);
         return;

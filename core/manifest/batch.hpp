@@ -7,8 +7,8 @@
 //   update — like apply, but every resource must already exist.
 //   get    — file order; lifecycle documents skipped.
 //   delete — reverse order; `.../instantiate` and `.../apply` documents become
-//            terminate (run first), approve/status/update/rollback/migrate are
-//            skipped, everything else is deleted in one transaction.
+//            terminate (run first), approve/status/update/rollback/migrate/clone
+//            are skipped, everything else is deleted in one transaction.
 // With continue_on_error each document commits on its own and errors are
 // collected (emcoctl's keep-going behaviour).
 

@@ -67,7 +67,10 @@ public:
   // Runs it to the end.
   Exit emco(const std::vector<std::string>& args, const std::map<std::string, std::string>& env = {});
 
-  static std::string dig(const std::string& name) { return "proj/ca/v1/" + name; }
+  // The address of DIG `name` of ca/v1; a full address (with '/') is kept.
+  static std::string dig(const std::string& name) {
+    return name.find('/') == std::string::npos ? "proj/ca/v1/" + name : name;
+  }
   // What a cluster holds from emco: "<name>=<data.v>" of every ConfigMap
   // labelled emco/deployment-id.
   std::set<std::string> held(const std::string& cluster) const;

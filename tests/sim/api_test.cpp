@@ -437,8 +437,10 @@ TEST_CASE("delete: namespaces take their contents, propagation policies, finaliz
 }
 
 TEST_CASE("namespaces and CRDs stay Terminating for the finalize delay, then go with their contents") {
+  // The delay must outlast the requests between the delete and the watch even
+  // on a loaded machine under ASan (300 ms did not); the watch outlasts it.
   SimOptions o = fast();
-  o.finalize_delay_ms = 300;
+  o.finalize_delay_ms = 1500;
   Fleet f(o);
   Http c = f.client("cluster-1");
   REQUIRE(c.apply("/api/v1/namespaces/t", ns_obj("t")).status == 201);
@@ -454,7 +456,7 @@ TEST_CASE("namespaces and CRDs stay Terminating for the finalize delay, then go 
         "configmaps \"b\" is forbidden: unable to create new content in namespace t because it is being terminated");
   CHECK(c.request("DELETE", "/api/v1/namespaces/t/configmaps/a").status == 200);  // contents can still be deleted
   auto w = c.get("/api/v1/namespaces?watch=true&fieldSelector=metadata.name%3Dt&resourceVersion=" +
-                 ns["metadata"]["resourceVersion"].get<std::string>() + "&timeoutSeconds=2");
+                 ns["metadata"]["resourceVersion"].get<std::string>() + "&timeoutSeconds=4");
   CHECK_THAT(w.body, Catch::Contains("\"type\":\"DELETED\""));
   CHECK(c.get("/api/v1/namespaces/t").status == 404);
 }
@@ -505,8 +507,10 @@ TEST_CASE("CRDs: custom resources are served once Established, and go with their
 }
 
 TEST_CASE("workloads become ready after the configured delay") {
+  // "Not ready yet" is checked after a few requests: the delay must outlast
+  // them on a loaded machine under ASan (300 ms did not).
   SimOptions o = fast();
-  o.ready_delay_ms = 300;
+  o.ready_delay_ms = 2000;
   Fleet f(o);
   Http c = f.client("cluster-1");
   auto d = c.apply("/apis/apps/v1/namespaces/default/deployments/web", deployment("default", "web", 2, "nginx")).json();
