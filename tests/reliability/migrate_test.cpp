@@ -153,7 +153,7 @@ TEST_CASE("migrate moves a running DIG to a new composite app version, deliverin
   }
 }
 
-TEST_CASE("clone copies a DIG with all its intents; the copies deploy on their own", "[clone]") {
+TEST_CASE("clone copies a DIG with all its intents, and the copies deploy on their own", "[clone]") {
   Fleet f(2, 1);
   Exit c = f.emco({"dig", "clone", Fleet::dig("dig2"), "--prefix", "copy", "--count", "2", "--start", "1"});
   INFO(c.err);
