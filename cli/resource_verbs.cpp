@@ -1,8 +1,6 @@
 #include "cli/resource_verbs.hpp"
 
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 
 #include <nlohmann/json.hpp>
 
@@ -11,6 +9,7 @@
 #include "core/lifecycle/lifecycle.hpp"
 #include "core/template/value.hpp"
 #include "core/util/error.hpp"
+#include "core/util/file_io.hpp"
 #include "core/util/strings.hpp"
 
 namespace emco::cli {
@@ -27,9 +26,7 @@ std::vector<std::string> address_parts(const std::string& address) { return spli
 Format output_of(const Invocation& inv) { return parse_format(inv.get("output", "table")); }
 
 json read_spec_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail(ErrorKind::invalid, "cannot read spec file '" + path + "'");
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string text = read_input_file(path, {.what = "spec file"});
   auto v = tmpl::parse_yaml(text, tmpl::YamlMode::go_yaml, path).to_json();
   if (!v.is_object()) fail(ErrorKind::invalid, "spec file '" + path + "' must hold a mapping");
   return v;

@@ -5,8 +5,6 @@
 
 #include <chrono>
 #include <sstream>
-#include <fstream>
-#include <iterator>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -15,6 +13,7 @@
 #include "cli/table.hpp"
 #include "cli/values_renderer.hpp"
 #include "core/util/error.hpp"
+#include "core/util/file_io.hpp"
 #include "core/util/strings.hpp"
 #include "core/yaml/yaml.hpp"
 
@@ -43,12 +42,10 @@ std::map<std::string, Endpoint> endpoints(const std::string& config_path, Contex
     if (!home) return e;
     path = std::string(home) + "/.emco.yaml";
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    if (config_path.empty()) return e;
-    fail(ErrorKind::not_found, "cannot read config '" + path + "'");
-  }
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // The default ~/.emco.yaml is optional; one named with --config is not.
+  std::error_code ec;
+  if (config_path.empty() && !std::filesystem::exists(std::filesystem::symlink_status(path, ec))) return e;
+  std::string text = read_input_file(path, {.what = "config", .max_bytes = std::size_t{1} << 20, .missing = ErrorKind::not_found});
   std::vector<yaml::Document> docs;
   try {
     docs = yaml::parse(text, {.max_documents = 1});

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <iterator>
 #include <set>
 
@@ -14,6 +13,7 @@
 #include "core/manifest/packages.hpp"
 #include "core/resource/schema.hpp"
 #include "core/util/error.hpp"
+#include "core/util/file_io.hpp"
 #include "core/util/strings.hpp"
 
 namespace emco::manifest {
@@ -44,24 +44,29 @@ std::string resolve_path(const Document& doc, const std::string& p) {
   fs::path path(p);
   if (path.is_absolute()) return p;
   fs::path beside = fs::path(doc.base_dir) / path;
-  if (fs::exists(beside)) return beside.string();
-  if (fs::exists(path)) return p;  // emcoctl resolved against the working directory
+  // symlink_status: a broken link or a symlink loop is there (and refused when read).
+  auto present = [](const fs::path& x) {
+    std::error_code ec;
+    return fs::exists(fs::symlink_status(x, ec));
+  };
+  if (present(beside)) return beside.string();
+  if (present(path)) return p;  // emcoctl resolved against the working directory
   return beside.string();
 }
 
 std::string read_plain_file(const Document& doc, const std::string& p, const std::string& where) {
   std::string path = resolve_path(doc, p);
   std::error_code ec;
-  if (!fs::exists(path, ec))
+  // symlink_status: a symlink loop exists (and is refused below as one).
+  if (!fs::exists(fs::symlink_status(path, ec)))
     bad(where, ErrorKind::invalid, "cannot read file '" + p + "': no such file",
         doc.line ? "paths in file:/files: are relative to the YAML file's directory ('" + doc.base_dir + "')"
                  : "paths are relative to the current directory");
-  if (fs::is_directory(path, ec)) bad(where, ErrorKind::invalid, "'" + p + "' is a directory, not a file");
-  auto size = fs::file_size(path, ec);
-  if (!ec && size > (256u << 20)) bad(where, ErrorKind::invalid, "file '" + p + "' is larger than 256 MiB");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) bad(where, ErrorKind::invalid, "cannot read file '" + p + "': permission denied");
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  try {
+    return read_input_file(path, {.what = "file", .shown = p});
+  } catch (const Error& e) {
+    throw e.with_context(where);
+  }
 }
 
 // Checks that go beyond the per-field schema (resources.md notes).

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <iterator>
 #include <limits>
@@ -11,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/util/error.hpp"
+#include "core/util/file_io.hpp"
 #include "core/util/strings.hpp"
 #include "core/util/utf8.hpp"
 #include "core/yaml/yaml.hpp"
@@ -202,24 +202,21 @@ void build_document(Document& doc, json raw, const ReadOptions& opts) {
   doc.body = std::make_shared<json>(std::move(body));
 }
 
+constexpr const char* k_empty_hint =
+    "a batch file holds YAML documents, each with version, resourceContext.anchor and metadata";
+
 std::string read_all(const std::string& path, size_t limit) {
   if (path == "-") {
     std::string text((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
     if (text.size() > limit) fail(ErrorKind::invalid, "standard input is larger than " + std::to_string(limit >> 20) + " MiB");
+    if (text.empty()) fail(ErrorKind::invalid, "standard input is empty", k_empty_hint);
     return text;
   }
-  std::error_code ec;
-  auto size = fs::file_size(path, ec);
-  if (ec) fail(ErrorKind::invalid, "cannot read '" + path + "': " + ec.message());
-  if (size > limit)
-    fail(ErrorKind::invalid,
-         "cannot read '" + path + "': file is " + std::to_string(size >> 20) + " MiB, larger than the " +
-             std::to_string(limit >> 20) + " MiB limit for batch files",
-         "split it into several files");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail(ErrorKind::invalid, "cannot read '" + path + "': permission denied or not a regular file");
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  return text;
+  return read_input_file(path, {.what = "batch file",
+                                .max_bytes = limit,
+                                .too_big_hint = "split it into several files",
+                                .allow_empty = false,
+                                .empty_hint = k_empty_hint});
 }
 
 }  // namespace
@@ -264,11 +261,12 @@ File parse_text(const std::string& original, const std::string& source, const st
 
 std::vector<File> read_files(const std::string& path, const ReadOptions& opts) {
   std::vector<File> out;
-  if (path != "-" && fs::is_directory(path)) {
+  std::error_code ec;  // a symlink loop is not a directory; reading it says what it is
+  if (path != "-" && fs::is_directory(path, ec)) {
     std::vector<fs::path> entries;
     for (const auto& e : fs::directory_iterator(path)) {
       auto ext = e.path().extension().string();
-      if (e.is_regular_file() && (ext == ".yaml" || ext == ".yml")) entries.push_back(e.path());
+      if (e.is_regular_file(ec) && (ext == ".yaml" || ext == ".yml")) entries.push_back(e.path());
     }
     std::sort(entries.begin(), entries.end());
     if (entries.empty()) fail(ErrorKind::invalid, "directory '" + path + "' has no .yaml or .yml files");

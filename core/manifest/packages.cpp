@@ -5,12 +5,11 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <memory>
 #include <vector>
 
 #include "core/util/error.hpp"
+#include "core/util/file_io.hpp"
 #include "core/util/strings.hpp"
 
 namespace emco::manifest {
@@ -33,13 +32,7 @@ struct ArchiveWriter {
 };
 
 std::string read_file(const std::string& path) {
-  std::error_code ec;
-  auto size = fs::file_size(path, ec);
-  if (ec) fail(ErrorKind::invalid, "cannot read '" + path + "': " + ec.message());
-  if (size > k_max_package_bytes) fail(ErrorKind::invalid, "'" + path + "' is larger than 1 GiB");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail(ErrorKind::invalid, "cannot read '" + path + "': permission denied");
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return read_input_file(path, {.what = "file", .max_bytes = k_max_package_bytes});
 }
 
 // Entry names of a gzip tar in memory, normalised (no leading "./").
@@ -82,7 +75,7 @@ std::vector<std::string> list_entries(const std::string& bytes, const std::strin
 std::string pack_directory(const fs::path& dir, const std::string& prefix) {
   std::vector<fs::path> files;
   for (const auto& e : fs::recursive_directory_iterator(dir))
-    if (e.is_regular_file()) files.push_back(e.path());
+    if (std::error_code ec; e.is_regular_file(ec)) files.push_back(e.path());  // links that lead nowhere are left out
   std::sort(files.begin(), files.end());
   std::string out;
   ArchiveWriter w;
@@ -126,7 +119,7 @@ void check_chart_package(const std::string& bytes, const std::string& app, const
 }
 
 std::string load_chart_package(const std::string& path, const std::string& app) {
-  if (fs::is_directory(path)) {
+  if (std::error_code ec; fs::is_directory(path, ec)) {
     fs::path dir(path);
     if (fs::exists(dir / "Chart.yaml")) return pack_directory(dir, app);
     if (fs::exists(dir / app / "Chart.yaml")) return pack_directory(dir / app, app);
@@ -138,7 +131,7 @@ std::string load_chart_package(const std::string& path, const std::string& app) 
 }
 
 std::string load_profile_package(const std::string& path) {
-  if (fs::is_directory(path)) {
+  if (std::error_code ec; fs::is_directory(path, ec)) {
     if (!fs::exists(fs::path(path) / "manifest.yaml"))
       fail(ErrorKind::invalid, "profile directory '" + path + "' has no manifest.yaml");
     return pack_directory(path, "");

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
 
 namespace emco {
 
@@ -64,6 +65,49 @@ int read_whole_file_at(int dir_fd, const std::string& path, std::string& out, st
   }
   ::close(fd);
   return err;
+}
+
+namespace {
+
+// What a non-regular file is, for the message.
+std::string file_type_of(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return "not a regular file";
+  if (S_ISDIR(st.st_mode)) return "a directory";
+  if (S_ISFIFO(st.st_mode)) return "a FIFO";
+  if (S_ISSOCK(st.st_mode)) return "a socket";
+  if (S_ISCHR(st.st_mode)) return "a character device";
+  if (S_ISBLK(st.st_mode)) return "a block device";
+  return "not a regular file";
+}
+
+std::string mib(std::size_t bytes) { return std::to_string(bytes >> 20) + " MiB"; }
+
+}  // namespace
+
+std::string read_input_file(const std::string& path, const InputFile& how) {
+  std::string out;
+  const std::string named = how.what + " '" + (how.shown.empty() ? path : how.shown) + "'";
+  switch (int err = read_whole_file(path, out, how.max_bytes)) {
+    case 0:
+      break;
+    case ENOENT:
+      fail(how.missing, "cannot read " + named + ": " + std::strerror(err), how.missing_hint);
+    case ELOOP:
+      fail(ErrorKind::invalid, "cannot read " + named + ": too many levels of symbolic links (a symlink loop?)");
+    case EISDIR:
+    case EINVAL:
+    case ENXIO:  // a FIFO without a writer opened O_NONBLOCK for writing; a socket
+      fail(ErrorKind::invalid, "cannot read " + named + ": it is " + file_type_of(path) + ", not a regular file",
+           "name the file itself");
+    case EFBIG:
+      fail(ErrorKind::invalid, "cannot read " + named + ": it is larger than the " + mib(how.max_bytes) + " limit",
+           how.too_big_hint);
+    default:
+      fail(ErrorKind::invalid, "cannot read " + named + ": " + std::strerror(err));
+  }
+  if (out.empty() && !how.allow_empty) fail(ErrorKind::invalid, named + " is empty", how.empty_hint);
+  return out;
 }
 
 }  // namespace emco

@@ -3,6 +3,7 @@
 // where a file is involved), the hint, the documented exit code, and that the
 // workspace database is exactly as it was.
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -209,7 +210,7 @@ std::vector<BadCase> cases() {
   v.push_back({"file: missing", doc("cluster-providers/p1/clusters", "metadata:\n  name: c9\nfile: nosuch.kubeconfig\n"),
                k_apply, k_invalid, "bad.yaml:6", "cannot read file 'nosuch.kubeconfig'", "relative to the YAML file"});
   v.push_back({"file: a directory", doc("cluster-providers/p1/clusters", "metadata:\n  name: c9\nfile: kdir\n"), k_apply,
-               k_invalid, "bad.yaml:6", "'kdir' is a directory", "",
+               k_invalid, "bad.yaml:6", "cannot read file 'kdir': it is a directory, not a regular file", "name the file itself",
                [](const Sandbox& s) { fs::create_directories(s.path("kdir")); }});
   v.push_back({"file: missing entry of files:",
                doc(k_dig + "/dig1/generic-k8s-intents", "metadata:\n  name: g1\n") + "---\n" +
@@ -291,11 +292,79 @@ std::vector<BadCase> cases() {
   v.push_back({"batch: approve a missing DIG", "", {"apply", k_dig + "/dig9/approve"}, k_not_found, "", "dig9"});
   v.push_back({"batch: create an existing resource (noun command)", "", {"project", "create", "proj1"}, k_conflict, "",
                "project 'proj1' already exists", "emco project update"});
-  v.push_back({"batch: -f of a missing file", "", {"apply", "-f", "nosuch.yaml"}, k_invalid, "", "cannot read 'nosuch.yaml'"});
+  v.push_back({"batch: -f of a missing file", "", {"apply", "-f", "nosuch.yaml"}, k_invalid, "", "cannot read batch file 'nosuch.yaml': No such file or directory"});
   v.push_back({"batch: -f of an empty directory", "", {"apply", "-f", "empty"}, k_invalid, "", "has no .yaml or .yml files", "",
                [](const Sandbox& s) { fs::create_directories(s.path("empty")); }});
   v.push_back({"batch: -v of a missing values file", doc("projects", "metadata:\n  name: p2\n"),
                {"apply", "-f", "bad.yaml", "-v", "nosuch-values.yaml"}, k_invalid, "", "nosuch-values.yaml", "-v"});
+  // ---- files that are not regular files, empty or too large: refused without blocking or
+  // reading without end (issue 23 point 2) ------------------------------------------------------
+  const std::string cluster_file = "metadata:\n  name: c9\nfile: ";
+  auto fifo = [](const std::string& name) {
+    return [name](const Sandbox& s) { REQUIRE(::mkfifo(s.path(name).c_str(), 0600) == 0); };
+  };
+  auto loop = [](const std::string& name) {
+    return [name](const Sandbox& s) { fs::create_symlink(name, s.path(name)); };
+  };
+  v.push_back({"input: -f of a FIFO", "", {"apply", "-f", "in.fifo"}, k_invalid, "",
+               "cannot read batch file 'in.fifo': it is a FIFO, not a regular file", "name the file itself", fifo("in.fifo")});
+  v.push_back({"input: -f of a character device", "", {"apply", "-f", "/dev/zero"}, k_invalid, "",
+               "cannot read batch file '/dev/zero': it is a character device, not a regular file"});
+  v.push_back({"input: -f of a symlink loop", "", {"apply", "-f", "loop.yaml"}, k_invalid, "",
+               "cannot read batch file 'loop.yaml': too many levels of symbolic links", "", loop("loop.yaml")});
+  v.push_back({"input: -f of an empty file", "", {"apply", "-f", "empty.yaml"}, k_invalid, "", "batch file 'empty.yaml' is empty",
+               "each with version, resourceContext.anchor and metadata", [](const Sandbox& s) { s.write("empty.yaml", ""); }});
+  v.push_back({"input: -f of a file too large", "", {"apply", "-f", "huge.yaml"}, k_invalid, "",
+               "cannot read batch file 'huge.yaml': it is larger than the 16 MiB limit", "split it",
+               [](const Sandbox& s) {
+                 s.write("huge.yaml", "");
+                 fs::resize_file(s.path("huge.yaml"), std::uintmax_t{1} << 30);  // sparse: nothing is written
+               }});
+  v.push_back({"input: attachment is a FIFO", doc("cluster-providers/p1/clusters", cluster_file + "kc.fifo\n"), k_apply,
+               k_invalid, "bad.yaml:6", "cannot read file 'kc.fifo': it is a FIFO, not a regular file", "", fifo("kc.fifo")});
+  v.push_back({"input: attachment is a character device", doc("cluster-providers/p1/clusters", cluster_file + "/dev/urandom\n"),
+               k_apply, k_invalid, "bad.yaml:6", "cannot read file '/dev/urandom': it is a character device"});
+  v.push_back({"input: attachment is a socket", doc("cluster-providers/p1/clusters", cluster_file + "kc.sock\n"), k_apply,
+               k_invalid, "bad.yaml:6", "cannot read file 'kc.sock'", "",
+               [](const Sandbox& s) {
+                 REQUIRE(shell("python3 -c \"import socket; socket.socket(socket.AF_UNIX).bind('" + s.path("kc.sock").string() +
+                               "')\"").code == 0);
+               }});
+  v.push_back({"input: attachment is a symlink loop", doc("cluster-providers/p1/clusters", cluster_file + "kc.loop\n"), k_apply,
+               k_invalid, "bad.yaml:6", "cannot read file 'kc.loop': too many levels of symbolic links", "", loop("kc.loop")});
+  v.push_back({"input: attachment is an empty kubeconfig", doc("cluster-providers/p1/clusters", cluster_file + "empty.kubeconfig\n"),
+               k_apply, k_invalid, "bad.yaml:6", "empty", "",
+               [](const Sandbox& s) { s.write("empty.kubeconfig", ""); }});
+  v.push_back({"input: attachment larger than 256 MiB", doc("cluster-providers/p1/clusters", cluster_file + "huge.kubeconfig\n"),
+               k_apply, k_invalid, "bad.yaml:6", "cannot read file 'huge.kubeconfig': it is larger than the 256 MiB limit", "",
+               [](const Sandbox& s) {
+                 s.write("huge.kubeconfig", "");
+                 fs::resize_file(s.path("huge.kubeconfig"), std::uintmax_t{300} << 20);
+               }});
+  v.push_back({"input: chart package is a FIFO", doc("projects/proj1/composite-apps/ca/v1/apps", "metadata:\n  name: web\nfile: web.fifo\n"),
+               k_apply, k_invalid, "bad.yaml:6", "it is a FIFO, not a regular file", "", fifo("web.fifo")});
+  v.push_back({"input: -v values file is a FIFO", doc("projects", "metadata:\n  name: p2\n"),
+               {"apply", "-f", "bad.yaml", "-v", "values.fifo"}, k_invalid, "",
+               "cannot read values file 'values.fifo': it is a FIFO, not a regular file", "", fifo("values.fifo")});
+  v.push_back({"input: --spec-file is a FIFO", "", {"project", "create", "p2", "--spec-file", "spec.fifo"}, k_invalid, "",
+               "cannot read spec file 'spec.fifo': it is a FIFO", "", fifo("spec.fifo")});
+  // ---- templates and values (-v) ---------------------------------------------------------------
+  auto values = [](const std::string& text) { return [text](const Sandbox& s) { s.write("values.yaml", text); }; };
+  const std::vector<std::string> apply_v = {"apply", "-f", "bad.yaml", "-v", "values.yaml"};
+  v.push_back({"template: unclosed action", doc("projects", "metadata:\n  name: {{ .Name }\n"), apply_v, k_invalid,
+               "template: bad.yaml:5", "unexpected \"}\" in operand", "", values("Name: p2\n")});
+  v.push_back({"template: unknown function", doc("projects", "metadata:\n  name: {{ nosuch .Name }}\n"), apply_v, k_invalid,
+               "template: bad.yaml:5", "function \"nosuch\" not defined", "", values("Name: p2\n")});
+  v.push_back({"template: if without end", doc("projects", "metadata:\n  name: p2\n{{ if .Name }}\n"), apply_v, k_invalid,
+               "template: bad.yaml:", "unexpected EOF", "", values("Name: p2\n")});
+  v.push_back({"template: field of a string", doc("projects", "metadata:\n  name: {{ .Name.Deep }}\n"), apply_v, k_invalid,
+               "template: bad.yaml:5", "can't evaluate field Deep", "", values("Name: p2\n")});
+  v.push_back({"template: renders invalid YAML", doc("projects", "metadata:\n  name: {{ .Name }}\n"), apply_v, k_invalid,
+               "bad.yaml:5", "", "", values("Name: \"a: b: c\"\n")});
+  v.push_back({"values: malformed YAML", doc("projects", "metadata:\n  name: {{ .Name }}\n"), apply_v, k_invalid,
+               "values.yaml:2", "did not find expected ',' or ']'", "", values("Name: [a\n")});
+  v.push_back({"values: a list, not a mapping", doc("projects", "metadata:\n  name: {{ .Name }}\n"), apply_v, k_invalid,
+               "template: bad.yaml:5", "", "", values("- a\n- b\n")});
   // ---- workspace ----------------------------------------------------------------------------
   v.push_back({"workspace: outside one", "", {"get", "projects"}, k_workspace, "", "not in an emco workspace", "emco init", nullptr,
                true});

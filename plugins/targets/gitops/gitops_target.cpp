@@ -2,12 +2,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include <fstream>
-#include <sstream>
 #include <unordered_map>
 #include <vector>
 
 #include "core/util/error.hpp"
+#include "core/util/file_io.hpp"
 #include "core/util/strings.hpp"
 #include "plugins/targets/kube/kube_target.hpp"
 
@@ -23,13 +22,12 @@ std::string value_of(const std::map<std::string, std::string>& kv, const std::st
 }
 
 std::string read_text_file(const std::string& path, const std::string& what, const std::string& object) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    fail(ErrorKind::invalid, "cannot read " + what + " '" + path + "' named by cluster sync object '" + object + "'",
-         "the file must exist and be readable when emco delivers");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  try {
+    return read_input_file(path, {.what = what, .max_bytes = std::size_t{1} << 20});
+  } catch (const Error& e) {
+    throw Error(e.kind(), e.message() + " (named by cluster sync object '" + object + "')",
+                "the file must exist and be readable when emco delivers");
+  }
 }
 
 }  // namespace

@@ -1,17 +1,15 @@
 #include "plugins/targets/kube/kubeconfig.hpp"
 
-#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "core/template/value.hpp"
 #include "core/util/base64.hpp"
 #include "core/util/error.hpp"
+#include "core/util/file_io.hpp"
 #include "core/util/strings.hpp"
 #include "core/yaml/yaml.hpp"
 #include "plugins/targets/kube/pem.hpp"
@@ -146,13 +144,11 @@ std::string field_place(const std::string& origin, std::uint32_t line) {
 // Reads a file a kubeconfig field names; `place` is the field's "FILE:LINE".
 // The error names the place and the path, never the content.
 std::string read_file(const std::string& path, const std::string& what, const std::string& place) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    fail(ErrorKind::invalid, (place.empty() ? std::string() : place + ": ") + "cannot read " + what + " '" + path +
-                                 "': " + std::strerror(errno));
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
+  try {
+    return read_input_file(path, {.what = what, .max_bytes = std::size_t{1} << 20});
+  } catch (const Error& e) {
+    throw e.with_context(place);
+  }
 }
 
 std::string decode_data(const std::string& data, const std::string& what) {
@@ -235,12 +231,13 @@ Kubeconfig parse_kubeconfig(std::string_view text, const std::string& origin, co
 }
 
 Kubeconfig load_kubeconfig_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail(ErrorKind::not_found, "cannot read kubeconfig '" + path + "': " + std::strerror(errno));
-  std::ostringstream text;
-  text << in.rdbuf();
+  std::string text = read_input_file(path, {.what = "kubeconfig",
+                                            .max_bytes = std::size_t{16} << 20,
+                                            .allow_empty = false,
+                                            .empty_hint = "a kubeconfig is YAML with clusters, users and contexts",
+                                            .missing = ErrorKind::not_found});
   std::string dir = fs::absolute(fs::path(path)).parent_path().string();
-  return parse_kubeconfig(text.str(), path, dir);
+  return parse_kubeconfig(text, path, dir);
 }
 
 Kubeconfig merge_kubeconfigs(const std::vector<Kubeconfig>& configs) {
