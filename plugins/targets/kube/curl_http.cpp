@@ -56,13 +56,30 @@ TransportFailure classify(CURLcode code) {
     case CURLE_USE_SSL_FAILED: return TransportFailure::tls;
     case CURLE_COULDNT_RESOLVE_PROXY:
     case CURLE_PROXY: return TransportFailure::proxy;
+    case CURLE_PARTIAL_FILE:
+    case CURLE_RECV_ERROR:
+    case CURLE_WEIRD_SERVER_REPLY:
+    case CURLE_UNSUPPORTED_PROTOCOL:  // also "Received HTTP/0.9 when not allowed": not an HTTP answer
+    case CURLE_BAD_CONTENT_ENCODING: return TransportFailure::broken;
     default: return TransportFailure::other;
   }
 }
 
+struct BodySink {
+  std::string* body;
+  std::size_t limit;
+  bool exceeded = false;
+};
+
 size_t on_body(char* data, size_t size, size_t count, void* user) {
-  static_cast<std::string*>(user)->append(data, size * count);
-  return size * count;
+  auto* sink = static_cast<BodySink*>(user);
+  const size_t n = size * count;
+  if (sink->body->size() + n > sink->limit) {
+    sink->exceeded = true;
+    return 0;  // libcurl aborts the transfer (CURLE_WRITE_ERROR)
+  }
+  sink->body->append(data, n);
+  return n;
 }
 
 size_t on_header(char* data, size_t size, size_t count, void* user) {
@@ -224,8 +241,9 @@ private:
     for (const auto& [k, v] : request.headers) add(k + ": " + v);
     add("Expect:");  // no 100-continue round trip for request bodies
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers.get());
+    BodySink sink{&response.body, request.max_body_bytes};
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, &on_body);
-    curl_easy_setopt(h, CURLOPT_WRITEDATA, &response.body);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, &sink);
     curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, &on_header);
     curl_easy_setopt(h, CURLOPT_HEADERDATA, &response.headers);
 
@@ -236,8 +254,11 @@ private:
     m_connections += static_cast<uint64_t>(new_connections);
     if (rc != CURLE_OK) {
       response.status = 0;
-      response.failure = classify(rc);
-      response.failure_detail = errbuf[0] ? std::string(errbuf.data()) : curl_easy_strerror(rc);
+      response.failure = sink.exceeded ? TransportFailure::too_large : classify(rc);
+      response.failure_detail = sink.exceeded ? "the answer is larger than " + std::to_string(request.max_body_bytes >> 20) + " MiB"
+                                : errbuf[0]   ? std::string(errbuf.data())
+                                              : curl_easy_strerror(rc);
+      response.body.clear();
       while (!response.failure_detail.empty() && std::isspace(static_cast<unsigned char>(response.failure_detail.back())))
         response.failure_detail.pop_back();
       return;

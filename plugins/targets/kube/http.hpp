@@ -7,6 +7,7 @@
 // libcurl implementation is thread-safe; tests substitute a fake.
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -39,6 +40,9 @@ struct HttpRequest {
   std::string body;
   std::chrono::milliseconds timeout{30000};  // whole request
   std::chrono::milliseconds connect_timeout{0};  // 0: the transport's default
+  // A longer answer is not read on (failure too_large): a hostile or broken
+  // server cannot make emco hold an unbounded body.
+  std::size_t max_body_bytes = std::size_t{256} << 20;
 };
 
 enum class TransportFailure {
@@ -49,6 +53,8 @@ enum class TransportFailure {
   tls_verify,  // the server's certificate did not verify
   tls,         // other TLS failures (handshake, client certificate refused)
   proxy,
+  broken,      // the answer was cut off or is not HTTP (truncated chunks, a closed connection, garbage)
+  too_large,   // the body exceeded max_body_bytes
   other,
 };
 

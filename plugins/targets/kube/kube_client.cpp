@@ -184,6 +184,14 @@ HttpResponse KubeClient::send(const std::string& method, const std::string& path
           throw KubeError(KubeErrorCategory::unreachable, 0,
                           where + "request to '" + m_access.server + "' timed out: " + r.failure_detail,
                           "did you specify the right host or port?");
+        case TransportFailure::broken:
+          throw KubeError(KubeErrorCategory::unreachable, 0,
+                          where + "the answer of '" + m_access.server + "' was cut off or is not HTTP: " + r.failure_detail,
+                          "is '" + m_access.server + "' a Kubernetes API server? emco retries later");
+        case TransportFailure::too_large:
+          throw KubeError(KubeErrorCategory::other, 0,
+                          where + method + " " + path + ": not read on: " + r.failure_detail,
+                          "is '" + m_access.server + "' a Kubernetes API server?");
         case TransportFailure::proxy:
           throw KubeError(KubeErrorCategory::unreachable, 0,
                           where + "proxy '" + m_access.proxy_url + "' failed: " + r.failure_detail,
@@ -249,6 +257,11 @@ void KubeClient::raise(const HttpResponse& r, const std::string& what) const {
     throw KubeError(KubeErrorCategory::server_error, s,
                     where + what + ": server error " + std::to_string(s) + ": " + message,
                     "the cluster's API server is failing; emco retries later");
+  if (s >= 300 && s < 400)
+    throw KubeError(KubeErrorCategory::other, s,
+                    where + what + ": the server redirects (HTTP " + std::to_string(s) + ") to '" + r.header("location") +
+                        "'; emco does not follow redirects",
+                    "point the kubeconfig's server at the API server itself");
   throw KubeError(KubeErrorCategory::other, s,
                   where + what + ": unexpected HTTP " + std::to_string(s) + (reason.empty() ? "" : " " + reason) +
                       ": " + message);
