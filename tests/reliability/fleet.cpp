@@ -233,7 +233,8 @@ std::string Fleet::integrity() {
 }
 
 size_t Fleet::queued() {
-  Exit e = emco({"status", "-o", "json"});
+  // Without the background resume: looking must not start work.
+  Exit e = emco({"status", "-o", "json"}, {{"EMCO_AUTO_RESUME", "0"}});
   INFO(e.err);
   REQUIRE(e.code == 0);
   return json::parse(e.out).value("queued", json::array()).size();

@@ -82,7 +82,8 @@ public:
   std::string state(const std::string& dig);
   // PRAGMA integrity_check of the workspace database ("ok" when sound).
   std::string integrity();
-  // Contexts with queued work (`emco status -o json` .queued).
+  // Contexts with queued work (`emco status -o json` .queued, with
+  // EMCO_AUTO_RESUME=0 so that looking starts no background sync).
   size_t queued();
 
 private:

@@ -215,6 +215,35 @@ TEST_CASE("emco dig stop from another process ends a retrying instantiate at onc
   REQUIRE(f.integrity() == "ok");
 }
 
+TEST_CASE("a cluster that accepts and never answers does not hold emco past --timeout", "[reliability][hostile]") {
+  Fleet f(2, 1);
+  emco::sim::Fault silent;
+  silent.latency_ms = 120000;  // every request to c01 waits two minutes before its answer
+  f.sim().set_fault("c01", silent);
+  auto start = steady_clock::now();
+  Proc a = f.start({"dig", "instantiate", Fleet::dig("dig1"), "--timeout", "3s"}, k_no_auto);
+  Exit end;
+  // The bound is loose for loaded CI; what matters is that it is not the
+  // two minutes the cluster would take, nor the 30 s request time-out.
+  bool ended = a.wait_until(start + seconds(20), end);
+  if (!ended) a.kill9();
+  REQUIRE(ended);
+  std::cerr << "reliability: instantiate with --timeout 3s against a silent cluster ended after "
+            << duration_cast<milliseconds>(steady_clock::now() - start).count() << " ms\n";
+  INFO(end.err);
+  CHECK(end.code == 8);
+  CHECK(end.err.find("emco sync") != std::string::npos);
+  // The other cluster got its objects; the silent one's work stays queued.
+  CHECK(f.held("c00") == std::set<std::string>{"dig1-a00=v1"});
+  CHECK(f.queued() == 1);
+  f.sim().set_fault("c01", {});
+  Exit sync = f.emco({"sync"}, k_no_auto);
+  INFO(sync.err);
+  CHECK(sync.code == 0);
+  CHECK(f.held("c01") == std::set<std::string>{"dig1-a00=v1"});
+  REQUIRE(f.integrity() == "ok");
+}
+
 TEST_CASE("two emco processes on different DIGs of one workspace both succeed", "[reliability]") {
   Fleet f(20, 5);
   const auto both = [&] {
