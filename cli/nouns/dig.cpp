@@ -515,7 +515,18 @@ std::vector<CommandSpec> dig_commands() {
                               "or ready (reads the live objects); --output summary|all|detail; filters --app, --cluster,\n"
                               "--resource; --apps/--clusters/--resources list instead. --type rsync|cluster gives\n"
                               "upstream's deprecated field names. Before the first instantiation deployedStatus is the\n"
-                              "lifecycle state.",
+                              "lifecycle state.\n"
+                              "Each resource's deployed status means one thing:\n"
+                              "  Pending     queued: not attempted yet, work is queued for it ('emco sync' continues it)\n"
+                              "  NotCreated  never attempted and nothing is queued (the operation was stopped first)\n"
+                              "  Applied     the cluster accepted it\n"
+                              "  Committed   written to the cluster's git repository (GitOps; the commit is shown)\n"
+                              "  Failed      attempted and refused: the message is the cluster's answer\n"
+                              "  Retrying    attempted, the cluster could not be reached; tried again with backoff\n"
+                              "  Skipped     not attempted: an earlier resource of its app on that cluster, or an app\n"
+                              "              it depends on, failed (the message says which)\n"
+                              "  Deleted     a terminate or update removed it from the cluster\n"
+                              "  Absent      a terminate or update found it not on the cluster: nothing to delete",
                .args = {{.name = k_dig_address, .help = "the deployment intent group (or its anchor)", .complete = Complete::anchor}},
                .flags = status_flags(),
                .examples = {"emco dig status proj1/collection/v1/dig1 --status ready",

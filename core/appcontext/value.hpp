@@ -55,13 +55,17 @@ inline constexpr const char* updated = "Updated";
 inline constexpr const char* updated_failed = "UpdatedFailed";
 }  // namespace status
 
-// Per-resource deploy status; Pending is the default when nothing was recorded.
+// Per-resource deploy status (meanings: core/sync/engine.hpp ResourceStatus);
+// Pending is the default when nothing was recorded.
 namespace resource_status {
 inline constexpr const char* pending = "Pending";
 inline constexpr const char* applied = "Applied";
 inline constexpr const char* failed = "Failed";
 inline constexpr const char* retrying = "Retrying";
 inline constexpr const char* deleted = "Deleted";
+inline constexpr const char* skipped = "Skipped";
+inline constexpr const char* absent = "Absent";
+inline constexpr const char* not_created = "NotCreated";  // never attempted, nothing queued (status only)
 }  // namespace resource_status
 
 // Per (app, cluster) connectivity; Unknown is the default.

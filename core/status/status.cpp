@@ -152,8 +152,15 @@ Query parse_query(const std::string& query_string) {
   return q;
 }
 
+// The deploy status of a resource nothing was recorded for: Pending while
+// work on its context is queued (or in progress), NotCreated once none is
+// (the operation was stopped before it reached the resource).
+std::string unrecorded_status(store::Store& st, const std::string& ctx) {
+  return ac::next_pending(st, ctx) ? ac::resource_status::pending : ac::resource_status::not_created;
+}
+
 json deployed_counts(store::Store& st, const std::string& ctx, const std::string& status_ctx) {
-  // Recorded states by "app\x1fcluster\x1fresource"; a resource without one is Pending.
+  // Recorded states by "app\x1fcluster\x1fresource".
   std::unordered_map<std::string, std::string> recorded;
   ac::for_each_resource_status(
       st, status_ctx, [&](std::string_view app, std::string_view cluster, std::string_view resource,
@@ -162,11 +169,12 @@ json deployed_counts(store::Store& st, const std::string& ctx, const std::string
                          std::string(status));
       });
   std::map<std::string, int64_t> counts;
+  const std::string unrecorded = unrecorded_status(st, ctx);
   std::string key;
   ac::for_each_resource_name(st, ctx, [&](std::string_view app, std::string_view cluster, std::string_view resource) {
     key.assign(app).append(1, '\x1f').append(cluster).append(1, '\x1f').append(resource);
     auto it = recorded.find(key);
-    ++counts[it == recorded.end() ? std::string(ac::resource_status::pending) : it->second];
+    ++counts[it == recorded.end() ? unrecorded : it->second];
   });
   json out = json::object();
   for (const auto& [status, n] : counts) out[status] = n;
@@ -290,6 +298,7 @@ json dig_status(store::Store& st, const resource::Key& dig, const Query& q, cons
 
   json dcounts = json::object(), rcounts = json::object();
   json apps = json::array();
+  const std::string unrecorded = unrecorded_status(st, c.id);
   std::map<std::string, std::shared_ptr<sync::Target>> targets;
   std::string ns = c.meta.count("Namespace") ? c.meta.at("Namespace") : "";
   for (const auto& a : c.apps) {
@@ -314,7 +323,7 @@ json dig_status(store::Store& st, const resource::Key& dig, const Query& q, cons
         if (!wanted(q.resources, id.name)) continue;
         json item = {{"GVK", gvk_json(id)}, {"name", id.name}};
         auto it = deployed.find({a.name, cl.name, rs.name});
-        std::string ds = it == deployed.end() ? "Pending" : it->second;
+        std::string ds = it == deployed.end() ? unrecorded : it->second;
         item[k_res_deployed] = ds;
         auto commit = commits.find({a.name, cl.name, rs.name});
         if (commit != commits.end()) item["commit"] = commit->second;

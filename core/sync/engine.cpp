@@ -23,6 +23,8 @@ const char* status_name(ResourceStatus s) {
     case ResourceStatus::retrying: return "Retrying";
     case ResourceStatus::deleted: return "Deleted";
     case ResourceStatus::committed: return "Committed";
+    case ResourceStatus::skipped: return "Skipped";
+    case ResourceStatus::absent: return "Absent";
   }
   return "Pending";
 }
@@ -38,7 +40,7 @@ const char* connectivity_name(Connectivity c) {
 
 ResourceStatus parse_status(const std::string& text) {
   for (auto s : {ResourceStatus::applied, ResourceStatus::failed, ResourceStatus::retrying, ResourceStatus::deleted,
-                 ResourceStatus::committed})
+                 ResourceStatus::committed, ResourceStatus::skipped, ResourceStatus::absent})
     if (text == status_name(s)) return s;
   return ResourceStatus::pending;
 }
@@ -108,6 +110,11 @@ private:
     u.message = std::move(message);
     emit(std::move(u));
   }
+  // Steps from `from` on were not attempted because step `failed` failed.
+  void skip_rest(const Job& j, size_t from, const Step& failed) {
+    for (size_t k = from; k < j.steps.size(); ++k)
+      emit_resource(j, j.steps[k], ResourceStatus::skipped, "not attempted: '" + failed.resource + "' failed before it");
+  }
   void emit_connectivity(const Job& j, Connectivity c) {
     Update u;
     u.connectivity = true;
@@ -132,32 +139,34 @@ private:
     return milliseconds(static_cast<int64_t>(static_cast<double>(d.count()) * dist(rng)));
   }
 
-  void execute(Target& t, const Step& s) {
+  // Runs one step; false when a removal found nothing to delete.
+  bool execute(Target& t, const Step& s) {
     switch (s.action) {
-      case StepAction::apply: t.apply(s.manifest, false); return;
-      case StepAction::create: t.apply(s.manifest, true); return;
+      case StepAction::apply: t.apply(s.manifest, false); return true;
+      case StepAction::create: t.apply(s.manifest, true); return true;
       case StepAction::apply_wait: {
         t.apply(s.manifest, false);
         auto until = steady_clock::now() + m_options.hook_timeout;
         for (;;) {
           auto st = t.state(s.manifest);
-          if (st.ready) return;
+          if (st.ready) return true;
           if (steady_clock::now() >= until)
             throw TargetError(false, false, "'" + s.resource + "' did not become ready within " +
                                                 std::to_string(duration_cast<seconds>(m_options.hook_timeout).count()) +
                                                 "s" + (st.reason.empty() ? "" : ": " + st.reason));
-          if (!sleep_for(m_options.ready_poll)) return;
+          if (!sleep_for(m_options.ready_poll)) return true;
         }
       }
-      case StepAction::remove: t.remove(s.manifest); return;
+      case StepAction::remove: return t.remove(s.manifest);
       case StepAction::remove_quiet:
         try {
-          t.remove(s.manifest);
+          return t.remove(s.manifest);
         } catch (const TargetError&) {
           // Cleanup of hooks and CRDs ignores every cluster failure (rsync does too).
         }
-        return;
+        return true;
     }
+    return true;
   }
 
   JobEnd run_job(const Job& j, std::string& failure);
@@ -266,6 +275,7 @@ JobEnd Runner::stage_job(size_t job_index, Batch& batch, std::string& failure) {
       ++m_steps_done;
       if (s.action == StepAction::remove_quiet) continue;
       if (s.action == StepAction::remove) continue;
+      skip_rest(j, i + 1, s);
       failure = message;
       return JobEnd::failed;
     }
@@ -387,10 +397,10 @@ JobEnd Runner::run_job(const Job& j, std::string& failure) {
         reachable = true;
         if (reported != Connectivity::available) emit_connectivity(j, reported = Connectivity::available);
       }
-      execute(*target, s);
+      const bool present = execute(*target, s);
       if (cancelled()) return JobEnd::cancelled;  // a hook wait was cut short
       bool removal = s.action == StepAction::remove || s.action == StepAction::remove_quiet;
-      emit_resource(j, s, removal ? ResourceStatus::deleted : ResourceStatus::applied);
+      emit_resource(j, s, !removal ? ResourceStatus::applied : present ? ResourceStatus::deleted : ResourceStatus::absent);
       ++m_steps_done;
       attempts = 0;
       backoff = m_options.backoff_initial;
@@ -405,6 +415,7 @@ JobEnd Runner::run_job(const Job& j, std::string& failure) {
         ++attempts;
         if (m_options.max_retries >= 0 && attempts > m_options.max_retries) {
           emit_resource(j, s, ResourceStatus::failed, message + " (gave up after " + std::to_string(attempts) + " attempts)");
+          skip_rest(j, i + 1, s);
           failure = message;
           return JobEnd::failed;
         }
@@ -423,6 +434,7 @@ JobEnd Runner::run_job(const Job& j, std::string& failure) {
         ++i;
         continue;
       }
+      skip_rest(j, i + 1, s);
       failure = message;
       return JobEnd::failed;
     }
@@ -567,7 +579,7 @@ Result Runner::run(const Hooks& hooks) {
           a.done_at = steady_clock::now();
           for (size_t ji : a.jobs) {
             const Job& j = m_work.jobs[ji];
-            for (const auto& s : j.steps) emit_resource(j, s, ResourceStatus::failed, dep_failure);
+            for (const auto& s : j.steps) emit_resource(j, s, ResourceStatus::skipped, "not attempted: " + dep_failure);
             ++failed;
             if (result.failures.size() < 50)
               result.failures.push_back(j.app + " on " + j.cluster + ": " + dep_failure);

@@ -48,9 +48,21 @@
 
 namespace emco::sync {
 
-// committed: written to a git repository (batching targets); the message
-// then holds "commit <id>".
-enum class ResourceStatus { pending, applied, failed, retrying, deleted, committed };
+// What happened to one resource; each state means one thing (issue 23):
+//   pending   — queued: not attempted yet, work is queued for it;
+//   applied   — the cluster accepted it;
+//   committed — written to a git repository (batching targets; the message
+//               holds "commit <id>");
+//   failed    — attempted, and the cluster (or repository) refused it: the
+//               message is its answer;
+//   retrying  — attempted, the cluster could not be reached; tried again;
+//   skipped   — not attempted: an earlier resource of its app on that
+//               cluster failed, or an app it depends on failed (the message
+//               says which);
+//   deleted   — a terminate or update removed it from the cluster;
+//   absent    — a terminate or update found it not on the cluster (never
+//               created, or already gone): nothing to delete.
+enum class ResourceStatus { pending, applied, failed, retrying, deleted, committed, skipped, absent };
 enum class Connectivity { unknown, available, retrying };
 const char* status_name(ResourceStatus s);     // "Pending", "Applied", ..., "Committed"
 const char* connectivity_name(Connectivity c); // "Unknown", "Available", "Retrying"

@@ -201,11 +201,15 @@ std::map<std::string, std::set<std::string>> Fleet::snapshot() const {
   return out;
 }
 
-std::string Fleet::status_line(const std::string& dig) {
+json Fleet::status(const std::string& dig) {
   Exit e = emco({"dig", "status", Fleet::dig(dig), "-o", "json", "-o", "summary"});
   INFO(e.err);
   REQUIRE(e.code == 0);
-  json s = json::parse(e.out);
+  return json::parse(e.out);
+}
+
+std::string Fleet::status_line(const std::string& dig) {
+  json s = status(dig);
   std::string line = s.value("deployedStatus", "");
   if (s.contains("deployedCounts"))
     for (const auto& [k, v] : s["deployedCounts"].items()) line += " " + k + "=" + v.dump();

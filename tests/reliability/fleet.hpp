@@ -20,6 +20,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "sim/sim.hpp"
 
 namespace emco::test {
@@ -78,6 +80,8 @@ public:
   std::map<std::string, std::set<std::string>> snapshot() const;
   // `emco dig status DIG -o json -o summary`, parsed: deployedStatus and deployedCounts as "Applied=40 ...".
   std::string status_line(const std::string& dig);
+  // `emco dig status DIG -o json -o summary`, parsed.
+  nlohmann::json status(const std::string& dig);
   // The DIG's lifecycle state (last stateInfo action).
   std::string state(const std::string& dig);
   // PRAGMA integrity_check of the workspace database ("ok" when sound).

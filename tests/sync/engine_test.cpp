@@ -151,8 +151,24 @@ TEST_CASE("a permanent apply failure stops that cluster only", "[sync][engine]")
   CHECK(r.outcome == Outcome::failed);
   CHECK(fleet.clusters["p+c1"].log == std::vector<std::string>{"apply a"});
   CHECK(rec.last("p+c1", "fail:b+ConfigMap") == "Failed");
-  CHECK(rec.last("p+c1", "c+ConfigMap") == "none");
+  // Not attempted, and says why.
+  CHECK(rec.last("p+c1", "c+ConfigMap") == "Skipped");
   CHECK(fleet.clusters["p+c2"].objects.size() == 3);
+}
+
+TEST_CASE("a delete that finds nothing on the cluster is Absent, not Deleted", "[sync][engine]") {
+  Fleet fleet;
+  fleet.clusters["p+c1"].objects = {"a"};
+  Work w;
+  w.apps = {{"app1", {}}};
+  Job j{"app1", "p+c1", {{StepAction::remove, "a+ConfigMap", "a", true}, {StepAction::remove, "b+ConfigMap", "b", true}}};
+  w.jobs = {j};
+  Recorder rec;
+  auto r = run(w, fleet.factory(), fast(), rec.hooks());
+  CHECK(r.outcome == Outcome::succeeded);
+  CHECK(rec.last("p+c1", "a+ConfigMap") == "Deleted");
+  CHECK(rec.last("p+c1", "b+ConfigMap") == "Absent");
+  CHECK(fleet.clusters["p+c1"].objects.empty());
 }
 
 TEST_CASE("a failed delete marks the resource and the job goes on", "[sync][engine]") {
@@ -212,7 +228,7 @@ TEST_CASE("a failed dependency fails its dependents without running them", "[syn
   CHECK(r.outcome == Outcome::failed);
   CHECK(r.progress.failed == 2);
   CHECK(fleet.clusters["p+c2"].log.empty());
-  CHECK(rec.last("p+c2", "web+ConfigMap") == "Failed");
+  CHECK(rec.last("p+c2", "web+ConfigMap") == "Skipped");
 }
 
 TEST_CASE("a dependency cycle fails instead of hanging", "[sync][engine]") {
@@ -256,7 +272,7 @@ TEST_CASE("a hook that never becomes ready fails after the hook timeout", "[sync
   auto r = run(w, fleet.factory(), o, rec.hooks());
   CHECK(r.outcome == Outcome::failed);
   CHECK(rec.last("p+c1", "job+Job") == "Failed");
-  CHECK(rec.last("p+c1", "a+ConfigMap") == "none");
+  CHECK(rec.last("p+c1", "a+ConfigMap") == "Skipped");
 }
 
 TEST_CASE("stop during a retry ends the run within a second", "[sync][engine]") {
