@@ -21,8 +21,8 @@ Header header(store::Store& st, const std::string& id) {
   h.parent = s.str(5);
   h.children = strings_from(s.str(6));
   h.status_context = s.str(7);
-  h.stop = static_cast<int>(s.int64(8)) != 0;
-  h.pending_terminate = static_cast<int>(s.int64(9)) != 0;
+  h.stop = s.int64(8) != 0;
+  h.pending_terminate = s.int64(9) != 0;
   h.revision = s.int64(10);
   h.created = s.str(11);
   s.reset();

@@ -20,7 +20,7 @@ using nlohmann::json;
 
 namespace {
 
-void add_child_impl(store::Database& db, const std::string& parent, const std::string& child) {
+void add_child(store::Database& db, const std::string& parent, const std::string& child) {
   std::string children;
   {
     auto& s = db.statement("SELECT children FROM ac_contexts WHERE id = ?");
@@ -130,7 +130,7 @@ void save(store::Store& st, const AppContext& ctx) {
       s.bind(14, seq);
       s.exec();
     }
-    if (!ctx.parent.empty()) add_child_impl(db, ctx.parent, ctx.id);
+    if (!ctx.parent.empty()) add_child(db, ctx.parent, ctx.id);
 
     int ord = 0;
     for (const auto& app : ctx.apps) {

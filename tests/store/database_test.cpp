@@ -180,7 +180,7 @@ TEST_CASE("database: statements are cached, and taking one resets it and its par
   }
 }
 
-TEST_CASE("database: exec counts changed rows; RETURNING gives new ids", "[database]") {
+TEST_CASE("database: exec counts changed rows, RETURNING gives new ids", "[database]") {
   for (const auto& b : backends()) {
     DYNAMIC_SECTION(b.name) {
       auto db = fresh(b);
