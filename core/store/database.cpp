@@ -28,16 +28,19 @@ void Database::transaction(const std::function<void()>& body) {
     return;
   }
   // Savepoint names need only be unique along the nesting, so the depth is
-  // the name; both SQLite and PostgreSQL take this syntax.
+  // the name; both SQLite and PostgreSQL take this syntax. The statements
+  // are cached like any other: a nested write is a hot path (the sync
+  // engine records each resource's status in one).
   const std::string name = "emco_sp" + std::to_string(m_depth);
-  exec("SAVEPOINT " + name);
+  statement("SAVEPOINT " + name).exec();
   ++m_depth;
   try {
     body();
   } catch (...) {
     --m_depth;
     try {
-      exec("ROLLBACK TO " + name + "; RELEASE " + name);
+      statement("ROLLBACK TO " + name).exec();
+      statement("RELEASE " + name).exec();
     } catch (const DatabaseError&) {
       // The engine ended the whole transaction on the error (SQLite does on
       // I/O errors and full disks); the outermost call rolls back.
@@ -45,7 +48,7 @@ void Database::transaction(const std::function<void()>& body) {
     throw;
   }
   --m_depth;
-  exec("RELEASE " + name);
+  statement("RELEASE " + name).exec();
 }
 
 namespace {
