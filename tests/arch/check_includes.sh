@@ -5,9 +5,9 @@
 #      core/store/database.hpp and the backends' headers (core/store/<backend>/)
 #      are included nowhere else in emco's code (white-box tests may include
 #      database.hpp, not a backend's header).
-#   2. A database engine's headers (SQLite's sqlite3.h, SQLiteCpp, libpq) are
-#      included only in its backend's folder (core/store/sqlite/ for SQLite),
-#      tests and benchmarks included.
+#   2. A database engine's headers are included only in its backend's folder,
+#      tests and benchmarks included: sqlite3.h and SQLiteCpp in
+#      core/store/sqlite/, libpq and libpqxx in core/store/postgresql/.
 #   3. core/ depends on nothing above it: no include of plugins/, cli/ or sim/.
 #   4. Core headers stay light: none includes CLI11, nlohmann/json.hpp
 #      (json_fwd.hpp is fine), curl, git2 or a database engine's header.
@@ -37,13 +37,15 @@ for f in $(sources core plugins cli sim tests bench); do
        < <(grep -nE "$inc"'core/store/(database\.hpp|[a-z0-9_]+/)' "$f" | sed "s|^|$f:|") ;;
   esac
 done
-for f in $(sources core plugins cli sim tests bench); do
-  case $f in
-  core/store/sqlite/*) ;;
-  *) offend "SQLite's headers belong to core/store/sqlite/ (the SQLite backend)" \
-       < <(grep -nE "$inc(sqlite3\.h|SQLiteCpp/)" "$f" | sed "s|^|$f:|") ;;
-  esac
-done
+engine_headers() {  # backend folder, include pattern, engine name
+  local f
+  for f in $(sources core plugins cli sim tests bench); do
+    case $f in "$1"/*) continue ;; esac
+    offend "$3's headers belong to $1/ (the $3 backend)" < <(grep -nE "$inc$2" "$f" | sed "s|^|$f:|")
+  done
+}
+engine_headers core/store/sqlite '(sqlite3\.h|SQLiteCpp/)' SQLite
+engine_headers core/store/postgresql '(libpq-fe\.h|libpq/|pqxx/)' PostgreSQL
 for f in $(sources core); do
   offend "core must not depend on plugins/, cli/ or sim/" \
     < <(grep -nE "$inc(plugins|cli|sim)/" "$f" | sed "s|^|$f:|")
