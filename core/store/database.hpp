@@ -3,7 +3,8 @@
 // keeps it. core/store and core/appcontext's row files write their SQL
 // against this interface; each backend is one folder below core/store
 // (core/store/sqlite/ today) and open_database() picks it by location.
-// Nothing else includes this header (tests/arch/check_includes.sh).
+// Nothing else includes this header but white-box tests
+// (tests/arch/check_includes.sh).
 //
 // Contracts every backend keeps (tests/store/database_test.cpp checks them,
 // case by case, for every backend it knows):

@@ -2,10 +2,8 @@
 
 #include <unistd.h>
 
-#include <chrono>
 #include <set>
 #include <unordered_map>
-#include <thread>
 
 #include <nlohmann/json.hpp>
 
