@@ -34,13 +34,20 @@ struct Backend {
   const char* schema;
 };
 
+// The SQLite files of one run, removed when the run ends.
+struct ScratchDir {
+  fs::path path = fs::temp_directory_path() / ("emco-database-test-" + std::to_string(::getpid()));
+  ScratchDir() { fs::create_directories(path); }
+  ~ScratchDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+};
+
 std::string fresh_sqlite_file() {
+  static ScratchDir dir;
   static int n = 0;
-  fs::path dir = fs::temp_directory_path() / ("emco-database-test-" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  fs::path f = dir / ("db" + std::to_string(++n) + ".sqlite");
-  fs::remove(f);
-  return f.string();
+  return (dir.path / ("db" + std::to_string(++n) + ".sqlite")).string();
 }
 
 std::vector<Backend> backends() {
