@@ -1,30 +1,30 @@
 #include "core/appcontext/header_rows.hpp"
 
 #include "core/appcontext/rows.hpp"
-#include "core/store/store_impl.hpp"
+#include "core/store/database.hpp"
 
 namespace emco::appcontext {
 
 Header header(store::Store& st, const std::string& id) {
-  auto& s = st.impl().stmt(
+  auto& s = st.database().statement(
       "SELECT owner_kind, owner_key, meta, status, desired, COALESCE(parent_id, ''), children, status_ctx, stop_flag, "
       "pending_terminate, revision, created FROM ac_contexts WHERE id = ?");
   s.bind(1, id);
-  if (!s.executeStep()) no_context(id);
+  if (!s.step()) no_context(id);
   Header h;
   h.id = id;
-  h.owner_kind = s.getColumn(0).getString();
-  h.owner_key = s.getColumn(1).getString();
-  h.meta = meta_from(s.getColumn(2).getString());
-  h.status = s.getColumn(3).getString();
-  h.desired = s.getColumn(4).getString();
-  h.parent = s.getColumn(5).getString();
-  h.children = strings_from(s.getColumn(6).getString());
-  h.status_context = s.getColumn(7).getString();
-  h.stop = s.getColumn(8).getInt() != 0;
-  h.pending_terminate = s.getColumn(9).getInt() != 0;
-  h.revision = s.getColumn(10).getInt64();
-  h.created = s.getColumn(11).getString();
+  h.owner_kind = s.str(0);
+  h.owner_key = s.str(1);
+  h.meta = meta_from(s.str(2));
+  h.status = s.str(3);
+  h.desired = s.str(4);
+  h.parent = s.str(5);
+  h.children = strings_from(s.str(6));
+  h.status_context = s.str(7);
+  h.stop = s.int64(8) != 0;
+  h.pending_terminate = s.int64(9) != 0;
+  h.revision = s.int64(10);
+  h.created = s.str(11);
   s.reset();
   return h;
 }
@@ -33,7 +33,7 @@ namespace {
 
 void update_column(store::Store& st, const std::string& id, const std::string& sql, const std::string& value) {
   st.write([&] {
-    auto& s = st.impl().stmt(sql);
+    auto& s = st.database().statement(sql);
     s.bind(1, value);
     s.bind(2, id);
     if (s.exec() == 0) no_context(id);
@@ -42,7 +42,7 @@ void update_column(store::Store& st, const std::string& id, const std::string& s
 
 void update_flag(store::Store& st, const std::string& id, const std::string& sql, bool value) {
   st.write([&] {
-    auto& s = st.impl().stmt(sql);
+    auto& s = st.database().statement(sql);
     s.bind(1, value ? 1 : 0);
     s.bind(2, id);
     if (s.exec() == 0) no_context(id);

@@ -10,7 +10,7 @@
 #include "core/appcontext/header_rows.hpp"
 #include "core/appcontext/rows.hpp"
 #include "core/store/plan_codec.hpp"
-#include "core/store/store_impl.hpp"
+#include "core/store/database.hpp"
 #include "core/util/error.hpp"
 #include "core/util/sha256.hpp"
 
@@ -20,19 +20,19 @@ using nlohmann::json;
 
 namespace {
 
-void add_child_impl(store::Store::Impl& impl, const std::string& parent, const std::string& child) {
+void add_child(store::Database& db, const std::string& parent, const std::string& child) {
   std::string children;
   {
-    auto& s = impl.stmt("SELECT children FROM ac_contexts WHERE id = ?");
+    auto& s = db.statement("SELECT children FROM ac_contexts WHERE id = ?");
     s.bind(1, parent);
-    if (!s.executeStep()) no_context(parent);
-    children = s.getColumn(0).getString();
+    if (!s.step()) no_context(parent);
+    children = s.str(0);
   }
   json j = json::parse(children);
   for (const auto& v : j)
     if (v == child) return;
   j.push_back(child);
-  auto& u = impl.stmt("UPDATE ac_contexts SET children = ? WHERE id = ?");
+  auto& u = db.statement("UPDATE ac_contexts SET children = ? WHERE id = ?");
   u.bind(1, j.dump());
   u.bind(2, parent);
   u.exec();
@@ -61,26 +61,26 @@ std::string encode_plan(const App& app) {
   return w.finish();
 }
 
-bool plan_stored(store::Store::Impl& impl, const std::string& digest) {
-  auto& s = impl.stmt("SELECT 1 FROM ac_plans WHERE digest = ?");
+bool plan_stored(store::Database& db, const std::string& digest) {
+  auto& s = db.statement("SELECT 1 FROM ac_plans WHERE digest = ?");
   s.bind(1, digest);
-  return s.executeStep();
+  return s.step();
 }
 
 // Stores a plan not stored yet, with the contents it uses.
-void store_plan(store::Store::Impl& impl, const App& app, const std::string& digest, const std::string& data) {
-  auto& sp = impl.stmt("INSERT INTO ac_plans(digest, data) VALUES(?, ?)");
+void store_plan(store::Database& db, const App& app, const std::string& digest, const std::string& data) {
+  auto& sp = db.statement("INSERT INTO ac_plans(digest, data) VALUES(?, ?)");
   sp.bind(1, digest);
-  sp.bind(2, data.data(), static_cast<int>(data.size()));
+  sp.bind_blob(2, data);
   sp.exec();
   std::unordered_set<std::string_view> seen;
   auto put = [&](const Content& c) {
     if (!seen.insert(c.hash).second) return;
-    auto& sc = impl.stmt("INSERT OR IGNORE INTO ac_contents(hash, data) VALUES(?, ?)");
+    auto& sc = db.statement("INSERT INTO ac_contents(hash, data) VALUES(?, ?) ON CONFLICT DO NOTHING");
     sc.bind(1, c.hash);
-    sc.bind(2, c.text.data(), static_cast<int>(c.text.size()));
+    sc.bind_blob(2, c.text);
     sc.exec();
-    auto& su = impl.stmt("INSERT INTO ac_plan_contents(plan, hash) VALUES(?, ?)");
+    auto& su = db.statement("INSERT INTO ac_plan_contents(plan, hash) VALUES(?, ?)");
     su.bind(1, digest);
     su.bind(2, c.hash);
     su.exec();
@@ -95,14 +95,20 @@ void store_plan(store::Store::Impl& impl, const App& app, const std::string& dig
 }  // namespace
 
 void save(store::Store& st, const AppContext& ctx) {
-  auto& impl = st.impl();
+  auto& db = st.database();
   st.write([&] {
-    if (exists_impl(impl, ctx.id)) fail(ErrorKind::conflict, "appcontext '" + ctx.id + "' already exists");
-    if (!ctx.parent.empty() && !exists_impl(impl, ctx.parent))
+    if (exists_in(db, ctx.id)) fail(ErrorKind::conflict, "appcontext '" + ctx.id + "' already exists");
+    if (!ctx.parent.empty() && !exists_in(db, ctx.parent))
       fail(ErrorKind::not_found, "parent appcontext '" + ctx.parent + "' of '" + ctx.id + "' not found");
-    int64_t seq = impl.db.execAndGet("SELECT COALESCE(MAX(seq), 0) + 1 FROM ac_contexts").getInt64();
+    int64_t seq = 0;
     {
-      auto& s = impl.stmt(
+      auto& s = db.statement("SELECT COALESCE(MAX(seq), 0) + 1 FROM ac_contexts");
+      s.step();
+      seq = s.int64(0);
+      s.reset();
+    }
+    {
+      auto& s = db.statement(
           "INSERT INTO ac_contexts(id, owner_kind, owner_key, meta, status, desired, parent_id, children, status_ctx, "
           "stop_flag, pending_terminate, revision, created, seq) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
       s.bind(1, ctx.id);
@@ -112,7 +118,7 @@ void save(store::Store& st, const AppContext& ctx) {
       s.bind(5, ctx.status);
       s.bind(6, ctx.desired);
       if (ctx.parent.empty())
-        s.bind(7);
+        s.bind_null(7);
       else
         s.bind(7, ctx.parent);
       s.bind(8, json(ctx.children).dump());
@@ -124,24 +130,24 @@ void save(store::Store& st, const AppContext& ctx) {
       s.bind(14, seq);
       s.exec();
     }
-    if (!ctx.parent.empty()) add_child_impl(impl, ctx.parent, ctx.id);
+    if (!ctx.parent.empty()) add_child(db, ctx.parent, ctx.id);
 
     int ord = 0;
     for (const auto& app : ctx.apps) {
       std::string digest;
       if (app.elided) {
         digest = app.plan_digest;
-        if (digest.empty() || !plan_stored(impl, digest))
+        if (digest.empty() || !plan_stored(db, digest))
           fail(ErrorKind::internal, "appcontext '" + ctx.id + "': app '" + app.name +
                                         "' has no clusters and no stored plan to stand for them");
       } else {
         std::string data = encode_plan(app);
         digest = sha256_hex(data);
-        if (!plan_stored(impl, digest)) store_plan(impl, app, digest, data);
+        if (!plan_stored(db, digest)) store_plan(db, app, digest, data);
       }
       json deps = json::array();
       for (const auto& d : app.dependencies) deps.push_back({{"app", d.app}, {"opStatus", d.op_status}, {"wait", d.wait}});
-      auto& sa = impl.stmt("INSERT INTO ac_apps(ctx, ord, app, deps, plan, inputs) VALUES(?,?,?,?,?,?)");
+      auto& sa = db.statement("INSERT INTO ac_apps(ctx, ord, app, deps, plan, inputs) VALUES(?,?,?,?,?,?)");
       sa.bind(1, ctx.id);
       sa.bind(2, ord++);
       sa.bind(3, app.name);
@@ -153,7 +159,7 @@ void save(store::Store& st, const AppContext& ctx) {
   });
 }
 
-bool exists(store::Store& st, const std::string& id) { return exists_impl(st.impl(), id); }
+bool exists(store::Store& st, const std::string& id) { return exists_in(st.database(), id); }
 
 namespace {
 
@@ -187,7 +193,7 @@ void decode_plan(const std::string& ctx_id, App& app, std::string_view data, con
 // Loads a context; the apps named in `elide` are left without their
 // clusters (App::elided).
 AppContext load_impl(store::Store& st, const std::string& id, const std::set<std::string>& elide) {
-  auto& impl = st.impl();
+  auto& db = st.database();
   Header h = header(st, id);
   AppContext ctx;
   ctx.id = h.id;
@@ -205,16 +211,16 @@ AppContext load_impl(store::Store& st, const std::string& id, const std::set<std
   ctx.created = h.created;
 
   {
-    auto& s = impl.stmt("SELECT app, deps, plan, inputs FROM ac_apps WHERE ctx = ? ORDER BY ord");
+    auto& s = db.statement("SELECT app, deps, plan, inputs FROM ac_apps WHERE ctx = ? ORDER BY ord");
     s.bind(1, id);
-    while (s.executeStep()) {
+    while (s.step()) {
       App a;
-      a.name = s.getColumn(0).getString();
-      for (const auto& d : json::parse(s.getColumn(1).getString()))
+      a.name = s.str(0);
+      for (const auto& d : json::parse(s.str(1)))
         a.dependencies.push_back({d.at("app").get<std::string>(), d.at("opStatus").get<std::string>(),
                                   d.at("wait").get<int>()});
-      a.plan_digest = s.getColumn(2).getString();
-      a.inputs = s.getColumn(3).getString();
+      a.plan_digest = s.str(2);
+      a.inputs = s.str(3);
       a.elided = elide.count(a.name) > 0;
       ctx.apps.push_back(std::move(a));
     }
@@ -224,25 +230,24 @@ AppContext load_impl(store::Store& st, const std::string& id, const std::set<std
   for (auto& a : ctx.apps) {
     if (a.elided) continue;
     if (read.insert(a.plan_digest).second) {
-      auto& s = impl.stmt(
+      auto& s = db.statement(
           "SELECT c.hash, c.data FROM ac_plan_contents p JOIN ac_contents c ON c.hash = p.hash WHERE p.plan = ?");
       s.bind(1, a.plan_digest);
-      while (s.executeStep()) {
-        const char* hash = s.getColumn(0).getText();
-        if (contents.find(std::string_view(hash)) != contents.end()) continue;
+      while (s.step()) {
+        const std::string_view hash = s.text(0);
+        if (contents.find(hash) != contents.end()) continue;
         auto c = std::make_shared<Content>();
         c->hash = hash;
-        c->text = blob_view(s.getColumn(1));
+        c->text = s.blob(1);
         contents.emplace(c->hash, std::move(c));
       }
     }
-    auto& s = impl.stmt("SELECT data FROM ac_plans WHERE digest = ?");
+    auto& s = db.statement("SELECT data FROM ac_plans WHERE digest = ?");
     s.bind(1, a.plan_digest);
-    if (!s.executeStep())
+    if (!s.step())
       fail(ErrorKind::internal, "appcontext '" + id + "' lacks the plan of app '" + a.name + "'",
            "the workspace database is damaged; restore it from a backup");
-    const auto col = s.getColumn(0);
-    decode_plan(id, a, blob_view(col), contents);
+    decode_plan(id, a, s.blob(0), contents);
     s.reset();
   }
   return ctx;
@@ -254,9 +259,9 @@ AppContext load(store::Store& st, const std::string& id) { return load_impl(st, 
 
 std::map<std::string, StoredApp> stored_apps(store::Store& st, const std::string& id) {
   std::map<std::string, StoredApp> out;
-  auto& s = st.impl().stmt("SELECT app, inputs, plan FROM ac_apps WHERE ctx = ?");
+  auto& s = st.database().statement("SELECT app, inputs, plan FROM ac_apps WHERE ctx = ?");
   s.bind(1, id);
-  while (s.executeStep()) out[s.getColumn(0).getString()] = {s.getColumn(1).getString(), s.getColumn(2).getString()};
+  while (s.step()) out[s.str(0)] = {s.str(1), s.str(2)};
   return out;
 }
 
@@ -273,57 +278,56 @@ ContextPair load_changed(store::Store& st, const std::string& old_id, const std:
 }
 
 void remove(store::Store& st, const std::string& id) {
-  auto& impl = st.impl();
+  auto& db = st.database();
   st.write([&] {
     Header h = header(st, id);
     // Children first: terminate/delete of a parent never leaves orphans.
     std::vector<std::string> kids;
     {
-      auto& s = impl.stmt("SELECT id FROM ac_contexts WHERE parent_id = ? ORDER BY seq");
+      auto& s = db.statement("SELECT id FROM ac_contexts WHERE parent_id = ? ORDER BY seq");
       s.bind(1, id);
-      while (s.executeStep()) kids.push_back(s.getColumn(0).getString());
+      while (s.step()) kids.push_back(s.str(0));
     }
     for (const auto& k : kids) remove(st, k);
     for (const char* sql : {"DELETE FROM ac_resource_status WHERE ctx = ?", "DELETE FROM ac_cluster_status WHERE ctx = ?",
                             "DELETE FROM ac_contexts WHERE id = ?"}) {
-      auto& s = impl.stmt(sql);
+      auto& s = db.statement(sql);
       s.bind(1, id);
       s.exec();
     }
-    if (!h.parent.empty() && exists_impl(impl, h.parent)) {
+    if (!h.parent.empty() && exists_in(db, h.parent)) {
       Header p = header(st, h.parent);
       auto& kids_of_parent = p.children;
       kids_of_parent.erase(std::remove(kids_of_parent.begin(), kids_of_parent.end(), id), kids_of_parent.end());
-      auto& u = impl.stmt("UPDATE ac_contexts SET children = ? WHERE id = ?");
+      auto& u = db.statement("UPDATE ac_contexts SET children = ? WHERE id = ?");
       u.bind(1, json(kids_of_parent).dump());
       u.bind(2, h.parent);
       u.exec();
     }
     // Plans no context uses, then content no plan uses.
-    impl.db.exec("DELETE FROM ac_plans WHERE digest NOT IN (SELECT plan FROM ac_apps)");
-    impl.db.exec("DELETE FROM ac_contents WHERE hash NOT IN (SELECT hash FROM ac_plan_contents)");
+    db.exec("DELETE FROM ac_plans WHERE digest NOT IN (SELECT plan FROM ac_apps)");
+    db.exec("DELETE FROM ac_contents WHERE hash NOT IN (SELECT hash FROM ac_plan_contents)");
   });
 }
 
 namespace {
 
-std::set<std::string> plan_digests(store::Store::Impl& impl, const std::string& id) {
+std::set<std::string> plan_digests(store::Database& db, const std::string& id) {
   std::set<std::string> out;
-  auto& s = impl.stmt("SELECT plan FROM ac_apps WHERE ctx = ?");
+  auto& s = db.statement("SELECT plan FROM ac_apps WHERE ctx = ?");
   s.bind(1, id);
-  while (s.executeStep()) out.insert(s.getColumn(0).getString());
+  while (s.step()) out.insert(s.str(0));
   return out;
 }
 
 // Calls fn(cluster) for each cluster of the stored plan `digest`; stops when
 // fn returns false.
 template <class Fn>
-void for_each_plan_cluster(store::Store::Impl& impl, const std::string& digest, const std::string& what, Fn&& fn) {
-  auto& s = impl.stmt("SELECT data FROM ac_plans WHERE digest = ?");
+void for_each_plan_cluster(store::Database& db, const std::string& digest, const std::string& what, Fn&& fn) {
+  auto& s = db.statement("SELECT data FROM ac_plans WHERE digest = ?");
   s.bind(1, digest);
-  if (!s.executeStep()) fail(ErrorKind::internal, what + " lacks its plan " + digest);
-  const auto col = s.getColumn(0);
-  store::PlanReader rd(blob_view(col), what);
+  if (!s.step()) fail(ErrorKind::internal, what + " lacks its plan " + digest);
+  store::PlanReader rd(s.blob(0), what);
   for (auto item = rd.next(); item != store::PlanReader::Item::end; item = rd.next())
     if (item == store::PlanReader::Item::cluster && !fn(rd.cluster_name())) break;
   s.reset();
@@ -332,20 +336,20 @@ void for_each_plan_cluster(store::Store::Impl& impl, const std::string& digest, 
 }  // namespace
 
 std::vector<std::string> departed_clusters(store::Store& st, const std::string& old_id, const std::string& new_id) {
-  auto& impl = st.impl();
-  const auto old_plans = plan_digests(impl, old_id);
-  const auto new_plans = plan_digests(impl, new_id);
+  auto& db = st.database();
+  const auto old_plans = plan_digests(db, old_id);
+  const auto new_plans = plan_digests(db, new_id);
   // A plan both contexts have places its clusters in both.
   std::set<std::string, std::less<>> candidates;
   for (const auto& digest : old_plans)
     if (!new_plans.count(digest))
-      for_each_plan_cluster(impl, digest, "appcontext '" + old_id + "'", [&](std::string_view c) {
+      for_each_plan_cluster(db, digest, "appcontext '" + old_id + "'", [&](std::string_view c) {
         candidates.emplace(c);
         return true;
       });
   for (const auto& digest : new_plans) {
     if (candidates.empty()) break;
-    for_each_plan_cluster(impl, digest, "appcontext '" + new_id + "'", [&](std::string_view c) {
+    for_each_plan_cluster(db, digest, "appcontext '" + new_id + "'", [&](std::string_view c) {
       if (auto it = candidates.find(c); it != candidates.end()) candidates.erase(it);
       return !candidates.empty();
     });
@@ -356,13 +360,12 @@ std::vector<std::string> departed_clusters(store::Store& st, const std::string& 
 void for_each_resource_name(
     store::Store& st, const std::string& id,
     const std::function<void(std::string_view app, std::string_view cluster, std::string_view resource)>& fn) {
-  auto& s = st.impl().stmt(
+  auto& s = st.database().statement(
       "SELECT a.app, p.data FROM ac_apps a JOIN ac_plans p ON p.digest = a.plan WHERE a.ctx = ? ORDER BY a.ord");
   s.bind(1, id);
-  while (s.executeStep()) {
-    const std::string app = s.getColumn(0).getString();
-    const auto col = s.getColumn(1);
-    store::PlanReader rd(blob_view(col), "app '" + app + "' of appcontext '" + id + "'");
+  while (s.step()) {
+    const std::string app = s.str(0);
+    store::PlanReader rd(s.blob(1), "app '" + app + "' of appcontext '" + id + "'");
     std::string_view cluster;
     for (auto item = rd.next(); item != store::PlanReader::Item::end; item = rd.next()) {
       if (item == store::PlanReader::Item::cluster)
@@ -376,9 +379,9 @@ void for_each_resource_name(
 
 std::vector<std::string> list(store::Store& st, const resource::Key& owner) {
   std::vector<std::string> out;
-  auto& s = st.impl().stmt("SELECT id FROM ac_contexts WHERE owner_key = ? ORDER BY seq");
+  auto& s = st.database().statement("SELECT id FROM ac_contexts WHERE owner_key = ? ORDER BY seq");
   s.bind(1, owner.str());
-  while (s.executeStep()) out.push_back(s.getColumn(0).getString());
+  while (s.step()) out.push_back(s.str(0));
   return out;
 }
 

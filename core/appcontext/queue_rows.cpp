@@ -1,7 +1,7 @@
 #include "core/appcontext/queue_rows.hpp"
 
 #include "core/appcontext/rows.hpp"
-#include "core/store/store_impl.hpp"
+#include "core/store/database.hpp"
 #include "core/util/error.hpp"
 
 namespace emco::appcontext {
@@ -9,22 +9,22 @@ namespace emco::appcontext {
 int64_t enqueue(store::Store& st, const std::string& ctx, const std::string& ev, const std::string& ucid) {
   int64_t seq = 0;
   st.write([&] {
-    auto& impl = st.impl();
-    if (!exists_impl(impl, ctx)) no_context(ctx);
+    auto& db = st.database();
+    if (!exists_in(db, ctx)) no_context(ctx);
     {
-      auto& s = impl.stmt("SELECT COALESCE(MAX(seq), 0) + 1 FROM ac_queue WHERE ctx = ?");
+      auto& s = db.statement("SELECT COALESCE(MAX(seq), 0) + 1 FROM ac_queue WHERE ctx = ?");
       s.bind(1, ctx);
-      s.executeStep();
-      seq = s.getColumn(0).getInt64();
+      s.step();
+      seq = s.int64(0);
       s.reset();
     }
-    auto& s = impl.stmt("INSERT INTO ac_queue(ctx, seq, event, ucid) VALUES(?,?,?,?)");
+    auto& s = db.statement("INSERT INTO ac_queue(ctx, seq, event, ucid) VALUES(?,?,?,?)");
     s.bind(1, ctx);
     s.bind(2, seq);
     s.bind(3, ev);
     s.bind(4, ucid);
     s.exec();
-    auto& a = impl.stmt("INSERT OR IGNORE INTO ac_active(ctx) VALUES(?)");
+    auto& a = db.statement("INSERT INTO ac_active(ctx) VALUES(?) ON CONFLICT DO NOTHING");
     a.bind(1, ctx);
     a.exec();
   });
@@ -32,17 +32,17 @@ int64_t enqueue(store::Store& st, const std::string& ctx, const std::string& ev,
 }
 
 namespace {
-QueueEntry queue_row(SQLite::Statement& s) {
-  return {s.getColumn(0).getInt64(), s.getColumn(1).getString(), s.getColumn(2).getString(),
-          s.getColumn(3).getString(), s.getColumn(4).getString()};
+QueueEntry queue_row(store::Statement& s) {
+  return {s.int64(0), s.str(1), s.str(2),
+          s.str(3), s.str(4)};
 }
 }  // namespace
 
 std::optional<QueueEntry> next_pending(store::Store& st, const std::string& ctx) {
-  auto& s = st.impl().stmt(
+  auto& s = st.database().statement(
       "SELECT seq, event, ucid, status, message FROM ac_queue WHERE ctx = ? AND status = 'Pending' ORDER BY seq LIMIT 1");
   s.bind(1, ctx);
-  if (!s.executeStep()) return std::nullopt;
+  if (!s.step()) return std::nullopt;
   QueueEntry e = queue_row(s);
   s.reset();
   return e;
@@ -51,7 +51,7 @@ std::optional<QueueEntry> next_pending(store::Store& st, const std::string& ctx)
 void mark(store::Store& st, const std::string& ctx, int64_t seq, const std::string& status,
           const std::string& message) {
   st.write([&] {
-    auto& s = st.impl().stmt("UPDATE ac_queue SET status = ?, message = ? WHERE ctx = ? AND seq = ?");
+    auto& s = st.database().statement("UPDATE ac_queue SET status = ?, message = ? WHERE ctx = ? AND seq = ?");
     s.bind(1, status);
     s.bind(2, message);
     s.bind(3, ctx);
@@ -63,22 +63,22 @@ void mark(store::Store& st, const std::string& ctx, int64_t seq, const std::stri
 
 std::vector<QueueEntry> queue(store::Store& st, const std::string& ctx) {
   std::vector<QueueEntry> out;
-  auto& s = st.impl().stmt("SELECT seq, event, ucid, status, message FROM ac_queue WHERE ctx = ? ORDER BY seq");
+  auto& s = st.database().statement("SELECT seq, event, ucid, status, message FROM ac_queue WHERE ctx = ? ORDER BY seq");
   s.bind(1, ctx);
-  while (s.executeStep()) out.push_back(queue_row(s));
+  while (s.step()) out.push_back(queue_row(s));
   return out;
 }
 
 std::vector<std::string> active_contexts(store::Store& st) {
   std::vector<std::string> out;
-  auto& s = st.impl().stmt("SELECT a.ctx FROM ac_active a JOIN ac_contexts c ON c.id = a.ctx ORDER BY c.seq");
-  while (s.executeStep()) out.push_back(s.getColumn(0).getString());
+  auto& s = st.database().statement("SELECT a.ctx FROM ac_active a JOIN ac_contexts c ON c.id = a.ctx ORDER BY c.seq");
+  while (s.step()) out.push_back(s.str(0));
   return out;
 }
 
 void deactivate(store::Store& st, const std::string& ctx) {
   st.write([&] {
-    auto& s = st.impl().stmt("DELETE FROM ac_active WHERE ctx = ?");
+    auto& s = st.database().statement("DELETE FROM ac_active WHERE ctx = ?");
     s.bind(1, ctx);
     s.exec();
   });

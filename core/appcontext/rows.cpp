@@ -2,16 +2,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/store/store_impl.hpp"
+#include "core/store/database.hpp"
 #include "core/util/error.hpp"
 
 namespace emco::appcontext {
 
 using nlohmann::json;
-
-std::string_view blob_view(const SQLite::Column& c) {
-  return {static_cast<const char*>(c.getBlob()), static_cast<size_t>(c.getBytes())};
-}
 
 std::string meta_text(const std::map<std::string, std::string>& meta) {
   json j = json::object();
@@ -32,10 +28,10 @@ std::vector<std::string> strings_from(const std::string& text) {
   return out;
 }
 
-bool exists_impl(store::Store::Impl& impl, const std::string& id) {
-  auto& s = impl.stmt("SELECT 1 FROM ac_contexts WHERE id = ?");
+bool exists_in(store::Database& db, const std::string& id) {
+  auto& s = db.statement("SELECT 1 FROM ac_contexts WHERE id = ?");
   s.bind(1, id);
-  return s.executeStep();
+  return s.step();
 }
 
 void no_context(const std::string& id) { fail(ErrorKind::not_found, "appcontext '" + id + "' not found"); }

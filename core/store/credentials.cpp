@@ -1,13 +1,14 @@
 #include "core/store/credentials.hpp"
 
-#include "core/store/store_impl.hpp"
+#include "core/store/database.hpp"
 
 namespace emco::store {
 
 void put_credential(Store& st, const std::string& owner, const std::string& name, const std::string& secret,
                     const std::string& created) {
   st.write([&] {
-    auto& s = st.impl().stmt("INSERT OR REPLACE INTO credentials(owner, cluster, kubeconfig, created) VALUES(?, ?, ?, ?)");
+    auto& s = st.database().statement("INSERT INTO credentials(owner, cluster, kubeconfig, created) VALUES(?, ?, ?, ?) "
+        "ON CONFLICT(owner, cluster) DO UPDATE SET kubeconfig = excluded.kubeconfig, created = excluded.created");
     s.bind(1, owner);
     s.bind(2, name);
     s.bind(3, secret);
@@ -17,27 +18,27 @@ void put_credential(Store& st, const std::string& owner, const std::string& name
 }
 
 std::optional<std::string> credential(Store& st, const std::string& owner, const std::string& name) {
-  auto& s = st.impl().stmt("SELECT kubeconfig FROM credentials WHERE owner = ? AND cluster = ?");
+  auto& s = st.database().statement("SELECT kubeconfig FROM credentials WHERE owner = ? AND cluster = ?");
   s.bind(1, owner);
   s.bind(2, name);
   std::optional<std::string> out;
-  if (s.executeStep()) out = s.getColumn(0).getString();
+  if (s.step()) out = s.str(0);
   s.reset();
   return out;
 }
 
 std::vector<std::string> credential_names(Store& st, const std::string& owner) {
-  auto& s = st.impl().stmt("SELECT cluster FROM credentials WHERE owner = ? AND cluster <> '' ORDER BY cluster");
+  auto& s = st.database().statement("SELECT cluster FROM credentials WHERE owner = ? AND cluster <> '' ORDER BY cluster");
   s.bind(1, owner);
   std::vector<std::string> out;
-  while (s.executeStep()) out.push_back(s.getColumn(0).getString());
+  while (s.step()) out.push_back(s.str(0));
   s.reset();
   return out;
 }
 
 void remove_credentials(Store& st, const std::string& owner, const std::string& name) {
   st.write([&] {
-    auto& s = st.impl().stmt(name.empty() ? "DELETE FROM credentials WHERE owner = ?"
+    auto& s = st.database().statement(name.empty() ? "DELETE FROM credentials WHERE owner = ?"
                                           : "DELETE FROM credentials WHERE owner = ? AND cluster = ?");
     s.bind(1, owner);
     if (!name.empty()) s.bind(2, name);

@@ -2,17 +2,14 @@
 
 #include <unistd.h>
 
-#include <chrono>
 #include <set>
 #include <unordered_map>
-#include <thread>
 
 #include <nlohmann/json.hpp>
-#include <sqlite3.h>
 
 #include "core/resource/references.hpp"
+#include "core/store/database.hpp"
 #include "core/store/plan_codec.hpp"
-#include "core/store/store_impl.hpp"
 #include "core/util/error.hpp"
 #include "core/util/sha256.hpp"
 #include "core/util/strings.hpp"
@@ -24,13 +21,13 @@ using resource::Kind;
 
 namespace {
 
-void plans_from_rows(SQLite::Database& db);
+void plans_from_rows(Database& db);
 
 // Forward migrations: entry i moves a database from version i to i+1: its
 // SQL, then (when set) a conversion of the data in C++.
 struct Migration {
   const char* sql;
-  void (*convert)(SQLite::Database&) = nullptr;
+  void (*convert)(Database&) = nullptr;
 };
 const std::vector<Migration> k_migrations = {
     {R"sql(
@@ -175,38 +172,38 @@ CREATE INDEX ac_apps_plan ON ac_apps(plan);
 
 // Version 3 kept a row per (app, cluster) and per resource: each app's rows
 // become its plan, then those tables go.
-void plans_from_rows(SQLite::Database& db) {
-  SQLite::Statement apps(db, "SELECT ctx, ord, app FROM ac_apps");
-  SQLite::Statement rows(db,
-                         "SELECT c.cluster, c.grp, r.hook, r.name, r.hash FROM ac_clusters c LEFT JOIN ac_resources r "
-                         "ON r.cluster_id = c.id WHERE c.ctx = ? AND c.app = ? ORDER BY c.id, r.ord");
-  SQLite::Statement put_plan(db, "INSERT OR IGNORE INTO ac_plans(digest, data) VALUES(?, ?)");
-  SQLite::Statement put_content(db, "INSERT OR IGNORE INTO ac_plan_contents(plan, hash) VALUES(?, ?)");
-  SQLite::Statement set_plan(db, "UPDATE ac_apps SET plan = ? WHERE ctx = ? AND ord = ?");
-  while (apps.executeStep()) {
-    const std::string ctx = apps.getColumn(0).getString();
-    const int ord = apps.getColumn(1).getInt();
+void plans_from_rows(Database& db) {
+  auto& apps = db.statement("SELECT ctx, ord, app FROM ac_apps");
+  auto& rows = db.statement(
+      "SELECT c.cluster, c.grp, r.hook, r.name, r.hash FROM ac_clusters c LEFT JOIN ac_resources r "
+      "ON r.cluster_id = c.id WHERE c.ctx = ? AND c.app = ? ORDER BY c.id, r.ord");
+  auto& put_plan = db.statement("INSERT INTO ac_plans(digest, data) VALUES(?, ?) ON CONFLICT DO NOTHING");
+  auto& put_content = db.statement("INSERT INTO ac_plan_contents(plan, hash) VALUES(?, ?) ON CONFLICT DO NOTHING");
+  auto& set_plan = db.statement("UPDATE ac_apps SET plan = ? WHERE ctx = ? AND ord = ?");
+  while (apps.step()) {
+    const std::string ctx = apps.str(0);
+    const int ord = static_cast<int>(apps.int64(1));
     rows.bind(1, ctx);
-    rows.bind(2, apps.getColumn(2).getString());
+    rows.bind(2, apps.str(2));
     PlanWriter plan;
     std::set<std::string> hashes;
     std::string cluster;
     bool first = true;
-    while (rows.executeStep()) {
-      std::string name = rows.getColumn(0).getString();
-      if (first || name != cluster) plan.cluster(name, rows.getColumn(1).getInt());
+    while (rows.step()) {
+      std::string name = rows.str(0);
+      if (first || name != cluster) plan.cluster(name, static_cast<int>(rows.int64(1)));
       first = false;
       cluster = std::move(name);
-      if (rows.getColumn(3).isNull()) continue;  // a cluster without resources
-      std::string hash = rows.getColumn(4).getString();
-      plan.resource(rows.getColumn(2).getString(), rows.getColumn(3).getString(), hash);
+      if (rows.is_null(3)) continue;  // a cluster without resources
+      std::string hash = rows.str(4);
+      plan.resource(rows.str(2), rows.str(3), hash);
       hashes.insert(std::move(hash));
     }
     rows.reset();
     std::string data = plan.finish();
     std::string digest = sha256_hex(data);
     put_plan.bind(1, digest);
-    put_plan.bind(2, data.data(), static_cast<int>(data.size()));
+    put_plan.bind_blob(2, data);
     put_plan.exec();
     put_plan.reset();
     for (const auto& h : hashes) {
@@ -224,8 +221,6 @@ void plans_from_rows(SQLite::Database& db) {
   db.exec("DROP TABLE ac_resources; DROP TABLE ac_clusters;");
 }
 
-constexpr int k_busy_timeout_ms = 600000;  // wait, never report "database is locked"
-
 // A key range that selects every descendant of `prefix` ("a=b/..."):
 // '/' + 1 == '0', so [prefix/, prefix0) covers exactly the keys below it.
 std::pair<std::string, std::string> descendant_range(const Key& prefix) {
@@ -233,13 +228,13 @@ std::pair<std::string, std::string> descendant_range(const Key& prefix) {
   return {p + "/", p + "0"};
 }
 
-Resource row_to_resource(SQLite::Statement& s) {
+Resource row_to_resource(Statement& s) {
   Resource r;
-  r.id = s.getColumn(0).getInt64();
-  r.kind = resource::find_kind(s.getColumn(1).getString());
-  r.key = Key::parse(s.getColumn(2).getString());
-  r.data = s.getColumn(3).getString();
-  r.state_info = s.getColumn(4).getString();
+  r.id = s.int64(0);
+  r.kind = resource::find_kind(s.str(1));
+  r.key = Key::parse(s.str(2));
+  r.data = s.str(3);
+  r.state_info = s.str(4);
   return r;
 }
 
@@ -267,107 +262,64 @@ std::string describe(const Kind& k, const Key& key) {
   return k.display + " '" + join(values, "/") + "'";
 }
 
-Store::Impl::Impl(const std::string& path)
-    : db(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE | SQLite::OPEN_FULLMUTEX) {
-  db.setBusyTimeout(k_busy_timeout_ms);
-}
-
-SQLite::Statement& Store::Impl::stmt(const std::string& sql) {
-  auto& slot = m_cache[sql];
-  if (!slot) slot = std::make_unique<SQLite::Statement>(db, sql);
-  slot->reset();
-  slot->clearBindings();
-  return *slot;
-}
-
-Store::Store(std::unique_ptr<Impl> impl) : m_impl(std::move(impl)) {}
+Store::Store(std::unique_ptr<Database> db, std::filesystem::path data_dir)
+    : m_db(std::move(db)), m_data_dir(std::move(data_dir)) {}
 Store::~Store() = default;
 
 int Store::schema_version() { return static_cast<int>(k_migrations.size()); }
 
 namespace {
 
-std::unique_ptr<Store::Impl> open_impl(const std::string& path, bool memory) {
-  std::unique_ptr<Store::Impl> impl;
+std::unique_ptr<Database> open_migrated(const std::string& location) {
+  std::unique_ptr<Database> db;
   try {
-    impl = std::make_unique<Store::Impl>(path);
-    if (!memory) impl->db.exec("PRAGMA journal_mode=WAL");
-    impl->db.exec("PRAGMA foreign_keys=ON");
-    impl->db.exec("PRAGMA synchronous=NORMAL");
-    // Migrations run under an immediate transaction so two processes opening
-    // a fresh workspace at once cannot both migrate it.
-    impl->db.exec("BEGIN IMMEDIATE");
-    int version = impl->db.execAndGet("PRAGMA user_version").getInt();
-    if (version > static_cast<int>(k_migrations.size())) {
-      impl->db.exec("ROLLBACK");
-      fail(ErrorKind::workspace,
-           "workspace schema version " + std::to_string(version) + " is newer than this emco supports (" +
-               std::to_string(k_migrations.size()) + ")",
-           "use a newer emco with this workspace");
-    }
-    for (int v = version; v < static_cast<int>(k_migrations.size()); ++v) {
-      const Migration& m = k_migrations[static_cast<size_t>(v)];
-      impl->db.exec(m.sql);
-      if (m.convert) m.convert(impl->db);
-      impl->db.exec("PRAGMA user_version=" + std::to_string(v + 1));
-    }
-    impl->db.exec("COMMIT");
-  } catch (const SQLite::Exception& e) {
-    fail(ErrorKind::workspace, "cannot open workspace database '" + path + "': " + e.what(),
+    db = open_database(location);
+    // Migrations run in one write transaction so two processes opening a
+    // fresh workspace at once cannot both migrate it.
+    db->transaction([&] {
+      const int version = db->schema_version();
+      if (version > static_cast<int>(k_migrations.size()))
+        fail(ErrorKind::workspace,
+             "workspace schema version " + std::to_string(version) + " is newer than this emco supports (" +
+                 std::to_string(k_migrations.size()) + ")",
+             "use a newer emco with this workspace");
+      for (int v = version; v < static_cast<int>(k_migrations.size()); ++v) {
+        const Migration& m = k_migrations[static_cast<size_t>(v)];
+        db->exec(m.sql);
+        if (m.convert) m.convert(*db);
+        db->set_schema_version(v + 1);
+      }
+    });
+  } catch (const DatabaseError& e) {
+    fail(ErrorKind::workspace, "cannot open workspace database '" + location + "': " + e.what(),
          "check that the file is an emco workspace and is readable");
   }
-  return impl;
+  return db;
 }
 
 }  // namespace
 
 std::unique_ptr<Store> Store::open(const Workspace& ws) {
-  return std::unique_ptr<Store>(new Store(open_impl(ws.database().string(), false)));
+  return std::unique_ptr<Store>(new Store(open_migrated(ws.database().string()), ws.dir()));
 }
 
-std::unique_ptr<Store> Store::open_memory() { return std::unique_ptr<Store>(new Store(open_impl(":memory:", true))); }
-
-void Store::write(const std::function<void()>& body) {
-  if (m_impl->transaction_depth > 0) {
-    body();
-    return;
-  }
-  // A read statement left pending (a cached SELECT stepped but not reset)
-  // pins an old snapshot, and BEGIN IMMEDIATE on an old snapshot fails at
-  // once with "database is locked" when another process has written since
-  // (SQLITE_BUSY_SNAPSHOT: the busy timeout does not apply). Outside a
-  // transaction no caller may still be iterating one (see write()'s contract).
-  sqlite3* db = m_impl->db.getHandle();
-  for (sqlite3_stmt* s = sqlite3_next_stmt(db, nullptr); s; s = sqlite3_next_stmt(db, s))
-    if (sqlite3_stmt_busy(s)) sqlite3_reset(s);
-  m_impl->db.exec("BEGIN IMMEDIATE");
-  m_impl->transaction_depth = 1;
-  try {
-    body();
-    m_impl->db.exec("COMMIT");
-    m_impl->transaction_depth = 0;
-  } catch (...) {
-    m_impl->transaction_depth = 0;
-    try {
-      m_impl->db.exec("ROLLBACK");
-    } catch (const SQLite::Exception&) {
-      // The transaction may already be gone (SQLite rolls back on some errors).
-    }
-    throw;
-  }
+std::unique_ptr<Store> Store::open_memory() {
+  return std::unique_ptr<Store>(
+      new Store(open_migrated(":memory:"),
+                std::filesystem::temp_directory_path() / ("emco-memory-" + std::to_string(::getpid()))));
 }
+
+void Store::write(const std::function<void()>& body) { m_db->transaction(body); }
 
 std::optional<Resource> Store::get(const Key& key) const {
-  auto& s = m_impl->stmt(std::string(k_select) + "WHERE key = ?");
+  auto& s = m_db->statement(std::string(k_select) + "WHERE key = ?");
   s.bind(1, key.str());
-  if (!s.executeStep()) return std::nullopt;
+  if (!s.step()) return std::nullopt;
   Resource r = row_to_resource(s);
-  auto& c = m_impl->stmt("SELECT name, filename, data FROM contents WHERE resource_id = ? ORDER BY ord");
+  auto& c = m_db->statement("SELECT name, filename, data FROM contents WHERE resource_id = ? ORDER BY ord");
   c.bind(1, r.id);
-  while (c.executeStep()) {
-    auto blob = c.getColumn(2);
-    r.contents.push_back({c.getColumn(0).getString(), c.getColumn(1).getString(),
-                          std::string(static_cast<const char*>(blob.getBlob()), static_cast<size_t>(blob.getBytes()))});
+  while (c.step()) {
+    r.contents.push_back({c.str(0), c.str(1), std::string(c.blob(2))});
   }
   return r;
 }
@@ -375,16 +327,16 @@ std::optional<Resource> Store::get(const Key& key) const {
 std::vector<Resource> Store::list(const Kind& k, const Key& parent) const {
   std::vector<Resource> out;
   if (parent.parts.empty()) {
-    auto& s = m_impl->stmt(std::string(k_select) + "WHERE kind = ? ORDER BY key");
+    auto& s = m_db->statement(std::string(k_select) + "WHERE kind = ? ORDER BY key");
     s.bind(1, k.id);
-    while (s.executeStep()) out.push_back(row_to_resource(s));
+    while (s.step()) out.push_back(row_to_resource(s));
   } else {
     auto [lo, hi] = descendant_range(parent);
-    auto& s = m_impl->stmt(std::string(k_select) + "WHERE kind = ? AND key >= ? AND key < ? ORDER BY key");
+    auto& s = m_db->statement(std::string(k_select) + "WHERE kind = ? AND key >= ? AND key < ? ORDER BY key");
     s.bind(1, k.id);
     s.bind(2, lo);
     s.bind(3, hi);
-    while (s.executeStep()) out.push_back(row_to_resource(s));
+    while (s.step()) out.push_back(row_to_resource(s));
   }
   return out;
 }
@@ -393,17 +345,14 @@ std::vector<Resource> Store::list_with_contents(const Kind& k) const {
   std::vector<Resource> out = list(k);
   std::unordered_map<int64_t, Resource*> by_id;
   for (auto& r : out) by_id[r.id] = &r;
-  auto& c = m_impl->stmt(
+  auto& c = m_db->statement(
       "SELECT c.resource_id, c.name, c.filename, c.data FROM contents c JOIN resources r ON r.id = c.resource_id "
       "WHERE r.kind = ? ORDER BY c.resource_id, c.ord");
   c.bind(1, k.id);
-  while (c.executeStep()) {
-    auto it = by_id.find(c.getColumn(0).getInt64());
+  while (c.step()) {
+    auto it = by_id.find(c.int64(0));
     if (it == by_id.end()) continue;
-    auto blob = c.getColumn(3);
-    it->second->contents.push_back(
-        {c.getColumn(1).getString(), c.getColumn(2).getString(),
-         std::string(static_cast<const char*>(blob.getBlob()), static_cast<size_t>(blob.getBytes()))});
+    it->second->contents.push_back({c.str(1), c.str(2), std::string(c.blob(3))});
   }
   c.reset();
   return out;
@@ -411,39 +360,37 @@ std::vector<Resource> Store::list_with_contents(const Kind& k) const {
 
 std::vector<Resource> Store::children(const Key& key) const {
   std::vector<Resource> out;
-  auto& s = m_impl->stmt(std::string(k_select) +
+  auto& s = m_db->statement(std::string(k_select) +
                          "WHERE parent_id = (SELECT id FROM resources WHERE key = ?) ORDER BY key");
   s.bind(1, key.str());
-  while (s.executeStep()) out.push_back(row_to_resource(s));
+  while (s.step()) out.push_back(row_to_resource(s));
   return out;
 }
 
 std::vector<Resource> Store::referrers(const Key& key) const {
   std::vector<Resource> out;
-  auto& s = m_impl->stmt(
+  auto& s = m_db->statement(
       "SELECT DISTINCT r.id, r.kind, r.key, r.data, r.state_info FROM refs f JOIN resources r ON r.id = f.from_id "
       "WHERE f.to_id = (SELECT id FROM resources WHERE key = ?) ORDER BY r.key");
   s.bind(1, key.str());
-  while (s.executeStep()) out.push_back(row_to_resource(s));
+  while (s.step()) out.push_back(row_to_resource(s));
   return out;
 }
 
 namespace {
 
-int64_t id_of(Store::Impl& impl, const Key& key) {
-  auto& s = impl.stmt("SELECT id FROM resources WHERE key = ?");
+int64_t id_of(Database& db, const Key& key) {
+  auto& s = db.statement("SELECT id FROM resources WHERE key = ?");
   s.bind(1, key.str());
-  return s.executeStep() ? s.getColumn(0).getInt64() : 0;
+  return s.step() ? s.int64(0) : 0;
 }
 
-std::vector<Content> contents_of(Store::Impl& impl, int64_t id) {
+std::vector<Content> contents_of(Database& db, int64_t id) {
   std::vector<Content> out;
-  auto& c = impl.stmt("SELECT name, filename, data FROM contents WHERE resource_id = ? ORDER BY ord");
+  auto& c = db.statement("SELECT name, filename, data FROM contents WHERE resource_id = ? ORDER BY ord");
   c.bind(1, id);
-  while (c.executeStep()) {
-    auto blob = c.getColumn(2);
-    out.push_back({c.getColumn(0).getString(), c.getColumn(1).getString(),
-                   std::string(static_cast<const char*>(blob.getBlob()), static_cast<size_t>(blob.getBytes()))});
+  while (c.step()) {
+    out.push_back({c.str(0), c.str(1), std::string(c.blob(2))});
   }
   return out;
 }
@@ -451,15 +398,15 @@ std::vector<Content> contents_of(Store::Impl& impl, int64_t id) {
 }  // namespace
 
 PutOutcome Store::put(Resource r) {
-  if (m_impl->transaction_depth == 0) fail(ErrorKind::internal, "Store::put outside a write transaction");
+  if (!m_db->in_transaction()) fail(ErrorKind::internal, "Store::put outside a write transaction");
   const Kind& k = *r.kind;
-  auto& impl = *m_impl;
+  auto& db = *m_db;
 
   int64_t parent_id = 0;
   if (!k.parent.empty()) {
     const Kind& pk = resource::kind(k.parent);
     Key pkey = r.key.parent_prefix(resource::key_size(pk));
-    parent_id = id_of(impl, pkey);
+    parent_id = id_of(db, pkey);
     if (!parent_id)
       fail(ErrorKind::not_found, describe(pk, pkey) + " does not exist",
            "create the " + pk.display + " first (anchor '" + resource::resource_anchor(pk, pkey) + "')");
@@ -471,15 +418,15 @@ PutOutcome Store::put(Resource r) {
   auto spec = nlohmann::json::parse(r.data).value("spec", nlohmann::json::object());
   for (const auto& t : resource::compute_references(k, r.key, spec)) {
     if (t.label_set) {
-      auto& s = impl.stmt("SELECT id, key FROM resources WHERE kind = 'clusterLabel' AND key >= ? AND key < ?");
+      auto& s = db.statement("SELECT id, key FROM resources WHERE kind = 'clusterLabel' AND key >= ? AND key < ?");
       auto [lo, hi] = descendant_range(t.key);
       const std::string suffix = "/clusterLabel=" + t.label;
       s.bind(1, lo);
       s.bind(2, hi);
       bool any = false;
-      while (s.executeStep()) {
-        if (!ends_with(s.getColumn(1).getString(), suffix)) continue;
-        ref_ids.emplace_back(s.getColumn(0).getInt64(), t.field);
+      while (s.step()) {
+        if (!ends_with(s.str(1), suffix)) continue;
+        ref_ids.emplace_back(s.int64(0), t.field);
         any = true;
       }
       if (!any)
@@ -488,57 +435,59 @@ PutOutcome Store::put(Resource r) {
              "label a cluster first: emco cluster label add " + t.key.parts[0].second + "/<cluster>/" + t.label);
       continue;
     }
-    int64_t id = id_of(impl, t.key);
+    int64_t id = id_of(db, t.key);
     if (!id)
       fail(ErrorKind::not_found, describe(*t.kind, t.key) + " named in " + t.field + " does not exist",
            "create it first (anchor '" + resource::resource_anchor(*t.kind, t.key) + "')");
     ref_ids.emplace_back(id, t.field);
   }
 
-  int64_t existing = id_of(impl, r.key);
+  int64_t existing = id_of(db, r.key);
   if (existing) {
-    auto& s = impl.stmt("SELECT data FROM resources WHERE id = ?");
+    auto& s = db.statement("SELECT data FROM resources WHERE id = ?");
     s.bind(1, existing);
-    s.executeStep();
-    std::string old_data = s.getColumn(0).getString();
-    if (old_data == r.data && contents_of(impl, existing) == r.contents) return PutOutcome::unchanged;
-    auto& u = impl.stmt("UPDATE resources SET data = ? WHERE id = ?");
+    s.step();
+    std::string old_data = s.str(0);
+    if (old_data == r.data && contents_of(db, existing) == r.contents) return PutOutcome::unchanged;
+    auto& u = db.statement("UPDATE resources SET data = ? WHERE id = ?");
     u.bind(1, r.data);
     u.bind(2, existing);
     u.exec();
-    auto& dc = impl.stmt("DELETE FROM contents WHERE resource_id = ?");
+    auto& dc = db.statement("DELETE FROM contents WHERE resource_id = ?");
     dc.bind(1, existing);
     dc.exec();
-    auto& dr = impl.stmt("DELETE FROM refs WHERE from_id = ?");
+    auto& dr = db.statement("DELETE FROM refs WHERE from_id = ?");
     dr.bind(1, existing);
     dr.exec();
     r.id = existing;
   } else {
-    auto& s = impl.stmt(
-        "INSERT INTO resources(kind, key, key_json, key_id, parent_id, data, state_info) VALUES(?,?,?,?,?,?,?)");
+    auto& s = db.statement(
+        "INSERT INTO resources(kind, key, key_json, key_id, parent_id, data, state_info) VALUES(?,?,?,?,?,?,?) "
+        "RETURNING id");
     s.bind(1, k.id);
     s.bind(2, r.key.str());
     s.bind(3, r.key.json());
     s.bind(4, r.key.key_id());
     if (parent_id) s.bind(5, parent_id);
-    else s.bind(5);
+    else s.bind_null(5);
     s.bind(6, r.data);
     s.bind(7, r.state_info);
-    s.exec();
-    r.id = impl.db.getLastInsertRowid();
+    s.step();
+    r.id = s.int64(0);
+    s.reset();
   }
   int ord = 0;
   for (const auto& c : r.contents) {
-    auto& s = impl.stmt("INSERT INTO contents(resource_id, ord, name, filename, data) VALUES(?,?,?,?,?)");
+    auto& s = db.statement("INSERT INTO contents(resource_id, ord, name, filename, data) VALUES(?,?,?,?,?)");
     s.bind(1, r.id);
     s.bind(2, ord++);
     s.bind(3, c.name);
     s.bind(4, c.filename);
-    s.bind(5, c.data.data(), static_cast<int>(c.data.size()));
+    s.bind_blob(5, c.data);
     s.exec();
   }
   for (const auto& [to, field] : ref_ids) {
-    auto& s = impl.stmt("INSERT OR IGNORE INTO refs(from_id, to_id, field) VALUES(?,?,?)");
+    auto& s = db.statement("INSERT INTO refs(from_id, to_id, field) VALUES(?,?,?) ON CONFLICT DO NOTHING");
     s.bind(1, r.id);
     s.bind(2, to);
     s.bind(3, field);
@@ -548,7 +497,7 @@ PutOutcome Store::put(Resource r) {
 }
 
 void Store::remove(const Key& key) {
-  if (m_impl->transaction_depth == 0) fail(ErrorKind::internal, "Store::remove outside a write transaction");
+  if (!m_db->in_transaction()) fail(ErrorKind::internal, "Store::remove outside a write transaction");
   auto r = get(key);
   if (!r) fail(ErrorKind::not_found, "no resource with key '" + key.str() + "'");
   const Kind& k = *r->kind;
@@ -570,57 +519,59 @@ void Store::remove(const Key& key) {
     fail(ErrorKind::conflict, "cannot delete " + describe(k, key) + ": it is referenced by " + join(names, ", "),
          "delete or change the referring resources first");
   }
-  auto& s = m_impl->stmt("DELETE FROM resources WHERE id = ?");
+  auto& s = m_db->statement("DELETE FROM resources WHERE id = ?");
   s.bind(1, r->id);
   s.exec();
 }
 
 void Store::set_state_info(const Key& key, const std::string& state_info) {
-  auto& s = m_impl->stmt("UPDATE resources SET state_info = ? WHERE key = ?");
+  auto& s = m_db->statement("UPDATE resources SET state_info = ? WHERE key = ?");
   s.bind(1, state_info);
   s.bind(2, key.str());
   if (s.exec() != 1) fail(ErrorKind::not_found, "no resource with key '" + key.str() + "'");
 }
 
 std::optional<std::string> Store::meta(const std::string& name) const {
-  auto& s = m_impl->stmt("SELECT value FROM meta WHERE name = ?");
+  auto& s = m_db->statement("SELECT value FROM meta WHERE name = ?");
   s.bind(1, name);
-  if (!s.executeStep()) return std::nullopt;
-  return s.getColumn(0).getString();
+  if (!s.step()) return std::nullopt;
+  return s.str(0);
 }
 
 void Store::set_meta(const std::string& name, const std::string& value) {
-  auto& s = m_impl->stmt("INSERT INTO meta(name, value) VALUES(?, ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value");
+  auto& s = m_db->statement("INSERT INTO meta(name, value) VALUES(?, ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value");
   s.bind(1, name);
   s.bind(2, value);
   s.exec();
 }
 
-std::filesystem::path Store::data_dir() const {
-  std::string db = m_impl->db.getFilename();
-  if (db.empty() || db == ":memory:")
-    return std::filesystem::temp_directory_path() / ("emco-memory-" + std::to_string(::getpid()));
-  return std::filesystem::path(db).parent_path();
-}
+std::filesystem::path Store::data_dir() const { return m_data_dir; }
 
 std::string Store::dump() const {
   std::string out;
-  auto& s = m_impl->stmt("SELECT id, kind, key, data, state_info FROM resources ORDER BY id");
-  while (s.executeStep()) {
-    out += "resource " + s.getColumn(0).getString() + " " + s.getColumn(1).getString() + " " + s.getColumn(2).getString() +
-           "\n  data " + s.getColumn(3).getString() + "\n  state " + s.getColumn(4).getString() + "\n";
+  auto& s = m_db->statement("SELECT id, kind, key, data, state_info FROM resources ORDER BY id");
+  while (s.step()) {
+    out += "resource " + s.str(0) + " " + s.str(1) + " " + s.str(2) +
+           "\n  data " + s.str(3) + "\n  state " + s.str(4) + "\n";
   }
-  auto& c = m_impl->stmt("SELECT resource_id, ord, name, filename, length(data), hex(substr(data, 1, 32)) FROM contents ORDER BY resource_id, ord");
-  while (c.executeStep()) {
-    out += "content " + c.getColumn(0).getString() + " " + c.getColumn(1).getString() + " " + c.getColumn(2).getString() +
-           " " + c.getColumn(3).getString() + " " + c.getColumn(4).getString() + " " + c.getColumn(5).getString() + "\n";
+  // A content's size and its first 32 bytes in hex stand for its data.
+  auto& c = m_db->statement("SELECT resource_id, ord, name, filename, data FROM contents ORDER BY resource_id, ord");
+  while (c.step()) {
+    const std::string_view data = c.blob(4);
+    std::string hex;
+    for (unsigned char b : data.substr(0, 32)) {
+      hex += "0123456789ABCDEF"[b >> 4];
+      hex += "0123456789ABCDEF"[b & 15];
+    }
+    out += "content " + c.str(0) + " " + c.str(1) + " " + c.str(2) + " " + c.str(3) + " " +
+           std::to_string(data.size()) + " " + hex + "\n";
   }
-  auto& r = m_impl->stmt("SELECT from_id, to_id, field FROM refs ORDER BY from_id, to_id, field");
-  while (r.executeStep()) {
-    out += "ref " + r.getColumn(0).getString() + " -> " + r.getColumn(1).getString() + " " + r.getColumn(2).getString() + "\n";
+  auto& r = m_db->statement("SELECT from_id, to_id, field FROM refs ORDER BY from_id, to_id, field");
+  while (r.step()) {
+    out += "ref " + r.str(0) + " -> " + r.str(1) + " " + r.str(2) + "\n";
   }
-  auto& m = m_impl->stmt("SELECT name, value FROM meta ORDER BY name");
-  while (m.executeStep()) out += "meta " + m.getColumn(0).getString() + " = " + m.getColumn(1).getString() + "\n";
+  auto& m = m_db->statement("SELECT name, value FROM meta ORDER BY name");
+  while (m.step()) out += "meta " + m.str(0) + " = " + m.str(1) + "\n";
   return out;
 }
 

@@ -3,10 +3,10 @@
 // attached file contents, stateInfo, references), with the referential schema
 // enforced on create, update and delete.
 //
-// Concurrency: any number of emco processes may open one workspace. The
-// database runs in WAL mode; write transactions start with BEGIN IMMEDIATE
-// and wait (busy timeout) instead of failing, so "database is locked" never
-// reaches a user. Read-only work needs no transaction.
+// Concurrency: any number of emco processes may open one workspace. Write
+// transactions exclude each other and wait instead of failing, so "database
+// is locked" never reaches a user (store::Database's contract; SQLite runs
+// in WAL mode with BEGIN IMMEDIATE). Read-only work needs no transaction.
 
 #include <cstdint>
 #include <filesystem>
@@ -20,6 +20,8 @@
 #include "core/store/workspace.hpp"
 
 namespace emco::store {
+
+class Database;
 
 // An attached file: `file:` uploads have one named "file" (its original file
 // name in `filename`), `files:` uploads one per file, named by base name.
@@ -57,9 +59,10 @@ public:
   static int schema_version();  // the version this build writes
 
   // Runs `body` in one write transaction (BEGIN IMMEDIATE). Any exception
-  // rolls everything back and propagates. Nested calls join the outer one.
-  // An outermost call resets this connection's pending read statements, so
-  // it must not be made while the caller is still stepping through a query.
+  // rolls everything back and propagates. A nested call runs under a
+  // savepoint of the outer one: when it throws, its own writes are undone.
+  // An outermost call must not be made while the caller is still stepping
+  // through a query (Database::transaction).
   void write(const std::function<void()>& body);
 
   std::optional<Resource> get(const resource::Key& key) const;
@@ -96,13 +99,16 @@ public:
   // a failed operation to prove nothing changed.
   std::string dump() const;
 
-  // Raw SQL access for modules that own their own tables (schema in migrations).
-  class Impl;
-  Impl& impl() { return *m_impl; }
+  // The workspace database (core/store/database.hpp), for the modules that
+  // keep tables of their own in it (core/appcontext's row files; schema in
+  // store.cpp's migrations) and white-box tests. Nothing else includes
+  // database.hpp (tests/arch/check_includes.sh).
+  Database& database() const { return *m_db; }
 
 private:
-  explicit Store(std::unique_ptr<Impl> impl);
-  std::unique_ptr<Impl> m_impl;
+  Store(std::unique_ptr<Database> db, std::filesystem::path data_dir);
+  std::unique_ptr<Database> m_db;
+  std::filesystem::path m_data_dir;
 };
 
 // Human name of a resource for messages: "cluster 'p1/c1'" style

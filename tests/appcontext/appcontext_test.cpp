@@ -1,14 +1,20 @@
 #include <catch2/catch.hpp>
 
 #include "core/appcontext/appcontext.hpp"
+#include "core/store/database.hpp"
 #include "core/util/sha256.hpp"
-#include "core/store/store_impl.hpp"
 #include "core/util/error.hpp"
 
 using namespace emco;
 namespace ac = emco::appcontext;
 
 namespace {
+
+int64_t count(store::Store& st, const std::string& table) {
+  auto& s = st.database().statement("SELECT COUNT(*) FROM " + table);
+  s.step();
+  return s.int64(0);
+}
 
 ac::AppContext sample(const std::string& id, int clusters) {
   ac::AppContext ctx;
@@ -55,7 +61,7 @@ TEST_CASE("save and load round-trip with content stored once", "[appcontext]") {
   auto ctx = sample("100", 3);
   ac::save(*st, ctx);
   CHECK(ac::exists(*st, "100"));
-  auto n = st->impl().db.execAndGet("SELECT COUNT(*) FROM ac_contents").getInt();
+  auto n = count(*st, "ac_contents");
   CHECK(n == 3);
   auto back = ac::load(*st, "100");
   CHECK(back.id == "100");
@@ -109,12 +115,12 @@ TEST_CASE("children are removed first and unused content is dropped", "[appconte
   CHECK(ac::header(*st, "1").children == std::vector<std::string>{"2"});
   ac::enqueue(*st, "2", ac::event::instantiate);
   ac::set_resource_status(*st, "2", "collectd", "p+c0", "s+Service", ac::resource_status::applied, "", "t");
-  CHECK(st->impl().db.execAndGet("SELECT COUNT(*) FROM ac_contents").getInt() == 4);
+  CHECK(count(*st, "ac_contents") == 4);
   ac::remove(*st, "1");
   CHECK_FALSE(ac::exists(*st, "1"));
   CHECK_FALSE(ac::exists(*st, "2"));
-  CHECK(st->impl().db.execAndGet("SELECT COUNT(*) FROM ac_contents").getInt() == 0);
-  CHECK(st->impl().db.execAndGet("SELECT COUNT(*) FROM ac_resource_status").getInt() == 0);
+  CHECK(count(*st, "ac_contents") == 0);
+  CHECK(count(*st, "ac_resource_status") == 0);
   CHECK(ac::active_contexts(*st).empty());
   CHECK_THROWS_AS(ac::remove(*st, "1"), Error);
 }
@@ -127,7 +133,7 @@ TEST_CASE("removing a child updates the parent's list", "[appcontext]") {
   ac::save(*st, child);
   ac::remove(*st, "2");
   CHECK(ac::header(*st, "1").children.empty());
-  CHECK(st->impl().db.execAndGet("SELECT COUNT(*) FROM ac_contents").getInt() == 3);
+  CHECK(count(*st, "ac_contents") == 3);
 }
 
 TEST_CASE("header setters", "[appcontext]") {

@@ -8,8 +8,8 @@
 #include <filesystem>
 
 #include "core/appcontext/appcontext.hpp"
+#include "core/store/database.hpp"
 #include "core/store/plan_codec.hpp"
-#include "core/store/store_impl.hpp"
 #include "core/store/workspace.hpp"
 #include "core/util/error.hpp"
 
@@ -46,8 +46,10 @@ ac::AppContext fleet(const std::string& id, int apps, int clusters, int changed 
   return ctx;
 }
 
-int count(store::Store& st, const std::string& table) {
-  return st.impl().db.execAndGet("SELECT COUNT(*) FROM " + table).getInt();
+int64_t count(store::Store& st, const std::string& table) {
+  auto& s = st.database().statement("SELECT COUNT(*) FROM " + table);
+  s.step();
+  return s.int64(0);
 }
 
 // Same apps, clusters, groups, resources (names, order, content) and hooks.
@@ -201,7 +203,7 @@ TEST_CASE("a version 3 workspace keeps its contexts when plans are introduced", 
     // per (app, cluster) and per resource.
     auto st = store::Store::open(ws);
     ac::save(*st, expected);
-    auto& db = st->impl().db;
+    auto& db = st->database();
     db.exec(R"sql(
 DROP INDEX ac_apps_plan;
 ALTER TABLE ac_apps DROP COLUMN plan;
@@ -225,20 +227,21 @@ CREATE TABLE ac_resources(
   PRIMARY KEY(cluster_id, ord)
 );
 CREATE INDEX ac_resources_hash ON ac_resources(hash);
-PRAGMA user_version=3;
 )sql");
+    db.set_schema_version(3);
     for (const auto& app : expected.apps)
       for (const auto& cl : app.clusters) {
-        SQLite::Statement c(db, "INSERT INTO ac_clusters(ctx, app, cluster, grp) VALUES(?,?,?,?)");
+        auto& c = db.statement("INSERT INTO ac_clusters(ctx, app, cluster, grp) VALUES(?,?,?,?) RETURNING id");
         c.bind(1, expected.id);
         c.bind(2, app.name);
         c.bind(3, cl.name);
         c.bind(4, cl.group);
-        c.exec();
-        int64_t cid = db.getLastInsertRowid();
+        c.step();
+        const int64_t cid = c.int64(0);
+        c.reset();
         int ord = 0;
         auto put = [&](const std::string& hook, const ac::Resource& r) {
-          SQLite::Statement s(db, "INSERT INTO ac_resources(cluster_id, ord, hook, name, hash) VALUES(?,?,?,?,?)");
+          auto& s = db.statement("INSERT INTO ac_resources(cluster_id, ord, hook, name, hash) VALUES(?,?,?,?,?)");
           s.bind(1, cid);
           s.bind(2, ord++);
           s.bind(3, hook);
@@ -252,11 +255,12 @@ PRAGMA user_version=3;
       }
   }
   auto st = store::Store::open(ws);
-  CHECK(st->impl().db.execAndGet("PRAGMA user_version").getInt() == store::Store::schema_version());
+  CHECK(st->database().schema_version() == store::Store::schema_version());
   check_same(ac::load(*st, "42"), expected);
   CHECK(count(*st, "ac_plans") == 3);
-  CHECK(st->impl().db.execAndGet("SELECT COUNT(*) FROM sqlite_master WHERE name IN ('ac_clusters', 'ac_resources')")
-            .getInt() == 0);
+  // Version 3's tables are gone.
+  CHECK_THROWS_AS(count(*st, "ac_clusters"), store::DatabaseError);
+  CHECK_THROWS_AS(count(*st, "ac_resources"), store::DatabaseError);
   // A later context that plans the apps the same way shares the converted plans.
   ac::save(*st, fleet("43", 3, 5, 1, 2));
   CHECK(count(*st, "ac_plans") == 3);

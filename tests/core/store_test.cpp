@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "core/resource/kinds.hpp"
+#include "core/store/database.hpp"
 #include "core/store/store.hpp"
 #include "core/util/error.hpp"
 
@@ -144,10 +145,7 @@ TEST_CASE("workspaces: found by walking up, private modes, refuse newer schemas"
   init_workspace(root, created);
   CHECK_FALSE(created);
 
-  {
-    auto st = Store::open(ws);
-    st->impl();
-  }
+
   // Concurrent writers wait for each other instead of failing.
   std::vector<std::thread> threads;
   std::atomic<int> failures{0};
@@ -163,7 +161,17 @@ TEST_CASE("workspaces: found by walking up, private modes, refuse newer schemas"
     });
   for (auto& th : threads) th.join();
   CHECK(failures == 0);
-  auto st = Store::open(ws);
-  CHECK(st->list(resource::kind("project")).size() == 100);
+  {
+    auto st = Store::open(ws);
+    CHECK(st->list(resource::kind("project")).size() == 100);
+    st->database().transaction([&] { st->database().set_schema_version(Store::schema_version() + 1); });
+  }
+  try {
+    Store::open(ws);
+    FAIL("a workspace of a newer schema was opened");
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::workspace);
+    CHECK(e.message().find("is newer than this emco supports") != std::string::npos);
+  }
   fs::remove_all(root);
 }

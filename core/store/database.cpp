@@ -1,0 +1,77 @@
+#include "core/store/database.hpp"
+
+#include "core/store/sqlite/sqlite_database.hpp"
+
+namespace emco::store {
+
+Statement& Database::statement(std::string_view sql) {
+  auto it = m_cache.find(sql);
+  if (it == m_cache.end()) it = m_cache.emplace(std::string(sql), prepare(sql)).first;
+  Statement& s = *it->second;
+  s.reset();
+  return s;
+}
+
+void Database::transaction(const std::function<void()>& body) {
+  if (m_depth == 0) {
+    begin_write();
+    m_depth = 1;
+    try {
+      body();
+      commit();
+    } catch (...) {
+      m_depth = 0;
+      rollback();
+      throw;
+    }
+    m_depth = 0;
+    return;
+  }
+  // Savepoint names need only be unique along the nesting, so the depth is
+  // the name; both SQLite and PostgreSQL take this syntax. The statements
+  // are cached like any other: a nested write is a hot path (the sync
+  // engine records each resource's status in one).
+  const std::string name = "emco_sp" + std::to_string(m_depth);
+  statement("SAVEPOINT " + name).exec();
+  ++m_depth;
+  try {
+    body();
+  } catch (...) {
+    --m_depth;
+    try {
+      statement("ROLLBACK TO " + name).exec();
+      statement("RELEASE " + name).exec();
+    } catch (const DatabaseError&) {
+      // The engine ended the whole transaction on the error (SQLite does on
+      // I/O errors and full disks); the outermost call rolls back.
+    }
+    throw;
+  }
+  --m_depth;
+  statement("RELEASE " + name).exec();
+}
+
+namespace {
+
+// The backends by the scheme of their location; "" takes every location
+// that has no "scheme://" (a file path or ":memory:").
+struct Backend {
+  std::string_view scheme;
+  std::unique_ptr<Database> (*open)(const std::string& location);
+};
+constexpr Backend k_backends[] = {
+    {"", sqlite::open},
+};
+
+}  // namespace
+
+std::unique_ptr<Database> open_database(const std::string& location) {
+  const auto colon = location.find("://");
+  const std::string_view scheme =
+      colon == std::string::npos ? std::string_view() : std::string_view(location).substr(0, colon);
+  for (const auto& b : k_backends)
+    if (b.scheme == scheme) return b.open(location);
+  throw DatabaseError("no workspace backend for '" + std::string(scheme) + "://' locations");
+}
+
+}  // namespace emco::store

@@ -1,0 +1,396 @@
+// store::Database's contract (core/store/database.hpp), case by case, for
+// every backend in backends(): a new backend adds its entry there and must
+// pass every case unchanged.
+
+#include <catch2/catch.hpp>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <filesystem>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "core/store/database.hpp"
+
+using namespace emco::store;
+namespace fs = std::filesystem;
+
+namespace {
+
+// How a backend is tested: where a new, empty database is (two open_database
+// calls on one location are two connections to it), and the tables the cases
+// use in the backend's dialect:
+//   kv(k TEXT key, s TEXT, i 64-bit integer, r double, b blob): every type;
+//   ids(id auto-assigned integer key, v TEXT): RETURNING id;
+//   counter(n 64-bit integer): one row, the concurrent writers' sum.
+struct Backend {
+  const char* name;
+  std::string (*fresh_location)();
+  const char* schema;
+};
+
+// The SQLite files of one run, removed when the run ends.
+struct ScratchDir {
+  fs::path path = fs::temp_directory_path() / ("emco-database-test-" + std::to_string(::getpid()));
+  ScratchDir() { fs::create_directories(path); }
+  ~ScratchDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+};
+
+std::string fresh_sqlite_file() {
+  static ScratchDir dir;
+  static int n = 0;
+  return (dir.path / ("db" + std::to_string(++n) + ".sqlite")).string();
+}
+
+std::vector<Backend> backends() {
+  return {
+      {"sqlite", fresh_sqlite_file,
+       "CREATE TABLE kv(k TEXT PRIMARY KEY, s TEXT, i INTEGER, r REAL, b BLOB);"
+       "CREATE TABLE ids(id INTEGER PRIMARY KEY, v TEXT NOT NULL);"
+       "CREATE TABLE counter(n INTEGER NOT NULL); INSERT INTO counter(n) VALUES(0);"},
+  };
+}
+
+std::unique_ptr<Database> fresh(const Backend& b, std::string* location = nullptr) {
+  std::string where = b.fresh_location();
+  if (location) *location = where;
+  auto db = open_database(where);
+  db->exec(b.schema);
+  return db;
+}
+
+// Every row of kv, as text, for before/after comparisons.
+std::string rows(Database& db) {
+  std::string out;
+  auto& s = db.statement("SELECT k, s, i, r, b FROM kv ORDER BY k");
+  while (s.step()) {
+    out += s.str(0) + "|" + (s.is_null(1) ? "NULL" : s.str(1)) + "|" + std::to_string(s.int64(2)) + "|" +
+           std::to_string(s.real(3)) + "|" + std::string(s.blob(4)) + "\n";
+  }
+  return out;
+}
+
+void put(Database& db, const std::string& k, const std::string& v) {
+  auto& s = db.statement("INSERT INTO kv(k, s) VALUES(?, ?) ON CONFLICT(k) DO UPDATE SET s = excluded.s");
+  s.bind(1, k);
+  s.bind(2, v);
+  s.exec();
+}
+
+int64_t counter(Database& db) {
+  auto& s = db.statement("SELECT n FROM counter");
+  REQUIRE(s.step());
+  int64_t n = s.int64(0);
+  s.reset();
+  return n;
+}
+
+// One read-modify-write of the counter: correct only when write
+// transactions exclude each other.
+void increment(Database& db) {
+  db.transaction([&] {
+    const int64_t n = counter(db);
+    auto& u = db.statement("UPDATE counter SET n = ?");
+    u.bind(1, n + 1);
+    u.exec();
+  });
+}
+
+}  // namespace
+
+TEST_CASE("database: binds and reads every type, NULL and blobs with NUL bytes", "[database]") {
+  for (const auto& b : backends()) {
+    DYNAMIC_SECTION(b.name) {
+      auto db = fresh(b);
+      const std::string bytes("a\0b\0\xff\x01", 6);
+      auto& ins = db->statement("INSERT INTO kv(k, s, i, r, b) VALUES(?, ?, ?, ?, ?)");
+      ins.bind(1, "full");
+      ins.bind(2, "h\xc3\xa9llo");  // UTF-8 text
+      ins.bind(3, std::numeric_limits<int64_t>::min());
+      ins.bind(4, 2.5);
+      ins.bind_blob(5, bytes);
+      CHECK(ins.exec() == 1);
+      auto& ins2 = db->statement("INSERT INTO kv(k, s, i, r, b) VALUES(?, ?, ?, ?, ?)");
+      ins2.bind(1, "empty");
+      ins2.bind(2, "");
+      ins2.bind(3, std::numeric_limits<int64_t>::max());
+      ins2.bind(4, -0.125);
+      ins2.bind_blob(5, "");
+      CHECK(ins2.exec() == 1);
+      auto& nul = db->statement("INSERT INTO kv(k, s, i, r, b) VALUES(?, ?, ?, ?, ?)");
+      nul.bind(1, "null");
+      for (int p = 2; p <= 5; ++p) nul.bind_null(p);
+      CHECK(nul.exec() == 1);
+
+      auto& s = db->statement("SELECT s, i, r, b FROM kv WHERE k = ?");
+      s.bind(1, "full");
+      REQUIRE(s.step());
+      CHECK(s.text(0) == "h\xc3\xa9llo");
+      CHECK(s.int64(1) == std::numeric_limits<int64_t>::min());
+      CHECK(s.text(1) == std::to_string(std::numeric_limits<int64_t>::min()));  // a number's text
+      CHECK(s.real(2) == 2.5);
+      CHECK(s.blob(3) == bytes);
+      CHECK_FALSE(s.is_null(3));
+      CHECK_FALSE(s.step());
+
+      auto& e = db->statement("SELECT s, i, r, b FROM kv WHERE k = ?");
+      e.bind(1, "empty");
+      REQUIRE(e.step());
+      CHECK(e.text(0).empty());
+      CHECK_FALSE(e.is_null(0));  // '' is not NULL
+      CHECK(e.int64(1) == std::numeric_limits<int64_t>::max());
+      CHECK(e.real(2) == -0.125);
+      CHECK(e.blob(3).empty());
+      CHECK_FALSE(e.is_null(3));  // an empty blob is not NULL
+
+      auto& n = db->statement("SELECT s, i, r, b FROM kv WHERE k = ?");
+      n.bind(1, "null");
+      REQUIRE(n.step());
+      for (int c = 0; c < 4; ++c) CHECK(n.is_null(c));
+      CHECK(n.text(0).empty());
+      CHECK(n.int64(1) == 0);
+      CHECK(n.real(2) == 0.0);
+      CHECK(n.blob(3).empty());
+    }
+  }
+}
+
+TEST_CASE("database: statements are cached, and taking one resets it and its parameters", "[database]") {
+  for (const auto& b : backends()) {
+    DYNAMIC_SECTION(b.name) {
+      auto db = fresh(b);
+      for (const char* k : {"a", "b", "c"}) put(*db, k, k);
+      const char* sql = "SELECT k FROM kv WHERE k >= ? ORDER BY k";
+      auto& s = db->statement(sql);
+      s.bind(1, "b");
+      REQUIRE(s.step());
+      CHECK(s.text(0) == "b");
+      // Taken again mid-iteration: the same statement, from the start, unbound.
+      auto& again = db->statement(sql);
+      CHECK(&again == &s);
+      CHECK_FALSE(again.step());  // k >= NULL matches nothing
+      auto& third = db->statement(sql);
+      third.bind(1, "a");
+      std::vector<std::string> keys;
+      while (third.step()) keys.push_back(third.str(0));
+      CHECK(keys == std::vector<std::string>{"a", "b", "c"});
+      CHECK_THROWS_AS(db->statement("SELECT nothing FROM nowhere"), DatabaseError);
+    }
+  }
+}
+
+TEST_CASE("database: exec counts changed rows, RETURNING gives new ids", "[database]") {
+  for (const auto& b : backends()) {
+    DYNAMIC_SECTION(b.name) {
+      auto db = fresh(b);
+      for (const char* k : {"a", "b", "c"}) put(*db, k, "old");
+      auto& u = db->statement("UPDATE kv SET s = ? WHERE k <> ?");
+      u.bind(1, "new");
+      u.bind(2, "a");
+      CHECK(u.exec() == 2);
+      auto& none = db->statement("DELETE FROM kv WHERE k = ?");
+      none.bind(1, "zzz");
+      CHECK(none.exec() == 0);
+      std::vector<int64_t> ids;
+      for (const char* v : {"x", "y"}) {
+        auto& ins = db->statement("INSERT INTO ids(v) VALUES(?) RETURNING id");
+        ins.bind(1, v);
+        REQUIRE(ins.step());
+        ids.push_back(ins.int64(0));
+        CHECK_FALSE(ins.step());
+      }
+      CHECK(ids[0] != ids[1]);
+      auto& s = db->statement("SELECT v FROM ids WHERE id = ?");
+      s.bind(1, ids[1]);
+      REQUIRE(s.step());
+      CHECK(s.text(0) == "y");
+    }
+  }
+}
+
+TEST_CASE("database: a transaction commits on return and rolls back on an exception", "[database]") {
+  for (const auto& b : backends()) {
+    DYNAMIC_SECTION(b.name) {
+      std::string where;
+      auto db = fresh(b, &where);
+      CHECK_FALSE(db->in_transaction());
+      db->transaction([&] {
+        CHECK(db->in_transaction());
+        put(*db, "kept", "1");
+      });
+      CHECK_FALSE(db->in_transaction());
+      CHECK_THROWS_AS(db->transaction([&] {
+        put(*db, "gone", "1");
+        put(*db, "kept", "changed");
+        throw std::runtime_error("body failed");
+      }),
+                      std::runtime_error);
+      CHECK_FALSE(db->in_transaction());
+      CHECK(rows(*db) == "kept|1|0|0.000000|\n");
+      // Committed means visible to another connection.
+      auto other = open_database(where);
+      CHECK(rows(*other) == rows(*db));
+    }
+  }
+}
+
+TEST_CASE("database: a nested transaction that fails undoes only its own writes", "[database]") {
+  for (const auto& b : backends()) {
+    DYNAMIC_SECTION(b.name) {
+      auto db = fresh(b);
+      db->transaction([&] {
+        put(*db, "outer", "1");
+        try {
+          db->transaction([&] {
+            put(*db, "inner", "1");
+            put(*db, "outer", "overwritten");
+            db->transaction([&] { put(*db, "innermost", "1"); });  // succeeds, joins "inner"
+            throw std::runtime_error("inner failed");
+          });
+          FAIL("the inner exception did not propagate");
+        } catch (const std::runtime_error&) {
+        }
+        CHECK(db->in_transaction());
+        db->transaction([&] { put(*db, "second", "1"); });
+      });
+      CHECK(rows(*db) == "outer|1|0|0.000000|\nsecond|1|0|0.000000|\n");
+
+      // Uncaught, a nested failure takes the whole transaction with it.
+      const std::string before = rows(*db);
+      CHECK_THROWS_AS(db->transaction([&] {
+        put(*db, "x", "1");
+        db->transaction([&] {
+          put(*db, "y", "1");
+          throw std::runtime_error("inner failed");
+        });
+      }),
+                      std::runtime_error);
+      CHECK(rows(*db) == before);
+      CHECK_FALSE(db->in_transaction());
+    }
+  }
+}
+
+TEST_CASE("database: a failing statement leaves the database as it was", "[database]") {
+  for (const auto& b : backends()) {
+    DYNAMIC_SECTION(b.name) {
+      auto db = fresh(b);
+      put(*db, "a", "1");
+      const std::string before = rows(*db);
+      auto duplicate = [&] {
+        auto& s = db->statement("INSERT INTO kv(k, s) VALUES(?, ?)");
+        s.bind(1, "a");
+        s.bind(2, "dup");
+        s.exec();
+      };
+      CHECK_THROWS_AS(db->transaction([&] {
+        put(*db, "b", "1");
+        duplicate();  // a UNIQUE violation
+        put(*db, "c", "1");
+      }),
+                      DatabaseError);
+      CHECK(rows(*db) == before);
+      CHECK_FALSE(db->in_transaction());
+      // Outside a transaction, too; and the connection goes on working.
+      CHECK_THROWS_AS(duplicate(), DatabaseError);
+      CHECK_THROWS_AS(db->exec("INSERT INTO nowhere VALUES(1)"), DatabaseError);
+      CHECK(rows(*db) == before);
+      db->transaction([&] { put(*db, "b", "2"); });
+      CHECK(rows(*db) == before + "b|2|0|0.000000|\n");
+    }
+  }
+}
+
+TEST_CASE("database: the schema version starts at 0 and is kept", "[database]") {
+  for (const auto& b : backends()) {
+    DYNAMIC_SECTION(b.name) {
+      std::string where;
+      auto db = fresh(b, &where);
+      CHECK(db->schema_version() == 0);
+      db->transaction([&] { db->set_schema_version(7); });
+      CHECK(db->schema_version() == 7);
+      CHECK(open_database(where)->schema_version() == 7);
+    }
+  }
+}
+
+TEST_CASE("database: a transaction's writes stay invisible to other connections until it commits",
+          "[database]") {
+  for (const auto& b : backends()) {
+    DYNAMIC_SECTION(b.name) {
+      std::string where;
+      auto writer = fresh(b, &where);
+      auto reader = open_database(where);
+      put(*writer, "a", "1");
+      writer->transaction([&] {
+        put(*writer, "a", "2");
+        CHECK(rows(*writer) == "a|2|0|0.000000|\n");  // its own writes
+        CHECK(rows(*reader) == "a|1|0|0.000000|\n");  // a reader neither waits nor sees them
+      });
+      CHECK(rows(*reader) == "a|2|0|0.000000|\n");
+    }
+  }
+}
+
+TEST_CASE("database: a query left unfinished does not keep the connection from writing later", "[database]") {
+  for (const auto& b : backends()) {
+    DYNAMIC_SECTION(b.name) {
+      std::string where;
+      auto a = fresh(b, &where);
+      auto other = open_database(where);
+      for (const char* k : {"a", "b"}) put(*a, k, k);
+      auto& s = a->statement("SELECT k FROM kv ORDER BY k");
+      REQUIRE(s.step());  // abandoned after one row
+      put(*other, "c", "written meanwhile");
+      a->transaction([&] { put(*a, "d", "1"); });
+      CHECK(rows(*other).find("d|1|") != std::string::npos);
+    }
+  }
+}
+
+TEST_CASE("database: writers in two processes serialise and lose nothing", "[database]") {
+  for (const auto& b : backends()) {
+    DYNAMIC_SECTION(b.name) {
+      std::string where;
+      fresh(b, &where);  // the schema, then each process opens its own connection
+      constexpr int rounds = 200;
+      const pid_t child = ::fork();
+      REQUIRE(child >= 0);
+      if (child == 0) {
+        int rc = 0;
+        try {
+          auto db = open_database(where);
+          for (int i = 0; i < rounds; ++i) increment(*db);
+        } catch (...) {
+          rc = 1;
+        }
+        ::_exit(rc);  // no Catch2 teardown in the child
+      }
+      std::atomic<int> failures{0};
+      try {
+        auto db = open_database(where);
+        for (int i = 0; i < rounds; ++i) increment(*db);
+      } catch (...) {
+        ++failures;
+      }
+      int status = 0;
+      REQUIRE(::waitpid(child, &status, 0) == child);
+      CHECK(WIFEXITED(status));
+      CHECK(WEXITSTATUS(status) == 0);
+      CHECK(failures == 0);
+      CHECK(counter(*open_database(where)) == 2 * rounds);
+    }
+  }
+}
+
+TEST_CASE("database: a location with a scheme no backend has is refused", "[database]") {
+  CHECK_THROWS_AS(open_database("nosuchdb://host/x"), DatabaseError);
+}
