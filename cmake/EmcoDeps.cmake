@@ -2,7 +2,8 @@
 # (scripts/install-deps installs them).
 find_package(CLI11 CONFIG REQUIRED)              # CLI11::CLI11 (only cli/ uses it)
 find_package(nlohmann_json 3.11 CONFIG REQUIRED) # nlohmann_json::nlohmann_json
-find_package(SQLite3 REQUIRED)                   # SQLite::SQLite3 (only core/store/sqlite uses it)
+find_package(SQLiteCpp CONFIG REQUIRED)          # SQLiteCpp (static; only core/store/sqlite uses it)
+find_package(SQLite3 REQUIRED)                   # SQLite::SQLite3 (the C API calls SQLiteCpp does not wrap)
 find_package(fmt CONFIG REQUIRED)                # fmt::fmt
 find_package(CURL REQUIRED)                      # CURL::libcurl
 find_package(OpenSSL REQUIRED)                   # OpenSSL::SSL OpenSSL::Crypto

@@ -159,6 +159,9 @@ protected:
   virtual void begin_write() = 0;
   virtual void commit() = 0;
   virtual void rollback() noexcept = 0;
+  // Finalizes the cached statements: a backend's destructor calls it before
+  // its connection closes (the cache, a base member, would outlive it).
+  void release_statements() noexcept { m_cache.clear(); }
 
 private:
   struct Hash {

@@ -1,5 +1,10 @@
 #include "core/store/sqlite/sqlite_database.hpp"
 
+#include <SQLiteCpp/Database.h>
+#include <SQLiteCpp/Exception.h>
+#include <SQLiteCpp/Statement.h>
+// SQLiteCpp has no wrapper for walking a connection's statements
+// (begin_write) or asking whether a transaction is open (rollback).
 #include <sqlite3.h>
 
 namespace emco::store::sqlite {
@@ -8,109 +13,107 @@ namespace {
 
 constexpr int k_busy_timeout_ms = 600000;  // wait, never report "database is locked"
 
-[[noreturn]] void fail_with(sqlite3* db) { throw DatabaseError(sqlite3_errmsg(db)); }
-
 class SqliteStatement final : public Statement {
 public:
-  SqliteStatement(sqlite3* db, std::string_view sql) : m_db(db) {
-    if (sqlite3_prepare_v3(db, sql.data(), static_cast<int>(sql.size()), SQLITE_PREPARE_PERSISTENT, &m_stmt,
-                           nullptr) != SQLITE_OK)
-      fail_with(db);
-    if (!m_stmt) throw DatabaseError("empty SQL statement");
+  SqliteStatement(const SQLite::Database& db, std::string_view sql) try : m_db(db), m_stmt(db, std::string(sql)) {
+  } catch (const SQLite::Exception& e) {
+    throw DatabaseError(e.what());
   }
-  ~SqliteStatement() override { sqlite3_finalize(m_stmt); }
-  SqliteStatement(const SqliteStatement&) = delete;
-  SqliteStatement& operator=(const SqliteStatement&) = delete;
 
   void bind_text(int param, std::string_view text) override {
-    check(sqlite3_bind_text64(m_stmt, param, text.data(), text.size(), SQLITE_TRANSIENT, SQLITE_UTF8));
+    guard([&] { m_stmt.bind(param, std::string(text)); });
   }
-  void bind_int64(int param, int64_t value) override { check(sqlite3_bind_int64(m_stmt, param, value)); }
-  void bind_double(int param, double value) override { check(sqlite3_bind_double(m_stmt, param, value)); }
+  void bind_int64(int param, int64_t value) override {
+    guard([&] { m_stmt.bind(param, static_cast<int64_t>(value)); });
+  }
+  void bind_double(int param, double value) override {
+    guard([&] { m_stmt.bind(param, value); });
+  }
   void bind_blob(int param, std::string_view bytes) override {
     // A zero-length blob with a null pointer would bind NULL.
-    check(sqlite3_bind_blob64(m_stmt, param, bytes.empty() ? "" : bytes.data(), bytes.size(), SQLITE_TRANSIENT));
+    guard([&] { m_stmt.bind(param, bytes.empty() ? "" : bytes.data(), static_cast<int>(bytes.size())); });
   }
-  void bind_null(int param) override { check(sqlite3_bind_null(m_stmt, param)); }
+  void bind_null(int param) override {
+    guard([&] { m_stmt.bind(param); });
+  }
 
   bool step() override {
-    switch (sqlite3_step(m_stmt)) {
-      case SQLITE_ROW: return true;
-      case SQLITE_DONE: return false;
-      default: {
-        // The error is the statement's; resetting keeps it from pinning a
-        // read snapshot (see begin_write()).
-        DatabaseError e(sqlite3_errmsg(m_db));
-        sqlite3_reset(m_stmt);
-        throw e;
-      }
+    try {
+      return m_stmt.executeStep();
+    } catch (const SQLite::Exception& e) {
+      // The error is the statement's; resetting keeps it from pinning a
+      // read snapshot (see begin_write()). tryReset: reset() would throw the
+      // same error again.
+      m_stmt.tryReset();
+      throw DatabaseError(e.what());
     }
   }
   int64_t exec() override {
     while (step()) {
     }
-    return sqlite3_changes64(m_db);
+    return sqlite3_changes64(m_db.getHandle());
   }
   void reset() override {
-    // sqlite3_reset repeats the last step's error code; step() reported it.
-    sqlite3_reset(m_stmt);
-    sqlite3_clear_bindings(m_stmt);
+    // tryReset: the last step's error code repeats here; step() reported it.
+    m_stmt.tryReset();
+    m_stmt.clearBindings();
   }
 
-  bool is_null(int column) override { return sqlite3_column_type(m_stmt, column) == SQLITE_NULL; }
-  int64_t int64(int column) override { return sqlite3_column_int64(m_stmt, column); }
-  double real(int column) override { return sqlite3_column_double(m_stmt, column); }
+  bool is_null(int column) override { return m_stmt.isColumnNull(column); }
+  int64_t int64(int column) override { return m_stmt.getColumn(column).getInt64(); }
+  double real(int column) override { return m_stmt.getColumn(column).getDouble(); }
   std::string_view text(int column) override {
-    const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(m_stmt, column));
-    if (!p) return {};
-    return {p, static_cast<size_t>(sqlite3_column_bytes(m_stmt, column))};
+    SQLite::Column c = m_stmt.getColumn(column);
+    if (c.isNull()) return {};
+    // getBytes after getText: the length of the text as read.
+    const char* p = c.getText();
+    return {p, static_cast<size_t>(c.getBytes())};
   }
   std::string_view blob(int column) override {
-    const auto* p = static_cast<const char*>(sqlite3_column_blob(m_stmt, column));
+    SQLite::Column c = m_stmt.getColumn(column);
+    const auto* p = static_cast<const char*>(c.getBlob());
     if (!p) return {};
-    return {p, static_cast<size_t>(sqlite3_column_bytes(m_stmt, column))};
+    return {p, static_cast<size_t>(c.getBytes())};
   }
 
 private:
-  void check(int rc) {
-    if (rc != SQLITE_OK) fail_with(m_db);
+  template <class F>
+  void guard(F&& bind) {
+    try {
+      bind();
+    } catch (const SQLite::Exception& e) {
+      throw DatabaseError(e.what());
+    }
   }
-  sqlite3* m_db;
-  sqlite3_stmt* m_stmt = nullptr;
+  const SQLite::Database& m_db;
+  SQLite::Statement m_stmt;
 };
+
+SQLite::Database open_connection(const std::string& path) {
+  try {
+    // One connection per Database, used by one thread at a time
+    // (database.hpp): no mutex of SQLite's is needed.
+    return SQLite::Database(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE | SQLITE_OPEN_NOMUTEX, k_busy_timeout_ms);
+  } catch (const SQLite::Exception& e) {
+    throw DatabaseError(e.what());
+  }
+}
 
 class SqliteDatabase final : public Database {
 public:
-  explicit SqliteDatabase(const std::string& path) {
-    // One connection per Database, used by one thread at a time
-    // (database.hpp): no mutex of SQLite's is needed.
-    const int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
-    if (sqlite3_open_v2(path.c_str(), &m_db, flags, nullptr) != SQLITE_OK) {
-      DatabaseError e(m_db ? sqlite3_errmsg(m_db) : "out of memory");
-      sqlite3_close(m_db);
-      throw e;
-    }
-    try {
-      sqlite3_extended_result_codes(m_db, 1);
-      sqlite3_busy_timeout(m_db, k_busy_timeout_ms);
-      if (path != ":memory:") exec("PRAGMA journal_mode=WAL");
-      exec("PRAGMA foreign_keys=ON; PRAGMA synchronous=NORMAL");
-    } catch (...) {
-      sqlite3_close(m_db);
-      throw;
-    }
+  explicit SqliteDatabase(const std::string& path) : m_db(open_connection(path)) {
+    sqlite3_extended_result_codes(m_db.getHandle(), 1);
+    if (path != ":memory:") exec("PRAGMA journal_mode=WAL");
+    exec("PRAGMA foreign_keys=ON; PRAGMA synchronous=NORMAL");
   }
-  // The cached statements are finalized after this (they belong to the
-  // base class): close_v2 closes the connection when the last one goes.
-  ~SqliteDatabase() override { sqlite3_close_v2(m_db); }
+  // The cached statements (the base's) go before the connection closes.
+  ~SqliteDatabase() override { release_statements(); }
 
   void exec(std::string_view script) override {
-    const std::string sql(script);  // sqlite3_exec reads up to a NUL
-    char* message = nullptr;
-    if (sqlite3_exec(m_db, sql.c_str(), nullptr, nullptr, &message) != SQLITE_OK) {
-      DatabaseError e(message ? message : sqlite3_errmsg(m_db));
-      sqlite3_free(message);
-      throw e;
+    try {
+      m_db.exec(std::string(script));
+    } catch (const SQLite::Exception& e) {
+      throw DatabaseError(e.what());
     }
   }
 
@@ -134,7 +137,8 @@ protected:
     // once with "database is locked" when another process has written since
     // (SQLITE_BUSY_SNAPSHOT: the busy timeout does not apply). Outside a
     // transaction no caller may still be iterating one (database.hpp).
-    for (sqlite3_stmt* s = sqlite3_next_stmt(m_db, nullptr); s; s = sqlite3_next_stmt(m_db, s))
+    sqlite3* h = m_db.getHandle();
+    for (sqlite3_stmt* s = sqlite3_next_stmt(h, nullptr); s; s = sqlite3_next_stmt(h, s))
       if (sqlite3_stmt_busy(s)) sqlite3_reset(s);
     exec("BEGIN IMMEDIATE");
   }
@@ -142,11 +146,12 @@ protected:
   void rollback() noexcept override {
     // SQLite ends the transaction itself on some errors; then there is
     // nothing to roll back.
-    if (!sqlite3_get_autocommit(m_db)) sqlite3_exec(m_db, "ROLLBACK", nullptr, nullptr, nullptr);
+    sqlite3* h = m_db.getHandle();
+    if (!sqlite3_get_autocommit(h)) sqlite3_exec(h, "ROLLBACK", nullptr, nullptr, nullptr);
   }
 
 private:
-  sqlite3* m_db = nullptr;
+  SQLite::Database m_db;
 };
 
 }  // namespace
