@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <sstream>
+#include <set>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -192,6 +193,40 @@ int run_ctl(Context& ctx, const Invocation& inv) {
     }
     files.push_back(std::move(f));
   }
+  // emcoctl apply/update/delete find no service for an anchor outside its
+  // roots and stop there ("Invalid baseUrl"), after the documents before it
+  // in their order (reverse for delete); anchors under a root go to a
+  // server, whose 404 fails that document only.
+  std::string stopped_at;
+  {
+    static const std::set<std::string> roots = {"cluster-providers", "controllers", "clm-controllers", "dtc-controllers",
+                                                "projects"};
+    auto root_unknown = [](const manifest::Document& d) {
+      std::string a = d.anchor_text;
+      if (starts_with(a, "/")) a = a.substr(1);
+      if (starts_with(a, "v2/")) a = a.substr(3);
+      return d.anchor_error && !roots.count(a.substr(0, a.find('/')));
+    };
+    for (auto& f : files) {
+      auto& docs = f.documents;
+      if (verb == manifest::Verb::get) break;  // emcoctl get goes on past it
+      if (verb == manifest::Verb::remove) {
+        for (size_t i = docs.size(); i-- > 0;)
+          if (root_unknown(docs[i])) {
+            stopped_at = docs[i].anchor_text;
+            docs.erase(docs.begin(), docs.begin() + static_cast<std::ptrdiff_t>(i + 1));
+            break;
+          }
+      } else {
+        for (size_t i = 0; i < docs.size(); ++i)
+          if (root_unknown(docs[i])) {
+            stopped_at = docs[i].anchor_text;
+            docs.erase(docs.begin() + static_cast<std::ptrdiff_t>(i), docs.end());
+            break;
+          }
+      }
+    }
+  }
   manifest::BatchOptions opts;
   opts.continue_on_error = true;
   opts.stop_at_first_error = inv.has("stop");
@@ -241,6 +276,13 @@ int run_ctl(Context& ctx, const Invocation& inv) {
       ctx.out << "API Response code 202. Waiting...\n";
       std::this_thread::sleep_for(std::chrono::seconds(wait_seconds));
     }
+  }
+  if (!stopped_at.empty()) {
+    const char* op = verb == manifest::Verb::apply    ? "Apply: "
+                     : verb == manifest::Verb::update ? "Update: "
+                     : verb == manifest::Verb::get    ? "Get: "
+                                                      : "Delete: ";
+    ctx.out << op << " " << stopped_at << " Error:  Invalid baseUrl: \n";
   }
   return 0;
 }

@@ -362,4 +362,13 @@ TEST_CASE("upstream's status scripts poll emcoctl get .../status with sed and jq
   CHECK(has(deleted.out, "DELETE  --> URL: http://localhost:9015/v2/" + dig + "\nResponse Code: 204\n"));
   auto gone = b.emcoctl("get " + dig);
   CHECK(has(gone.out, "Response Code: 404"));
+  // An anchor outside emcoctl's roots has no service: emcoctl stops there.
+  b.write("roots.yaml", doc("projects", "metadata:\n  name: before") + doc("nonsense/things", "metadata:\n  name: x") +
+                            doc("projects", "metadata:\n  name: after"));
+  auto stopped = b.emcoctl("apply -f roots.yaml");
+  REQUIRE_RAN(stopped, 0);
+  CHECK(has(stopped.out, "projects\nResponse Code: 201\n"));
+  CHECK(has(stopped.out, "Apply:  nonsense/things Error:  Invalid baseUrl: \n"));
+  CHECK(b.emco("get projects/before").code == 0);
+  CHECK(b.emco("get projects/after").code == 4);
 }
