@@ -118,6 +118,9 @@ int status_code(const manifest::ItemResult& it, manifest::Verb verb) {
       case ErrorKind::conflict: return 409;
       case ErrorKind::invalid: return 400;
       case ErrorKind::unsupported: return 501;
+      // Accepted and still being delivered: upstream answers every accepted
+      // lifecycle call so; the work continues in a later invocation.
+      case ErrorKind::pending: return 202;
       default: return 500;
     }
   }
@@ -264,7 +267,8 @@ int run_ctl(Context& ctx, const Invocation& inv) {
     ctx.out << "---\n" << method << "  --> URL: " << base_url(eps, service_of(a)) << url_anchor << "\n";
     ctx.out << "Response Code: " << code << "\n";
     if (it.outcome == "error") {
-      ctx.out << "Response: " << it.error << "\n";
+      if (code == 202) ctx.err << "emco: " << it.error << "\n";  // not an error to emcoctl: no body, a note
+      else ctx.out << "Response: " << it.error << "\n";
       continue;
     }
     if (!it.object.empty()) {
