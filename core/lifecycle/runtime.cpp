@@ -48,6 +48,9 @@ std::string missing_controller(const Runtime& runtime, const std::string& name, 
 }
 
 std::string stored_only_warning(const PluginInfo& p, const resource::Kind& k) {
+  // Controller registrations (dtc's nps, sds, ...) are keyed by a fixed group.
+  if (!k.fixed.empty())
+    return k.display + "s are registered, but emco has no " + p.name + " controller yet; nothing runs them";
   return p.name + " intents are stored, but emco has no " + p.name + " controller yet; " +
          (under_dig(k) ? "instantiate will fail" : "nothing deploys them");
 }

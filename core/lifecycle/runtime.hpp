@@ -143,7 +143,8 @@ const PluginInfo* stored_only_plugin(const Runtime& runtime, const resource::Kin
 std::string missing_controller(const Runtime& runtime, const std::string& name, const std::string& type);
 // The apply-time warning for resources of plugin `p`, e.g. "dtc intents are
 // stored, but emco has no dtc controller yet; instantiate will fail" (the
-// consequence named after where `k` lives: under a DIG or not).
+// consequence named after where `k` lives: under a DIG or not; a controller
+// registration kind says "dtc controllers are registered, ...").
 std::string stored_only_warning(const PluginInfo& p, const resource::Kind& k);
 // Every plugin that does not run, by name (for docs and tests).
 std::vector<std::string> stored_only_features(const Runtime& runtime);
