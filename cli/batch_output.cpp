@@ -33,6 +33,7 @@ int run_and_print(Context& ctx, manifest::Verb verb, const std::vector<manifest:
   bool streaming = format == Format::table || format == Format::name;
   if (streaming) opts.on_item = [&](const manifest::ItemResult& it) { print_line(ctx, it, format); };
   opts.runtime = &ctx.runtime();
+  opts.on_warning = [&](const std::string& w) { ctx.warn(w); };
   auto result = manifest::run_batch(ctx.store(), verb, files, opts);
   if (streaming) {
     for (const auto& it : result.items)

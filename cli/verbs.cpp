@@ -68,9 +68,6 @@ int run_batch_command(Context& ctx, const Invocation& inv, manifest::Verb verb) 
     auto more = manifest::read_files(f, read_options(inv));
     for (auto& m : more) files.push_back(std::move(m));
   }
-  for (const auto& f : files)
-    for (const auto& d : f.documents)
-      for (const auto& w : d.warnings) ctx.warn(w);
   return run_and_print(ctx, verb, files, opts, format);
 }
 

@@ -40,7 +40,7 @@ std::vector<CommandSpec> controller_commands() {
   std::vector<CommandSpec> v;
   auto controller_flags = std::vector<FlagSpec>{
       {.name = "type", .value = "TYPE", .help = "controller type", .choices = {"placement", "action"}},
-      {.name = "priority", .value = "N", .help = "run order among controllers of the same type (1 first)"},
+      {.name = "priority", .value = "N", .help = "run order among controllers of the same type (0 first; 0-100)"},
       {.name = "host", .value = "HOST", .help = "recorded for emcoctl compatibility; controllers run in process"},
       {.name = "port", .value = "PORT", .help = "recorded for emcoctl compatibility"}};
   auto controller_build = [](const Invocation& inv, json& spec, manifest::Document&) {

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <sstream>
+#include <set>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -116,6 +117,10 @@ int status_code(const manifest::ItemResult& it, manifest::Verb verb) {
       case ErrorKind::not_found: return 404;
       case ErrorKind::conflict: return 409;
       case ErrorKind::invalid: return 400;
+      case ErrorKind::unsupported: return 501;
+      // Accepted and still being delivered: upstream answers every accepted
+      // lifecycle call so; the work continues in a later invocation.
+      case ErrorKind::pending: return 202;
       default: return 500;
     }
   }
@@ -150,6 +155,7 @@ int run_ctl(Context& ctx, const Invocation& inv) {
   if (inv.has("filename")) {
     manifest::ReadOptions ro;
     ro.strict_top_level = false;  // emcoctl ignores unknown top-level keys
+    ro.keep_bad_anchors = true;   // each document is its own request
     if (inv.has("values")) ro.render = make_values_renderer(inv.all("values").front());
     files = manifest::read_files(inv.all("filename").front(), ro);  // emcoctl reads only the first -f
   } else {
@@ -179,22 +185,72 @@ int run_ctl(Context& ctx, const Invocation& inv) {
       d.source = "<command line>";
       d.line = d.index = static_cast<int>(i);
       d.anchor_text = inv.args[i];
-      d.anchor = resource::parse_anchor(inv.args[i]);
+      try {
+        d.anchor = resource::parse_anchor(inv.args[i]);
+      } catch (const Error& e) {
+        d.anchor_error = Error(ErrorKind::not_found, e.message(), e.hint());
+      }
       if (d.anchor.target == resource::AnchorTarget::resource) d.name = d.anchor.key.parts.back().second;
       d.body = std::make_shared<json>(json{{"metadata", json::object()}});
       f.documents.push_back(std::move(d));
     }
     files.push_back(std::move(f));
   }
+  // emcoctl apply/update/delete find no service for an anchor outside its
+  // roots and stop there ("Invalid baseUrl"), after the documents before it
+  // in their order (reverse for delete); anchors under a root go to a
+  // server, whose 404 fails that document only.
+  std::string stopped_at;
+  {
+    static const std::set<std::string> roots = {"cluster-providers", "controllers", "clm-controllers", "dtc-controllers",
+                                                "projects"};
+    auto root_unknown = [](const manifest::Document& d) {
+      std::string a = d.anchor_text;
+      if (starts_with(a, "/")) a = a.substr(1);
+      if (starts_with(a, "v2/")) a = a.substr(3);
+      return d.anchor_error && !roots.count(a.substr(0, a.find('/')));
+    };
+    for (auto& f : files) {
+      auto& docs = f.documents;
+      if (verb == manifest::Verb::get) break;  // emcoctl get goes on past it
+      if (verb == manifest::Verb::remove) {
+        for (size_t i = docs.size(); i-- > 0;)
+          if (root_unknown(docs[i])) {
+            stopped_at = docs[i].anchor_text;
+            docs.erase(docs.begin(), docs.begin() + static_cast<std::ptrdiff_t>(i + 1));
+            break;
+          }
+      } else {
+        for (size_t i = 0; i < docs.size(); ++i)
+          if (root_unknown(docs[i])) {
+            stopped_at = docs[i].anchor_text;
+            docs.erase(docs.begin() + static_cast<std::ptrdiff_t>(i), docs.end());
+            break;
+          }
+      }
+    }
+  }
   manifest::BatchOptions opts;
   opts.continue_on_error = true;
   opts.stop_at_first_error = inv.has("stop");
   opts.runtime = &ctx.runtime();
+  opts.on_warning = [&](const std::string& w) { ctx.warn(w); };
   auto result = manifest::run_batch(ctx.store(), verb, files, opts);
   for (const auto& it : result.items) {
     int code = status_code(it, verb);
     if (code == 0) continue;
-    auto a = resource::parse_anchor(it.document_anchor);
+    resource::Anchor a;
+    try {
+      a = resource::parse_anchor(it.document_anchor);
+    } catch (const Error&) {
+      // An anchor that does not parse: the request a server's router refuses.
+      std::string method = verb == manifest::Verb::get ? "GET" : verb == manifest::Verb::update ? "PUT"
+                           : verb == manifest::Verb::remove                                      ? "DELETE"
+                                                                                                 : "POST";
+      ctx.out << "---\n" << method << "  --> URL: " << base_url(eps, "orchestrator") << it.document_anchor << "\n";
+      ctx.out << "Response Code: " << code << "\nResponse: " << it.error << "\n";
+      continue;
+    }
     std::string method = verb == manifest::Verb::get ? "GET" : verb == manifest::Verb::update ? "PUT" : "POST";
     std::string url_anchor = it.document_anchor;
     if (verb == manifest::Verb::remove) {
@@ -211,7 +267,8 @@ int run_ctl(Context& ctx, const Invocation& inv) {
     ctx.out << "---\n" << method << "  --> URL: " << base_url(eps, service_of(a)) << url_anchor << "\n";
     ctx.out << "Response Code: " << code << "\n";
     if (it.outcome == "error") {
-      ctx.out << "Response: " << it.error << "\n";
+      if (code == 202) ctx.err << "emco: " << it.error << "\n";  // not an error to emcoctl: no body, a note
+      else ctx.out << "Response: " << it.error << "\n";
       continue;
     }
     if (!it.object.empty()) {
@@ -224,6 +281,13 @@ int run_ctl(Context& ctx, const Invocation& inv) {
       std::this_thread::sleep_for(std::chrono::seconds(wait_seconds));
     }
   }
+  if (!stopped_at.empty()) {
+    const char* op = verb == manifest::Verb::apply    ? "Apply: "
+                     : verb == manifest::Verb::update ? "Update: "
+                     : verb == manifest::Verb::get    ? "Get: "
+                                                      : "Delete: ";
+    ctx.out << op << " " << stopped_at << " Error:  Invalid baseUrl: \n";
+  }
   return 0;
 }
 
@@ -234,7 +298,8 @@ std::vector<CommandSpec> ctl_commands() {
            .summary = "run an emcoctl command against the local workspace",
            .description = "Accepts emcoctl's command line and prints its output format, so scripts written for EMCO\n"
                           "keep working. A symlink named 'emcoctl' to emco behaves the same. Without -s, API errors\n"
-                          "are printed and processing continues (exit status 0), as emcoctl does.",
+                          "are printed and processing continues (exit status 0), as emcoctl does: each document is its own\n"
+                          "request, an anchor emco does not know answers 404 and a feature emco does not run yet 501.",
            .args = {{.name = "COMMAND", .help = "apply, update, get or delete"},
                     {.name = "ANCHOR", .help = "anchor for a single call", .optional = true, .variadic = true,
                      .complete = Complete::anchor}},

@@ -283,9 +283,23 @@ std::string cluster_list(const std::vector<std::string>& clusters) {
   return s;
 }
 
+// Intents under the DIG of features emco stores but cannot run, said before
+// planning: the plan itself fails on them (exit 9) only where a group intent
+// names their controller.
+void warn_stored_only(Context& ctx, const Key& dig) {
+  std::set<std::string> said;
+  for (const resource::Kind* k : resource::children_of("deploymentIntentGroup")) {
+    const lifecycle::PluginInfo* p = lifecycle::stored_only_plugin(ctx.runtime(), *k);
+    if (!p || said.count(p->name) || ctx.store().list(*k, dig).empty()) continue;
+    said.insert(p->name);
+    ctx.warn(lifecycle::stored_only_warning(*p, *k) + " (this deployment intent group has " + k->display + "s)");
+  }
+}
+
 int plan_cmd(Context& ctx, const Invocation& inv) {
   auto& st = ctx.store();
   Key dig = dig_key(inv.args.at(0));
+  warn_stored_only(ctx, dig);
   std::optional<std::string> running;
   plan::Plan p = plan_for(ctx, dig, running);
   std::optional<appcontext::AppContext> old_ctx;

@@ -391,7 +391,8 @@ OperationResult dig_operation(store::Store& st, const Kind& k, const Key& key, c
   }
   if (op == "migrate") return migrate_dig(st, k, key, body, clock, o);
   if (op == "clone") return clone_dig(st, k, key, body, clock);
-  fail(ErrorKind::invalid, "'" + op + "' is not an operation of a " + k.display,
+  // An anchor upstream has (the kind lists it) that emco does not run yet.
+  fail(ErrorKind::unsupported, "'" + op + "' of a " + k.display + " is not implemented in emco yet",
        "deployment intent groups support approve, instantiate, terminate, stop, update, rollback, migrate, clone");
 }
 
@@ -401,8 +402,18 @@ OperationResult run(store::Store& st, const Kind& k, const Key& key, const std::
                     Clock& clock, const OperationOptions& options) {
   if (k.id == "deploymentIntentGroup") return dig_operation(st, k, key, op, body, clock, options);
   if (k.id == "logicalCloud") return lc_operation(st, k, key, op, body, clock, options);
-  fail(ErrorKind::failed, "'" + op + "' on a " + k.display + " is not available in this version of emco",
-       "deployment intent groups and admin logical clouds have lifecycle operations today");
+  // Anchors upstream has (cluster network apply, CA certificate enrollment,
+  // services) whose controllers emco does not have yet: named after the
+  // stored-only plugin owning the kind or its children (ncm for a cluster's).
+  std::string feature;
+  if (options.runtime) {
+    const PluginInfo* p = stored_only_plugin(*options.runtime, k);
+    for (const Kind* c : resource::children_of(k.id))
+      if (!p) p = stored_only_plugin(*options.runtime, *c);
+    if (p) feature = " (" + p->name + ")";
+  }
+  fail(ErrorKind::unsupported, "'" + op + "' of a " + k.display + feature + " is not implemented in emco yet",
+       "deployment intent groups and logical clouds have lifecycle operations today");
 }
 
 std::string run_operation(store::Store& st, const Kind& k, const Key& key, const std::string& op, const json& body,

@@ -130,4 +130,23 @@ struct Runtime {
   std::vector<PluginInfo> plugins;
 };
 
+// What emco stores but cannot run, derived from the plugins' PluginInfo (so
+// the answers change by themselves as controllers land).
+//
+// The plugin that stores resources of kind `k` (its service is one of the
+// plugin's services) when that plugin does not run them; nullptr otherwise.
+const PluginInfo* stored_only_plugin(const Runtime& runtime, const resource::Kind& k);
+// For a controller registration (anchor `controllers`) named `name` of
+// `type` ("placement"/"action"; others take no part in planning): "" when the
+// runtime implements it or its type takes no part in planning, else the
+// feature that is missing (the matching plugin's name, or `name`).
+std::string missing_controller(const Runtime& runtime, const std::string& name, const std::string& type);
+// The apply-time warning for resources of plugin `p`, e.g. "dtc intents are
+// stored, but emco has no dtc controller yet; instantiate will fail" (the
+// consequence named after where `k` lives: under a DIG or not; a controller
+// registration kind says "dtc controllers are registered, ...").
+std::string stored_only_warning(const PluginInfo& p, const resource::Kind& k);
+// Every plugin that does not run, by name (for docs and tests).
+std::vector<std::string> stored_only_features(const Runtime& runtime);
+
 }  // namespace emco::lifecycle

@@ -11,6 +11,7 @@
 
 #include "core/lifecycle/lifecycle.hpp"
 #include "core/manifest/packages.hpp"
+#include "core/resource/references.hpp"
 #include "core/resource/schema.hpp"
 #include "core/util/error.hpp"
 #include "core/util/file_io.hpp"
@@ -70,7 +71,7 @@ std::string read_plain_file(const Document& doc, const std::string& p, const std
 }
 
 // Checks that go beyond the per-field schema (resources.md notes).
-void check_kind_rules(const Document& doc, const Kind& k, json& spec, bool has_file) {
+void check_kind_rules(const Document& doc, const Kind& k, json& spec, bool has_file, std::vector<std::string>& warnings) {
   auto where = [&](const std::string& p) { return doc.where(p); };
   if (k.id == "cluster") {
     if (!spec.contains("gitOps") && !has_file)
@@ -104,18 +105,18 @@ void check_kind_rules(const Document& doc, const Kind& k, json& spec, bool has_f
       bad(where("spec.newObject"), ErrorKind::invalid, "a new " + (gvk_kind.empty() ? "object" : gvk_kind) + " needs a template file",
           "add 'file: <template.yaml>' (only ConfigMaps and Secrets can be built from customization files alone)");
   } else if (k.id == "logicalCloud") {
+    // Upstream's dcm stores a level-1 cloud without them and fails at
+    // instantiate; emco stores it too, says so now and refuses instantiate
+    // (lc_dcm.hpp check_level1) before anything reaches a cluster.
     std::string level = spec.value("level", "1");
     if (level == "1") {
-      if (!spec.contains("namespace") || spec["namespace"].get<std::string>().empty())
-        bad(where("spec"), ErrorKind::invalid, "a level-1 logical cloud needs spec.namespace",
-            "set spec.namespace, or spec.level: \"0\" for an admin cloud");
-      if (!spec.contains("user") || spec["user"].value("userName", "").empty())
-        bad(where("spec"), ErrorKind::invalid, "a level-1 logical cloud needs spec.user.userName");
+      std::vector<std::string> missing;
+      if (!spec.contains("namespace") || spec["namespace"].get<std::string>().empty()) missing.push_back("spec.namespace");
+      if (!spec.contains("user") || spec["user"].value("userName", "").empty()) missing.push_back("spec.user.userName");
+      if (!missing.empty())
+        warnings.push_back(where("spec") + ": level-1 logical cloud '" + doc.name + "' has no " + join(missing, " and ") +
+                           "; it is stored, but cannot be instantiated until it has (or set spec.level: \"0\" for an admin cloud)");
     }
-  } else if (k.id == "groupIntent") {
-    if (!spec["intent"].contains("genericPlacementIntent"))
-      bad(where("spec.intent"), ErrorKind::invalid, "the group intent has no genericPlacementIntent",
-          "every group intent names its generic placement intent: intent: {genericPlacementIntent: <name>}");
   } else if (k.id == "deploymentIntentGroup") {
     // The release name becomes part of Kubernetes object names: DNS-1123 label.
     std::string v = spec["version"];
@@ -152,11 +153,37 @@ void check_store_rules(const store::Store& st, const Document& doc, const Kind& 
   }
 }
 
+// What applying `r` means beyond storing it: a feature emco stores but cannot
+// run (a plugin with PluginInfo::runs false, a registered controller emco
+// has no implementation of), or a soft reference whose target is missing.
+void check_meaning(const store::Store& st, const Document& doc, const store::Resource& r, const json& spec,
+                   const lifecycle::Runtime* runtime, std::vector<std::string>& warnings) {
+  const Kind& k = *r.kind;
+  if (runtime) {
+    if (const lifecycle::PluginInfo* p = lifecycle::stored_only_plugin(*runtime, k))
+      warnings.push_back(lifecycle::stored_only_warning(*p, k));
+    if (k.id == "controller") {
+      const std::string name = r.key.parts.back().second;
+      std::string feature = lifecycle::missing_controller(*runtime, name, spec.value("type", ""));
+      if (!feature.empty())
+        warnings.push_back(doc.where() + ": controller '" + name + "' is registered, but emco has no " + feature +
+                           " controller yet; instantiate will fail where a group intent names it");
+    }
+  }
+  for (const auto& t : resource::compute_references(k, r.key, spec)) {
+    if (!t.soft || st.get(t.key)) continue;
+    warnings.push_back(doc.where(t.field) + ": " + store::describe(*t.kind, t.key) + " named in " + t.field +
+                       " does not exist; stored anyway, as upstream does (create it before instantiate)");
+  }
+}
+
 bool is_declarative(const Document& d) {
   return d.anchor.target == AnchorTarget::collection || d.anchor.target == AnchorTarget::resource;
 }
 
 std::string lifecycle_anchor(const Document& d) { return d.anchor.text; }
+
+bool has_anchor(const Document& d) { return d.anchor.kind != nullptr; }
 
 ItemResult error_item(const Document& d, const Error& e) {
   ItemResult it;
@@ -210,7 +237,10 @@ Key document_key(const Document& doc) {
   return key;
 }
 
-store::Resource prepare_resource(const Document& doc, Clock& clock, const lifecycle::Runtime* runtime) {
+store::Resource prepare_resource(const Document& doc, Clock& clock, const lifecycle::Runtime* runtime,
+                                 std::vector<std::string>* warnings) {
+  std::vector<std::string> ignored_warnings;
+  std::vector<std::string>& warn = warnings ? *warnings : ignored_warnings;
   const Kind& k = *doc.anchor.kind;
   store::Resource r;
   r.kind = &k;
@@ -269,6 +299,9 @@ store::Resource prepare_resource(const Document& doc, Clock& clock, const lifecy
         try {
           c.data = (*preparer)(c.data, path, join(values, "+"));
         } catch (const Error& e) {
+          // Upstream's clm never reads a GitOps cluster's file: the
+          // multipart API just needs one (examples upload values.yaml).
+          if (k.id == "cluster" && spec.contains("gitOps") && e.kind() == ErrorKind::invalid) continue;
           throw e.with_context(where);
         }
         prepared_contents().emplace(std::move(key), c.data);
@@ -277,7 +310,7 @@ store::Resource prepare_resource(const Document& doc, Clock& clock, const lifecy
     r.contents.push_back(std::move(c));
   }
 
-  check_kind_rules(doc, k, spec, !r.contents.empty());
+  check_kind_rules(doc, k, spec, !r.contents.empty() || !doc.files.empty(), warn);
 
   json data = {{"metadata", metadata}, {"spec", spec}};
   if (k.id == "deploymentIntentGroup" || k.id == "compositeApp") data["spec"].erase("id");
@@ -315,7 +348,7 @@ BatchResult run_batch(store::Store& st, Verb verb, const std::vector<File>& file
   {
     std::map<std::string, const Document*> seen;
     for (const Document* d : docs) {
-      if (!is_declarative(*d)) continue;
+      if (!has_anchor(*d) || !is_declarative(*d)) continue;
       Key key;
       try {
         key = document_key(*d);
@@ -342,6 +375,20 @@ BatchResult run_batch(store::Store& st, Verb verb, const std::vector<File>& file
     result.items.push_back(error_item(d, e));
     ++result.errors;
   };
+  // Warnings of declarative documents wait for their transaction: a batch
+  // that fails changed nothing, so it has nothing to warn about either.
+  std::set<std::string> warned;
+  std::vector<std::string> held;
+  auto warn = [&](const std::string& text) {
+    if (opts.on_warning && warned.insert(text).second) opts.on_warning(text);
+  };
+  auto release_held = [&](bool committed) {
+    if (committed)
+      for (const auto& w : held) warn(w);
+    held.clear();
+  };
+  for (const Document* d : docs)
+    for (const auto& w : d->warnings) warn(w);
 
   // Declarative documents: one transaction (or one per document with continue_on_error).
   auto run_declarative = [&](const Document& d) {
@@ -352,7 +399,7 @@ BatchResult run_batch(store::Store& st, Verb verb, const std::vector<File>& file
     switch (verb) {
       case Verb::apply:
       case Verb::update: {
-        store::Resource r = prepare_resource(d, clock, opts.runtime);
+        store::Resource r = prepare_resource(d, clock, opts.runtime, &held);
         it.anchor = resource::resource_anchor(*r.kind, r.key);
         it.name = r.key.parts.back().second;
         auto existing = st.get(r.key);
@@ -371,6 +418,7 @@ BatchResult run_batch(store::Store& st, Verb verb, const std::vector<File>& file
         } else {
           check_store_rules(st, d, *r.kind, r.key, json::parse(r.data)["spec"]);
         }
+        check_meaning(st, d, r, json::parse(r.data)["spec"], opts.runtime, held);
         try {
           it.outcome = store::outcome_word(st.put(std::move(r)));
         } catch (const Error& e) {
@@ -462,22 +510,35 @@ BatchResult run_batch(store::Store& st, Verb verb, const std::vector<File>& file
         if (opts.stop_at_first_error && result.errors) return;
         size_t before = result.items.size();
         try {
+          if (d->anchor_error) throw *d->anchor_error;
           st.write([&] { run_declarative(*d); });
+          release_held(true);
         } catch (const Error& e) {
+          release_held(false);
           result.items.resize(before);
           record_error(*d, e);
         }
         emit_pending();
       }
-    } else if (verb == Verb::get) {
+      return;
+    }
+    for (const Document* d : declarative)
+      if (d->anchor_error) throw *d->anchor_error;
+    if (verb == Verb::get) {
       for (const Document* d : declarative) {
         run_declarative(*d);
         emit_pending();
       }
     } else {
-      st.write([&] {
-        for (const Document* d : declarative) run_declarative(*d);
-      });
+      try {
+        st.write([&] {
+          for (const Document* d : declarative) run_declarative(*d);
+        });
+      } catch (...) {
+        release_held(false);
+        throw;
+      }
+      release_held(true);
       emit_pending();  // only once committed
     }
   };

@@ -41,6 +41,12 @@ struct BatchOptions {
   // Called for each finished item as soon as it is final (declarative items
   // after their transaction committed), so output survives a later error.
   std::function<void(const ItemResult&)> on_item;
+  // Called with each warning ("FILE:LINE: ..." or a feature-wide sentence),
+  // once per distinct text, as soon as what it is about is final: the
+  // documents' own (ignored fields, '<no value>'), inputs upstream accepts
+  // but that look wrong, and features emco stores but cannot run
+  // (lifecycle::stored_only_plugin, lifecycle::missing_controller).
+  std::function<void(const std::string&)> on_warning;
 };
 
 struct ItemResult {
@@ -70,8 +76,14 @@ BatchResult run_batch(store::Store& st, Verb verb, const std::vector<File>& file
 // contents, canonical data). An attached file of a kind the runtime has a
 // content preparer for is checked and rewritten by it (a kubeconfig naming
 // certificate files is stored with their contents inlined); `runtime` may
-// be null (no preparers). Exposed for noun commands and tests.
-store::Resource prepare_resource(const Document& doc, Clock& clock, const lifecycle::Runtime* runtime);
+// be null (no preparers). Inputs upstream accepts that look wrong add a
+// "FILE:LINE: ..." line to `warnings` when given. A GitOps cluster's file is
+// the placeholder upstream's multipart API needs unless it is a kubeconfig
+// (emco then reads deployed objects back with it): one that is not is
+// dropped, as upstream drops every GitOps cluster's file. Exposed for noun
+// commands and tests.
+store::Resource prepare_resource(const Document& doc, Clock& clock, const lifecycle::Runtime* runtime,
+                                 std::vector<std::string>* warnings = nullptr);
 
 // The resource key a declarative document names.
 resource::Key document_key(const Document& doc);

@@ -5,6 +5,7 @@
 #include <iostream>
 #include <iterator>
 #include <limits>
+#include <set>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -180,7 +181,10 @@ void build_document(Document& doc, json raw, const ReadOptions& opts) {
   try {
     doc.anchor = resource::parse_anchor(doc.anchor_text);
   } catch (const Error& e) {
-    throw e.with_context(doc.where("resourceContext.anchor"));
+    Error located = e.with_context(doc.where("resourceContext.anchor"));
+    if (!opts.keep_bad_anchors) throw located;
+    doc.anchor = resource::Anchor{};
+    doc.anchor_error = Error(ErrorKind::not_found, located.message(), located.hint());
   }
   json metadata = raw.value("metadata", json::object());
   if (metadata.is_null()) metadata = json::object();
@@ -204,6 +208,51 @@ void build_document(Document& doc, json raw, const ReadOptions& opts) {
 
 constexpr const char* k_empty_hint =
     "a batch file holds YAML documents, each with version, resourceContext.anchor and metadata";
+
+// Go templates print "<no value>" for a key the values do not have. Which
+// key: the one `{{ ... }}` written after "<field>:" in the template, when the
+// template writes that field with one expression only; "" otherwise.
+std::string missing_value_key(const std::string& tmpl, const std::string& field) {
+  std::set<std::string> expressions;
+  for (size_t at = tmpl.find(field); at != std::string::npos; at = tmpl.find(field, at + 1)) {
+    if (at > 0 && std::string(" \t{,\"'").find(tmpl[at - 1]) == std::string::npos) continue;
+    size_t i = at + field.size();
+    if (i < tmpl.size() && (tmpl[i] == '"' || tmpl[i] == '\'')) ++i;
+    while (i < tmpl.size() && tmpl[i] == ' ') ++i;
+    if (i >= tmpl.size() || tmpl[i] != ':') continue;
+    ++i;
+    while (i < tmpl.size() && (tmpl[i] == ' ' || tmpl[i] == '"' || tmpl[i] == '\'')) ++i;
+    if (tmpl.compare(i, 2, "{{") != 0) continue;
+    size_t end = tmpl.find("}}", i);
+    if (end == std::string::npos || tmpl.find('\n', i) < end) continue;
+    std::string inner = trim(tmpl.substr(i + 2, end - i - 2));
+    if (!inner.empty() && inner.front() == '-') inner = trim(inner.substr(1));
+    if (!inner.empty() && inner.back() == '-') inner = trim(inner.substr(0, inner.size() - 1));
+    expressions.insert(inner);
+  }
+  if (expressions.size() != 1) return "";
+  // A field chain (".DtcIntent", "$.Values.X", "$cluster.Name"): its last name.
+  const std::string& e = *expressions.begin();
+  if (e.empty() || e.find_first_of(" |()") != std::string::npos) return "";
+  auto dot = e.find_last_of('.');
+  return dot == std::string::npos ? "" : e.substr(dot + 1);
+}
+
+void warn_no_value(Document& doc, const json& v, const std::string& path, const std::string& tmpl) {
+  if (v.is_object()) {
+    for (auto it = v.begin(); it != v.end(); ++it) warn_no_value(doc, *it, path.empty() ? it.key() : path + "." + it.key(), tmpl);
+  } else if (v.is_array()) {
+    for (size_t i = 0; i < v.size(); ++i) warn_no_value(doc, v[i], path + "[" + std::to_string(i) + "]", tmpl);
+  } else if (v.is_string() && v.get_ref<const std::string&>().find("<no value>") != std::string::npos) {
+    std::string field = path.substr(path.find_last_of('.') + 1);
+    if (auto b = field.find('['); b != std::string::npos) field = field.substr(0, b);
+    std::string key = missing_value_key(tmpl, field);
+    doc.warnings.push_back(doc.where(path) + ": " + path + " rendered as '<no value>': " +
+                           (key.empty() ? "the template names a key the values do not have"
+                                        : "the values have no '" + key + "'") +
+                           "; stored as it is, as upstream does");
+  }
+}
 
 std::string read_all(const std::string& path, size_t limit) {
   if (path == "-") {
@@ -254,6 +303,7 @@ File parse_text(const std::string& original, const std::string& source, const st
     json raw = Converter(n, doc).convert(n.root(), "", 0, false);
     if (raw.is_null()) continue;
     build_document(doc, std::move(raw), opts);
+    if (opts.render && text.find("<no value>") != std::string::npos) warn_no_value(doc, *doc.body, "", original);
     file.documents.push_back(std::move(doc));
   }
   return file;

@@ -13,6 +13,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "core/resource/kinds.hpp"
+#include "core/util/error.hpp"
 
 namespace emco::manifest {
 
@@ -24,6 +25,10 @@ struct ReadOptions {
   Renderer render;
   size_t max_file_bytes = 16u << 20;  // batch files larger than this are refused
   bool strict_top_level = true;       // unknown top-level keys: error (emco) or ignored (emcoctl mode)
+  // emcoctl mode: an anchor that does not parse fails its own document only
+  // (Document::anchor_error, Error(not_found) as a server's router answers),
+  // instead of the whole file.
+  bool keep_bad_anchors = false;
 };
 
 struct Document {
@@ -32,7 +37,8 @@ struct Document {
   int line = 0;               // 1-based line of the document's first key
   int index = 0;              // 1-based document number in the file
   std::string anchor_text;
-  resource::Anchor anchor;
+  resource::Anchor anchor;            // anchor.kind is null when anchor_error is set
+  std::optional<Error> anchor_error;  // ReadOptions::keep_bad_anchors: why the anchor does not parse
   std::string name;           // metadata.name, or clusterLabel for label documents
   std::shared_ptr<nlohmann::json> body;  // {"metadata":..., "spec":..., "clusterLabel":...}
   std::vector<std::string> files;  // file:/files: paths as written
@@ -44,6 +50,8 @@ struct Document {
   };
   std::vector<InlineFile> inline_files;
   std::map<std::string, int> lines;  // dotted path ("spec.intent.allOf[0]") -> line
+  // "FILE:LINE: ..." lines about the document itself (an ignored field, a
+  // value the template rendered as '<no value>'); run_batch reports them.
   std::vector<std::string> warnings;
 
   // "FILE:LINE" for the value at `path` (falls back to the nearest parent, then the document).

@@ -538,9 +538,10 @@ Plan make(store::Store& st, const Key& dig, const Options& options) {
   for (const auto& r : runs) {
     bool known = r.type == "placement" ? registry.placement(r.name) != nullptr : registry.action(r.name) != nullptr;
     if (!known)
-      fail(ErrorKind::failed,
-           named_in.at(r.name) + ": controller '" + r.name + "' (type " + r.type + ") has no implementation built into emco",
-           "remove it from the group intent; built-in controllers: " + join(registry.names(), ", "));
+      fail(ErrorKind::unsupported,
+           named_in.at(r.name) + " names controller '" + r.name + "' (type " + r.type + "), but emco has no " + r.name +
+               " controller yet",
+           "remove it from the group intent to deploy without it; built-in controllers: " + join(registry.names(), ", "));
   }
 
   // Apps, their profiles and dependencies.
@@ -556,13 +557,18 @@ Plan make(store::Store& st, const Key& dig, const Options& options) {
     app_res[app.name] = &a;
     ctx.apps.push_back(std::move(app));
   }
-  if (ctx.apps.empty())
-    fail(ErrorKind::invalid, dig_where + ": composite app '" + anchor("compositeApp", ca_key) + "' has no apps");
+  // A composite app without apps plans an empty deployment, as upstream's
+  // does (its controllers may still act).
   check_cycles(ctx.apps, dig_where);
 
+  // Upstream reads the composite profile per app it renders: without apps
+  // a missing one does not matter.
   Key cp_key = child(ca_key, "compositeProfile", profile_name);
-  if (!st.get(cp_key))
-    fail(ErrorKind::not_found, dig_where + ": composite profile '" + anchor("compositeProfile", cp_key) + "' does not exist");
+  if (!ctx.apps.empty() && !st.get(cp_key))
+    fail(ErrorKind::not_found,
+         dig_where + ": composite profile '" + anchor("compositeProfile", cp_key) + "' does not exist; app '" +
+             ctx.apps.front().name + "' needs its app profile from it",
+         "create it, or name another composite profile in the DIG's spec.compositeProfile");
   std::map<std::string, const store::Resource*> profiles;
   auto profile_list = st.list(resource::kind("appProfile"), cp_key);
   for (const auto& p : profile_list) {

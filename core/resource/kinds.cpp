@@ -70,9 +70,12 @@ Schema kv_list() { return obj({req("kv", array(map_of(str(128))))}); }
 // caCert: see plugins/targets/gitops/gitops_target.cpp).
 constexpr size_t k_sync_object_value_max = 64 * 1024;
 Schema sync_object_kv_list() { return obj({req("kv", array(map_of(str(k_sync_object_value_max))))}); }
-Schema controller_spec() {
-  return obj({opt("host", str()), opt("port", integer(0, 65535)), opt("type", one_of({"placement", "action"}, true)),
-              opt("priority", integer(1, 1000000))});
+// Upstream's ranges: orchestrator and clm controllers port 0-50000 and
+// priority 0-100 (rsync is registered without one, i.e. 0); dtc's
+// sub-controllers port 1-65535 and priority 1-100.
+Schema controller_spec(long long port_min = 0, long long port_max = 50000, long long priority_min = 0) {
+  return obj({opt("host", str(128)), opt("port", integer(port_min, port_max)),
+              opt("type", one_of({"placement", "action"}, true)), opt("priority", integer(priority_min, 100))});
 }
 Schema placement_element() {
   return obj({req("clusterProvider", name_str()), opt("cluster", name_str()), opt("clusterLabel", name_str())});
@@ -110,7 +113,7 @@ std::deque<Kind> build() {
   add({.id = "controller", .elements = {"controller"}, .fixed = {{"controllerGroup", "orchestrator"}},
        .collection = "controllers", .service = "orchestrator", .display = "controller", .spec = controller_spec()});
   add({.id = "dtcController", .elements = {"controller"}, .fixed = {{"controllerGroup", "dtc"}},
-       .collection = "dtc-controllers", .service = "dtc", .display = "dtc controller", .spec = controller_spec()});
+       .collection = "dtc-controllers", .service = "dtc", .display = "dtc controller", .spec = controller_spec(1, 65535, 1)});
   add({.id = "project", .elements = {"project"}, .collection = "projects", .service = "orchestrator",
        .display = "project", .spec = no_spec()});
   add({.id = "compositeApp", .parent = "project", .elements = {"compositeApp", "compositeAppVersion"},
@@ -120,7 +123,7 @@ std::deque<Kind> build() {
        .display = "app", .spec = no_spec(), .file = FileMode::single, .file_required = true, .file_what = "Helm chart"});
   add({.id = "appDependency", .parent = "app", .elements = {"appDependency"}, .collection = "dependency",
        .service = "orchestrator", .display = "app dependency",
-       .spec = obj({req("app", name_str()), req("opStatus", one_of({"Ready", "Deployed"}, true)), opt("wait", integer(0, 86400))}),
+       .spec = obj({req("app", name_str()), req("opStatus", one_of({"Ready", "Deployed"}, true)), opt("wait", integer(0, 4096))}),
        .references = {plain_ref("app")}});
   add({.id = "compositeProfile", .parent = "compositeApp", .elements = {"compositeProfile"},
        .collection = "composite-profiles", .service = "orchestrator", .display = "composite profile", .spec = no_spec()});
@@ -134,9 +137,13 @@ std::deque<Kind> build() {
                     opt("id", str())},
                    {"services", "instantiatedServices", "action", "isCheckedOut"}),
        .lifecycle = true, .operations = dig_ops,
-       .references = {plain_ref("logicalCloud"), plain_ref("compositeProfile")}});
+       // A DIG whose composite profile is missing is stored (upstream does);
+       // instantiate needs the profile only for the apps it renders.
+       .references = {plain_ref("logicalCloud"), soft_ref("compositeProfile")}});
   add({.id = "groupIntent", .parent = "deploymentIntentGroup", .elements = {"groupIntent"}, .collection = "intents",
-       .service = "orchestrator", .display = "group intent", .spec = obj({req("intent", map_of(name_str()))}),
+       // Values as upstream's schema has them (any string up to 128): a Go
+       // template's '<no value>' is stored, with a warning (manifest.cpp).
+       .service = "orchestrator", .display = "group intent", .spec = obj({req("intent", map_of(str(128)))}),
        .references = {Reference{"controller", RefType::map, "intent", {{"controllerGroup", "orchestrator"}},
                                 {"genericPlacementIntent"}, "", {}, {}}}});
   add({.id = "genericPlacementIntent", .parent = "deploymentIntentGroup", .elements = {"genericPlacementIntent"},
@@ -197,6 +204,11 @@ Registry& registry() {
 
 Reference plain_ref(std::string target) { return Reference{std::move(target), RefType::plain, "", {}, {}, "", {}, {}}; }
 Reference many_ref(std::string target) { return Reference{std::move(target), RefType::many, "", {}, {}, "", {}, {}}; }
+Reference soft_ref(std::string target) {
+  Reference r = plain_ref(std::move(target));
+  r.soft = true;
+  return r;
+}
 
 void install_kinds(const std::vector<Kind>& kinds) {
   Registry& r = registry();

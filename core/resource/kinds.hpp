@@ -52,6 +52,9 @@ struct Reference {
   std::string common_key;                            // commonKey
   std::vector<std::string> paths;                    // path: dotted spec paths whose string values name the target's last element
   std::pair<std::string, std::string> only_if;       // applies only when spec at this dotted path equals the value
+  // Upstream stores the resource when the target is missing (its store only
+  // logs it): the store then records no reference, and the batch warns.
+  bool soft = false;
 };
 
 struct Kind {
@@ -85,6 +88,7 @@ void install_kinds(const std::vector<Kind>& kinds);
 // spec field of the same name, or to several (a list of names).
 Reference plain_ref(std::string target);
 Reference many_ref(std::string target);
+Reference soft_ref(std::string target);  // plain_ref with soft set
 const Kind& kind(const std::string& id);          // throws Error(internal) for unknown ids
 const Kind* find_kind(const std::string& id);
 std::vector<const Kind*> children_of(const std::string& id);

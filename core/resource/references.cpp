@@ -89,6 +89,7 @@ std::vector<ReferenceTarget> compute_references(const Kind& k, const Key& own, c
     }
     const Kind& target = kind(r.target);
     auto tmpl = target_template(target);
+    const size_t first = out.size();
     switch (r.type) {
       case RefType::plain: {
         std::map<std::string, std::string> found;
@@ -150,6 +151,7 @@ std::vector<ReferenceTarget> compute_references(const Kind& k, const Key& own, c
         break;
       }
     }
+    for (size_t i = first; i < out.size(); ++i) out[i].soft = r.soft;
   }
   return out;
 }

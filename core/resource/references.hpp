@@ -21,6 +21,7 @@ struct ReferenceTarget {
   // label equals `label` (the key then holds only the provider).
   bool label_set = false;
   std::string label;
+  bool soft = false;       // Reference::soft: may be missing (the store records it only when it exists)
 };
 
 // References of a resource of kind `k` with key `own` and spec `spec`.

@@ -436,6 +436,7 @@ PutOutcome Store::put(Resource r) {
       continue;
     }
     int64_t id = id_of(db, t.key);
+    if (!id && t.soft) continue;  // recorded only when it exists (the batch warns)
     if (!id)
       fail(ErrorKind::not_found, describe(*t.kind, t.key) + " named in " + t.field + " does not exist",
            "create it first (anchor '" + resource::resource_anchor(*t.kind, t.key) + "')");

@@ -11,6 +11,7 @@ ExitCode exit_code(ErrorKind kind) {
     case ErrorKind::workspace: return ExitCode::workspace;
     case ErrorKind::unreachable: return ExitCode::unreachable;
     case ErrorKind::pending: return ExitCode::pending;
+    case ErrorKind::unsupported: return ExitCode::unsupported;
     case ErrorKind::usage: return ExitCode::usage;
     case ErrorKind::internal: return ExitCode::internal;
   }
@@ -43,6 +44,7 @@ const std::vector<ExitCodeDoc>& exit_code_docs() {
       {6, "workspace error: no workspace found, or it cannot be opened"},
       {7, "unreachable: a cluster or git remote could not be reached or refused the credentials"},
       {8, "still pending: waited up to --timeout; the work continues in a later invocation"},
+      {9, "not implemented: an EMCO feature emco does not run yet (its controller or operation is missing)"},
       {64, "usage error: unknown command or flag, missing argument"},
       {70, "internal error: a bug in emco (please report it)"},
   };

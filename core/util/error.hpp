@@ -26,6 +26,7 @@ enum class ExitCode : int {
   workspace = 6,      // no workspace, unreadable or newer-schema workspace
   unreachable = 7,    // a cluster or git remote could not be reached or refused us
   pending = 8,        // waited up to --timeout; the work continues later
+  unsupported = 9,    // the input is EMCO's, but emco does not implement that feature yet
   usage = 64,         // bad command line (unknown flag, missing argument)
   internal = 70,      // a bug in emco
 };
@@ -38,6 +39,7 @@ enum class ErrorKind {
   workspace,
   unreachable,
   pending,
+  unsupported,  // a feature emco stores but does not run yet (a controller, an operation)
   usage,
   internal,
 };

@@ -79,8 +79,9 @@ TEST_CASE("a controller that is registered but not built in", "[plan][errors]") 
                 test::world_yaml({{"p1", "c1", {}}}, {{"web", k_on_c1}}, "    hpa-ac: h1\n"));
   auto e = plan_error(ws);
   CHECK(e.message().find("intents/gi") != std::string::npos);
-  CHECK(e.message().find("controller 'hpa-ac' (type action) has no implementation") != std::string::npos);
-  CHECK(e.hint() == "remove it from the group intent; built-in controllers: gac");
+  CHECK(e.message().find("names controller 'hpa-ac' (type action), but emco has no hpa-ac controller yet") != std::string::npos);
+  CHECK(e.kind() == ErrorKind::unsupported);  // exit 9, 501 in emcoctl mode
+  CHECK(e.hint() == "remove it from the group intent to deploy without it; built-in controllers: gac");
 
   // The hint names what the runtime's registry holds, whatever that is.
   struct Noop : controllers::PlacementController {
@@ -95,7 +96,7 @@ TEST_CASE("a controller that is registered but not built in", "[plan][errors]") 
     plan::build(ws.store(), test::world_dig(), o);
     FAIL("the plan succeeded");
   } catch (const Error& e2) {
-    CHECK(e2.hint() == "remove it from the group intent; built-in controllers: alpha, zeta");
+    CHECK(e2.hint() == "remove it from the group intent to deploy without it; built-in controllers: alpha, zeta");
   }
 }
 
