@@ -80,7 +80,7 @@ TEST_CASE("a controller that is registered but not built in", "[plan][errors]") 
   auto e = plan_error(ws);
   CHECK(e.message().find("intents/gi") != std::string::npos);
   CHECK(e.message().find("controller 'hpa-ac' (type action) has no implementation") != std::string::npos);
-  CHECK(e.hint() == "remove it from the group intent; built-in controllers: gac");
+  CHECK(e.hint() == "remove it from the group intent; built-in controllers: dtc, gac");
 
   // The hint names what the runtime's registry holds, whatever that is.
   struct Noop : controllers::PlacementController {
