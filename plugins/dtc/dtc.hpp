@@ -40,6 +40,10 @@ public:
 
 // NPS: NetworkPolicy objects (nps.cpp).
 std::unique_ptr<SubController> make_nps();
+// ITS: Istio Gateway, ServiceEntry, DestinationRule, AuthorizationPolicy, VirtualService, Secret (its.cpp).
+std::unique_ptr<SubController> make_its();
+// SWC: SdewanApplication and CNFService (swc.cpp).
+std::unique_ptr<SubController> make_swc();
 
 class Dtc : public controllers::ActionController {
 public:

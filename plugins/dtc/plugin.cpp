@@ -55,9 +55,11 @@ void install(lifecycle::Runtime& runtime) {
                    .references = {plain_ref("app")}});
   auto dtc = std::make_unique<Dtc>();
   dtc->add("nps", make_nps());
+  dtc->add("its", make_its());
+  dtc->add("swc", make_swc());
   runtime.controllers.add_action("dtc", std::move(dtc));
   runtime.plugins.push_back({.name = "dtc",
-                             .summary = "traffic controller: network policies (nps) for traffic group intents",
+                             .summary = "traffic controller: network policies (nps), Istio (its) and SD-EWAN (swc) objects for traffic group intents",
                              .services = {"dtc"},
                              .runs = true});
 }

@@ -146,8 +146,9 @@ TEST_CASE("dtc errors name the document and every failing sub-controller", "[pla
   }
   SECTION("a bad appLabel names the inbound intent") {
     world(ws);
-    ws.apply_text(server_doc("serverin").replace(server_doc("serverin").find("app=server"), 10, "server") +
-                  client_doc("serverin", "client1", k_client));
+    auto bad = server_doc("serverin");
+    bad.replace(bad.find("app=server"), 10, "server");
+    ws.apply_text(bad + client_doc("serverin", "client1", k_client));
     CHECK(plan_error(ws).find(k_tgi + "/tg/inbound-intents/serverin: appLabel 'server' is not of the form key=value") !=
           std::string::npos);
   }
@@ -172,5 +173,154 @@ TEST_CASE("dtc errors name the document and every failing sub-controller", "[pla
     auto bad = server_doc("serverin");
     bad.replace(bad.find("app: server"), 11, "app: nosuch");
     CHECK_THROWS_WITH(ws.apply_text(bad), Catch::Contains("nosuch"));
+  }
+}
+
+namespace {
+
+std::string kv_doc(const std::string& cluster, const std::vector<std::pair<std::string, std::string>>& kv) {
+  std::string y = "metadata:\n  name: kv\nspec:\n  kv:\n";
+  for (const auto& [k, v] : kv) y += "  - " + k + ": \"" + v + "\"\n";
+  return doc("cluster-providers/p1/clusters/" + cluster + "/kv-pairs", y);
+}
+
+std::string istio_kv(const std::string& cluster, const std::string& address) {
+  return kv_doc(cluster, {{"istioIngressGatewayAddress", address},
+                          {"istioIngressGatewayPort", "32001"},
+                          {"istioIngressGatewayInternalPort", "15443"},
+                          {"istioIngressGatewayHttpsPort", "32443"}});
+}
+
+std::string access_doc(const std::string& server, const std::string& client, const std::string& name) {
+  return doc(k_tgi + "/tg/inbound-intents/" + server + "/clients/" + client + "/access-points",
+             "metadata:\n  name: " + name + "\nspec:\n  action: ALLOW\n  url: [/status]\n  access: [GET]\n");
+}
+
+std::vector<std::string> keys(const appcontext::AppContext& ctx, const std::string& app, const std::string& cluster) {
+  std::vector<std::string> out;
+  for (const auto& r : ctx.find_app(app)->find_cluster(cluster)->resources)
+    if (r.name.find('+') == std::string::npos) out.push_back(r.name);  // the controllers' objects
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("its: Istio objects on server and client clusters from the cluster kv pairs", "[plan][dtc][its]") {
+  test::Workspace ws;
+  world(ws, {{"its", 1}});
+  ws.apply_text(istio_kv("c1", "10.0.0.1") + istio_kv("c2", "10.0.0.2") +
+                server_doc("serverin", "  serviceMesh: istio\n") + client_doc("serverin", "client1", k_client) +
+                access_doc("serverin", "client1", "status"));
+  auto ctx = plan::build(ws.store(), test::world_dig(), fixed());
+  const std::vector<std::string> server = {"http-service-gateway", "http-service-se-server",
+                                           "http-service-se-server-dr-dr", "http-service-auth-00"};
+  CHECK(keys(ctx, "server", "p1+c1") == server);
+  auto server2 = server;
+  server2.back() = "http-service-auth-01";
+  CHECK(keys(ctx, "server", "p1+c2") == server2);
+  CHECK(keys(ctx, "client", "p1+c3") ==
+        std::vector<std::string>{"http-service-se-client0", "http-service-se-client1", "http-service-dr-client0-dr",
+                                 "http-service-dr-client1-dr", "http-service-dr-client-svcname-dr"});
+  const std::string& se = find(ctx, "client", "p1+c3", "http-service-se-client0")->text();
+  CHECK(se.find("240.0.0.2") != std::string::npos);
+  CHECK(se.find("http-service.default.p1.c1") != std::string::npos);
+  CHECK(se.find("address: 10.0.0.2") != std::string::npos);
+  // metadata.name is the key without the trailing -dr
+  CHECK(find(ctx, "server", "p1+c1", "http-service-se-server-dr-dr")->text().find("name: http-service-se-server-dr\n") !=
+        std::string::npos);
+  test::check_golden("dtc-its.txt", test::dump(ctx));
+}
+
+TEST_CASE("its: external access with MUTUAL TLS adds the gateway, virtual service and credential", "[plan][dtc][its]") {
+  test::Workspace ws;
+  world(ws, {{"its", 1}});
+  ws.apply_text(istio_kv("c1", "10.0.0.1") + istio_kv("c2", "10.0.0.2") +
+                server_doc("serverin", "  serviceMesh: istio\n  externalSupport: true\n  externalName: web.example.com\n"
+                                       "  management:\n    sidecarProxy: \"yes\"\n    tlsType: MUTUAL\n"
+                                       "  external:\n    externalCerts:\n      serviceCertificate: Y2VydA==\n"
+                                       "      servicePrivateKey: a2V5\n      caCertificate: Y2E=\n") +
+                client_doc("serverin", "client1", k_client));
+  auto ctx = plan::build(ws.store(), test::world_dig(), fixed());
+  auto k = keys(ctx, "server", "p1+c1");
+  REQUIRE(k.size() >= 3);
+  CHECK(std::vector<std::string>(k.begin(), k.begin() + 3) ==
+        std::vector<std::string>{"http-service-ext-mutual-gateway", "http-service-vs-http-service-ext-mutual-gateway",
+                                 "http-service-credential"});
+  const std::string& gw = find(ctx, "server", "p1+c1", "http-service-ext-mutual-gateway")->text();
+  CHECK(gw.find("number: 32443") != std::string::npos);
+  CHECK(gw.find("credentialName: http-service-credential") != std::string::npos);
+  const std::string& secret = find(ctx, "server", "p1+c1", "http-service-credential")->text();
+  CHECK(secret.find("namespace: istio-system") != std::string::npos);
+  CHECK(secret.find("ca.crt: Y2E=") != std::string::npos);
+  test::check_golden("dtc-its-external.txt", test::dump(ctx));
+}
+
+TEST_CASE("its: a client on the server's cluster needs no cross-cluster objects", "[plan][dtc][its]") {
+  test::Workspace ws;
+  world(ws, {{"its", 1}});
+  ws.apply_text(istio_kv("c1", "10.0.0.1") + istio_kv("c2", "10.0.0.2") +
+                server_doc("serverin", "  serviceMesh: istio\n") +
+                client_doc("serverin", "self", "  app: server\n  appLabel: app=server\n  serviceName: s\n"
+                                               "  namespaces: []\n  cidrs: []\n"));
+  auto ctx = plan::build(ws.store(), test::world_dig(), fixed());
+  // The client app is the server app: p1+c1's clients are on p1+c2 and the other way round.
+  CHECK(keys(ctx, "server", "p1+c1") ==
+        std::vector<std::string>{"http-service-gateway", "http-service-se-server", "http-service-se-server-dr-dr"});
+  CHECK(keys(ctx, "client", "p1+c3").empty());
+}
+
+TEST_CASE("its and swc leave servers that are not theirs alone; nps still runs", "[plan][dtc][its][swc]") {
+  test::Workspace ws;
+  world(ws, {{"its", 3}, {"swc", 2}, {"nps", 1}});
+  ws.apply_text(server_doc("serverin") + client_doc("serverin", "client1", k_client));
+  auto ctx = plan::build(ws.store(), test::world_dig(), fixed());
+  CHECK(keys(ctx, "server", "p1+c1") == std::vector<std::string>{"tg-serverin"});
+  CHECK(keys(ctx, "client", "p1+c3").empty());
+}
+
+TEST_CASE("swc: CNFService on server clusters, SdewanApplication on client clusters", "[plan][dtc][swc]") {
+  test::Workspace ws;
+  world(ws, {{"swc", 1}});
+  auto sdewan = [](const std::string& c, const std::string& port) {
+    return kv_doc(c, {{"SdewanCnfPort", port}, {"SdewanServicePort", "3550"}, {"SdewanServiceAllowedCidr", "10.0.0.0/8"}});
+  };
+  ws.apply_text(sdewan("c1", "6443") + sdewan("c2", "6444") + server_doc("serverin", "  edgeCNF: sdewan\n") +
+                client_doc("serverin", "client1", k_client));
+  auto ctx = plan::build(ws.store(), test::world_dig(), fixed());
+  const std::string svc = "http-service.default.svc.cluster.local-sa";
+  CHECK(keys(ctx, "server", "p1+c1") == std::vector<std::string>{svc});
+  CHECK(find(ctx, "server", "p1+c2", svc)->text().find("port: \"6444\"") != std::string::npos);
+  CHECK(keys(ctx, "client", "p1+c3") == std::vector<std::string>{"http-service-sa"});
+  test::check_golden("dtc-swc.txt", test::dump(ctx));
+}
+
+TEST_CASE("its and swc errors name the inbound intent and the missing kv pair", "[plan][dtc][its][swc][errors]") {
+  test::Workspace ws;
+  SECTION("its") {
+    world(ws, {{"its", 1}});
+    ws.apply_text(istio_kv("c1", "10.0.0.1") + server_doc("serverin", "  serviceMesh: istio\n") +
+                  client_doc("serverin", "client1", k_client));
+    CHECK(plan_error(ws).find("sub-controller 'its': " + k_tgi +
+                              "/tg/inbound-intents/serverin: cluster 'p1+c2' of app 'server' has no kv pair "
+                              "'istioIngressGatewayAddress'") != std::string::npos);
+  }
+  SECTION("its: a port that is not a number") {
+    world(ws, {{"its", 1}});
+    ws.apply_text(istio_kv("c1", "10.0.0.1") +
+                  kv_doc("c2", {{"istioIngressGatewayAddress", "a"}, {"istioIngressGatewayPort", "http"}}) +
+                  server_doc("serverin", "  serviceMesh: istio\n") + client_doc("serverin", "client1", k_client));
+    CHECK(plan_error(ws).find("kv pair 'istioIngressGatewayPort' of cluster 'p1+c2' is 'http', not a port number") !=
+          std::string::npos);
+  }
+  SECTION("swc and nps both fail: both are reported") {
+    world(ws, {{"swc", 2}, {"nps", 1}});
+    auto bad = server_doc("serverin", "  edgeCNF: sdewan\n");
+    bad.replace(bad.find("app=server"), 10, "server");
+    ws.apply_text(bad + client_doc("serverin", "client1", k_client));
+    auto m = plan_error(ws);
+    CHECK(m.find("sub-controller 'swc': " + k_tgi + "/tg/inbound-intents/serverin: appLabel 'server'") !=
+          std::string::npos);
+    CHECK(m.find("; sub-controller 'nps': " + k_tgi + "/tg/inbound-intents/serverin: appLabel 'server'") !=
+          std::string::npos);
   }
 }
