@@ -14,36 +14,42 @@ using nlohmann::json;
 
 void Dtc::add(const std::string& name, std::unique_ptr<SubController> sub) { m_subs[name] = std::move(sub); }
 
-void Dtc::update(const controllers::Call& call, appcontext::AppContext& ctx) const {
+std::vector<std::string> registered_subcontrollers(const store::Store& st) {
   struct Registered {
     std::string name;
     long priority;
   };
   std::vector<Registered> subs;
-  for (const auto& r : call.store.list(resource::kind("dtcController"))) {
+  for (const auto& r : st.list(resource::kind("dtcController"))) {
     json spec = json::parse(r.data).value("spec", json::object());
     subs.push_back({r.key.parts.back().second, spec.value("priority", 0L)});
   }
   // Listed by name, so a stable sort leaves equal priorities in name order.
   std::stable_sort(subs.begin(), subs.end(), [](const Registered& a, const Registered& b) { return a.priority > b.priority; });
+  std::vector<std::string> out;
+  for (const auto& s : subs) out.push_back(s.name);
+  return out;
+}
+
+void Dtc::update(const controllers::Call& call, appcontext::AppContext& ctx) const {
+  auto subs = registered_subcontrollers(call.store);
   if (subs.empty()) return;  // upstream: no sub-controller, nothing happens
   TrafficGroup tg = load(call);
   std::vector<Error> errors;
   for (const auto& s : subs) {
-    auto it = m_subs.find(s.name);
+    auto it = m_subs.find(s);
     if (it == m_subs.end()) {
       std::vector<std::string> known;
       for (const auto& [name, impl] : m_subs) known.push_back(name);
       errors.emplace_back(ErrorKind::invalid,
-                          "dtc sub-controller '" + s.name + "' (dtc-controllers/" + s.name +
-                              ") has no implementation built into emco",
+                          "dtc sub-controller '" + s + "' (dtc-controllers/" + s + ") has no implementation built into emco",
                           "remove its registration; built-in dtc sub-controllers: " + join(known, ", "));
       continue;
     }
     try {
       it->second->update(tg, call, ctx);
     } catch (const Error& e) {
-      errors.push_back(e.with_context("sub-controller '" + s.name + "'"));
+      errors.push_back(e.with_context("sub-controller '" + s + "'"));
     }
   }
   if (errors.empty()) return;

@@ -26,6 +26,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "core/lifecycle/runtime.hpp"
 #include "core/plan/controllers.hpp"
 #include "plugins/dtc/intents.hpp"
 
@@ -44,6 +45,14 @@ std::unique_ptr<SubController> make_nps();
 std::unique_ptr<SubController> make_its();
 // SWC: SdewanApplication and CNFService (swc.cpp).
 std::unique_ptr<SubController> make_swc();
+// SDS at plan time: checks that each server with clients has its Service (sds.cpp).
+std::unique_ptr<SubController> make_sds_check();
+// SDS after delivery: the child contexts with each client cluster's Service and Endpoints (sds.cpp).
+std::unique_ptr<lifecycle::ChildPlanner> make_sds();
+
+// The names registered under dtc-controllers, in the order they run
+// (descending priority, ties by name).
+std::vector<std::string> registered_subcontrollers(const store::Store& st);
 
 class Dtc : public controllers::ActionController {
 public:

@@ -57,9 +57,11 @@ void install(lifecycle::Runtime& runtime) {
   dtc->add("nps", make_nps());
   dtc->add("its", make_its());
   dtc->add("swc", make_swc());
+  dtc->add("sds", make_sds_check());
   runtime.controllers.add_action("dtc", std::move(dtc));
+  runtime.child_planners.push_back(make_sds());
   runtime.plugins.push_back({.name = "dtc",
-                             .summary = "traffic controller: network policies (nps), Istio (its) and SD-EWAN (swc) objects for traffic group intents",
+                             .summary = "traffic controller: network policies (nps), service discovery in child contexts (sds), Istio (its) and SD-EWAN (swc) objects",
                              .services = {"dtc"},
                              .runs = true});
 }

@@ -269,7 +269,7 @@ TEST_CASE("its: a client on the server's cluster needs no cross-cluster objects"
   CHECK(keys(ctx, "client", "p1+c3").empty());
 }
 
-TEST_CASE("its and swc leave servers that are not theirs alone; nps still runs", "[plan][dtc][its][swc]") {
+TEST_CASE("its and swc leave servers that are not theirs alone, nps still runs", "[plan][dtc][its][swc]") {
   test::Workspace ws;
   world(ws, {{"its", 3}, {"swc", 2}, {"nps", 1}});
   ws.apply_text(server_doc("serverin") + client_doc("serverin", "client1", k_client));
@@ -322,5 +322,24 @@ TEST_CASE("its and swc errors name the inbound intent and the missing kv pair", 
           std::string::npos);
     CHECK(m.find("; sub-controller 'nps': " + k_tgi + "/tg/inbound-intents/serverin: appLabel 'server'") !=
           std::string::npos);
+  }
+}
+
+TEST_CASE("sds at plan time: a client without a matching server Service fails the plan", "[plan][dtc][sds][errors]") {
+  test::Workspace ws;
+  world(ws, {{"sds", 1}});
+  SECTION("the Service exists: nothing is added to the parent") {
+    ws.apply_text(server_doc("serverin") + client_doc("serverin", "client1", k_client));
+    auto ctx = plan::build(ws.store(), test::world_dig(), fixed());
+    CHECK(keys(ctx, "server", "p1+c1").empty());
+    CHECK(keys(ctx, "client", "p1+c3").empty());
+  }
+  SECTION("serviceName names no Service of the server app") {
+    auto bad = server_doc("serverin");
+    bad.replace(bad.find("serviceName: http-service"), 25, "serviceName: nosuch");
+    ws.apply_text(bad + client_doc("serverin", "client1", k_client));
+    CHECK(plan_error(ws).find("sub-controller 'sds': " + k_tgi + "/tg/inbound-intents/serverin: app 'server' has no "
+                              "Service 'nosuch' on cluster 'p1+c1' for its clients (" + k_tgi +
+                              "/tg/inbound-intents/serverin/clients/client1) to discover") != std::string::npos);
   }
 }
