@@ -99,6 +99,68 @@ void finish_queued(store::Store& st, const Key& owner, const OperationOptions& o
   }
 }
 
+// A planner that fails or times out after the parent was delivered does not
+// undo it: the operation ends failed or pending with its message.
+Delivered with_children(store::Store& st, const std::string& parent, Clock& clock, const OperationOptions& o,
+                        steady_clock::time_point deadline, Delivered parent_d) {
+  if (parent_d.delivery != Delivery::done || !o.runtime || o.runtime->child_planners.empty()) return parent_d;
+  const ac::AppContext parent_ctx = ac::load(st, parent);
+  ChildCall call{st, parent_ctx, o.factory ? o.factory : live_targets(st, o.runtime), deadline, o.interrupt};
+  std::vector<std::string> ids;
+  for (const auto& planner : o.runtime->child_planners) {
+    std::vector<ac::AppContext> kids;
+    try {
+      kids = planner->children(call);
+    } catch (const Error& e) {
+      Delivered d = parent_d;
+      d.delivery = e.kind() == ErrorKind::pending ? Delivery::pending : Delivery::failed;
+      d.failures.push_back("child contexts (" + planner->name() + "): " + e.message());
+      return d;
+    }
+    for (auto& kid : kids) {
+      kid.id = random_context_id();
+      kid.parent = parent;
+      kid.owner = parent_ctx.owner;
+      kid.created = clock.now_rfc3339();
+      kid.revision = parent_ctx.revision;
+      st.write([&] {
+        if (ac::header(st, parent).status != ac::status::instantiated) return;  // terminated meanwhile
+        ac::save(st, kid);
+        ac::enqueue(st, kid.id, ac::event::instantiate);
+        ids.push_back(kid.id);
+      });
+    }
+  }
+  for (const auto& id : ids) {
+    Delivered d = deliver(st, id, ac::status::instantiated, o, deadline);
+    if (d.delivery != Delivery::done) {
+      for (auto& f : d.failures) f = "child context " + id + ": " + f;
+      if (d.failures.empty()) d.failures.push_back("child context " + id + " is " + d.status);
+      return d;
+    }
+  }
+  return parent_d;
+}
+
+Delivered terminate_children(store::Store& st, const std::string& ctx, const OperationOptions& o,
+                             steady_clock::time_point deadline) {
+  Delivered d;
+  d.delivery = Delivery::done;
+  std::vector<std::string> children;
+  st.write([&] {
+    for (const auto& c : ac::header(st, ctx).children)
+      if (ac::header(st, c).status != ac::status::terminated) {
+        sync::request_terminate(st, c);
+        children.push_back(c);
+      }
+  });
+  for (const auto& c : children) {
+    d = deliver(st, c, ac::status::terminated, o, deadline);
+    if (d.delivery != Delivery::done) return d;
+  }
+  return d;
+}
+
 }  // namespace detail
 
 using namespace detail;
@@ -163,74 +225,6 @@ appcontext::AppContext plan_dig(store::Store& st, const Key& key, const Operatio
   if (o.planner) return o.planner(st, key, status_context, update_from);
   if (!o.runtime) fail(ErrorKind::internal, "planning needs the runtime's controllers");
   return default_planner(*o.runtime)(st, key, status_context, update_from);
-}
-
-// The children of a delivered DIG context (lifecycle.md §7): every child
-// planner of the runtime is asked, each child is stored as a child of
-// `parent` (only while the parent is still Instantiated) and queued, then
-// delivered like any context. `parent_d` is how the parent's delivery ended;
-// the result is the first child delivery that did not finish, else parent_d.
-// A planner that fails or times out after the parent was delivered does not
-// undo it: the operation ends failed or pending with its message.
-Delivered with_children(store::Store& st, const std::string& parent, Clock& clock, const OperationOptions& o,
-                        steady_clock::time_point deadline, Delivered parent_d) {
-  if (parent_d.delivery != Delivery::done || !o.runtime || o.runtime->child_planners.empty()) return parent_d;
-  const ac::AppContext parent_ctx = ac::load(st, parent);
-  ChildCall call{st, parent_ctx, o.factory ? o.factory : live_targets(st, o.runtime), deadline, o.interrupt};
-  std::vector<std::string> ids;
-  for (const auto& planner : o.runtime->child_planners) {
-    std::vector<ac::AppContext> kids;
-    try {
-      kids = planner->children(call);
-    } catch (const Error& e) {
-      Delivered d = parent_d;
-      d.delivery = e.kind() == ErrorKind::pending ? Delivery::pending : Delivery::failed;
-      d.failures.push_back("child contexts (" + planner->name() + "): " + e.message());
-      return d;
-    }
-    for (auto& kid : kids) {
-      kid.id = random_context_id();
-      kid.parent = parent;
-      kid.owner = parent_ctx.owner;
-      kid.created = clock.now_rfc3339();
-      kid.revision = parent_ctx.revision;
-      st.write([&] {
-        if (ac::header(st, parent).status != ac::status::instantiated) return;  // terminated meanwhile
-        ac::save(st, kid);
-        ac::enqueue(st, kid.id, ac::event::instantiate);
-        ids.push_back(kid.id);
-      });
-    }
-  }
-  for (const auto& id : ids) {
-    Delivered d = deliver(st, id, ac::status::instantiated, o, deadline);
-    if (d.delivery != Delivery::done) {
-      for (auto& f : d.failures) f = "child context " + id + ": " + f;
-      if (d.failures.empty()) d.failures.push_back("child context " + id + " is " + d.status);
-      return d;
-    }
-  }
-  return parent_d;
-}
-
-// Terminates the children of `ctx` (an update replaced their parent).
-Delivered terminate_children(store::Store& st, const std::string& ctx, const OperationOptions& o,
-                             steady_clock::time_point deadline) {
-  Delivered d;
-  d.delivery = Delivery::done;
-  std::vector<std::string> children;
-  st.write([&] {
-    for (const auto& c : ac::header(st, ctx).children)
-      if (ac::header(st, c).status != ac::status::terminated) {
-        sync::request_terminate(st, c);
-        children.push_back(c);
-      }
-  });
-  for (const auto& c : children) {
-    d = deliver(st, c, ac::status::terminated, o, deadline);
-    if (d.delivery != Delivery::done) return d;
-  }
-  return d;
 }
 
 // The DIG's logical cloud must be Instantiated (lifecycle.md §2).
