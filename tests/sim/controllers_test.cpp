@@ -533,7 +533,7 @@ TEST_CASE("emco sim node adds, labels and resizes Nodes of a running simulator, 
   CHECK(s.get("cluster-1", "v1", "Node", "", "cluster-1-node-1")["metadata"]["labels"]["tier"] == "edge");
 }
 
-TEST_CASE("--preinstall istio: every cluster starts with istio-system and Istio's CRDs") {
+TEST_CASE("preinstall istio: every cluster starts with istio-system and Istio's CRDs") {
   SimOptions o = with_delay(0);
   o.clusters = 2;
   o.preinstall = {"istio"};
@@ -566,7 +566,7 @@ TEST_CASE("--preinstall istio: every cluster starts with istio-system and Istio'
             .status == 201);
 }
 
-TEST_CASE("without --preinstall there are no Istio types; an unknown component is refused at start") {
+TEST_CASE("without preinstall there are no Istio types, and an unknown component is refused at start") {
   Fleet f(with_delay(0));
   CHECK(f.client("cluster-1").get("/apis/networking.istio.io/v1beta1/namespaces/default/gateways").status == 404);
   SimOptions o = with_delay(0);
