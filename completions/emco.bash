@@ -23,6 +23,7 @@ _emco() {
     --level) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return ;;
     --op-status) COMPREPLY=($(compgen -W "Deployed Ready" -- "$cur")); return ;;
     --output|-o) COMPREPLY=($(compgen -W "json name table text yaml" -- "$cur")); return ;;
+    --preinstall) COMPREPLY=($(compgen -W "istio" -- "$cur")); return ;;
     --status) COMPREPLY=($(compgen -W "deployed ready" -- "$cur")); return ;;
     --type) COMPREPLY=($(compgen -W "action cluster placement rsync" -- "$cur")); return ;;
   esac
@@ -198,7 +199,7 @@ _emco_flags() {
     "project update") echo "--description --spec-file --output --workspace --help --quiet" ;;
     "sim fault") echo "--dir --clear --latency-ms --error-rate --error-code --refuse --down-for-ms --flap-period-ms --flap-down-ms --expired-credentials --workspace --help --quiet" ;;
     "sim node") echo "--dir --workspace --help --quiet" ;;
-    "sim start") echo "--clusters --name --dir --port --own-ports --auth --ready-delay-ms --kube-version --nodes --lb-delay-ms --lb-ip-range --persist --latency-ms --error-rate --error-code --refuse --down-for-ms --flap-period-ms --flap-down-ms --expired-credentials --workspace --help --quiet" ;;
+    "sim start") echo "--clusters --name --dir --port --own-ports --auth --ready-delay-ms --kube-version --nodes --lb-delay-ms --lb-ip-range --preinstall --persist --latency-ms --error-rate --error-code --refuse --down-for-ms --flap-period-ms --flap-down-ms --expired-credentials --workspace --help --quiet" ;;
     "sim stop") echo "--dir --timeout --workspace --help --quiet" ;;
     "status") echo "--output --watch --workspace --help --quiet" ;;
     "sync") echo "--timeout --no-wait --parallel --output --workspace --help --quiet" ;;

@@ -579,6 +579,7 @@ complete -c emco -n '__emco_path_is sim start' -l kube-version -r -f -d 'Kuberne
 complete -c emco -n '__emco_path_is sim start' -l nodes -r -f -d 'Node objects per cluster'
 complete -c emco -n '__emco_path_is sim start' -l lb-delay-ms -r -f -d 'LoadBalancer ingress IPs come after this'
 complete -c emco -n '__emco_path_is sim start' -l lb-ip-range -r -f -d 'LoadBalancer ingress IPs (CIDR or FIRST-LAST)'
+complete -c emco -n '__emco_path_is sim start' -l preinstall -r -f -a 'istio' -d 'start every cluster with a component installed (its namespace and CRDs)'
 complete -c emco -n '__emco_path_is sim start' -l persist -d 'keep cluster state in DIR across restarts'
 complete -c emco -n '__emco_path_is sim start' -l latency-ms -r -f -d 'added latency per request'
 complete -c emco -n '__emco_path_is sim start' -l error-rate -r -f -d 'fraction of requests answered with --error-code'

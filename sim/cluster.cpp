@@ -216,6 +216,20 @@ void Cluster::ensure_seeded() {
     m_objects[ns->store_key()][key] = std::move(obj);
   }
   seed_nodes();
+  // Preinstalled components: written as a client's create would write them
+  // (a CRD is registered by on_write).
+  for (const auto& component : m_env.preinstall)
+    for (json obj : preinstalled_objects(component)) {
+      auto gv = k8s::parse_api_version(obj.value("apiVersion", ""));
+      const TypeInfo* info = find_kind(gv.group, gv.version, obj.value("kind", ""));
+      std::string key = object_key("", obj["metadata"].value("name", ""));
+      if (find(*info, key)) continue;  // restored from a persisted state
+      obj["metadata"]["uid"] = new_uid();
+      obj["metadata"]["creationTimestamp"] = now();
+      obj["metadata"]["resourceVersion"] = next_rv();
+      on_write(*info, nullptr, obj);
+      m_objects[info->store_key()][key] = std::move(obj);
+    }
 }
 
 std::vector<const TypeInfo*> Cluster::all_types() const {

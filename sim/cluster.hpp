@@ -60,10 +60,17 @@ struct ClusterEnv {
   int lb_delay_ms = 0;      // LoadBalancer Services get their ingress IP after this
   uint32_t lb_first = 0;    // the ingress IPs, host byte order, inclusive
   uint32_t lb_last = 0;
+  std::vector<std::string> preinstall;  // components every cluster starts with (preinstall.cpp)
   // Called when the cluster has timed work (readiness, CRD establishment)
   // due at `due_ms`; the server calls tick() then.
   std::function<void(size_t cluster_index, int64_t due_ms)> schedule;
 };
+
+// The components a cluster can start with ("istio").
+const std::vector<std::string>& preinstall_components();
+// The objects (Namespaces, CRDs) component `component` puts into a new
+// cluster; Error(invalid) naming the known components for any other name.
+std::vector<nlohmann::json> preinstalled_objects(const std::string& component);
 
 struct TypeInfo {
   k8s::ResourceType type;

@@ -238,6 +238,8 @@ struct Simulator::Impl {
     IpRange lb = parse_ip_range(opts.lb_ip_range);
     env.lb_first = lb.first;
     env.lb_last = lb.last;
+    for (const auto& c : opts.preinstall) preinstalled_objects(c);  // an unknown name fails here, before any cluster
+    env.preinstall = opts.preinstall;
     env.schedule = [this](size_t index, int64_t due) { timers.push({due, index}); };
     slots.resize(names.size());
     for (size_t i = 0; i < names.size(); ++i) {

@@ -87,6 +87,10 @@ struct SimOptions {
   // FIRST-LAST, unique per cluster) this long after they are created.
   int lb_delay_ms = 1000;
   std::string lb_ip_range = "198.51.100.0/24";
+  // Components every cluster starts with, as if installed before ("istio":
+  // the istio-system namespace and Istio's CRDs); Error(invalid) at start
+  // for an unknown name.
+  std::vector<std::string> preinstall;
   bool persist = false;            // load state/<name>.json at start, write on stop and periodically
   int persist_interval_s = 30;
   std::map<std::string, Fault> faults;  // initial faults by cluster name ("*" = every cluster)

@@ -474,7 +474,11 @@ std::vector<CommandSpec> dig_commands() {
       {"instantiate", "deploy a deployment intent group to its clusters",
        "Plans the DIG from its current intents (an AppContext), records the Instantiated state and delivers the\n"
        "resources to every cluster, waiting up to --timeout. Exit status 0 when delivered, 1 when a resource\n"
-       "failed, 8 when the delivery is still in progress (it continues with 'emco sync')."},
+       "failed, 8 when the delivery is still in progress (it continues with 'emco sync'). Once it is delivered,\n"
+       "child contexts are made and delivered: dtc's service discovery (sds) waits for the server app to be\n"
+       "ready (EMCO_SDS_SERVER_TIMEOUT, default 300 s), reads its Service (a LoadBalancer's ingress IP within\n"
+       "EMCO_SDS_LB_TIMEOUT, default 120 s; polling every EMCO_SDS_POLL_MS, default 5000) and gives every\n"
+       "client cluster a Service and Endpoints; 'emco dig status' lists them (ChildContextIDs, nested)."},
       {"terminate", "delete a deployment intent group's resources from its clusters",
        "Deletes in reverse order (dependent apps first, the last-applied resource first); child contexts first."},
       {"stop", "stop an instantiate or terminate in progress",
@@ -484,7 +488,8 @@ std::vector<CommandSpec> dig_commands() {
        "resources are applied, then resources that are gone are deleted. Apps whose inputs (chart, profile,\n"
        "placement intent, DIG, logical cloud, cluster labels) did not change keep their plan without being\n"
        "rendered again, unless controllers are named in the group intents. GitOps repositories get one\n"
-       "commit per update with the changed and deleted files."},
+       "commit per update with the changed and deleted files. Child contexts of the running revision are\n"
+       "terminated and made again for the new one."},
       {"rollback", "redeploy an earlier revision of a deployment intent group",
        "Delivers the difference between the current revision and --revision N (as an update does).",
        {{.name = "revision", .value = "N", .help = "the revision to return to (see 'emco dig history')"}},

@@ -43,6 +43,7 @@ int run_sim_start_cmd(Context&, const Invocation& inv) {
   if (a.options.nodes < 0) fail(ErrorKind::usage, "'--nodes' must not be negative");
   a.options.lb_delay_ms = inv.get_int32("lb-delay-ms", 1000);
   if (inv.has("lb-ip-range")) a.options.lb_ip_range = inv.get("lb-ip-range");
+  a.options.preinstall = inv.all("preinstall");
   if (inv.get("auth") == "client-cert") a.options.auth = sim::AuthMode::client_cert;
   for (const auto& n : inv.all("name")) a.options.names.push_back(n);
   // Any fault flag at start applies to every cluster ('emco sim fault' sets them per cluster later).
@@ -97,7 +98,9 @@ std::vector<CommandSpec> sim_commands() {
                               "after --ready-delay-ms, and deletes cascade by ownerReferences. --kube-version serves an\n"
                               "older release's /version and discovery (e.g. policy/v1beta1 PodSecurityPolicy and\n"
                               "batch/v1beta1 CronJob up to 1.24, autoscaling/v2beta2 up to 1.25). Services get cluster\n"
-                              "IPs, node ports (30000-32767) and, after --lb-delay-ms, load-balancer ingress IPs.",
+                              "IPs, node ports (30000-32767) and, after --lb-delay-ms, load-balancer ingress IPs.\n"
+                              "--preinstall istio starts every cluster with Istio's CRDs (Gateway, ServiceEntry,\n"
+                              "DestinationRule, VirtualService, AuthorizationPolicy) and the istio-system namespace.",
                .flags = [] {
                  std::vector<FlagSpec> f = {
                      {.name = "clusters", .value = "N", .help = "number of clusters", .default_value = "3"},
@@ -115,6 +118,9 @@ std::vector<CommandSpec> sim_commands() {
                       .default_value = "1000"},
                      {.name = "lb-ip-range", .value = "RANGE", .help = "LoadBalancer ingress IPs (CIDR or FIRST-LAST)",
                       .default_value = "198.51.100.0/24"},
+                     {.name = "preinstall", .value = "COMPONENT",
+                      .help = "start every cluster with a component installed (its namespace and CRDs)",
+                      .repeatable = true, .choices = {"istio"}},
                      {.name = "persist", .help = "keep cluster state in DIR across restarts"}};
                  for (auto& x : fault_flags()) f.push_back(x);
                  return f;

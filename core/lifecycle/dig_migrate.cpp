@@ -158,7 +158,13 @@ OperationResult migrate_dig(store::Store& st, const Kind& k, const Key& key, con
     st.set_state_info(target, tsi.dump());
   });
   out.revision = static_cast<int>(fresh.revision);
-  fill(out, fresh.id, deliver(st, fresh.id, ac::status::instantiated, o, deadline));
+  // As for update: the source context's children go, the new one gets its own.
+  Delivered d = deliver(st, fresh.id, ac::status::instantiated, o, deadline);
+  if (d.delivery == Delivery::done) {
+    Delivered old = terminate_children(st, from, o, deadline);
+    d = old.delivery == Delivery::done ? with_children(st, fresh.id, clock, o, deadline, d) : old;
+  }
+  fill(out, fresh.id, d);
   out.message = "migrated to " + target_what + " as revision " + std::to_string(out.revision);
   return out;
 }

@@ -32,6 +32,16 @@ struct Delivered {
 // that counts as done ("" = anything but *Failed).
 Delivered deliver(store::Store& st, const std::string& ctx, const std::string& goal, const OperationOptions& o,
                   std::chrono::steady_clock::time_point deadline);
+// The children of a delivered DIG context (lifecycle.md §7): every child
+// planner of the runtime is asked, each child is stored as a child of
+// `parent` (only while the parent is still Instantiated) and queued, then
+// delivered like any context. `parent_d` is how the parent's delivery ended;
+// the result is the first child delivery that did not finish, else parent_d.
+Delivered with_children(store::Store& st, const std::string& parent, Clock& clock, const OperationOptions& o,
+                        std::chrono::steady_clock::time_point deadline, Delivered parent_d);
+// Terminates the children of `ctx` (an update or migrate replaced their parent).
+Delivered terminate_children(store::Store& st, const std::string& ctx, const OperationOptions& o,
+                             std::chrono::steady_clock::time_point deadline);
 std::chrono::steady_clock::time_point deadline_of(const OperationOptions& o);
 // Copies a delivery's outcome into the operation result.
 void fill(OperationResult& out, const std::string& ctx, const Delivered& d);

@@ -99,6 +99,68 @@ void finish_queued(store::Store& st, const Key& owner, const OperationOptions& o
   }
 }
 
+// A planner that fails or times out after the parent was delivered does not
+// undo it: the operation ends failed or pending with its message.
+Delivered with_children(store::Store& st, const std::string& parent, Clock& clock, const OperationOptions& o,
+                        steady_clock::time_point deadline, Delivered parent_d) {
+  if (parent_d.delivery != Delivery::done || !o.runtime || o.runtime->child_planners.empty()) return parent_d;
+  const ac::AppContext parent_ctx = ac::load(st, parent);
+  ChildCall call{st, parent_ctx, o.factory ? o.factory : live_targets(st, o.runtime), deadline, o.interrupt};
+  std::vector<std::string> ids;
+  for (const auto& planner : o.runtime->child_planners) {
+    std::vector<ac::AppContext> kids;
+    try {
+      kids = planner->children(call);
+    } catch (const Error& e) {
+      Delivered d = parent_d;
+      d.delivery = e.kind() == ErrorKind::pending ? Delivery::pending : Delivery::failed;
+      d.failures.push_back("child contexts (" + planner->name() + "): " + e.message());
+      return d;
+    }
+    for (auto& kid : kids) {
+      kid.id = random_context_id();
+      kid.parent = parent;
+      kid.owner = parent_ctx.owner;
+      kid.created = clock.now_rfc3339();
+      kid.revision = parent_ctx.revision;
+      st.write([&] {
+        if (ac::header(st, parent).status != ac::status::instantiated) return;  // terminated meanwhile
+        ac::save(st, kid);
+        ac::enqueue(st, kid.id, ac::event::instantiate);
+        ids.push_back(kid.id);
+      });
+    }
+  }
+  for (const auto& id : ids) {
+    Delivered d = deliver(st, id, ac::status::instantiated, o, deadline);
+    if (d.delivery != Delivery::done) {
+      for (auto& f : d.failures) f = "child context " + id + ": " + f;
+      if (d.failures.empty()) d.failures.push_back("child context " + id + " is " + d.status);
+      return d;
+    }
+  }
+  return parent_d;
+}
+
+Delivered terminate_children(store::Store& st, const std::string& ctx, const OperationOptions& o,
+                             steady_clock::time_point deadline) {
+  Delivered d;
+  d.delivery = Delivery::done;
+  std::vector<std::string> children;
+  st.write([&] {
+    for (const auto& c : ac::header(st, ctx).children)
+      if (ac::header(st, c).status != ac::status::terminated) {
+        sync::request_terminate(st, c);
+        children.push_back(c);
+      }
+  });
+  for (const auto& c : children) {
+    d = deliver(st, c, ac::status::terminated, o, deadline);
+    if (d.delivery != Delivery::done) return d;
+  }
+  return d;
+}
+
 }  // namespace detail
 
 using namespace detail;
@@ -255,7 +317,7 @@ OperationResult dig_operation(store::Store& st, const Kind& k, const Key& key, c
       si["statusctxid"] = ctx.id;
       st.set_state_info(key, si.dump());
     });
-    fill(out, ctx.id, deliver(st, ctx.id, ac::status::instantiated, o, deadline));
+    fill(out, ctx.id, with_children(st, ctx.id, clock, o, deadline, deliver(st, ctx.id, ac::status::instantiated, o, deadline)));
     out.message = "instantiated";
     out.revision = 1;
     return out;
@@ -385,7 +447,13 @@ OperationResult dig_operation(store::Store& st, const Kind& k, const Key& key, c
       st.set_state_info(key, si.dump());
       out.revision = rev + 1;
     });
-    fill(out, to, deliver(st, to, ac::status::instantiated, o, deadline));
+    // The running context's children go with it; the new one gets its own.
+    Delivered d = deliver(st, to, ac::status::instantiated, o, deadline);
+    if (d.delivery == Delivery::done) {
+      Delivered old = terminate_children(st, from, o, deadline);
+      d = old.delivery == Delivery::done ? with_children(st, to, clock, o, deadline, d) : old;
+    }
+    fill(out, to, d);
     out.message = (op == "update" ? "updated to revision " : "rolled back as revision ") + std::to_string(out.revision);
     return out;
   }

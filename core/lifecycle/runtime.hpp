@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "core/appcontext/appcontext.hpp"
 #include "core/plan/controllers.hpp"
 #include "core/resource/kinds.hpp"
 #include "core/sync/target.hpp"
@@ -109,6 +110,32 @@ public:
 using ContentPreparer =
     std::function<std::string(const std::string& data, const std::string& path, const std::string& label)>;
 
+// What a ChildPlanner is given: the parent context as delivered and a way
+// to read its clusters' live objects.
+struct ChildCall {
+  const store::Store& store;                      // read only
+  const appcontext::AppContext& parent;           // a DIG's context, Instantiated
+  sync::TargetFactory live;                       // reads live objects (lifecycle::live_targets)
+  std::chrono::steady_clock::time_point deadline; // the operation's --timeout
+  const std::atomic<bool>* interrupt = nullptr;   // Ctrl-C
+};
+
+// Makes the child contexts of a delivered deployment (spec/lifecycle.md §7;
+// dtc's service discovery). The lifecycle asks every planner once the parent
+// is Instantiated (after instantiate and update), gives each returned
+// context an id, the parent and the parent's owner, stores it as a child of
+// the parent and delivers it through the sync engine like any context.
+class ChildPlanner {
+public:
+  virtual ~ChildPlanner() = default;
+  virtual std::string name() const = 0;  // for messages ("sds")
+  // The children `call.parent` needs (apps, clusters, resources, meta; id,
+  // parent and owner are filled in by the caller); none when the parent needs
+  // none. May wait for live state until call.deadline: Error(pending) when it
+  // did not come in time; other Errors name the document at fault.
+  virtual std::vector<appcontext::AppContext> children(const ChildCall& call) const = 0;
+};
+
 // One plugin, for help texts and for telling what emco runs from what it only stores.
 struct PluginInfo {
   std::string name;     // "gac", "dtc", "kube", ...
@@ -127,6 +154,7 @@ struct Runtime {
   std::unique_ptr<ClusterAdmin> cluster_admin;
   std::map<std::string, ContentPreparer> preparers;  // by kind id
   std::vector<resource::Kind> kinds;                  // intent kinds the plugins add (installed into core/resource)
+  std::vector<std::unique_ptr<ChildPlanner>> child_planners;  // asked in order after a DIG is delivered
   std::vector<PluginInfo> plugins;
 };
 

@@ -1,5 +1,6 @@
 #include "core/status/status.hpp"
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <set>
@@ -96,6 +97,17 @@ std::pair<std::string, std::string> split_cluster(const std::string& c) {
 
 bool wanted(const std::vector<std::string>& filter, const std::string& v) {
   return filter.empty() || std::find(filter.begin(), filter.end(), v) != filter.end();
+}
+
+// Child contexts (lifecycle.md §7): upstream's ChildContextIDs, and seed
+// 002's `nested` with each child's state (query one with instance=<id>).
+void add_children(store::Store& st, const std::vector<std::string>& children, json& out) {
+  for (const auto& child : children) {
+    out["ChildContextIDs"].push_back(child);
+    json n = {{"instance", child}};
+    if (ac::exists(st, child)) n["status"] = ac::header(st, child).status;
+    out["nested"].push_back(std::move(n));
+  }
 }
 
 // lifecycle.md §1: the status context for ?instance=<id> is the most recent
@@ -205,6 +217,12 @@ json dig_status(store::Store& st, const resource::Key& dig, const Query& q, cons
   std::string status_ctx = si.value("statusctxid", "");
   if (q.has_instance) {
     status_ctx = status_context_for(actions, q.instance);
+    // A child context (lifecycle.md §7) keeps its own status.
+    if (status_ctx.empty() && ac::exists(st, q.instance)) {
+      std::string parent = ac::header(st, q.instance).parent;
+      auto owned = ac::list(st, dig);
+      if (!parent.empty() && std::find(owned.begin(), owned.end(), parent) != owned.end()) status_ctx = q.instance;
+    }
     if (status_ctx.empty()) fail(ErrorKind::not_found, store::describe(k, dig) + " has no instance '" + q.instance + "'");
     ctx = q.instance;
   }
@@ -280,7 +298,7 @@ json dig_status(store::Store& st, const resource::Key& dig, const Query& q, cons
   if (q.output == "summary" && !ready && !filtered) {
     json counts = deployed_counts(st, ctx, status_ctx);
     if (!counts.empty()) out[k_deployed_counts] = counts;
-    for (const auto& child : ac::header(st, ctx).children) out["ChildContextIDs"].push_back(child);
+    add_children(st, ac::header(st, ctx).children, out);
     return out;
   }
 
@@ -375,7 +393,7 @@ json dig_status(store::Store& st, const resource::Key& dig, const Query& q, cons
                                                                 : "NotReady";
   }
   if (q.output != "summary" && !apps.empty()) out["apps"] = apps;
-  for (const auto& child : c.children) out["ChildContextIDs"].push_back(child);
+  add_children(st, c.children, out);
   return out;
 }
 

@@ -86,6 +86,15 @@ public:
   virtual ObjectState state(std::string_view manifest) = 0;
   // The live object as JSON text, "" when absent (status output=detail).
   virtual std::string read(std::string_view manifest) = 0;
+  // Every live object of `kind` in `api_version` as a JSON array text (in
+  // namespace `ns`, all namespaces when empty; cluster-scoped kinds ignore
+  // it). For readers of live state (dtc's service discovery reads Nodes).
+  // Throws TargetError; targets that cannot read a cluster back (git) keep
+  // this default, which throws a permanent one.
+  virtual std::string list(std::string_view api_version, std::string_view kind, std::string_view ns) {
+    (void)api_version, (void)ns;
+    throw TargetError(false, false, "this target cannot list " + std::string(kind) + " objects");
+  }
   // Non-null for batching targets (see the file comment); the Batch may be
   // shared by the Targets of several clusters (one per git repository).
   virtual Batch* batch() { return nullptr; }

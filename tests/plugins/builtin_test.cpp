@@ -16,7 +16,8 @@ TEST_CASE("the built-in runtime has what core reaches through it", "[plugins]") 
   const auto& rt = plugins::builtin_runtime();
   CHECK(&rt == &plugins::builtin_runtime());  // built once
   CHECK(rt.controllers.action("gac") != nullptr);
-  CHECK(rt.controllers.names() == std::vector<std::string>{"gac"});
+  CHECK(rt.controllers.action("dtc") != nullptr);
+  CHECK(rt.controllers.names() == std::vector<std::string>{"dtc", "gac"});
   REQUIRE(rt.delivery.size() == 2);
   CHECK(rt.delivery[0]->name() == "gitops");  // asked before the direct mechanism
   CHECK(rt.delivery[1]->name() == "kube");

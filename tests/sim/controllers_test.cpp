@@ -532,3 +532,44 @@ TEST_CASE("emco sim node adds, labels and resizes Nodes of a running simulator, 
   s.start();
   CHECK(s.get("cluster-1", "v1", "Node", "", "cluster-1-node-1")["metadata"]["labels"]["tier"] == "edge");
 }
+
+TEST_CASE("preinstall istio: every cluster starts with istio-system and Istio's CRDs") {
+  SimOptions o = with_delay(0);
+  o.clusters = 2;
+  o.preinstall = {"istio"};
+  Fleet f(o);
+  for (const char* name : {"cluster-1", "cluster-2"}) {
+    Http c = f.client(name);
+    CHECK(c.get("/api/v1/namespaces/istio-system").status == 200);
+    json crds = c.get("/apis/apiextensions.k8s.io/v1/customresourcedefinitions").json();
+    std::set<std::string> names;
+    for (const auto& crd : crds["items"]) names.insert(crd["metadata"]["name"].get<std::string>());
+    CHECK(names == std::set<std::string>{"authorizationpolicies.security.istio.io", "destinationrules.networking.istio.io",
+                                         "gateways.networking.istio.io", "serviceentries.networking.istio.io",
+                                         "virtualservices.networking.istio.io"});
+  }
+  // What emco's traffic controller makes is accepted and kept as sent.
+  Http c = f.client("cluster-1");
+  json gw = {{"apiVersion", "networking.istio.io/v1beta1"},
+             {"kind", "Gateway"},
+             {"metadata", {{"name", "http-service-gateway"}, {"namespace", "istio-system"}}},
+             {"spec", {{"selector", {{"istio", "ingressgateway"}}},
+                       {"servers", json::array({{{"hosts", json::array({"a.b"})}, {"port", {{"number", 15443}}}}})}}}};
+  const std::string path = "/apis/networking.istio.io/v1beta1/namespaces/istio-system/gateways/http-service-gateway";
+  REQUIRE(c.apply(path, gw).status == 201);
+  CHECK(c.get(path).json()["spec"]["servers"][0]["port"]["number"] == 15443);
+  CHECK(c.apply("/apis/security.istio.io/v1beta1/namespaces/default/authorizationpolicies/server",
+                {{"apiVersion", "security.istio.io/v1beta1"},
+                 {"kind", "AuthorizationPolicy"},
+                 {"metadata", {{"name", "server"}, {"namespace", "default"}}},
+                 {"spec", {{"action", "ALLOW"}}}})
+            .status == 201);
+}
+
+TEST_CASE("without preinstall there are no Istio types, and an unknown component is refused at start") {
+  Fleet f(with_delay(0));
+  CHECK(f.client("cluster-1").get("/apis/networking.istio.io/v1beta1/namespaces/default/gateways").status == 404);
+  SimOptions o = with_delay(0);
+  o.preinstall = {"linkerd"};
+  CHECK_THROWS_WITH(Fleet(o), Catch::Contains("'linkerd' is not a component the simulator can preinstall"));
+}

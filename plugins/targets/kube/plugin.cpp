@@ -85,6 +85,11 @@ public:
     });
     return out;
   }
+  std::string list(std::string_view api_version, std::string_view kind, std::string_view ns) override {
+    std::string out;
+    guard([&] { out = json(m_target.client().list(Gvk::of(api_version, std::string(kind)), std::string(ns))).dump(); });
+    return out;
+  }
 
 private:
   static KubeTargetOptions options() {

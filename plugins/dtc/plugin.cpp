@@ -1,12 +1,15 @@
-// The kinds of dtc, the traffic controller, registered with the runtime.
+// dtc, the traffic controller (plugins/dtc/dtc.hpp), its sub-controllers and
+// its intent kinds, registered with the runtime.
 
 #include "plugins/dtc/plugin.hpp"
+
+#include <memory>
+
+#include "plugins/dtc/dtc.hpp"
 
 namespace emco::plugins::dtc {
 
 using namespace emco::resource;
-
-namespace {}  // namespace
 
 void install(lifecycle::Runtime& runtime) {
   auto& kinds = runtime.kinds;
@@ -50,10 +53,17 @@ void install(lifecycle::Runtime& runtime) {
                    .spec = obj({opt("action", one_of({"ALLOW"}, true)), opt("url", array(str())),
                                 opt("access", array(one_of({"GET", "PUT", "POST", "DELETE"}, true)))}),
                    .references = {plain_ref("app")}});
+  auto dtc = std::make_unique<Dtc>();
+  dtc->add("nps", make_nps());
+  dtc->add("its", make_its());
+  dtc->add("swc", make_swc());
+  dtc->add("sds", make_sds_check());
+  runtime.controllers.add_action("dtc", std::move(dtc));
+  runtime.child_planners.push_back(make_sds());
   runtime.plugins.push_back({.name = "dtc",
-                             .summary = "traffic controller (network policies, service discovery, Istio, SD-EWAN)",
+                             .summary = "traffic controller: network policies (nps), service discovery in child contexts (sds), Istio (its) and SD-EWAN (swc) objects",
                              .services = {"dtc"},
-                             .runs = false});
+                             .runs = true});
 }
 
 }  // namespace emco::plugins::dtc

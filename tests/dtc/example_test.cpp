@@ -1,0 +1,267 @@
+// examples/traffic through the emco binary on three simulated clusters
+// (Istio's CRDs preinstalled): the server on edge1, the client on edge2.
+// Checks what lands on the clusters (NetworkPolicy, the client cluster's
+// Service + Endpoints pointing at the server's node IP and NodePort, Istio
+// objects), the child context in `emco dig status`, an update moving the
+// client to edge3 (the child is recomputed), a terminate (children first),
+// and a kill -9 while the child context is being delivered, finished by
+// `emco sync`.
+
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "core/appcontext/appcontext.hpp"
+#include "core/store/store.hpp"
+#include "core/util/clock.hpp"
+#include "sim/sim.hpp"
+
+using namespace emco;
+using nlohmann::json;
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+namespace {
+
+struct Ran {
+  int code = -1;
+  std::string out;
+};
+
+Ran sh(const fs::path& cwd, const std::string& line) {
+  std::string cmd = "cd '" + cwd.string() + "' && " + line + " 2>&1";
+  Ran r;
+  FILE* p = ::popen(cmd.c_str(), "r");
+  REQUIRE(p);
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+  int status = ::pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+// Starts a shell command line in `cwd` as a child of this process (so that
+// it can be killed and reaped), output to `log`.
+pid_t spawn(const fs::path& cwd, const std::string& line, const fs::path& log) {
+  std::string cmd = "cd '" + cwd.string() + "' && exec " + line + " > '" + log.string() + "' 2>&1";
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  return pid;
+}
+
+struct Traffic {
+  sim::Simulator sim;
+  fs::path dir;
+  std::string emco;
+
+  static sim::SimOptions options(int ready_delay_ms) {
+    sim::SimOptions o;
+    o.clusters = 3;
+    o.names = {"edge1", "edge2", "edge3"};
+    o.nodes = 1;
+    o.ready_delay_ms = ready_delay_ms;
+    o.finalize_delay_ms = 0;
+    o.preinstall = {"istio"};
+    return o;
+  }
+
+  explicit Traffic(int ready_delay_ms = 50) : sim(options(ready_delay_ms)) {
+    sim.start();
+    dir = fs::temp_directory_path() / ("emco-dtc-" + std::to_string(::getpid()) + "-" + std::to_string(std::rand()));
+    fs::create_directories(dir);
+    fs::copy(fs::path(EMCO_SOURCE_DIR) / "examples/traffic", dir, fs::copy_options::recursive);
+    std::ofstream(dir / "lsan.supp") << "leak:libgit2.so\nleak:libpcre2-8.so\nleak:libssh2.so\nleak:libcrypto.so\n";
+    emco = "LSAN_OPTIONS=suppressions='" + (dir / "lsan.supp").string() + "' EMCO_WORKSPACE='" + dir.string() +
+           "' EMCO_AUTO_RESUME=0 EMCO_SDS_POLL_MS=100 " + std::string(EMCO_BINARY_DIR) + "/emco";
+    std::string values;
+    {
+      std::ifstream in(dir / "values.yaml");
+      for (std::string line; std::getline(in, line);)
+        if (line.rfind("Clusters:", 0) != 0) values += line + "\n";
+    }
+    values += "Clusters:\n";
+    for (const auto& n : sim.cluster_names()) values += "  - {Name: " + n + ", KubeConfig: " + sim.kubeconfig_path(n) + "}\n";
+    std::ofstream(dir / "values.yaml") << values;
+    REQUIRE(run("init").code == 0);
+    for (const char* f : {"01-clusters.yaml", "02-project.yaml", "03-app.yaml"}) {
+      auto r = run(std::string("apply -f ") + f + " -v values.yaml");
+      INFO(f << ": " << r.out);
+      REQUIRE(r.code == 0);
+    }
+  }
+  ~Traffic() {
+    sim.stop();
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+  }
+  Ran run(const std::string& args) { return sh(dir, emco + " " + args); }
+  json status(const std::string& extra = "") {
+    auto r = run("dig status traffic/web-shop/v1/web-shop-dig -o json" + extra);
+    INFO(r.out);
+    REQUIRE(r.code == 0);
+    return json::parse(r.out);
+  }
+  json get(const std::string& cluster, const std::string& api, const std::string& kind, const std::string& ns,
+           const std::string& name) {
+    return sim.get(cluster, api, kind, ns, name);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("examples/traffic: policies, service discovery and Istio objects, then update and terminate", "[dtc][sim][example]") {
+  Traffic t;
+  auto plan = t.run("dig plan traffic/web-shop/v1/web-shop-dig");
+  CHECK(plan.code == 2);  // changes to make
+  CHECK(plan.out.find("+ create shop-traffic-server") != std::string::npos);
+  CHECK(plan.out.find("+ create http-service-se-client0") != std::string::npos);
+
+  auto deploy = t.run("apply -f 04-deploy.yaml -v values.yaml");
+  INFO(deploy.out);
+  REQUIRE(deploy.code == 0);
+
+  // NPS: the policy on the server's cluster.
+  json np = t.get("edge1", "networking.k8s.io/v1", "NetworkPolicy", "default", "shop-traffic-server");
+  REQUIRE(np.is_object());
+  CHECK(np["spec"]["podSelector"]["matchLabels"]["app"] == "http-server");
+  CHECK(np["spec"]["ingress"][0]["from"][0]["podSelector"]["matchLabels"]["app"] == "http-client");
+  // SDS: the client's cluster reaches the server's NodePort on its node.
+  json node = t.sim.list("edge1", "v1", "Node").at(0);
+  std::string node_ip;
+  for (const auto& a : node["status"]["addresses"])
+    if (a["type"] == "InternalIP") node_ip = a["address"];
+  json server_svc = t.get("edge1", "v1", "Service", "default", "http-service");
+  int node_port = server_svc["spec"]["ports"][0]["nodePort"];
+  CHECK(node_port == 30083);
+  json svc = t.get("edge2", "v1", "Service", "default", "http-service");
+  REQUIRE(svc.is_object());
+  CHECK(svc["spec"]["clusterIP"] == "None");
+  CHECK_FALSE(svc["spec"].contains("selector"));
+  CHECK(svc["spec"]["ports"][0]["port"] == 3550);
+  json ep = t.get("edge2", "v1", "Endpoints", "default", "http-service");
+  REQUIRE(ep.is_object());
+  CHECK(ep["subsets"][0]["addresses"][0]["ip"] == node_ip);
+  CHECK(ep["subsets"][0]["ports"][0]["port"] == node_port);
+  CHECK(t.get("edge3", "v1", "Service", "default", "http-service").is_null());
+  // ITS: the server's gateway and the client's service entries.
+  CHECK(t.get("edge1", "networking.istio.io/v1beta1", "Gateway", "istio-system", "http-service-gateway").is_object());
+  CHECK(t.get("edge1", "security.istio.io/v1beta1", "AuthorizationPolicy", "default", "http-server").is_object());
+  json se = t.get("edge2", "networking.istio.io/v1beta1", "ServiceEntry", "default", "http-service-se-client0");
+  REQUIRE(se.is_object());
+  CHECK(se["spec"]["endpoints"][0]["address"] == "ingress.edge1.example.com");
+
+  // The child context in the status, and on its own.
+  json s = t.status();
+  REQUIRE(s["ChildContextIDs"].size() == 1);
+  std::string child = s["ChildContextIDs"][0];
+  CHECK(s["nested"][0]["instance"] == child);
+  CHECK(s["nested"][0]["status"] == "Instantiated");
+  json cs = t.status(" --instance " + child);
+  CHECK(cs["deployedStatus"] == "Instantiated");
+  REQUIRE(cs["apps"].size() == 1);
+  CHECK(cs["apps"][0]["name"] == "service-discovery");
+
+  // Update: the client moves to edge3; the child follows it.
+  {
+    std::ifstream in(t.dir / "values.yaml");
+    std::string v((std::istreambuf_iterator<char>(in)), {});
+    v.replace(v.find("ClientCluster: edge2"), 20, "ClientCluster: edge3");
+    std::ofstream(t.dir / "values.yaml") << v;
+  }
+  REQUIRE(t.run("apply -f 03-app.yaml -v values.yaml").code == 0);
+  auto upd = t.run("dig update traffic/web-shop/v1/web-shop-dig");
+  INFO(upd.out);
+  REQUIRE(upd.code == 0);
+  CHECK(t.get("edge2", "v1", "Endpoints", "default", "http-service").is_null());
+  CHECK(t.get("edge2", "apps/v1", "Deployment", "default", "http-client").is_null());
+  CHECK(t.get("edge3", "v1", "Endpoints", "default", "http-service")["subsets"][0]["ports"][0]["port"] == node_port);
+  s = t.status();
+  REQUIRE(s["ChildContextIDs"].size() == 1);
+  std::string child2 = s["ChildContextIDs"][0];
+  CHECK(child2 != child);
+
+  // Terminate: every child first, then the parent.
+  const std::string before_terminate = system_clock().now_rfc3339();
+  auto term = t.run("delete -f 04-deploy.yaml -v values.yaml");
+  INFO(term.out);
+  REQUIRE(term.code == 0);
+  for (const char* c : {"edge1", "edge2", "edge3"}) {
+    CHECK(t.get(c, "v1", "Service", "default", "http-service").is_null());
+    CHECK(t.get(c, "v1", "Endpoints", "default", "http-service").is_null());
+  }
+  CHECK(t.get("edge1", "networking.k8s.io/v1", "NetworkPolicy", "default", "shop-traffic-server").is_null());
+  // The order of deletions, from the recorded statuses: the child's last
+  // delete happened no later than the parent's first.
+  auto ws = store::find_workspace(t.dir.string(), t.dir);
+  auto st = store::Store::open(ws);
+  std::string child_last, parent_first;
+  for (const auto& r : appcontext::resource_states(*st, child2)) {
+    CHECK(r.status == "Deleted");
+    child_last = std::max(child_last, r.time);
+  }
+  std::string status_ctx = s["states"]["statusctxid"];
+  for (const auto& r : appcontext::resource_states(*st, status_ctx))
+    if (r.status == "Deleted" && r.time >= before_terminate && (parent_first.empty() || r.time < parent_first))
+      parent_first = r.time;
+  REQUIRE_FALSE(child_last.empty());
+  REQUIRE_FALSE(parent_first.empty());
+  CHECK(child_last <= parent_first);
+}
+
+TEST_CASE("examples/traffic: kill -9 while the child context is delivered, then emco sync", "[dtc][sim][example]") {
+  Traffic t(1500);  // the server becomes ready 1.5 s after it is applied: SDS waits for it
+  // Instantiate in the background.
+  pid_t pid = spawn(t.dir, "env " + t.emco + " apply -f 04-deploy.yaml -v values.yaml", t.dir / "deploy.log");
+  REQUIRE(pid > 0);
+  auto deadline = std::chrono::steady_clock::now() + 30s;
+  // The parent is delivered: make the client's cluster refuse connections so
+  // that the child's delivery retries, and wait until the child is queued.
+  for (;;) {
+    REQUIRE(std::chrono::steady_clock::now() < deadline);
+    json s = t.status();
+    if (s.value("deployedStatus", "") == "Instantiated") break;
+    std::this_thread::sleep_for(50ms);
+  }
+  sim::Fault refuse;
+  refuse.refuse = true;
+  t.sim.set_fault("edge2", refuse);
+  std::string child;
+  for (;;) {
+    REQUIRE(std::chrono::steady_clock::now() < deadline);
+    json s = t.status();
+    if (s.contains("ChildContextIDs")) {
+      child = s["ChildContextIDs"][0];
+      break;
+    }
+    std::this_thread::sleep_for(50ms);
+  }
+  std::this_thread::sleep_for(500ms);
+  REQUIRE(::kill(pid, SIGKILL) == 0);
+  int wstatus = 0;
+  REQUIRE(::waitpid(pid, &wstatus, 0) == pid);
+  CHECK(WIFSIGNALED(wstatus));
+  CHECK(t.get("edge2", "v1", "Endpoints", "default", "http-service").is_null());
+  CHECK(t.status(" --instance " + child)["deployedStatus"] != "Instantiated");
+
+  t.sim.set_fault("edge2", sim::Fault{});
+  auto sync = t.run("sync");
+  INFO(sync.out);
+  CHECK(sync.code == 0);
+  CHECK(t.get("edge2", "v1", "Endpoints", "default", "http-service").is_object());
+  CHECK(t.get("edge2", "v1", "Service", "default", "http-service").is_object());
+  CHECK(t.status(" --instance " + child)["deployedStatus"] == "Instantiated");
+}
