@@ -7,9 +7,11 @@
 
 #include "core/util/error.hpp"
 #include "plugins/targets/kube/kube_client.hpp"
+#include "kube_errors.hpp"
 
 using namespace emco;
 using namespace emco::kube;
+using emco::kube::test::kube_error_of;
 using json = nlohmann::json;
 
 namespace {
@@ -91,15 +93,6 @@ struct Fixture {
 };
 
 HttpResponse status(int code, const std::string& body) { return {code, {}, body, {}, {}}; }
-
-KubeError kube_error_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const KubeError& e) {
-    return e;
-  }
-  return KubeError(KubeErrorCategory::other, -1, "<no error>");
-}
 
 json deployment() {
   return json::parse(R"({"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","managedFields":[{}]},"spec":{"replicas":1}})");

@@ -25,6 +25,7 @@
 
 #include "pki.hpp"
 #include "plugins/targets/kube/kube_client.hpp"
+#include "kube_errors.hpp"
 #include "test_server.hpp"
 
 using namespace emco;
@@ -108,26 +109,6 @@ void idle(const std::atomic<bool>& stop, milliseconds total) {
   for (auto end = steady_clock::now() + total; !stop && steady_clock::now() < end;) std::this_thread::sleep_for(20ms);
 }
 
-ClusterAccess access_for(const std::string& server, const std::string& ca_pem = {}) {
-  ClusterAccess a;
-  a.label = "p+hostile";
-  a.cluster = "hostile";
-  a.user = "admin";
-  a.server = server;
-  a.ca_pem = ca_pem;
-  return a;
-}
-
-KubeError kube_error_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const KubeError& e) {
-    return e;
-  }
-  FAIL("no KubeError");
-  return KubeError(KubeErrorCategory::other, -1, "<no error>");
-}
-
 // Peak resident memory of this process (VmHWM), in MiB.
 long peak_rss_mib() {
   std::ifstream in("/proc/self/status");
@@ -153,7 +134,7 @@ TEST_CASE("hostile cluster: accepts and never answers, or answers a byte a secon
     }
   });
   for (const auto* server : {&silent, &trickle}) {
-    KubeClient client(access_for(server->url()));
+    KubeClient client(access_for(server->url(), {}, "p+hostile"));
     auto start = steady_clock::now();
     KubeError e = kube_error_of([&] { client.server_version(1500ms); });
     CHECK(steady_clock::now() - start < 1500ms + k_slack);
@@ -174,7 +155,7 @@ TEST_CASE("hostile cluster: a 1 GiB body is not read on and does not grow memory
     }
   });
   const long before = peak_rss_mib();
-  KubeClient client(access_for(huge.url()));
+  KubeClient client(access_for(huge.url(), {}, "p+hostile"));
   KubeError e = kube_error_of([&] { client.server_version(60s); });
   CHECK(e.message().find("cluster 'p+hostile': GET /version: not read on: the answer is larger than 256 MiB") == 0);
   CHECK_FALSE(e.transient());
@@ -200,23 +181,23 @@ TEST_CASE("hostile cluster: invalid JSON, truncated chunks, garbage and a redire
     send_all(fd, "HTTP/1.1 302 Found\r\nLocation: http://192.0.2.1:6443/version\r\nContent-Length: 0\r\n\r\n");
   });
   {
-    KubeClient client(access_for(invalid_json.url()));
+    KubeClient client(access_for(invalid_json.url(), {}, "p+hostile"));
     KubeError e = kube_error_of([&] { client.server_version(5s); });
     CHECK(e.message() == "cluster 'p+hostile': /version did not answer with a JSON object");
   }
   {
-    KubeClient client(access_for(truncated.url()));
+    KubeClient client(access_for(truncated.url(), {}, "p+hostile"));
     KubeError e = kube_error_of([&] { client.server_version(5s); });
     CHECK(e.message().find("cluster 'p+hostile': the answer of '" + truncated.url() + "' was cut off or is not HTTP") == 0);
     CHECK(e.transient());
   }
   {
-    KubeClient client(access_for(garbage.url()));
+    KubeClient client(access_for(garbage.url(), {}, "p+hostile"));
     KubeError e = kube_error_of([&] { client.server_version(5s); });
     CHECK(e.message().find("was cut off or is not HTTP") != std::string::npos);
   }
   {
-    KubeClient client(access_for(redirect.url()));
+    KubeClient client(access_for(redirect.url(), {}, "p+hostile"));
     KubeError e = kube_error_of([&] { client.server_version(5s); });
     CHECK(e.message() ==
           "cluster 'p+hostile': GET /version: the server redirects (HTTP 302) to 'http://192.0.2.1:6443/version'; "
@@ -229,7 +210,7 @@ TEST_CASE("hostile cluster: a certificate for another name fails verification", 
   KeyPair ca = make_ca("hostile-ca");
   KeyPair other_name = make_cert(ca, "apiserver", {"api.other.example"}, {});
   TestServer server([](const TestRequest&) { return TestResponse{200, R"({"major":"1","minor":"32"})", {}}; }, other_name);
-  KubeClient client(access_for(server.url(), ca.cert_pem));
+  KubeClient client(access_for(server.url(), ca.cert_pem, "p+hostile"));
   KubeError e = kube_error_of([&] { client.server_version(5s); });
   CHECK(e.category() == KubeErrorCategory::tls);
   CHECK(e.message().find("cluster 'p+hostile': TLS verification of '" + server.url() + "' failed: ") == 0);

@@ -16,9 +16,11 @@
 #include "plugins/targets/kube/cluster_check.hpp"
 #include "plugins/targets/kube/kube_target.hpp"
 #include "plugins/targets/kube/pem.hpp"
+#include "kube_errors.hpp"
 
 using namespace emco;
 using namespace emco::kube;
+using emco::kube::test::kube_error_of;
 using json = nlohmann::json;
 using namespace std::chrono_literals;
 
@@ -54,15 +56,6 @@ KubeTargetOptions fast_options() {
   o.client.establish_timeout = 10s;
   o.probe_timeout = 2s;
   return o;
-}
-
-KubeError kube_error_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const KubeError& e) {
-    return e;
-  }
-  return KubeError(KubeErrorCategory::other, -1, "<no error>");
 }
 
 const char* k_app = R"(

@@ -10,6 +10,7 @@
 #include "plugins/targets/kube/http.hpp"
 #include "plugins/targets/kube/kube_client.hpp"
 #include "test_server.hpp"
+#include "kube_errors.hpp"
 
 using namespace emco;
 using namespace emco::kube;
@@ -19,25 +20,6 @@ using namespace std::chrono_literals;
 namespace {
 
 TestResponse version_ok(const TestRequest&) { return {200, R"({"major":"1","minor":"32","gitVersion":"v1.32.0"})", {}}; }
-
-ClusterAccess access_for(const std::string& server, const std::string& ca_pem = {}) {
-  ClusterAccess a;
-  a.label = "p+edge";
-  a.cluster = "edge";
-  a.user = "admin";
-  a.server = server;
-  a.ca_pem = ca_pem;
-  return a;
-}
-
-KubeError kube_error_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const KubeError& e) {
-    return e;
-  }
-  return KubeError(KubeErrorCategory::other, -1, "<no error>");
-}
 
 }  // namespace
 
