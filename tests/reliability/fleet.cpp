@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -71,7 +72,7 @@ void Proc::kill9() {
   if (!m_reaped) ::kill(m_pid, SIGKILL);
 }
 
-Fleet::Fleet(int clusters, int apps) : m_clusters(clusters), m_apps(apps) {
+Fleet::Fleet(int clusters, int apps, Shape shape) : m_clusters(clusters), m_apps(apps), m_shape(shape) {
   std::string pattern = (fs::temp_directory_path() / "emco-rel-XXXXXX").string();
   REQUIRE(::mkdtemp(pattern.data()) != nullptr);
   m_root = fs::canonical(pattern);
@@ -90,12 +91,37 @@ Fleet::Fleet(int clusters, int apps) : m_clusters(clusters), m_apps(apps) {
     y << doc("cluster-providers/p/clusters", "metadata:\n  name: " + n + "\nfile: " + m_sim->kubeconfig_path(n) + "\n");
     y << doc("cluster-providers/p/clusters/" + n + "/labels", "clusterLabel: edge\n");
   }
+  std::vector<std::string> members = so.names;
+  if (shape.gitops) {
+    REQUIRE(std::system(("git init -q --bare -b main '" + (m_root / "fleet.git").string() + "'").c_str()) == 0);
+    y << doc("cluster-providers/p/cluster-sync-objects", "metadata:\n  name: repo\nspec:\n  kv:\n  - url: file://" +
+                                                             (m_root / "fleet.git").string() +
+                                                             "\n  - branch: main\n  - userName: emco\n  - repoName: fleet\n");
+    y << doc("cluster-providers/p/cluster-sync-objects", "metadata:\n  name: timing\nspec:\n  kv:\n  - timeOut: \"60\"\n");
+    y << doc("cluster-providers/p/clusters",
+             "metadata:\n  name: g00\nspec:\n  gitOps:\n    gitOpsType: fluxcd\n    gitOpsReferenceObject: repo\n"
+             "    gitOpsResourceObject: timing\n");
+    y << doc("cluster-providers/p/clusters/g00/labels", "clusterLabel: edge\n");
+    members.push_back("g00");
+  }
   y << doc("projects", "metadata:\n  name: proj\n");
   y << doc("projects/proj/logical-clouds", "metadata:\n  name: lc\nspec:\n  level: \"0\"\n");
-  for (const auto& n : so.names)
+  for (const auto& n : members)
     y << doc("projects/proj/logical-clouds/lc/cluster-references",
              "metadata:\n  name: " + n + "\nspec:\n  clusterProvider: p\n  cluster: " + n + "\n");
   y << doc("projects/proj/logical-clouds/lc/instantiate");
+  if (shape.level1_cloud) {
+    y << doc("projects/proj/logical-clouds",
+             "metadata:\n  name: lc1\nspec:\n  level: \"1\"\n  namespace: lc1-ns\n  user:\n    userName: lc1-user\n"
+             "    type: certificate\n");
+    y << doc("projects/proj/logical-clouds/lc1/user-permissions",
+             "metadata:\n  name: work\nspec:\n  namespace: lc1-ns\n  apiGroups: [\"\"]\n  resources: [configmaps]\n"
+             "  verbs: [get, list, create, update, delete]\n");
+    y << doc("projects/proj/logical-clouds/lc1/cluster-quotas", "metadata:\n  name: small\nspec:\n  pods: \"20\"\n");
+    for (const auto& n : members)
+      y << doc("projects/proj/logical-clouds/lc1/cluster-references",
+               "metadata:\n  name: " + n + "\nspec:\n  clusterProvider: p\n  cluster: " + n + "\n");
+  }
   y << doc("projects/proj/composite-apps", "metadata:\n  name: ca\nspec:\n  compositeAppVersion: v1\n");
   y << doc("projects/proj/composite-apps/ca/v1/composite-profiles", "metadata:\n  name: prof\n");
   for (int a = 0; a < apps; ++a) {
@@ -233,6 +259,56 @@ std::string Fleet::integrity() {
   while (size_t n = std::fread(buf, 1, sizeof buf, p)) out.append(buf, n);
   ::pclose(p);
   while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
+  return out;
+}
+
+std::string Fleet::git_tree() const {
+  auto git = [&](const std::string& args) {
+    std::string cmd = "git -C '" + (m_root / "fleet.git").string() + "' " + args + " 2>/dev/null";
+    FILE* p = ::popen(cmd.c_str(), "r");
+    REQUIRE(p != nullptr);
+    std::string out;
+    char buf[4096];
+    while (size_t n = std::fread(buf, 1, sizeof buf, p)) out.append(buf, n);
+    ::pclose(p);
+    return out;
+  };
+  // AppContext ids are random: each becomes "<id>", and the files are
+  // sorted again after that (the ids decided their order).
+  auto without_ids = [](const std::string& text) {
+    std::string out;
+    for (size_t i = 0; i < text.size();) {
+      size_t j = i;
+      while (j < text.size() && std::isdigit(static_cast<unsigned char>(text[j]))) ++j;
+      if (j - i >= 12) out += "<id>";
+      else if (j > i) out.append(text, i, j - i);
+      else out += text[j++];
+      i = j;
+    }
+    return out;
+  };
+  std::multiset<std::string> files;
+  std::istringstream paths(git("ls-tree -r --name-only main"));
+  for (std::string path; std::getline(paths, path);)
+    files.insert(without_ids(path + "\n" + git("show 'main:" + path + "'")));
+  std::string out;
+  for (const auto& f : files) out += f + "\n";
+  return out;
+}
+
+std::set<std::string> Fleet::cloud_objects() const {
+  static const std::vector<std::pair<std::string, std::string>> kinds = {
+      {"v1", "Namespace"},
+      {"rbac.authorization.k8s.io/v1", "Role"},
+      {"rbac.authorization.k8s.io/v1", "RoleBinding"},
+      {"v1", "ResourceQuota"},
+      {"certificates.k8s.io/v1", "CertificateSigningRequest"}};
+  std::set<std::string> out;
+  for (const auto& c : m_sim->cluster_names())
+    for (const auto& [api, kind] : kinds)
+      for (const auto& o : m_sim->list(c, api, kind))
+        out.insert(c + " " + kind + " " + o["metadata"].value("namespace", "") + "/" +
+                   o["metadata"].value("name", ""));
   return out;
 }
 

@@ -9,6 +9,12 @@
 // rendering one ConfigMap "<release>-aNN" whose data.v is the chart value
 // `v` ("v1"); DIGs dig1 and dig2 place every app on every cluster (all
 // approved once set up).
+//
+// With `Shape::gitops`, a GitOps cluster g00 (label edge, Flux, pushing to
+// the local bare repository <root>/fleet.git) joins the provider, the
+// logical cloud and so every placement. With `Shape::level1_cloud`, a
+// level-1 logical cloud lc1 (namespace lc1-ns, user lc1-user) over every
+// cluster exists too, not instantiated.
 
 #include <sys/types.h>
 
@@ -51,9 +57,14 @@ private:
   int m_status = 0;
 };
 
+struct Shape {
+  bool gitops = false;
+  bool level1_cloud = false;
+};
+
 class Fleet {
 public:
-  Fleet(int clusters, int apps);
+  Fleet(int clusters, int apps, Shape shape = {});
   ~Fleet();
   Fleet(const Fleet&) = delete;
   Fleet& operator=(const Fleet&) = delete;
@@ -84,6 +95,15 @@ public:
   nlohmann::json status(const std::string& dig);
   // The DIG's lifecycle state (last stateInfo action).
   std::string state(const std::string& dig);
+  // The GitOps repository's main branch as "path\ncontent" per file ("" before
+  // the first push), with AppContext ids (runs of 12 or more digits) as
+  // "<id>": two runs that delivered the same thing under different context
+  // ids read the same.
+  std::string git_tree() const;
+  // The objects a logical cloud leaves on the simulated clusters:
+  // "<cluster> <kind> <namespace>/<name>" of Namespaces, Roles,
+  // RoleBindings, ResourceQuotas and CertificateSigningRequests.
+  std::set<std::string> cloud_objects() const;
   // PRAGMA integrity_check of the workspace database ("ok" when sound).
   std::string integrity();
   // Contexts with queued work (`emco status -o json` .queued, with
@@ -94,6 +114,7 @@ private:
   void write(const fs::path& rel, const std::string& text) const;
   fs::path m_root;
   int m_clusters, m_apps;
+  Shape m_shape;
   std::unique_ptr<sim::Simulator> m_sim;
   int m_runs = 0;
 };

@@ -14,9 +14,12 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <random>
+#include <sstream>
 #include <thread>
 #include <unordered_map>
 #include <unordered_set>
@@ -93,6 +96,23 @@ public:
 private:
   int m_fd = -1;
 };
+
+// git's `.lock` files in a cache repository (a ref being updated, config,
+// packed-refs) left by an emco process killed mid-update. Called only while
+// holding the cache's CacheLock: no live process can be writing them then,
+// and libgit2 would otherwise refuse every later update of those refs
+// ("failed to lock file ... for writing") until someone removed them by hand.
+void remove_stale_git_locks(const fs::path& dir) {
+  std::error_code ec;
+  auto stale = [&](const fs::directory_entry& e) {
+    return e.is_regular_file(ec) && e.path().extension() == ".lock";
+  };
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+    if (stale(*it)) fs::remove(it->path(), ec);
+  ec.clear();
+  for (fs::recursive_directory_iterator it(dir / "refs", ec), end; !ec && it != end; it.increment(ec))
+    if (stale(*it)) fs::remove(it->path(), ec);
+}
 
 void make_private_dir(const fs::path& dir) {
   std::error_code ec;
@@ -799,12 +819,52 @@ void copy_pack(const fs::path& from_dir, const std::string& name, git_repository
   }
 }
 
+// ---- interrupted local pushes ---------------------------------------------------
+//
+// A file:// push moves the remote's branch in this process: libgit2 creates
+// refs/heads/<branch>.lock in the remote (O_EXCL), writes the new commit id
+// into it and renames it over the ref. An emco killed in between leaves the
+// lock behind, and every later push (emco's, git's) is refused until someone
+// removes it. Before moving the ref, emco records "<branch>\n<commit>\n" in
+// the cache directory (the push journal); the next delivery through the same
+// cache (under its CacheLock, so no emco process of this workspace is
+// pushing through it) removes a lock that is provably the killed push's: its
+// content is the journal's commit id, or it is still empty after a pause
+// (created but not yet written; a live git writes the id at once).
+
+fs::path push_journal(const fs::path& cache_dir) { return cache_dir / "emco-push"; }
+
+std::string read_text(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+void recover_interrupted_local_push(const fs::path& cache_dir, const fs::path& remote) {
+  const fs::path journal = push_journal(cache_dir);
+  std::error_code ec;
+  if (!fs::exists(journal, ec)) return;
+  std::istringstream in(read_text(journal));
+  std::string branch, commit;
+  std::getline(in, branch);
+  std::getline(in, commit);
+  const fs::path lock = remote / "refs" / "heads" / (branch + ".lock");
+  if (!branch.empty() && fs::is_regular_file(lock, ec)) {
+    std::string held = trim(read_text(lock));
+    if (held.empty()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      held = fs::exists(lock, ec) ? trim(read_text(lock)) : "gone";
+    }
+    if (held.empty() || held == commit) fs::remove(lock, ec);
+  }
+  fs::remove(journal, ec);
+}
+
 // file:// remotes: libgit2's local transport moves the ref with force and runs
 // no hooks, which loses commits when two writers race. Store the pack in the
 // remote and move its ref with a compare-and-swap instead.
 // The pack is then copied into the cache.
 PushOutcome push_local(const GitRemoteSpec& spec, const RemoteUrl& url, std::string_view pack, const git_oid& commit,
-                       const std::optional<git_oid>& expected, git_repository* cache) {
+                       const std::optional<git_oid>& expected, git_repository* cache, const fs::path& cache_dir) {
   git_repository* raw = nullptr;
   if (git_repository_open_ext(&raw, url.path.c_str(), GIT_REPOSITORY_OPEN_NO_SEARCH, nullptr) < 0)
     fail(ErrorKind::unreachable, "cannot open git repository '" + redact_url(spec.url) + "': " + last_git_message());
@@ -815,11 +875,19 @@ PushOutcome push_local(const GitRemoteSpec& spec, const RemoteUrl& url, std::str
   if (!pack_name) fail(ErrorKind::failed, "cannot write objects to '" + spec.url + "': " + last_git_message());
 
   std::string name = "refs/heads/" + spec.branch;
+  {
+    std::ofstream journal(push_journal(cache_dir), std::ios::binary | std::ios::trunc);
+    journal << spec.branch << "\n" << oid_hex(commit) << "\n";
+    if (!journal.flush())
+      fail(ErrorKind::failed, "cannot write '" + push_journal(cache_dir).string() + "'");
+  }
   git_reference* ref = nullptr;
   int rc = expected ? git_reference_create_matching(&ref, target.get(), name.c_str(), &commit, 1, &*expected,
                                                     "emco: push")
                     : git_reference_create(&ref, target.get(), name.c_str(), &commit, 0, "emco: push");
   git_reference_free(ref);
+  std::error_code ec;
+  fs::remove(push_journal(cache_dir), ec);
   if (rc == GIT_EMODIFIED || rc == GIT_EEXISTS || rc == GIT_ELOCKED) return PushOutcome::raced;
   if (rc < 0)
     fail(ErrorKind::failed, "cannot update branch '" + spec.branch + "' of '" + spec.url + "': " + last_git_message());
@@ -863,6 +931,8 @@ DeliveryResult GitDelivery::deliver(const GitRemoteSpec& spec, const CommitReque
   make_private_dir(m_cache_root);
   const fs::path dir = cache_path(spec);
   CacheLock lock(m_cache_root / (cache_key(spec.url) + ".lock"));
+  remove_stale_git_locks(dir);
+  if (url.scheme == "file") recover_interrupted_local_push(dir, url.path);
   RepoPtr repo = open_cache(dir);
 
   // New objects live in memory until a push succeeds, so a failed attempt
@@ -940,7 +1010,7 @@ DeliveryResult GitDelivery::deliver(const GitRemoteSpec& spec, const CommitReque
     if (m_options.before_push) m_options.before_push(attempt);
     // One pack of the new objects serves a file:// remote and the cache.
     const std::string pack = write_pack(objects.objects());
-    PushOutcome outcome = url.scheme == "file" ? push_local(spec, url, pack, commit_id, heads.branch, repo.get())
+    PushOutcome outcome = url.scheme == "file" ? push_local(spec, url, pack, commit_id, heads.branch, repo.get(), dir)
                                                : push_network(repo.get(), spec, url, commit_id);
     if (outcome == PushOutcome::pushed) {
       if (url.scheme != "file" && !store_pack(repo.get(), pack))
