@@ -12,6 +12,7 @@
 
 #include "cli/context.hpp"
 #include "cli/table.hpp"
+#include "core/store/store.hpp"
 #include "core/sync/queue.hpp"
 #include "core/util/error.hpp"
 #include "plugins/builtin.hpp"
@@ -112,6 +113,9 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   } catch (const Error& e) {
     return report(err, e);
   } catch (const std::exception& e) {
+    // The disk refused (full, I/O error, read-only): the user's to fix, and
+    // nothing is half-written (every change is one transaction).
+    if (auto storage = store::storage_failure(e)) return report(err, *storage);
     err << "emco: error: internal error: " << e.what() << "\n"
         << "hint: this is a bug in emco; please report it with the command that caused it\n";
     return static_cast<int>(ExitCode::internal);

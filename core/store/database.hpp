@@ -81,9 +81,18 @@
 namespace emco::store {
 
 // A failure of the database engine (constraint, I/O, syntax, a lost lock).
+// `storage()` is true when the storage under the database refused (disk
+// full, an I/O error, a read-only file system, a file that cannot be opened
+// or is damaged): the user's environment, not a bug of emco's, and reported
+// as a workspace error (exit 6) rather than an internal one.
 class DatabaseError : public std::runtime_error {
 public:
-  using std::runtime_error::runtime_error;
+  explicit DatabaseError(const std::string& message, bool storage = false)
+      : std::runtime_error(message), m_storage(storage) {}
+  bool storage() const { return m_storage; }
+
+private:
+  bool m_storage = false;
 };
 
 // One prepared statement. Parameters are numbered from 1, result columns

@@ -292,7 +292,9 @@ std::unique_ptr<Database> open_migrated(const std::string& location) {
     });
   } catch (const DatabaseError& e) {
     fail(ErrorKind::workspace, "cannot open workspace database '" + location + "': " + e.what(),
-         "check that the file is an emco workspace and is readable");
+         e.storage() ? "emco needs to read and write the workspace: check the permissions of the directory and its "
+                       "files, a read-only mount, and free space"
+                     : "check that the file is an emco workspace");
   }
   return db;
 }
@@ -574,6 +576,14 @@ std::string Store::dump() const {
   auto& m = m_db->statement("SELECT name, value FROM meta ORDER BY name");
   while (m.step()) out += "meta " + m.str(0) + " = " + m.str(1) + "\n";
   return out;
+}
+
+std::optional<Error> storage_failure(const std::exception& e) {
+  const auto* db = dynamic_cast<const DatabaseError*>(&e);
+  if (!db || !db->storage()) return std::nullopt;
+  return Error(ErrorKind::workspace, std::string("the workspace's storage failed: ") + e.what(),
+               "free space or fix the file system, then run 'emco sync' to finish interrupted work (every change "
+               "is one transaction: nothing was half-written)");
 }
 
 }  // namespace emco::store

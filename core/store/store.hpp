@@ -18,6 +18,7 @@
 
 #include "core/resource/kinds.hpp"
 #include "core/store/workspace.hpp"
+#include "core/util/error.hpp"
 
 namespace emco::store {
 
@@ -114,5 +115,10 @@ private:
 // Human name of a resource for messages: "cluster 'p1/c1'" style
 // ("<display> '<anchor path values joined by />'").
 std::string describe(const resource::Kind& k, const resource::Key& key);
+
+// When `e` is a database error with which the storage refused (disk full, an
+// I/O error, a read-only file system: DatabaseError::storage), the
+// workspace error (exit 6) that tells the user so; otherwise nothing.
+std::optional<Error> storage_failure(const std::exception& e);
 
 }  // namespace emco::store

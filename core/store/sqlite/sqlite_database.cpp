@@ -7,17 +7,43 @@
 // (begin_write) or asking whether a transaction is open (rollback).
 #include <sqlite3.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
 namespace emco::store::sqlite {
 
 namespace {
 
 constexpr int k_busy_timeout_ms = 600000;  // wait, never report "database is locked"
 
+// SQLite's error as a DatabaseError, marking the codes with which the file
+// system refused (see DatabaseError::storage) and adding the system's own
+// word for it ("disk I/O error (No space left on device)").
+[[noreturn]] void raise(const SQLite::Exception& e, sqlite3* db) {
+  switch (e.getErrorCode() & 0xff) {
+    case SQLITE_FULL:
+    case SQLITE_IOERR:
+    case SQLITE_READONLY:
+    case SQLITE_CANTOPEN:
+    case SQLITE_CORRUPT:
+    case SQLITE_NOTADB: {
+      std::string message = e.what();
+      if (int err = db ? sqlite3_system_errno(db) : 0) message += std::string(" (") + std::strerror(err) + ")";
+      throw DatabaseError(message, true);
+    }
+    default:
+      throw DatabaseError(e.what());
+  }
+}
+
 class SqliteStatement final : public Statement {
 public:
   SqliteStatement(const SQLite::Database& db, std::string_view sql) try : m_db(db), m_stmt(db, std::string(sql)) {
   } catch (const SQLite::Exception& e) {
-    throw DatabaseError(e.what());
+    raise(e, db.getHandle());
   }
 
   void bind_text(int param, std::string_view text) override {
@@ -45,7 +71,7 @@ public:
       // read snapshot (see begin_write()). tryReset: reset() would throw the
       // same error again.
       m_stmt.tryReset();
-      throw DatabaseError(e.what());
+      raise(e, m_db.getHandle());
     }
   }
   int64_t exec() override {
@@ -82,20 +108,39 @@ private:
     try {
       bind();
     } catch (const SQLite::Exception& e) {
-      throw DatabaseError(e.what());
+      raise(e, m_db.getHandle());
     }
   }
   const SQLite::Database& m_db;
   SQLite::Statement m_stmt;
 };
 
+// Why the file system will not let `path` be opened for writing: " (Read-only
+// file system)", " (Permission denied)", or "" when it would.
+std::string write_refusal(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+  if (fd >= 0) {
+    ::close(fd);
+    return "";
+  }
+  return std::string(" (") + std::strerror(errno) + ")";
+}
+
 SQLite::Database open_connection(const std::string& path) {
   try {
     // One connection per Database, used by one thread at a time
     // (database.hpp): no mutex of SQLite's is needed.
-    return SQLite::Database(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE | SQLITE_OPEN_NOMUTEX, k_busy_timeout_ms);
+    SQLite::Database db(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE | SQLITE_OPEN_NOMUTEX, k_busy_timeout_ms);
+    // SQLite falls back to reading when it may not write; emco writes on
+    // nearly every command (and a WAL database cannot even be read without
+    // writing its -shm file), so say it here rather than at the first write.
+    if (path != ":memory:" && sqlite3_db_readonly(db.getHandle(), "main") == 1)
+      throw DatabaseError("the database file is read-only" + write_refusal(path), true);
+    return db;
   } catch (const SQLite::Exception& e) {
-    throw DatabaseError(e.what());
+    // The connection is gone: ask the file system why ("unable to open
+    // database file" alone says nothing).
+    throw DatabaseError(e.what() + write_refusal(path), true);
   }
 }
 
@@ -113,7 +158,7 @@ public:
     try {
       m_db.exec(std::string(script));
     } catch (const SQLite::Exception& e) {
-      throw DatabaseError(e.what());
+      raise(e, m_db.getHandle());
     }
   }
 

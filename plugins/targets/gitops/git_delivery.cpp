@@ -65,10 +65,11 @@ std::string oid_hex(const git_oid& oid) {
   return buf;
 }
 
-// Thrown inside this file for failures that are not the caller's business
-// (bugs in emco's use of libgit2, disk errors in the cache).
+// libgit2's last error: the file system refusing (GIT_ERROR_OS: disk full,
+// an I/O error) is Error(workspace), worth retrying once the disk is fixed;
+// anything else is a failure of emco's use of libgit2.
 [[noreturn]] void fail_git(const std::string& what) {
-  fail(ErrorKind::failed, what + ": " + last_git_message());
+  fail(last_git_class() == GIT_ERROR_OS ? ErrorKind::workspace : ErrorKind::failed, what + ": " + last_git_message());
 }
 
 void check(int rc, const std::string& what) {
@@ -81,7 +82,7 @@ class CacheLock {
 public:
   explicit CacheLock(const fs::path& path) {
     m_fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-    if (m_fd < 0) fail(ErrorKind::failed, "cannot open lock file '" + path.string() + "'");
+    if (m_fd < 0) fail(ErrorKind::workspace, "cannot open lock file '" + path.string() + "': " + std::strerror(errno));
     while (::flock(m_fd, LOCK_EX) != 0) {
       if (errno != EINTR) {
         ::close(m_fd);
@@ -117,7 +118,7 @@ void remove_stale_git_locks(const fs::path& dir) {
 void make_private_dir(const fs::path& dir) {
   std::error_code ec;
   fs::create_directories(dir, ec);
-  if (ec) fail(ErrorKind::failed, "cannot create '" + dir.string() + "': " + ec.message());
+  if (ec) fail(ErrorKind::workspace, "cannot create '" + dir.string() + "': " + ec.message());
   fs::permissions(dir, fs::perms::owner_all, fs::perm_options::replace, ec);
 }
 
@@ -336,9 +337,19 @@ std::optional<git_oid> lookup_ref(git_repository* repo, const std::string& name)
   return oid;
 }
 
+// Sets a ref of the cache repository. Callers hold the cache's CacheLock, so
+// a ref's `.lock` file can only be left over from a write of this process
+// that failed half-way (an I/O error between creating the lock and renaming
+// it): it is removed and the update tried once more.
 void set_ref(git_repository* repo, const std::string& name, const git_oid& oid) {
   git_reference* ref = nullptr;
-  check(git_reference_create(&ref, repo, name.c_str(), &oid, 1, nullptr), "cannot update ref '" + name + "'");
+  int rc = git_reference_create(&ref, repo, name.c_str(), &oid, 1, nullptr);
+  if (rc == GIT_ELOCKED) {
+    std::error_code ec;
+    fs::remove(fs::path(git_repository_path(repo)) / (name + ".lock"), ec);
+    rc = git_reference_create(&ref, repo, name.c_str(), &oid, 1, nullptr);
+  }
+  check(rc, "cannot update ref '" + name + "'");
   git_reference_free(ref);
 }
 
@@ -815,7 +826,7 @@ void copy_pack(const fs::path& from_dir, const std::string& name, git_repository
     fs::copy_file(from_dir / file, tmp, fs::copy_options::overwrite_existing, ec);
     if (!ec) fs::permissions(tmp, fs::perms::owner_read | fs::perms::owner_write, fs::perm_options::replace, ec);
     if (!ec) fs::rename(tmp, to_dir / file, ec);
-    if (ec) fail(ErrorKind::failed, "cannot store new objects in the git cache '" + to_dir.string() + "': " + ec.message());
+    if (ec) fail(ErrorKind::workspace, "cannot store new objects in the git cache '" + to_dir.string() + "': " + ec.message());
   }
 }
 
@@ -872,14 +883,14 @@ PushOutcome push_local(const GitRemoteSpec& spec, const RemoteUrl& url, std::str
   if (!git_repository_is_bare(target.get()))
     fail(ErrorKind::invalid, "git repository '" + spec.url + "' is not bare", "push to a bare repository");
   std::optional<std::string> pack_name = store_pack(target.get(), pack);
-  if (!pack_name) fail(ErrorKind::failed, "cannot write objects to '" + spec.url + "': " + last_git_message());
+  if (!pack_name) fail_git("cannot write objects to '" + spec.url + "'");
 
   std::string name = "refs/heads/" + spec.branch;
   {
     std::ofstream journal(push_journal(cache_dir), std::ios::binary | std::ios::trunc);
     journal << spec.branch << "\n" << oid_hex(commit) << "\n";
     if (!journal.flush())
-      fail(ErrorKind::failed, "cannot write '" + push_journal(cache_dir).string() + "'");
+      fail(ErrorKind::workspace, "cannot write '" + push_journal(cache_dir).string() + "': " + std::strerror(errno));
   }
   git_reference* ref = nullptr;
   int rc = expected ? git_reference_create_matching(&ref, target.get(), name.c_str(), &commit, 1, &*expected,
@@ -890,7 +901,7 @@ PushOutcome push_local(const GitRemoteSpec& spec, const RemoteUrl& url, std::str
   fs::remove(push_journal(cache_dir), ec);
   if (rc == GIT_EMODIFIED || rc == GIT_EEXISTS || rc == GIT_ELOCKED) return PushOutcome::raced;
   if (rc < 0)
-    fail(ErrorKind::failed, "cannot update branch '" + spec.branch + "' of '" + spec.url + "': " + last_git_message());
+    fail_git("cannot update branch '" + spec.branch + "' of '" + spec.url + "'");
   copy_pack(pack_dir(target.get()), *pack_name, cache);
   return PushOutcome::pushed;
 }

@@ -13,6 +13,9 @@
 //                                          retry (bounded by max_attempts)
 //   * remote unreachable, auth refused,
 //     host key / TLS certificate refused -> Error(unreachable)
+//   * the disk refused (full, I/O error, read-only) under the cache or a
+//     file:// remote                     -> Error(workspace): worth retrying
+//                                          once the disk is fixed
 //   * rejected by a server hook          -> Error(failed) with the server's words
 //   * history unrelated to what this cache fetched or pushed before
 //                                        -> Error(conflict)

@@ -140,11 +140,13 @@ public:
       return "commit " + (head.empty() ? std::string("(none)") : head);
     } catch (const Error& e) {
       // Transport failures (unreachable, authentication, TLS, host key)
-      // are worth retrying; a rejection or bad input is not.
+      // and the disk refusing (full, an I/O error) are worth retrying; a
+      // rejection or bad input is not.
       bool transport = e.kind() == ErrorKind::unreachable;
+      bool disk = e.kind() == ErrorKind::workspace;
       std::string message = e.message();
       if (!e.hint().empty()) message += " (" + e.hint() + ")";
-      throw sync::TargetError(transport, transport, message);
+      throw sync::TargetError(transport || disk, transport, message);
     }
   }
 

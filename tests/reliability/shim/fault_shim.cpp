@@ -11,7 +11,10 @@
 // Descriptors 0–2 never count: emco must be able to report a fault.
 //
 // Environment:
-//   EMCO_FAULT_MODE   count | kill | enospc | eio (anything else: pass through)
+//   EMCO_FAULT_MODE   count | kill | enospc | eio | erofs (anything else: pass
+//                     through). erofs is a read-only file system: from the
+//                     first step on, every file write fails with EROFS, and so
+//                     does opening a file outside /dev for writing.
 //   EMCO_FAULT_AT     the 1-based step at which kill/enospc/eio happens
 //   EMCO_FAULT_STICKY 1: every failable step from EMCO_FAULT_AT on fails too
 //                     (a full disk stays full)
@@ -26,6 +29,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,7 +42,7 @@
 
 namespace {
 
-enum class Mode { off, count, kill, enospc, eio };
+enum class Mode { off, count, kill, enospc, eio, erofs };
 
 struct Config {
   Mode mode = Mode::off;
@@ -56,8 +60,13 @@ const Config& config() {
     else if (!strcmp(m, "kill")) out.mode = Mode::kill;
     else if (!strcmp(m, "enospc")) out.mode = Mode::enospc;
     else if (!strcmp(m, "eio")) out.mode = Mode::eio;
+    else if (!strcmp(m, "erofs")) out.mode = Mode::erofs;
     if (const char* a = getenv("EMCO_FAULT_AT")) out.at = atol(a);
     if (const char* s = getenv("EMCO_FAULT_STICKY")) out.sticky = !strcmp(s, "1");
+    if (out.mode == Mode::erofs) {
+      out.at = 1;
+      out.sticky = true;
+    }
     out.steps_file = getenv("EMCO_FAULT_STEPS");
     return out;
   }();
@@ -84,8 +93,9 @@ Target target_of(int fd) {
 }
 
 // What happens to this call: 0 go ahead, else the errno to fail it with
-// (kill mode does not return).
-int step(int fd, Target t) {
+// (kill mode does not return). `frees` marks a call that gives space back
+// (unlink): a full disk does not refuse it.
+int step(int fd, Target t, bool frees = false) {
   const Config& c = config();
   if (c.mode == Mode::off || t == Target::none) return 0;
   if (t == Target::socket && c.mode != Mode::kill && c.mode != Mode::count) return 0;
@@ -99,20 +109,30 @@ int step(int fd, Target t) {
   if (c.at <= 0) return 0;
   bool hit = c.sticky ? n >= c.at : n == c.at;
   if (!hit) return 0;
+  if (frees && c.mode == Mode::enospc) return 0;
   switch (c.mode) {
     case Mode::kill:
       if (n == c.at) kill(getpid(), SIGKILL);
       return 0;
     case Mode::enospc: return ENOSPC;
     case Mode::eio: return EIO;
+    case Mode::erofs: return EROFS;
     default: return 0;
   }
 }
 
 int fd_step(int fd) { return step(fd, target_of(fd)); }
 
+// erofs: opening for writing fails (as on a read-only mount), except devices.
+int open_check(const char* path, int flags) {
+  if (config().mode != Mode::erofs) return 0;
+  if (!(flags & (O_WRONLY | O_RDWR | O_CREAT | O_TRUNC))) return 0;
+  if (path && !strncmp(path, "/dev/", 5)) return 0;
+  return EROFS;
+}
+
 // A path operation (rename, unlink) is a step of its own.
-int path_step() { return step(-1, Target::file); }
+int path_step(bool frees = false) { return step(-1, Target::file, frees); }
 
 __attribute__((destructor)) void report_steps() {
   const Config& c = config();
@@ -136,6 +156,45 @@ __attribute__((destructor)) void report_steps() {
   }
 
 extern "C" {
+
+int open(const char* path, int flags, ...) {
+  mode_t mode = 0;
+  if (flags & (O_CREAT | O_TMPFILE)) {
+    va_list ap;
+    va_start(ap, flags);
+    mode = static_cast<mode_t>(va_arg(ap, int));
+    va_end(ap);
+  }
+  EMCO_FAIL_OR(open_check(path, flags));
+  static auto f = real<int (*)(const char*, int, ...)>("open");
+  return f(path, flags, mode);
+}
+
+int open64(const char* path, int flags, ...) {
+  mode_t mode = 0;
+  if (flags & (O_CREAT | O_TMPFILE)) {
+    va_list ap;
+    va_start(ap, flags);
+    mode = static_cast<mode_t>(va_arg(ap, int));
+    va_end(ap);
+  }
+  EMCO_FAIL_OR(open_check(path, flags));
+  static auto f = real<int (*)(const char*, int, ...)>("open64");
+  return f(path, flags, mode);
+}
+
+int openat(int dir, const char* path, int flags, ...) {
+  mode_t mode = 0;
+  if (flags & (O_CREAT | O_TMPFILE)) {
+    va_list ap;
+    va_start(ap, flags);
+    mode = static_cast<mode_t>(va_arg(ap, int));
+    va_end(ap);
+  }
+  EMCO_FAIL_OR(open_check(path, flags));
+  static auto f = real<int (*)(int, const char*, int, ...)>("openat");
+  return f(dir, path, flags, mode);
+}
 
 ssize_t write(int fd, const void* buf, size_t n) {
   EMCO_FAIL_OR(fd_step(fd));
@@ -204,7 +263,7 @@ int renameat(int dfrom, const char* from, int dto, const char* to) {
 }
 
 int unlink(const char* path) {
-  EMCO_FAIL_OR(path_step());
+  EMCO_FAIL_OR(path_step(true));
   static auto f = real<int (*)(const char*)>("unlink");
   return f(path);
 }
