@@ -189,6 +189,8 @@ Proc Fleet::start(const std::vector<std::string>& args, const std::map<std::stri
     if (eq != std::string::npos) vars[kv.substr(0, eq)] = kv.substr(eq + 1);
   }
   vars["EMCO_WORKSPACE"] = m_root.string();
+  // The ASan build: the system's libgit2 keeps allocations until exit.
+  vars.try_emplace("LSAN_OPTIONS", "suppressions=" EMCO_SOURCE_DIR "/tests/lsan.supp");
   for (const auto& [k, v] : env) vars[k] = v;
   std::vector<std::string> env_s;
   for (const auto& [k, v] : vars) env_s.push_back(k + "=" + v);
