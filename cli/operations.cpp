@@ -8,6 +8,7 @@
 #include "cli/address.hpp"
 #include "cli/interrupt.hpp"
 #include "cli/output.hpp"
+#include "core/status/status.hpp"
 #include "core/util/error.hpp"
 
 namespace emco::cli {
@@ -105,7 +106,10 @@ int run_op(Context& ctx, const Invocation& inv, const resource::Kind& k, const K
   ProgressView view(ctx, true);
   auto o = options_of(ctx, inv, view);
   Format f = parse_format(inv.get("output", "table"));
-  if (o.wait && resume_first(ctx, o) == 8) {
+  // stop and clone deliver nothing: they must not first wait for queued
+  // work (stopping it is what `stop` is for).
+  const bool delivers = op != "stop" && op != "clone";
+  if (delivers && o.wait && resume_first(ctx, o) == 8) {
     view.finish();
     explain_pending(ctx, "earlier queued work", o);
     return static_cast<int>(ExitCode::pending);
@@ -113,17 +117,30 @@ int run_op(Context& ctx, const Invocation& inv, const resource::Kind& k, const K
   auto r = lifecycle::run(ctx.store(), k, key, op, body, ctx.clock(), o);
   view.finish();
   std::string anchor = resource::resource_anchor(k, key);
+  // A DIG operation says what became of its resources ("Terminated: 57
+  // Deleted, 73 Absent"): after a partly failed instantiate, what a terminate
+  // deleted and what was never there.
+  json counts = json::object();
+  if (k.id == "deploymentIntentGroup" && delivers && !r.context.empty()) {
+    status::Query summary;
+    summary.status = "deployed";
+    summary.output = "summary";
+    counts = status::dig_status(ctx.store(), key, summary).value("deployedCounts", json::object());
+  }
   if (f == Format::json || f == Format::yaml) {
     json out = {{"anchor", anchor}, {"operation", op}, {"message", r.message}, {"delivery", delivery_name(r.delivery)}};
     if (!r.context.empty()) out["context"] = r.context;
     if (!r.status.empty()) out["deployedStatus"] = r.status;
+    if (!counts.empty()) out["deployedCounts"] = counts;
     if (r.revision) out["revision"] = r.revision;
     if (!r.failures.empty()) out["failures"] = r.failures;
     if (f == Format::json) print_json(ctx.out, out);
     else print_yaml(ctx.out, out);
   } else {
     std::string line = anchor + " " + r.message;
-    if (!r.status.empty()) line += " (" + r.status + ")";
+    std::string tally;
+    for (const auto& [state, n] : counts.items()) tally += (tally.empty() ? ": " : ", ") + n.dump() + " " + state;
+    if (!r.status.empty()) line += " (" + r.status + tally + ")";
     ctx.out << line << "\n";
     for (const auto& fl : r.failures) ctx.err << "emco: failed: " << fl << "\n";
   }

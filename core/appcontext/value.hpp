@@ -65,7 +65,7 @@ inline constexpr const char* retrying = "Retrying";
 inline constexpr const char* deleted = "Deleted";
 inline constexpr const char* skipped = "Skipped";
 inline constexpr const char* absent = "Absent";
-inline constexpr const char* not_created = "NotCreated";  // never attempted, nothing queued (status only)
+inline constexpr const char* not_created = "NotCreated";  // never created, nothing queued (unrecorded, or retried until stopped)
 }  // namespace resource_status
 
 // Per (app, cluster) connectivity; Unknown is the default.

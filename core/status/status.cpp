@@ -306,10 +306,15 @@ json dig_status(store::Store& st, const resource::Key& dig, const Query& q, cons
   std::map<std::tuple<std::string, std::string, std::string>, std::string> deployed;
   // GitOps resources: the commit that delivered them ("commit <id>").
   std::map<std::tuple<std::string, std::string, std::string>, std::string> commits;
+  // Why a resource is Failed, Skipped or Retrying: the cluster's answer, or
+  // what failed before it (an extension of EMCO's fields: "message").
+  std::map<std::tuple<std::string, std::string, std::string>, std::string> messages;
   for (auto& s : ac::resource_states(st, status_ctx)) {
     deployed[{s.app, s.cluster, s.resource}] = s.status;
     if (s.status == "Committed" && s.message.rfind("commit ", 0) == 0)
       commits[{s.app, s.cluster, s.resource}] = s.message.substr(7);
+    else if (!s.message.empty() && (s.status == "Failed" || s.status == "Skipped" || s.status == "Retrying"))
+      messages[{s.app, s.cluster, s.resource}] = s.message;
   }
   std::map<std::pair<std::string, std::string>, std::string> conn;
   for (auto& s : ac::cluster_states(st, status_ctx)) conn[{s.app, s.cluster}] = s.connectivity;
@@ -345,6 +350,7 @@ json dig_status(store::Store& st, const resource::Key& dig, const Query& q, cons
         item[k_res_deployed] = ds;
         auto commit = commits.find({a.name, cl.name, rs.name});
         if (commit != commits.end()) item["commit"] = commit->second;
+        if (auto m = messages.find({a.name, cl.name, rs.name}); m != messages.end()) item["message"] = m->second;
         dcounts[ds] = dcounts.value(ds, 0) + 1;
         if (ready) {
           // A resource committed to a GitOps cluster that has no kubeconfig

@@ -62,6 +62,9 @@ namespace emco::sync {
 //   deleted   — a terminate or update removed it from the cluster;
 //   absent    — a terminate or update found it not on the cluster (never
 //               created, or already gone): nothing to delete.
+// NotCreated is not an engine state: status shows it for a resource of a
+// context with nothing queued that was never recorded, and the queue records
+// it for one still Retrying when an apply is stopped (core/sync/queue.cpp).
 enum class ResourceStatus { pending, applied, failed, retrying, deleted, committed, skipped, absent };
 enum class Connectivity { unknown, available, retrying };
 const char* status_name(ResourceStatus s);     // "Pending", "Applied", ..., "Committed"

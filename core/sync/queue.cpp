@@ -78,6 +78,17 @@ Lease read_lease(store::Store& st, const std::string& ctx) {
   return l;
 }
 
+// A stopped apply leaves nothing queued: a resource it was still retrying
+// (its cluster unreachable) was never created and is no longer retried, so
+// it is NotCreated (issue 23: each state means one thing).
+void settle_stopped_apply(store::Store& st, const std::string& status_ctx) {
+  const std::string now = rfc3339(now_ms());
+  for (const auto& s : ac::resource_states(st, status_ctx))
+    if (s.status == ac::resource_status::retrying)
+      ac::set_resource_status(st, status_ctx, s.app, s.cluster, s.resource, ac::resource_status::not_created,
+                              "stopped while its cluster could not be reached", now);
+}
+
 bool pid_alive(long pid) { return pid > 0 && (::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM); }
 
 bool lease_live(const Lease& l) {
@@ -384,7 +395,11 @@ DriveResult drive(store::Store& st, const std::string& ctx, const DriveOptions& 
       const Transition& t = transition(entry->event);
       bool resumed = h.status == t.current && h.desired == t.desired;
       if (h.stop) {
-        st.write([&] { ac::mark(st, ctx, entry->seq, ac::queue_status::skip, "the context is stopped"); });
+        st.write([&] {
+          ac::mark(st, ctx, entry->seq, ac::queue_status::skip, "the context is stopped");
+          if (entry->event != ac::event::terminate)
+            settle_stopped_apply(st, h.status_context.empty() ? ctx : h.status_context);
+        });
         continue;
       }
       if (h.pending_terminate && entry->event != ac::event::terminate) {
@@ -492,6 +507,7 @@ DriveResult drive(store::Store& st, const std::string& ctx, const DriveOptions& 
           if (event == ac::event::update) finish_update_delete(st, entry->ucid, ctx);
         } else {
           ac::set_status(st, ctx, t.error);
+          if (r.outcome == Outcome::stopped && !is_terminate) settle_stopped_apply(st, status_ctx);
           std::string why = r.outcome == Outcome::stopped
                                 ? (ac::header(st, ctx).stop ? "stopped" : "cancelled by a terminate")
                                 : first_failures(r.failures);

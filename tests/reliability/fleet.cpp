@@ -131,6 +131,9 @@ Fleet::Fleet(int clusters, int apps, Shape shape) : m_clusters(clusters), m_apps
     write("charts/" + app + "/templates/cm.yaml",
           "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-" + app +
               "\ndata:\n  v: {{ .Values.v | quote }}\n");
+    if (shape.refused_object && a == 0)
+      write("charts/" + app + "/templates/widget.yaml",
+            "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: {{ .Release.Name }}-widget\n");
     y << doc("projects/proj/composite-apps/ca/v1/apps", "metadata:\n  name: " + app + "\nfile: charts/" + app + "\n");
     y << doc("projects/proj/composite-apps/ca/v1/composite-profiles/prof/profiles",
              "metadata:\n  name: " + app + "-profile\nspec:\n  app: " + app + "\nfile: profile\n");

@@ -14,7 +14,7 @@
 // the local bare repository <root>/fleet.git) joins the provider, the
 // logical cloud and so every placement. With `Shape::level1_cloud`, a
 // level-1 logical cloud lc1 (namespace lc1-ns, user lc1-user) over every
-// cluster exists too, not instantiated.
+// cluster exists too, not instantiated. Shape::refused_object: see there.
 
 #include <sys/types.h>
 
@@ -60,6 +60,9 @@ private:
 struct Shape {
   bool gitops = false;
   bool level1_cloud = false;
+  // Chart a00 also renders a Widget (example.com/v1), a kind the simulated
+  // clusters do not serve: the cluster refuses it (404).
+  bool refused_object = false;
 };
 
 class Fleet {

@@ -349,3 +349,84 @@ TEST_CASE("deploy status end to end: Pending while queued, then Applied, then De
   CHECK(f.status("dig1")["deployedCounts"] == json{{"Deleted", 4}});
   REQUIRE(f.integrity() == "ok");
 }
+
+namespace {
+
+// One resource's deployed status and message, from `emco dig status -o json`.
+std::pair<std::string, std::string> resource_status(Fleet& f, const std::string& dig, const std::string& cluster,
+                                                    const std::string& app, const std::string& name) {
+  Exit e = f.emco({"dig", "status", Fleet::dig(dig), "-o", "json", "--cluster", "p+" + cluster, "--app", app,
+                   "--resource", name},
+                  k_no_auto);
+  INFO(e.err);
+  REQUIRE(e.code == 0);
+  const json s = json::parse(e.out);
+  const json& r = s["apps"][0]["clusters"][0]["resources"][0];
+  return {r.value("deployedStatus", ""), r.value("message", "")};
+}
+
+bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+}  // namespace
+
+TEST_CASE("status after a partly failed instantiate (Applied, Failed with the answer, Skipped) and its terminate (Deleted, Absent)",
+          "[reliability][status]") {
+  Fleet f(2, 2, Shape{.refused_object = true});
+  std::ofstream(f.root() / "dependency.yaml")
+      << "version: emco/v2\nresourceContext:\n  anchor: projects/proj/composite-apps/ca/v1/apps/a01/dependency\n"
+         "metadata:\n  name: a01-needs-a00\nspec:\n  app: a00\n  opStatus: Deployed\n  wait: 0\n";
+  Exit dep = f.emco({"apply", "-f", "dependency.yaml"}, k_no_auto);
+  INFO(dep.err);
+  REQUIRE(dep.code == 0);
+
+  // a00: its ConfigMap applied, its Widget refused (the cluster does not
+  // serve the kind); a01 depends on a00 and is not attempted.
+  Exit inst = f.emco({"dig", "instantiate", Fleet::dig("dig1")}, k_no_auto);
+  INFO(inst.out << inst.err);
+  CHECK(inst.code == 1);
+  CHECK(has(inst.out, "(InstantiateFailed: 2 Applied, 2 Failed, 2 Skipped)"));
+  CHECK(resource_status(f, "dig1", "c00", "a00", "dig1-a00").first == "Applied");
+  auto [failed, answer] = resource_status(f, "dig1", "c01", "a00", "dig1-widget");
+  CHECK(failed == "Failed");
+  CHECK(has(answer, "cluster 'p+c01' does not serve kind 'Widget' in 'example.com/v1'"));
+  auto [skipped, why] = resource_status(f, "dig1", "c00", "a01", "dig1-a01");
+  CHECK(skipped == "Skipped");
+  CHECK(has(why, "a00"));
+  CHECK(f.queued() == 0);
+
+  // Terminate deletes what was applied and finds the rest was never there:
+  // nothing failed.
+  Exit term = f.emco({"dig", "terminate", Fleet::dig("dig1")}, k_no_auto);
+  INFO(term.out << term.err);
+  CHECK(term.code == 0);
+  CHECK(has(term.out, "(Terminated: 4 Absent, 2 Deleted)"));
+  CHECK(f.status("dig1")["deployedCounts"] == json{{"Deleted", 2}, {"Absent", 4}});
+  CHECK(resource_status(f, "dig1", "c00", "a00", "dig1-widget").first == "Absent");
+  CHECK(resource_status(f, "dig1", "c01", "a01", "dig1-a01").first == "Absent");
+  REQUIRE(f.integrity() == "ok");
+}
+
+TEST_CASE("status of an instantiate stopped while a cluster is down: Retrying, then NotCreated and nothing queued",
+          "[reliability][status]") {
+  Fleet f(2, 1);
+  fault(f, {"c01", "--refuse"}, "c01", refusing);
+  // The deadline passes while c01 refuses: its resource stays queued.
+  Exit inst = f.emco({"dig", "instantiate", Fleet::dig("dig1"), "--timeout", "2s"}, k_no_auto);
+  INFO(inst.out << inst.err);
+  CHECK(inst.code == 8);
+  CHECK(resource_status(f, "dig1", "c00", "a00", "dig1-a00").first == "Applied");
+  auto [retrying_state, message] = resource_status(f, "dig1", "c01", "a00", "dig1-a00");
+  CHECK(retrying_state == "Retrying");
+  CHECK_FALSE(message.empty());
+  CHECK(f.queued() == 1);
+  // Stopped: what was never attempted is NotCreated, and nothing is queued.
+  Exit stop = f.emco({"dig", "stop", Fleet::dig("dig1")}, k_no_auto);
+  INFO(stop.err);
+  REQUIRE(stop.code == 0);
+  Exit sync = f.emco({"sync"}, k_no_auto);
+  INFO(sync.err);
+  CHECK(sync.code == 0);
+  CHECK(resource_status(f, "dig1", "c01", "a00", "dig1-a00").first == "NotCreated");
+  CHECK(f.queued() == 0);
+  REQUIRE(f.integrity() == "ok");
+}

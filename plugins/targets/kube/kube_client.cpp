@@ -530,7 +530,15 @@ void KubeClient::ensure_namespace(const std::string& ns) {
 
 bool KubeClient::remove(const Gvk& gvk, const std::string& ns, const std::string& name, Propagation propagation) {
   bool from_table = false;
-  ResourceInfo info = resource_for(gvk, &from_table);
+  ResourceInfo info;
+  try {
+    info = resource_for(gvk, &from_table);
+  } catch (const KubeError& e) {
+    // A kind the cluster does not serve has no objects (its CRD is gone,
+    // or was never applied: the object was refused when it was applied).
+    if (e.category() == KubeErrorCategory::not_found) return false;
+    throw;
+  }
   const char* policy = propagation == Propagation::foreground ? "Foreground"
                        : propagation == Propagation::orphan   ? "Orphan"
                                                               : "Background";

@@ -150,7 +150,8 @@ public:
   // Ensures namespace `ns` exists (create-if-absent; remembered per client).
   void ensure_namespace(const std::string& ns);
 
-  // Deletes; false when it did not exist.
+  // Deletes; false when it did not exist (also when the cluster does not serve
+  // its kind: such an object cannot exist).
   bool remove(const Gvk& gvk, const std::string& ns, const std::string& name,
               Propagation propagation = Propagation::background);
 
