@@ -7,46 +7,24 @@
 
 #include <catch2/catch.hpp>
 
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
 #include "sim/sim.hpp"
+#include "tests/shell.hpp"
 
 using nlohmann::json;
 namespace fs = std::filesystem;
 
 namespace {
 
-struct Ran {
-  int code = -1;
-  std::string out;
-};
-
-Ran sh(const fs::path& cwd, const std::string& line) {
-  std::string cmd = "cd '" + cwd.string() + "' && " + line + " 2>&1";
-  Ran r;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  REQUIRE(p);
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-  int status = ::pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
-
-std::string find_kubectl() {
-  for (std::string p : {std::string("/usr/lib/google-cloud-sdk/bin/kubectl.1.32"),
-                        std::string(EMCO_SOURCE_DIR) + "/.tools/bin/kubectl", std::string("/usr/bin/kubectl")})
-    if (::access(p.c_str(), X_OK) == 0) return p;
-  return "";
-}
+using emco::test::find_kubectl;
+using emco::test::Ran;
+using emco::test::sh;
 
 const std::string k_dig = "hardware/inference/v1/inference-dig";
 

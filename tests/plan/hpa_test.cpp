@@ -171,7 +171,7 @@ TEST_CASE("hpa placement: memory is asked in MB, and a cluster whose Nodes canno
                                 "150.218 MB)") != std::string::npos);
 }
 
-TEST_CASE("hpa placement: no cluster left fails naming the intent; dig explain shows every shortfall instead") {
+TEST_CASE("hpa placement: no cluster left fails naming the intent, dig explain shows every shortfall instead") {
   test::Workspace ws;
   world(ws, k_consumer, {"  allocatable: true\n  resource: {name: cpu, requests: 9}\n"});
   Nodes n = three_clusters();
