@@ -1,7 +1,6 @@
 // hpa action: the node selectors and resource requests of hpa intents
 // written into the workloads (plugins/hpa/hpa.hpp states what is written).
 
-#include <map>
 #include <unordered_map>
 
 #include <nlohmann/json.hpp>

@@ -1,7 +1,6 @@
 // hpa's intents read from the store, checked, and the quantity arithmetic
 // placement and action share.
 
-#include <algorithm>
 #include <cmath>
 #include <regex>
 
