@@ -37,8 +37,7 @@ struct Hardware {
     dir = fs::temp_directory_path() / ("emco-hpa-" + std::to_string(::getpid()) + "-" + std::to_string(std::rand()));
     fs::create_directories(dir);
     fs::copy(fs::path(EMCO_SOURCE_DIR) / "examples/hpa", dir, fs::copy_options::recursive);
-    std::ofstream(dir / "lsan.supp") << "leak:libgit2.so\nleak:libpcre2-8.so\nleak:libssh2.so\nleak:libcrypto.so\n";
-    emco = "LSAN_OPTIONS=suppressions='" + (dir / "lsan.supp").string() + "' EMCO_WORKSPACE='" + dir.string() +
+    emco = "LSAN_OPTIONS=suppressions='" EMCO_SOURCE_DIR "/tests/lsan.supp' EMCO_WORKSPACE='" + dir.string() +
            "' EMCO_AUTO_RESUME=0 " + std::string(EMCO_BINARY_DIR) + "/emco";
     emco::sim::SimOptions o;
     o.clusters = 3;
