@@ -180,25 +180,43 @@ int run_sim_node(const SimNodeArgs& args) {
   if (args.action != "add" && args.action != "label" && args.action != "set")
     fail(ErrorKind::usage, "unknown node action '" + args.action + "'", "use add, label or set");
   if (args.cluster.empty() || args.node.empty()) fail(ErrorKind::usage, "name a cluster (or '*') and a node");
-  json labels = json::object(), resources = json::object();
+  json labels = json::object(), resources = json::object(), capacity = json::object(), allocatable = json::object();
   for (const auto& s : args.settings) {
     auto eq = s.find('=');
     if (args.action == "label" && eq == std::string::npos && s.size() > 1 && s.back() == '-') {
       labels[s.substr(0, s.size() - 1)] = nullptr;
-    } else if (args.action != "add" && eq != std::string::npos && eq > 0) {
-      (args.action == "label" ? labels : resources)[s.substr(0, eq)] = s.substr(eq + 1);
+    } else if (args.action == "label" && eq != std::string::npos && eq > 0) {
+      labels[s.substr(0, eq)] = s.substr(eq + 1);
+    } else if (args.action == "set" && eq != std::string::npos && eq > 0) {
+      // capacity:NAME / allocatable:NAME set one of the two (resource names have no ':').
+      std::string name = s.substr(0, eq), value = s.substr(eq + 1);
+      json* into = &resources;
+      for (auto [prefix, target] : {std::pair<std::string, json*>{"capacity:", &capacity}, {"allocatable:", &allocatable}})
+        if (name.rfind(prefix, 0) == 0) {
+          name = name.substr(prefix.size());
+          into = target;
+        }
+      if (name.empty()) fail(ErrorKind::usage, "invalid setting '" + s + "' for 'emco sim node set'", "name a resource");
+      (*into)[name] = value;
     } else {
       fail(ErrorKind::usage, "invalid setting '" + s + "' for 'emco sim node " + args.action + "'",
            args.action == "add" ? "add takes no settings: label or set the node afterwards"
            : args.action == "label" ? "give KEY=VALUE to set a label, KEY- to remove it"
-                                    : "give RESOURCE=QUANTITY, e.g. cpu=8 memory=32Gi");
+                                    : "give RESOURCE=QUANTITY (capacity and allocatable), capacity:RESOURCE=QUANTITY or "
+                                      "allocatable:RESOURCE=QUANTITY, e.g. cpu=8 allocatable:cpu=7500m memory=32Gi");
     }
   }
   edit_control_file(args.dir, "nodes", [&](json& clusters) {
     json& node = clusters[args.cluster][args.node];
     if (!node.is_object()) node = json::object();
     for (const auto& [k, v] : labels.items()) node["labels"][k] = v;
-    for (const auto& [k, v] : resources.items()) node["resources"][k] = v;
+    for (const auto& [k, v] : resources.items()) {
+      node["resources"][k] = v;
+      if (node.contains("capacity")) node["capacity"].erase(k);
+      if (node.contains("allocatable")) node["allocatable"].erase(k);
+    }
+    for (const auto& [k, v] : capacity.items()) node["capacity"][k] = v;
+    for (const auto& [k, v] : allocatable.items()) node["allocatable"][k] = v;
   });
   return 0;
 }

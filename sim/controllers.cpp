@@ -415,6 +415,10 @@ void Cluster::apply_nodes(const json& wanted) {
       updated["status"]["capacity"][k] = v;
       updated["status"]["allocatable"][k] = v;
     }
+    for (const char* part : {"capacity", "allocatable"}) {
+      const json only = spec.value(part, json::object());
+      for (const auto& [k, v] : only.items()) updated["status"][part][k] = v;
+    }
     controller_write(*nodes, key, updated, k8s::Scope::main);
   }
   // DaemonSets follow the Nodes.

@@ -169,14 +169,17 @@ struct SimNodeArgs {
   std::string action;                  // "add", "label" or "set"
   std::string cluster;                 // a name, or "*" for every cluster
   std::string node;                    // the Node's name
-  std::vector<std::string> settings;   // label: KEY=VALUE or KEY- (removes); set: cpu=8, memory=32Gi, pods=110, ...
+  std::vector<std::string> settings;   // label: KEY=VALUE or KEY- (removes); set: cpu=8, memory=32Gi, pods=110,
+                                       // capacity:cpu=8, allocatable:cpu=7500m, ...
 };
 // Records the Node in dir/nodes.json (under a lock): {"clusters": {CLUSTER:
-// {NODE: {"labels": {KEY: VALUE|null}, "resources": {NAME: QUANTITY}}}}}.
+// {NODE: {"labels": {KEY: VALUE|null}, "resources": {NAME: QUANTITY},
+// "capacity": {NAME: QUANTITY}, "allocatable": {NAME: QUANTITY}}}}}.
 // A running simulator applies it within half a second, one starting in dir
 // at start: the Node is created when missing, labels merged (null removes),
-// resources set as capacity and allocatable. Throws emco::Error(usage) for
-// a bad action or setting.
+// resources set as capacity and allocatable, then capacity and allocatable
+// alone (a later plain setting of a resource replaces both). Throws
+// emco::Error(usage) for a bad action or setting.
 int run_sim_node(const SimNodeArgs& args);
 
 }  // namespace emco::sim

@@ -1,7 +1,9 @@
 // `emco controller`: placement and action controllers, and the DTC's
 // sub-controllers (register, update, get, list, delete).
 
-#include <map>
+#include <algorithm>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -21,14 +23,25 @@ namespace {
 // controller emco has.
 std::string builtin_notes() {
   const auto& rt = plugins::builtin_runtime();
-  std::map<std::string, std::string> summaries;
   std::vector<std::string> runs, stored;
-  for (const auto& p : rt.plugins) {
-    summaries[p.name] = p.summary;
+  for (const auto& p : rt.plugins)
     if (!p.runs) stored.push_back(p.name + " (" + p.summary + ")");
+  // A plugin's controllers are registered under its name or names starting
+  // with it (hpa-placement-controller-1): listed together with its summary.
+  std::vector<std::pair<const lifecycle::PluginInfo*, std::vector<std::string>>> groups;  // by first name
+  for (const auto& name : rt.controllers.names()) {
+    const lifecycle::PluginInfo* owner = nullptr;
+    for (const auto& p : rt.plugins)
+      if (name == p.name || starts_with(name, p.name + "-")) owner = &p;
+    auto g = std::find_if(groups.begin(), groups.end(), [&](const auto& x) { return owner && x.first == owner; });
+    if (g == groups.end())
+      groups.push_back({owner, {name}});
+    else
+      g->second.push_back(name);
   }
-  for (const auto& name : rt.controllers.names())
-    runs.push_back(summaries.count(name) ? name + " (" + summaries[name] + ")" : name);
+  for (const auto& [p, names] : groups)
+    runs.push_back(!p ? names.front()
+                      : (names == std::vector<std::string>{p->name} ? p->name : join(names, ", ")) + " (" + p->summary + ")");
   std::string notes = "Controllers built into emco: " + join(runs, "; ") + ".";
   if (!stored.empty()) notes += "\nIntents emco stores but does not run yet: " + join(stored, "; ") + ".";
   return notes;

@@ -2,7 +2,7 @@
 // get, list, delete, approve), the lifecycle with waiting and progress
 // (instantiate, terminate, stop, update, rollback, migrate, clone), what was deployed
 // (status, history), and the planner offline (plan, render, explain: nothing
-// is stored, no cluster is contacted).
+// is stored, no cluster is contacted but to read the Nodes hpa intents need).
 
 #include <map>
 #include <set>
@@ -207,11 +207,13 @@ int history_cmd(Context& ctx, const Invocation& inv) {
 
 
 // Plans with the labels of the running deployment, so that unchanged objects compare equal.
-plan::Plan plan_for(Context& ctx, const Key& dig, std::optional<std::string>& running) {
+plan::Plan plan_for(Context& ctx, const Key& dig, std::optional<std::string>& running, bool explain_only = false) {
   store::Store& st = ctx.store();
   running = plan::running_context(st, dig);
   plan::Options o;
   o.registry = &ctx.runtime().controllers;
+  o.live = lifecycle::live_targets(st, &ctx.runtime());  // hpa placement reads Nodes
+  o.explain_only = explain_only;
   if (running) {
     o.status_context_id = plan::status_context(st, dig);
     if (o.status_context_id.empty()) o.status_context_id = *running;
@@ -388,7 +390,7 @@ int render_cmd(Context& ctx, const Invocation& inv) {
 int explain_cmd(Context& ctx, const Invocation& inv) {
   Key dig = dig_key(inv.args.at(0));
   std::optional<std::string> running;
-  plan::Plan p = plan_for(ctx, dig, running);
+  plan::Plan p = plan_for(ctx, dig, running, true);
   std::string want_app = inv.get("app");
   if (!want_app.empty() && !p.context.find_app(want_app))
     fail(ErrorKind::not_found, "app '" + want_app + "' is not part of the composite app");
@@ -562,8 +564,9 @@ std::vector<CommandSpec> dig_commands() {
                .summary = "show what instantiating or updating a deployment intent group would change",
                .description =
                    "Renders every app and places it as instantiate/update would, stores nothing and contacts no\n"
-                   "cluster, then compares with the running revision (the DIG's current instantiated AppContext):\n"
-                   "per app and cluster the objects to create, change (with a unified diff of the YAML) or delete.\n"
+                   "cluster (hpa placement reads the candidate clusters' Nodes), then compares with the running\n"
+                   "revision (the DIG's current instantiated AppContext): per app and cluster the objects to\n"
+                   "create, change (with a unified diff of the YAML) or delete.\n"
                    "Clusters with the same change are folded (\"same change on 842 clusters\"). Without a running\n"
                    "revision everything is created. Exit status 2 when something would change, 0 when nothing\n"
                    "would (for CI).",
@@ -589,7 +592,9 @@ std::vector<CommandSpec> dig_commands() {
                .description = "Every cluster of the DIG's logical cloud (and clusters outside it that match a label of\n"
                               "the intent), with the placement reason: named or labelled by allOf/anyOf, pruned by the\n"
                               "anyOf rule (the lexicographically first PROVIDER+CLUSTER is kept), removed by a placement\n"
-                              "controller, or selected by no element. Labels are resolved now.",
+                              "controller (hpa placement: which requirement the cluster's Nodes failed and by how\n"
+                              "much, read live from the cluster), or selected by no element. Labels are resolved now.\n"
+                              "An app no cluster is left for is shown, not an error.",
                .args = {dig_arg},
                .flags = {{.name = "app", .value = "APP", .help = "only this app"},
                          output_flag({Format::table, Format::json})},

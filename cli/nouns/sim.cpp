@@ -153,17 +153,21 @@ std::vector<CommandSpec> sim_commands() {
                .description = "Records the Node in DIR/nodes.json; a running simulator applies it within half a second,\n"
                               "one started later at start. add creates the Node (Ready, 4 CPUs, 16Gi); label merges\n"
                               "KEY=VALUE labels and removes KEY- ones; set gives capacity and allocatable (cpu=8,\n"
-                              "memory=32Gi, pods=110). DaemonSets follow the Nodes.",
+                              "memory=32Gi, pods=110, nvidia.com/gpu=2), or one of them (capacity:cpu=8,\n"
+                              "allocatable:cpu=7500m). Recorded before 'emco sim start' in the same DIR, it applies to\n"
+                              "the Nodes --nodes makes (CLUSTER-node-1, ...). DaemonSets follow the Nodes; hpa\n"
+                              "placement reads the labels and allocatable resources.",
                .args = {{.name = "ACTION", .help = "add, label or set"},
                         {.name = "CLUSTER", .help = "cluster name, or * for all"},
                         {.name = "NODE", .help = "node name"},
-                        {.name = "SETTING", .help = "KEY=VALUE, KEY- (label) or RESOURCE=QUANTITY (set)", .optional = true,
+                        {.name = "SETTING", .help = "KEY=VALUE, KEY- (label) or [capacity:|allocatable:]RESOURCE=QUANTITY (set)", .optional = true,
                          .variadic = true}},
                .flags = {{.name = "dir", .value = "DIR", .help = "state directory", .complete = Complete::directory,
                           .default_value = ".emco-sim"}},
                .needs_workspace = false,
                .examples = {"emco sim node add cluster-1 gpu-1", "emco sim node label cluster-1 gpu-1 accelerator=nvidia",
-                            "emco sim node set '*' gpu-1 cpu=16 memory=64Gi"},
+                            "emco sim node set '*' gpu-1 cpu=16 memory=64Gi",
+                            "emco sim node set cluster-1 cluster-1-node-1 capacity:cpu=8 allocatable:cpu=7500m"},
                .handler = run_sim_node_cmd});
   return v;
 }

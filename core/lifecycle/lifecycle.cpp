@@ -224,7 +224,8 @@ appcontext::AppContext plan_dig(store::Store& st, const Key& key, const Operatio
                                 const std::string& status_context, const std::string& update_from) {
   if (o.planner) return o.planner(st, key, status_context, update_from);
   if (!o.runtime) fail(ErrorKind::internal, "planning needs the runtime's controllers");
-  return default_planner(*o.runtime)(st, key, status_context, update_from);
+  return default_planner(*o.runtime, o.factory ? o.factory : live_targets(st, o.runtime))(st, key, status_context,
+                                                                                           update_from);
 }
 
 // The DIG's logical cloud must be Instantiated (lifecycle.md §2).

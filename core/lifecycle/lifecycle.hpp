@@ -42,8 +42,9 @@ void before_delete(store::Store& st, const resource::Kind& k, const store::Resou
 // its own); `update_from`: the running context on update, else "".
 using Planner = std::function<appcontext::AppContext(store::Store&, const resource::Key& dig,
                                                      const std::string& status_context, const std::string& update_from)>;
-// core/plan's planner (plan::build with the runtime's controllers).
-Planner default_planner(const Runtime& runtime);
+// core/plan's planner (plan::build with the runtime's controllers); `live`
+// reads cluster state for placement controllers (plan::Options::live).
+Planner default_planner(const Runtime& runtime, sync::TargetFactory live = {});
 
 struct OperationOptions {
   const Runtime* runtime = nullptr;                      // required: controllers and delivery (plugins/builtin.cpp)
@@ -104,8 +105,9 @@ struct ResumeResult {
 std::vector<ResumeResult> resume(store::Store& st, const OperationOptions& options);
 
 // The TargetFactory reaching the workspace's clusters with their kubeconfigs
-// through the runtime's direct mechanism (read now, on the calling thread):
-// status reads live objects back with it.
+// through the runtime's direct mechanism (the registrations are read at its
+// first call, on the calling thread; `st` and the runtime must outlive it):
+// status reads live objects back with it, the planner's hpa Nodes.
 sync::TargetFactory live_targets(store::Store& st, const Runtime* runtime);
 
 // The TargetFactory delivering context `ctx`: each cluster through the first

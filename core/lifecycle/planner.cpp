@@ -5,13 +5,14 @@
 
 namespace emco::lifecycle {
 
-Planner default_planner(const Runtime& runtime) {
-  return [&runtime](store::Store& st, const resource::Key& dig, const std::string& status_context,
+Planner default_planner(const Runtime& runtime, sync::TargetFactory live) {
+  return [&runtime, live = std::move(live)](store::Store& st, const resource::Key& dig, const std::string& status_context,
             const std::string& update_from) {
     plan::Options o;
     o.status_context_id = status_context;  // deployment-id labels stay stable across updates
     o.update_from = update_from;
     o.registry = &runtime.controllers;
+    o.live = live;
     return plan::build(st, dig, o);
   };
 }

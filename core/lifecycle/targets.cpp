@@ -182,17 +182,26 @@ private:
 }  // namespace
 
 sync::TargetFactory live_targets(store::Store& st, const Runtime* runtime) {
-  const Runtime& rt = runtime_of(runtime);
-  auto access = std::make_shared<std::map<std::string, ClusterAccess>>();
-  for (auto& [id, a] : cluster_access(st))
-    if (!a.kubeconfig.empty()) (*access)[id] = std::move(a);
-  ClusterTargets direct = rt.direct->session(DriveContext{st.data_dir(), {}}, {});
-  return [access, direct = std::move(direct)](const std::string& cluster, const std::string& ns) -> std::shared_ptr<sync::Target> {
-    auto it = access->find(cluster);
-    if (it == access->end())
+  // Read at the first call: a plan that reads no cluster (no hpa intents)
+  // costs nothing.
+  struct Reach {
+    std::once_flag once;
+    std::map<std::string, ClusterAccess> access;
+    ClusterTargets direct;
+  };
+  auto reach = std::make_shared<Reach>();
+  return [reach, &st, runtime](const std::string& cluster, const std::string& ns) -> std::shared_ptr<sync::Target> {
+    std::call_once(reach->once, [&] {
+      const Runtime& rt = runtime_of(runtime);
+      for (auto& [id, a] : cluster_access(st))
+        if (!a.kubeconfig.empty()) reach->access[id] = std::move(a);
+      reach->direct = rt.direct->session(DriveContext{st.data_dir(), {}}, {});
+    });
+    auto it = reach->access.find(cluster);
+    if (it == reach->access.end())
       fail(ErrorKind::not_found, "cluster '" + cluster + "' has no kubeconfig",
            "attach one with the cluster's 'file:' (emco cluster update ... --kubeconfig FILE)");
-    return direct(it->second, ns);
+    return reach->direct(it->second, ns);
   };
 }
 

@@ -9,11 +9,15 @@
 // intent map, under the DIG's key) and the AppContext being built. The store
 // is read-only: controllers read their intents and cluster data from it and
 // change nothing but the AppContext. Errors are thrown as emco::Error naming
-// the intent document; any error aborts the plan.
+// the intent document; any error aborts the plan. A placement controller that
+// needs live cluster state (hpa reads Nodes) reads it through Call::live, the
+// delivery mechanism's read interface, and says through Call::removed why it
+// removed each cluster (emco dig explain shows it).
 //
 // Implementations live in plugins/ (one room each) and are registered by the
 // composition root (plugins/builtin.cpp) into the Registry of the runtime.
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -22,6 +26,7 @@
 #include "core/appcontext/appcontext.hpp"
 #include "core/resource/kinds.hpp"
 #include "core/store/store.hpp"
+#include "core/sync/target.hpp"
 
 namespace emco::controllers {
 
@@ -30,6 +35,15 @@ struct Call {
   resource::Key dig;        // the deployment intent group's key
   std::string intent;       // the intent name given for this controller in the group intent
   std::string update_from;  // on update: the running context id ("" otherwise)
+  // Reads live objects of a cluster ("<provider>+<cluster>") with
+  // sync::Target::list; empty when the plan is made without cluster access
+  // (a cluster is then unreadable, which a controller reports per cluster).
+  sync::TargetFactory live;
+  // Told why a placement controller removed `cluster` from `app` (may be empty).
+  std::function<void(const std::string& app, const std::string& cluster, const std::string& why)> removed;
+  // emco dig explain: a placement controller that would fail because no
+  // cluster of an app qualifies removes them all (saying why) and returns.
+  bool explain_only = false;
 };
 
 class PlacementController {

@@ -698,15 +698,21 @@ Plan make(store::Store& st, const Key& dig, const Options& options) {
     if (!app.elided)
       for (const auto& [cluster, a] : placements[app.name].chosen) app.clusters.push_back({cluster, a.group, {}, {}});
 
-  auto name_ctx = [&](const ControllerRun& r) {
-    return controllers::Call{st, dig, r.intent, options.update_from};
-  };
   std::map<std::string, std::map<std::string, std::string>> removed_by;  // app -> cluster -> why
+  std::map<std::string, std::map<std::string, std::string>> said;        // what the running controller said
+  auto name_ctx = [&](const ControllerRun& r) {
+    controllers::Call call{st, dig, r.intent, options.update_from, options.live, {}, options.explain_only};
+    call.removed = [&said](const std::string& app, const std::string& cluster, const std::string& why) {
+      said[app][cluster] = why;
+    };
+    return call;
+  };
   for (const auto& r : runs) {
     if (r.type != "placement") continue;
     std::map<std::string, std::set<std::string>> before;
     for (const auto& a : ctx.apps)
       for (const auto& c : a.clusters) before[a.name].insert(c.name);
+    said.clear();
     try {
       registry.placement(r.name)->filter(name_ctx(r), ctx);
     } catch (const Error& e) {
@@ -715,8 +721,12 @@ Plan make(store::Store& st, const Key& dig, const Options& options) {
     for (const auto& a : ctx.apps) {
       std::set<std::string> after;
       for (const auto& c : a.clusters) after.insert(c.name);
-      for (const auto& c : before[a.name])
-        if (!after.count(c)) removed_by[a.name][c] = "removed by placement controller '" + r.name + "'";
+      for (const auto& c : before[a.name]) {
+        if (after.count(c)) continue;
+        auto why = said[a.name].find(c);
+        removed_by[a.name][c] = "removed by placement controller '" + r.name + "'" +
+                                (why == said[a.name].end() ? "" : ": " + why->second);
+      }
     }
   }
 
@@ -736,7 +746,7 @@ Plan make(store::Store& st, const Key& dig, const Options& options) {
         pruned[app.name][c.name] = it->second;
     }
     app.clusters = std::move(kept);
-    if (app.clusters.empty())
+    if (app.clusters.empty() && !options.explain_only)
       fail(ErrorKind::invalid, dig_where + ": app '" + app.name + "': no cluster is left after the placement controllers");
     // Every cluster gets the app's rendered resources (shared content).
     const Rendered& r = rendered[app.name];

@@ -22,8 +22,10 @@
 // first "<provider>+<cluster>", action by priority, ties by name).
 //
 // Every failure is an emco::Error naming the document by its anchor. No
-// clusters are contacted; the result is deterministic for a given store
-// except for the context id (fix it with Options::context_id).
+// clusters are contacted except by placement controllers that read live
+// state through Options::live (hpa: Nodes); the result is deterministic for
+// a given store and cluster state except for the context id (fix it with
+// Options::context_id).
 
 #include <optional>
 #include <string>
@@ -32,6 +34,7 @@
 #include "core/appcontext/appcontext.hpp"
 #include "core/resource/kinds.hpp"
 #include "core/store/store.hpp"
+#include "core/sync/target.hpp"
 
 namespace emco::controllers {
 class Registry;
@@ -46,6 +49,12 @@ struct Options {
   std::string created;                             // creation time ("" = system clock now)
   const controllers::Registry* registry = nullptr;  // the controllers (required: the runtime's registry)
   bool explain = true;                             // fill Plan::explanation (build() does not)
+  // Live reads for placement controllers that need cluster state (hpa reads
+  // Nodes); empty = none (such controllers then find no cluster readable).
+  sync::TargetFactory live;
+  // emco dig explain: an app that no cluster is left for stays in the plan
+  // with none, its explanation saying why, instead of failing the plan.
+  bool explain_only = false;
 };
 
 // Why a cluster was or was not chosen for an app.

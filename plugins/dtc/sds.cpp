@@ -194,7 +194,7 @@ public:
     const Timing timing;
     const std::string ns = parent.meta.count("Namespace") ? parent.meta.at("Namespace") : "";
     for (const auto& name : intents) {
-      TrafficGroup tg = load(controllers::Call{call.store, parent.owner.key, name, ""});
+      TrafficGroup tg = load(controllers::Call{call.store, parent.owner.key, name, "", {}, {}, false});
       for (const auto& s : tg.servers) {
         if (s.clients.empty()) continue;
         const appcontext::App* server = parent.find_app(s.app);

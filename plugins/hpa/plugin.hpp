@@ -5,7 +5,8 @@
 
 namespace emco::plugins::hpa {
 
-// Registers the plugin with the runtime (plugins/builtin.cpp).
+// Registers the controllers (placement "hpa-placement-controller-1", action
+// "hpa-action-controller-1") and their kinds with the runtime (plugins/builtin.cpp).
 void install(lifecycle::Runtime& runtime);
 
 }  // namespace emco::plugins::hpa

@@ -25,6 +25,7 @@
 #include "core/store/store.hpp"
 #include "core/util/clock.hpp"
 #include "sim/sim.hpp"
+#include "tests/shell.hpp"
 
 using namespace emco;
 using nlohmann::json;
@@ -33,23 +34,8 @@ using namespace std::chrono_literals;
 
 namespace {
 
-struct Ran {
-  int code = -1;
-  std::string out;
-};
-
-Ran sh(const fs::path& cwd, const std::string& line) {
-  std::string cmd = "cd '" + cwd.string() + "' && " + line + " 2>&1";
-  Ran r;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  REQUIRE(p);
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-  int status = ::pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+using test::Ran;
+using test::sh;
 
 // Starts a shell command line in `cwd` as a child of this process (so that
 // it can be killed and reaped), output to `log`.

@@ -23,6 +23,7 @@
 #include "core/store/store.hpp"
 #include "sim/sim.hpp"
 #include "plugins/builtin.hpp"
+#include "tests/shell.hpp"
 
 namespace emco::lctest {
 
@@ -34,24 +35,8 @@ inline std::string doc(const std::string& anchor, const std::string& body) {
   return "---\nversion: emco/v2\nresourceContext: {anchor: " + anchor + "}\n" + body + "\n";
 }
 
-struct Ran {
-  int code = -1;
-  std::string out;
-};
-
-// Runs a shell command line in `cwd`, stdout and stderr together.
-inline Ran sh(const fs::path& cwd, const std::string& line) {
-  std::string cmd = "cd '" + cwd.string() + "' && " + line + " 2>&1";
-  Ran r;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  REQUIRE(p);
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-  int status = ::pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+using test::Ran;
+using test::sh;
 
 struct World {
   sim::Simulator sim;

@@ -17,7 +17,10 @@ TEST_CASE("the built-in runtime has what core reaches through it", "[plugins]") 
   CHECK(&rt == &plugins::builtin_runtime());  // built once
   CHECK(rt.controllers.action("gac") != nullptr);
   CHECK(rt.controllers.action("dtc") != nullptr);
-  CHECK(rt.controllers.names() == std::vector<std::string>{"dtc", "gac"});
+  CHECK(rt.controllers.placement("hpa-placement-controller-1") != nullptr);
+  CHECK(rt.controllers.action("hpa-action-controller-1") != nullptr);
+  CHECK(rt.controllers.names() ==
+        std::vector<std::string>{"dtc", "gac", "hpa-action-controller-1", "hpa-placement-controller-1"});
   REQUIRE(rt.delivery.size() == 2);
   CHECK(rt.delivery[0]->name() == "gitops");  // asked before the direct mechanism
   CHECK(rt.delivery[1]->name() == "kube");

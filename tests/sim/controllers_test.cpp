@@ -513,6 +513,23 @@ TEST_CASE("emco sim node adds, labels and resizes Nodes of a running simulator, 
   CHECK(node("cluster-2", "gpu-1").is_null());  // the add named cluster-1 only
   CHECK(f.sim->get("cluster-1", "apps/v1", "DaemonSet", "default", "agent")["status"]["desiredNumberScheduled"] == 2);
 
+  // Capacity and allocatable one at a time; a plain setting replaces both again.
+  run_sim_node({f.sim->dir(), "set", "cluster-1", "gpu-1", {"capacity:cpu=8", "allocatable:cpu=7500m", "nvidia.com/gpu=2"}});
+  wait_until([&] { return node("cluster-1", "gpu-1")["status"]["allocatable"]["cpu"] == "7500m"; });
+  gpu = node("cluster-1", "gpu-1");
+  CHECK(gpu["status"]["capacity"]["cpu"] == "8");
+  CHECK(gpu["status"]["capacity"]["nvidia.com/gpu"] == "2");
+  CHECK(gpu["status"]["allocatable"]["nvidia.com/gpu"] == "2");
+  run_sim_node({f.sim->dir(), "set", "cluster-1", "gpu-1", {"cpu=2"}});
+  wait_until([&] { return node("cluster-1", "gpu-1")["status"]["allocatable"]["cpu"] == "2"; });
+  CHECK(node("cluster-1", "gpu-1")["status"]["capacity"]["cpu"] == "2");
+  try {
+    run_sim_node({f.sim->dir(), "set", "cluster-1", "gpu-1", {"capacity:=1"}});
+    FAIL("accepted");
+  } catch (const emco::Error& e) {
+    CHECK(e.kind() == emco::ErrorKind::usage);
+  }
+
   try {
     run_sim_node({f.sim->dir(), "label", "cluster-1", "gpu-1", {"novalue"}});
     FAIL("accepted");
@@ -525,12 +542,16 @@ TEST_CASE("emco sim node adds, labels and resizes Nodes of a running simulator, 
   // Recorded before a start, applied at it.
   TempDir d;
   run_sim_node({d.path, "label", "cluster-1", "cluster-1-node-1", {"tier=edge"}});
+  run_sim_node({d.path, "set", "cluster-1", "cluster-1-node-1", {"allocatable:memory=2Gi"}});
   SimOptions later = with_delay(0);
   later.nodes = 1;
   later.dir = d.path;
   emco::sim::Simulator s(later);
   s.start();
-  CHECK(s.get("cluster-1", "v1", "Node", "", "cluster-1-node-1")["metadata"]["labels"]["tier"] == "edge");
+  json started = s.get("cluster-1", "v1", "Node", "", "cluster-1-node-1");
+  CHECK(started["metadata"]["labels"]["tier"] == "edge");
+  CHECK(started["status"]["allocatable"]["memory"] == "2Gi");
+  CHECK(started["status"]["capacity"]["memory"] == "16393216Ki");  // the seeded capacity stays
 }
 
 TEST_CASE("preinstall istio: every cluster starts with istio-system and Istio's CRDs") {

@@ -8,6 +8,7 @@
 
 #include "core/util/strings.hpp"
 #include "helpers.hpp"
+#include "tests/shell.hpp"
 
 using nlohmann::json;
 using namespace simtest;
@@ -15,12 +16,7 @@ using emco::sim::SimOptions;
 
 namespace {
 
-std::string find_kubectl() {
-  for (std::string p : {std::string("/usr/lib/google-cloud-sdk/bin/kubectl.1.32"),
-                        std::string(EMCO_SOURCE_DIR) + "/.tools/bin/kubectl", std::string("/usr/bin/kubectl")})
-    if (access(p.c_str(), X_OK) == 0) return p;
-  return {};
-}
+using emco::test::find_kubectl;
 
 #define KUBECTL_OR_SKIP()                                                                          \
   const std::string kubectl = find_kubectl();                                                      \

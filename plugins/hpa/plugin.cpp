@@ -1,12 +1,14 @@
-// The kinds of hpa placement and action, registered with the runtime.
+// hpa placement and action (plugins/hpa/hpa.hpp) and their intent kinds.
 
 #include "plugins/hpa/plugin.hpp"
+
+#include <memory>
+
+#include "plugins/hpa/hpa.hpp"
 
 namespace emco::plugins::hpa {
 
 using namespace emco::resource;
-
-namespace {}  // namespace
 
 void install(lifecycle::Runtime& runtime) {
   auto& kinds = runtime.kinds;
@@ -36,12 +38,14 @@ void install(lifecycle::Runtime& runtime) {
        .spec = obj({req("allocatable", boolean()), opt("mandatory", boolean()), opt("weight", integer(1, 1000000)),
                     req("resource", obj({opt("name", str()), opt("requests", integer()), opt("limits", integer()),
                                          opt("units", str()), opt("key", str()), opt("value", str())}))})});
-  runtime.plugins.push_back(
-      {.name = "hpa",
-       .summary =
-           "hardware-aware placement and resource requests",
-       .services = {"hpaPlacement"},
-       .runs = false});
+  // Upstream's registration names (its examples register these two).
+  runtime.controllers.add_placement("hpa-placement-controller-1", std::make_unique<controllers::HpaPlacement>());
+  runtime.controllers.add_action("hpa-action-controller-1", std::make_unique<controllers::HpaAction>());
+  runtime.plugins.push_back({.name = "hpa",
+                             .summary = "hardware-aware placement by node labels and allocatable resources, and the "
+                                        "node selectors and resource requests it writes into workloads",
+                             .services = {"hpaPlacement"},
+                             .runs = true});
 }
 
 }  // namespace emco::plugins::hpa

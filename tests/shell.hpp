@@ -1,0 +1,44 @@
+#pragma once
+// Helpers for suites that drive the emco binary or the real kubectl: run a
+// shell command line and find a kubectl binary.
+
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace emco::test {
+
+struct Ran {
+  int code = -1;
+  std::string out;
+};
+
+// Runs a shell command line in `cwd`, stdout and stderr together.
+inline Ran sh(const std::filesystem::path& cwd, const std::string& line) {
+  std::string cmd = "cd '" + cwd.string() + "' && " + line + " 2>&1";
+  Ran r;
+  FILE* p = ::popen(cmd.c_str(), "r");
+  REQUIRE(p);
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+  int status = ::pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+// The kubectl binary the tests run: a fixed 1.32 release, the checkout's
+// .tools/bin/kubectl, or /usr/bin/kubectl; "" when there is none.
+inline std::string find_kubectl() {
+  for (std::string p : {std::string("/usr/lib/google-cloud-sdk/bin/kubectl.1.32"),
+                        std::string(EMCO_SOURCE_DIR) + "/.tools/bin/kubectl", std::string("/usr/bin/kubectl")})
+    if (::access(p.c_str(), X_OK) == 0) return p;
+  return {};
+}
+
+}  // namespace emco::test
