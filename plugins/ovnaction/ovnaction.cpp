@@ -231,41 +231,23 @@ struct Target {
   std::string default_namespace;
 };
 
-json* walk(json& j, std::initializer_list<const char*> path) {
-  json* at = &j;
-  for (const char* p : path) {
-    if (!at->is_object()) return nullptr;
-    auto it = at->find(p);
-    if (it == at->end() || !it->is_object()) return nullptr;
-    at = &*it;
-  }
-  return at;
-}
-
 Target target_of(json& object, const std::string& what) {
   std::string kind = str_at(object, "kind");
-  auto metadata_of = [&](json& holder) -> json* {
-    if (!holder.contains("metadata") || holder["metadata"].is_null()) holder["metadata"] = json::object();
-    if (!holder["metadata"].is_object()) fail(ErrorKind::invalid, what + ": metadata is not an object");
-    return &holder["metadata"];
-  };
-  if (kind == "Pod") {
-    json* m = metadata_of(object);
-    return {m, str_at(*m, "namespace")};
-  }
-  static const std::set<std::string> templated = {"Deployment", "DaemonSet", "StatefulSet", "ReplicaSet", "Job",
-                                                  "ReplicationController", "CronJob"};
-  json* tmpl = kind == "CronJob" ? walk(object, {"spec", "jobTemplate", "spec", "template"})
-                                 : walk(object, {"spec", "template"});
+  json* tmpl = controllers::pod_template(object);
   if (!tmpl)
     fail(ErrorKind::invalid, what + ": a '" + kind + "' has no pod template to attach networks to",
          "name a Pod, Deployment, DaemonSet, StatefulSet, ReplicaSet, Job, CronJob, ReplicationController or an "
          "object with spec.template");
-  json* m = metadata_of(*tmpl);
-  // Upstream parses the supported kinds' pod templates with the template's namespace, other objects with theirs.
-  if (templated.count(kind)) return {m, str_at(*m, "namespace")};
-  return {m, object.contains("metadata") && object["metadata"].is_object() ? str_at(object["metadata"], "namespace")
-                                                                            : ""};
+  json& m = (*tmpl)["metadata"];
+  if (m.is_null()) m = json::object();
+  if (!m.is_object()) fail(ErrorKind::invalid, what + ": the pod template's metadata is not an object");
+  // Upstream parses a Pod's and the supported kinds' pod templates with their own namespace, other objects with
+  // the object's.
+  static const std::set<std::string> typed = {"Pod",        "Deployment", "DaemonSet", "StatefulSet",
+                                              "ReplicaSet", "Job",        "CronJob",   "ReplicationController"};
+  if (typed.count(kind)) return {&m, str_at(m, "namespace")};
+  const json& om = object.value("metadata", json::object());
+  return {&m, om.is_object() ? str_at(om, "namespace") : ""};
 }
 
 // Whether ovnaction adds the Multus networks annotation on `cluster` (upstream's kv lookup, order included).

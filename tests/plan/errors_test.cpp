@@ -81,7 +81,7 @@ TEST_CASE("a controller that is registered but not built in", "[plan][errors]") 
   CHECK(e.message().find("intents/gi") != std::string::npos);
   CHECK(e.message().find("names controller 'hpa-ac' (type action), but emco has no hpa-ac controller yet") != std::string::npos);
   CHECK(e.kind() == ErrorKind::unsupported);  // exit 9, 501 in emcoctl mode
-  CHECK(e.hint() == "remove it from the group intent to deploy without it; built-in controllers: dtc, gac, ovnaction");
+  CHECK(e.hint() == "remove it from the group intent to deploy without it; built-in controllers: dtc, gac, ovnaction, sfc, sfcclient");
 
   // The hint names what the runtime's registry holds, whatever that is.
   struct Noop : controllers::PlacementController {
