@@ -318,8 +318,8 @@ TEST_CASE("intents of a feature emco cannot run warn at apply, fail the plan wit
 TEST_CASE("lifecycle anchors emco does not implement exit 9 natively and 501 in emcoctl mode", "[compat][unsupported]") {
   Bench b;
   REQUIRE_RAN(b.apply("base.yaml", base_flow(b, false)), 0);
-  // ncm's network apply on a cluster: an upstream anchor without a controller in emco.
-  auto r = b.apply("apply.yaml", doc("cluster-providers/edge/clusters/edge1/apply"));
+  // ca-certs' enrollment: an upstream anchor without a controller in emco.
+  auto r = b.apply("apply.yaml", doc("cluster-providers/edge/ca-certs/c1/enrollment/instantiate"));
   REQUIRE_RAN(r, 9);
   CHECK(has(r.err, "apply.yaml:"));
   CHECK(has(r.err, "is not implemented in emco yet"));
