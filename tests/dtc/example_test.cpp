@@ -25,6 +25,7 @@
 #include "core/store/store.hpp"
 #include "core/util/clock.hpp"
 #include "sim/sim.hpp"
+#include "tests/shell.hpp"
 
 using namespace emco;
 using nlohmann::json;
@@ -33,35 +34,9 @@ using namespace std::chrono_literals;
 
 namespace {
 
-struct Ran {
-  int code = -1;
-  std::string out;
-};
-
-Ran sh(const fs::path& cwd, const std::string& line) {
-  std::string cmd = "cd '" + cwd.string() + "' && " + line + " 2>&1";
-  Ran r;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  REQUIRE(p);
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-  int status = ::pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
-
-// Starts a shell command line in `cwd` as a child of this process (so that
-// it can be killed and reaped), output to `log`.
-pid_t spawn(const fs::path& cwd, const std::string& line, const fs::path& log) {
-  std::string cmd = "cd '" + cwd.string() + "' && exec " + line + " > '" + log.string() + "' 2>&1";
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    ::execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
-    ::_exit(127);
-  }
-  return pid;
-}
+using test::Ran;
+using test::sh;
+using test::spawn;
 
 struct Traffic {
   sim::Simulator sim;

@@ -1,0 +1,48 @@
+#pragma once
+// Running the emco binary from end-to-end tests: a shell command line with
+// its output and exit code, and one started in the background (to be killed
+// and reaped by the test). Header-only, shared by the example suites.
+
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace emco::test {
+
+struct Ran {
+  int code = -1;
+  std::string out;  // stdout and stderr
+};
+
+// Runs `line` with sh in `cwd` and waits for it.
+inline Ran sh(const std::filesystem::path& cwd, const std::string& line) {
+  std::string cmd = "cd '" + cwd.string() + "' && " + line + " 2>&1";
+  Ran r;
+  FILE* p = ::popen(cmd.c_str(), "r");
+  REQUIRE(p);
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+  int status = ::pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+// Starts `line` in `cwd` as a child of this process (so that it can be
+// killed and reaped), output to `log`.
+inline pid_t spawn(const std::filesystem::path& cwd, const std::string& line, const std::filesystem::path& log) {
+  std::string cmd = "cd '" + cwd.string() + "' && exec " + line + " > '" + log.string() + "' 2>&1";
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  return pid;
+}
+
+}  // namespace emco::test
