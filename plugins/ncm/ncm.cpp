@@ -6,6 +6,7 @@
 #include <array>
 #include <optional>
 #include <regex>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
