@@ -10,6 +10,7 @@
 #include "cli/output.hpp"
 #include "core/status/status.hpp"
 #include "core/util/error.hpp"
+#include "core/util/strings.hpp"
 
 namespace emco::cli {
 
@@ -150,7 +151,7 @@ int run_op(Context& ctx, const Invocation& inv, const resource::Kind& k, const K
   return exit_of(r.delivery);
 }
 
-void add_lifecycle_operations(std::vector<CommandSpec>& out, const std::string& noun, const resource::Kind& k,
+void add_lifecycle_operations(std::vector<CommandSpec>& out, const std::vector<std::string>& noun, const resource::Kind& k,
                               const std::string& address, const std::string& what, const std::string& example_address,
                               const std::vector<LifecycleOperation>& ops) {
   for (const auto& op : ops) {
@@ -161,12 +162,14 @@ void add_lifecycle_operations(std::vector<CommandSpec>& out, const std::string& 
       flags = {output_flag({Format::table, Format::json, Format::yaml})};
       for (const auto& f : op.flags) flags.push_back(f);
     }
-    out.push_back({.path = {noun, op.name},
+    std::vector<std::string> path = noun;
+    path.push_back(op.name);
+    out.push_back({.path = path,
                    .summary = op.summary,
                    .description = op.description,
                    .args = {{.name = address, .help = what + " (or its anchor)", .complete = Complete::anchor}},
                    .flags = flags,
-                   .examples = {"emco " + noun + " " + op.name + " " + example_address + op.example_flags},
+                   .examples = {"emco " + join(path, " ") + " " + example_address + op.example_flags},
                    .handler = [&k, address, name = op.name, body = op.body](Context& ctx, const Invocation& inv) {
                      Key key = resolve_address(k, inv.args[0], address);
                      return run_op(ctx, inv, k, key, name, body ? body(inv) : json::object());

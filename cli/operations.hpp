@@ -45,12 +45,13 @@ struct LifecycleOperation {
   std::function<nlohmann::json(const Invocation&)> body;
 };
 
-// Appends one command per operation for the resources of kind `k`: the
+// Appends one command per operation for the resources of kind `k`, under
+// the command words `noun` ({"lc"}, {"cluster", "network"}): the
 // argument is `address` ("PROJECT/LOGICAL-CLOUD", or the anchor) described
 // as `what` ("the logical cloud"), the example uses `example_address`; the
 // flags are wait_flags() and the operation's, except for "stop", which does
 // not wait and takes only -o. The handler runs run_op.
-void add_lifecycle_operations(std::vector<CommandSpec>& out, const std::string& noun, const resource::Kind& k,
+void add_lifecycle_operations(std::vector<CommandSpec>& out, const std::vector<std::string>& noun, const resource::Kind& k,
                               const std::string& address, const std::string& what, const std::string& example_address,
                               const std::vector<LifecycleOperation>& ops);
 

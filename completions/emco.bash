@@ -23,7 +23,7 @@ _emco() {
     --level) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return ;;
     --op-status) COMPREPLY=($(compgen -W "Deployed Ready" -- "$cur")); return ;;
     --output|-o) COMPREPLY=($(compgen -W "json name table text yaml" -- "$cur")); return ;;
-    --preinstall) COMPREPLY=($(compgen -W "istio" -- "$cur")); return ;;
+    --preinstall) COMPREPLY=($(compgen -W "istio ovn4nfv" -- "$cur")); return ;;
     --status) COMPREPLY=($(compgen -W "deployed ready" -- "$cur")); return ;;
     --type) COMPREPLY=($(compgen -W "action cluster placement rsync" -- "$cur")); return ;;
   esac
@@ -41,9 +41,10 @@ _emco_children() {
     "app composite-profile") echo "create delete get list update" ;;
     "app dependency") echo "create delete get list update" ;;
     "app profile") echo "create delete get list update" ;;
-    "cluster") echo "check create delete get kv label list provider sync-object update" ;;
+    "cluster") echo "check create delete get kv label list network provider sync-object update" ;;
     "cluster kv") echo "create delete get list update" ;;
     "cluster label") echo "add delete get list" ;;
+    "cluster network") echo "apply status stop terminate" ;;
     "cluster provider") echo "create delete get list update" ;;
     "cluster sync-object") echo "create delete get list update" ;;
     "controller") echo "delete dtc get list register update" ;;
@@ -103,6 +104,10 @@ _emco_flags() {
     "cluster label get") echo "--output --show-secrets --workspace --help --quiet" ;;
     "cluster label list") echo "--output --workspace --help --quiet" ;;
     "cluster list") echo "--output --workspace --help --quiet" ;;
+    "cluster network apply") echo "--timeout --no-wait --parallel --output --workspace --help --quiet" ;;
+    "cluster network status") echo "--output --status --type --app --cluster --resource --instance --apps --clusters --resources --watch --workspace --help --quiet" ;;
+    "cluster network stop") echo "--output --workspace --help --quiet" ;;
+    "cluster network terminate") echo "--timeout --no-wait --parallel --output --workspace --help --quiet" ;;
     "cluster provider create") echo "--description --spec-file --output --workspace --help --quiet" ;;
     "cluster provider delete") echo "--output --workspace --help --quiet" ;;
     "cluster provider get") echo "--output --show-secrets --workspace --help --quiet" ;;

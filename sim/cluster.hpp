@@ -66,7 +66,7 @@ struct ClusterEnv {
   std::function<void(size_t cluster_index, int64_t due_ms)> schedule;
 };
 
-// The components a cluster can start with ("istio").
+// The components a cluster can start with ("istio", "ovn4nfv").
 const std::vector<std::string>& preinstall_components();
 // The objects (Namespaces, CRDs) component `component` puts into a new
 // cluster; Error(invalid) naming the known components for any other name.

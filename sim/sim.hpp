@@ -88,7 +88,8 @@ struct SimOptions {
   int lb_delay_ms = 1000;
   std::string lb_ip_range = "198.51.100.0/24";
   // Components every cluster starts with, as if installed before ("istio":
-  // the istio-system namespace and Istio's CRDs); Error(invalid) at start
+  // the istio-system namespace and Istio's CRDs; "ovn4nfv": the Nodus and
+  // Multus CRDs); Error(invalid) at start
   // for an unknown name.
   std::vector<std::string> preinstall;
   bool persist = false;            // load state/<name>.json at start, write on stop and periodically

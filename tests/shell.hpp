@@ -1,6 +1,8 @@
 #pragma once
-// Helpers for suites that drive the emco binary or the real kubectl: run a
-// shell command line and find a kubectl binary.
+// Helpers for suites that drive the emco binary or the real kubectl: a shell
+// command line with its output and exit code, one started in the background
+// (to be killed and reaped by the test), and the kubectl binary to run.
+// Header-only.
 
 #include <catch2/catch.hpp>
 
@@ -15,10 +17,10 @@ namespace emco::test {
 
 struct Ran {
   int code = -1;
-  std::string out;
+  std::string out;  // stdout and stderr
 };
 
-// Runs a shell command line in `cwd`, stdout and stderr together.
+// Runs `line` with sh in `cwd` and waits for it.
 inline Ran sh(const std::filesystem::path& cwd, const std::string& line) {
   std::string cmd = "cd '" + cwd.string() + "' && " + line + " 2>&1";
   Ran r;
@@ -30,6 +32,18 @@ inline Ran sh(const std::filesystem::path& cwd, const std::string& line) {
   int status = ::pclose(p);
   r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return r;
+}
+
+// Starts `line` in `cwd` as a child of this process (so that it can be
+// killed and reaped), output to `log`.
+inline pid_t spawn(const std::filesystem::path& cwd, const std::string& line, const std::filesystem::path& log) {
+  std::string cmd = "cd '" + cwd.string() + "' && exec " + line + " > '" + log.string() + "' 2>&1";
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  return pid;
 }
 
 // The kubectl binary the tests run: a fixed 1.32 release, the checkout's

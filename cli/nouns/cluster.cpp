@@ -1,16 +1,24 @@
 // `emco cluster`: cluster providers, clusters, their labels, kv pairs and
-// sync objects (create, update, get, list, delete), and `emco cluster check`
-// over the registered kubeconfigs.
+// sync objects (create, update, get, list, delete), `emco cluster check`
+// over the registered kubeconfigs, and `emco cluster network` (apply,
+// terminate, stop, status): the cluster's ncm network intents.
 
 #include <algorithm>
 #include <chrono>
 
 #include <nlohmann/json.hpp>
 
+#include "cli/address.hpp"
 #include "cli/batch_output.hpp"
+#include "cli/context.hpp"
+#include "cli/operations.hpp"
+#include "cli/progress.hpp"
 #include "cli/resource_verbs.hpp"
+#include "cli/status_view.hpp"
 #include "cli/table.hpp"
+#include "core/lifecycle/lifecycle.hpp"
 #include "core/manifest/batch.hpp"
+#include "core/status/status.hpp"
 #include "core/util/error.hpp"
 #include "core/util/strings.hpp"
 #include "plugins/targets/kube/cluster_check.hpp"
@@ -62,6 +70,32 @@ int run_cluster_check(Context& ctx, const Invocation& inv) {
       if (r.failed()) ctx.out << r.cluster << "\n";
   } else ctx.out << kube::format_check_table(results);
   return kube::check_exit_code(results);
+}
+
+const std::string k_cluster_address = "PROVIDER/CLUSTER";
+
+int network_status_cmd(Context& ctx, const Invocation& inv) {
+  const auto& k = resource::kind("cluster");
+  resource::Key key = resolve_address(k, inv.args[0], k_cluster_address);
+  Format f;
+  auto q = query_of(inv, f);
+  auto& st = ctx.store();
+  sync::TargetFactory live;
+  if (q.ready() || q.output == "detail") live = lifecycle::live_targets(st, &ctx.runtime());
+  return watchable(ctx, inv, [&](std::ostream& os) {
+    json s = status::owned_status(st, k, key, q, live);
+    // Before the first apply there is nothing on the cluster: show the state in its place.
+    if (!q.deprecated_names() && !s.contains("deployedStatus")) {
+      auto actions = s["states"].value("actions", json::array());
+      s["deployedStatus"] = actions.empty() ? "Created" : actions.back().value("state", "");
+    }
+    if (f == Format::json) print_json(os, s);
+    else if (f == Format::yaml) print_yaml(os, s);
+    else {
+      print_status_heading(os, "network intents of cluster " + s.value("name", ""), s);
+      print_status_table(os, s, q);
+    }
+  });
 }
 
 }  // namespace
@@ -123,6 +157,27 @@ std::vector<CommandSpec> cluster_commands() {
                          {.name = "timeout-ms", .value = "MS", .help = "per-request time limit", .default_value = "5000"},
                          output_flag()},
                .handler = run_cluster_check});
+  add_lifecycle_operations(
+      v, {"cluster", "network"}, resource::kind("cluster"), k_cluster_address, "the cluster", "edge-provider/edge01",
+      {{"apply", "apply the cluster's networks and provider networks (ncm)",
+        "Delivers the cluster's virtual networks (Network), provider networks (ProviderNetwork) and, when its kv pair\n"
+        "CNI-Networking-Multi-VM-CNI-Wrapper is multus, their NetworkAttachmentDefinitions, as the context of app\n"
+        "network-intents; waits up to --timeout like 'emco dig instantiate'. While they are applied the cluster's\n"
+        "networks cannot change and the cluster cannot be deleted. Same as the .../clusters/C/apply anchor."},
+       {"terminate", "remove the cluster's networks from it",
+        "Deletes what apply created, in reverse order. Same as the .../clusters/C/terminate anchor."},
+       {"stop", "stop a network apply or terminate in progress",
+        "Sets the stop flag: a process delivering the networks ends its waits within a second."}});
+  v.push_back({.path = {"cluster", "network", "status"},
+               .summary = "show what was applied of the cluster's network intents",
+               .description = "EMCO's status of the network-intents context (upstream's cluster status): the state\n"
+                              "history, the deployed status and counts, per resource with -o all, read back from the\n"
+                              "cluster with --status ready. Same query flags as 'emco dig status'.",
+               .args = {{.name = k_cluster_address, .help = "the cluster (or its anchor)", .complete = Complete::anchor}},
+               .flags = status_flags(),
+               .examples = {"emco cluster network status edge-provider/edge01 -o all",
+                            "emco cluster network status edge-provider/edge01 --status ready -o json"},
+               .handler = network_status_cmd});
   return v;
 }
 

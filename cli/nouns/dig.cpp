@@ -16,6 +16,7 @@
 #include "cli/output.hpp"
 #include "cli/progress.hpp"
 #include "cli/resource_verbs.hpp"
+#include "cli/status_view.hpp"
 #include "cli/table.hpp"
 #include "core/appcontext/appcontext.hpp"
 #include "core/lifecycle/lifecycle.hpp"
@@ -50,120 +51,6 @@ json placement_elements(const std::vector<std::string>& items, const std::string
   return out;
 }
 
-// ---- status ----
-
-status::Query query_of(const Invocation& inv, Format& format) {
-  status::Query q;
-  format = Format::table;
-  for (const auto& v : inv.all("output")) {
-    for (const auto& part : split(v, ',')) {
-      if (part == "summary" || part == "all" || part == "detail") q.output = part;
-      else format = parse_format(part);
-    }
-  }
-  q.status = inv.get("status");
-  q.type = inv.get("type");
-  // The command line defaults to EMCO's current vocabulary (status=deployed);
-  // `emco get .../status` anchors keep upstream's deprecated default.
-  if (q.status.empty() && q.type.empty()) q.status = "deployed";
-  if (inv.has("instance")) {
-    q.has_instance = true;
-    q.instance = inv.get("instance");
-  }
-  q.apps = inv.all("app");
-  q.clusters = inv.all("cluster");
-  for (auto& c : q.clusters)
-    if (std::count(c.begin(), c.end(), '/') == 1 && c.find('+') == std::string::npos) c[c.find('/')] = '+';
-  q.resources = inv.all("resource");
-  q.list_apps = inv.has("apps");
-  q.list_clusters = inv.has("clusters");
-  q.list_resources = inv.has("resources");
-  status::validate(q);
-  return q;
-}
-
-void print_dig_status_table(std::ostream& out, const json& s, const status::Query& q) {
-  const bool dep = q.deprecated_names();
-  auto states = s.value("states", json::object());
-  auto actions = states.value("actions", json::array());
-  std::string state = actions.empty() ? "" : actions.back().value("state", "");
-  out << "DIG " << s.value("project", "") << "/" << s.value("compositeApp", "") << "/" << s.value("compositeAppVersion", "")
-      << "/" << s.value("name", "") << "  state " << state;
-  int rev = 0;
-  for (const auto& a : actions)
-    if (a.value("state", "") == "Instantiated") rev = a.value("revision", 0);
-  if (rev) out << "  revision " << rev;
-  out << "\n";
-  if (s.contains("apps") && s["apps"].is_array() && !s["apps"].empty() && s["apps"][0].is_string()) {
-    for (const auto& a : s["apps"]) out << a.get<std::string>() << "\n";
-    return;
-  }
-  const char* k_status = dep ? "status" : "deployedStatus";
-  if (s.contains(k_status)) out << "deployed: " << s[k_status].get<std::string>();
-  const char* k_counts = dep ? "rsyncStatus" : "deployedCounts";
-  if (s.contains(k_counts))
-    for (const auto& [name, n] : s[k_counts].items()) out << "  " << name << " " << n.get<int64_t>();
-  if (s.contains(k_status)) out << "\n";
-  const char* k_ready_counts = dep ? "clusterStatus" : "readyCounts";
-  if (s.contains(k_ready_counts)) {
-    out << "ready: " << s.value("readyStatus", "");
-    for (const auto& [name, n] : s[k_ready_counts].items()) out << "  " << name << " " << n.get<int64_t>();
-    out << "\n";
-  }
-  if (s.contains("clustersByApp")) {
-    std::vector<std::vector<std::string>> rows;
-    for (const auto& a : s["clustersByApp"])
-      for (const auto& c : a["clusters"]) rows.push_back({a["app"], c["clusterProvider"], c["cluster"]});
-    print_table(out, {"APP", "PROVIDER", "CLUSTER"}, rows);
-    return;
-  }
-  if (s.contains("resourcesByApp")) {
-    std::vector<std::vector<std::string>> rows;
-    for (const auto& a : s["resourcesByApp"])
-      for (const auto& r : a["resources"])
-        rows.push_back({a["app"], a.value("clusterProvider", "") + "+" + a.value("cluster", ""), r["GVK"].value("Kind", ""),
-                        r["name"]});
-    print_table(out, {"APP", "CLUSTER", "KIND", "NAME"}, rows);
-    return;
-  }
-  if (!s.contains("apps")) return;
-  const char* k_conn = dep ? "readyStatus" : "connectivity";
-  const char* k_dep = dep ? "rsyncStatus" : "deployedStatus";
-  const char* k_ready = dep ? "clusterStatus" : "readyStatus";
-  bool with_ready = q.ready();
-  std::vector<std::vector<std::string>> rows;
-  for (const auto& a : s["apps"])
-    for (const auto& c : a["clusters"])
-      for (const auto& r : c["resources"]) {
-        std::vector<std::string> row = {a["name"], c.value("clusterProvider", "") + "+" + c.value("cluster", ""),
-                                        c.value(k_conn, ""), r["GVK"].value("Kind", ""), r["name"], r.value(k_dep, "")};
-        if (with_ready) row.push_back(r.value(k_ready, ""));
-        rows.push_back(row);
-      }
-  std::vector<std::string> header = {"APP", "CLUSTER", "CONNECTIVITY", "KIND", "NAME", "DEPLOYED"};
-  if (with_ready) header.push_back("READY");
-  print_table(out, header, rows);
-}
-
-std::vector<FlagSpec> status_flags() {
-  return {{.name = "output", .short_name = 'o', .value = "OUTPUT",
-           .help = "detail level summary|all|detail and/or format table|json|yaml (repeatable, or comma-separated)",
-           .repeatable = true},
-          {.name = "status", .value = "KIND", .help = "deployed (what emco applied) or ready (read the live objects)",
-           .choices = {"deployed", "ready"}},
-          {.name = "type", .value = "TYPE", .help = "deprecated: rsync or cluster (upstream field names)",
-           .choices = {"rsync", "cluster"}},
-          {.name = "app", .value = "APP", .help = "only this app", .repeatable = true},
-          {.name = "cluster", .value = "PROVIDER+CLUSTER", .help = "only this cluster", .repeatable = true},
-          {.name = "resource", .value = "NAME", .help = "only resources with this metadata.name", .repeatable = true},
-          {.name = "instance", .value = "CONTEXT", .help = "an earlier instantiation or a child context"},
-          {.name = "apps", .help = "list the apps"},
-          {.name = "clusters", .help = "list the clusters of each app"},
-          {.name = "resources", .help = "list the resources of each app and cluster"},
-          {.name = "watch", .short_name = 'w', .help = "refresh every 2 seconds until Ctrl-C"}};
-}
-
-
 int dig_status_cmd(Context& ctx, const Invocation& inv) {
   Key key = dig_key(inv.args[0]);
   Format f;
@@ -181,7 +68,11 @@ int dig_status_cmd(Context& ctx, const Invocation& inv) {
     }
     if (f == Format::json) print_json(os, s);
     else if (f == Format::yaml) print_yaml(os, s);
-    else print_dig_status_table(os, s, q);
+    else {
+      print_status_heading(os, "DIG " + s.value("project", "") + "/" + s.value("compositeApp", "") + "/" +
+                                   s.value("compositeAppVersion", "") + "/" + s.value("name", ""), s);
+      print_status_table(os, s, q);
+    }
   });
 }
 
@@ -471,7 +362,7 @@ std::vector<CommandSpec> dig_commands() {
                 .examples = {"emco dig app-intent create proj1/collection/v1/dig1/placement/collectd --app collectd "
                              "--all-of edge-provider/label=edge"}});
 
-  add_lifecycle_operations(v, "dig", resource::kind("deploymentIntentGroup"), k_dig_address, "the deployment intent group",
+  add_lifecycle_operations(v, {"dig"}, resource::kind("deploymentIntentGroup"), k_dig_address, "the deployment intent group",
                            "proj1/collection/v1/dig1", {
       {"instantiate", "deploy a deployment intent group to its clusters",
        "Plans the DIG from its current intents (an AppContext), records the Instantiated state and delivers the\n"

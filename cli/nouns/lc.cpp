@@ -157,7 +157,7 @@ std::vector<CommandSpec> lc_commands() {
                   if (inv.has("kv")) spec["kv"] = kv_list(inv.all("kv"), "kv");
                 }});
 
-  add_lifecycle_operations(v, "lc", resource::kind("logicalCloud"), k_lc_address, "the logical cloud", "proj1/tenant-a", {
+  add_lifecycle_operations(v, {"lc"}, resource::kind("logicalCloud"), k_lc_address, "the logical cloud", "proj1/tenant-a", {
       {"instantiate", "instantiate a logical cloud on its clusters",
        "Admin (level 0) clouds record the state only. Standard and privileged (level 1) clouds create, in every\n"
        "referenced cluster, the namespace, the user's roles and bindings and the quota, and issue the user's\n"

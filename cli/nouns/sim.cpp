@@ -100,7 +100,9 @@ std::vector<CommandSpec> sim_commands() {
                               "batch/v1beta1 CronJob up to 1.24, autoscaling/v2beta2 up to 1.25). Services get cluster\n"
                               "IPs, node ports (30000-32767) and, after --lb-delay-ms, load-balancer ingress IPs.\n"
                               "--preinstall istio starts every cluster with Istio's CRDs (Gateway, ServiceEntry,\n"
-                              "DestinationRule, VirtualService, AuthorizationPolicy) and the istio-system namespace.",
+                              "DestinationRule, VirtualService, AuthorizationPolicy) and the istio-system namespace;\n"
+                              "--preinstall ovn4nfv with the CRDs of the network controllers' objects (Nodus Network,\n"
+                              "ProviderNetwork, NetworkChaining; Multus NetworkAttachmentDefinition).",
                .flags = [] {
                  std::vector<FlagSpec> f = {
                      {.name = "clusters", .value = "N", .help = "number of clusters", .default_value = "3"},
@@ -120,7 +122,7 @@ std::vector<CommandSpec> sim_commands() {
                       .default_value = "198.51.100.0/24"},
                      {.name = "preinstall", .value = "COMPONENT",
                       .help = "start every cluster with a component installed (its namespace and CRDs)",
-                      .repeatable = true, .choices = {"istio"}},
+                      .repeatable = true, .choices = {"istio", "ovn4nfv"}},
                      {.name = "persist", .help = "keep cluster state in DIR across restarts"}};
                  for (auto& x : fault_flags()) f.push_back(x);
                  return f;

@@ -71,4 +71,12 @@ OperationResult clone_dig(store::Store& st, const resource::Kind& k, const resou
 OperationResult lc_operation(store::Store& st, const resource::Kind& k, const resource::Key& key, const std::string& op,
                              const nlohmann::json& body, Clock& clock, const OperationOptions& options);
 
+// Operations on a resource a plugin's ResourcePlanner owns (owned.cpp).
+OperationResult owned_operation(store::Store& st, const resource::Kind& k, const resource::Key& key,
+                                const std::string& op, const ResourcePlanner& planner, Clock& clock,
+                                const OperationOptions& o);
+// Whether an owned resource in `state` has its context on clusters (applied,
+// being applied or terminated, or stopped midway): its inputs are frozen.
+bool frozen_state(const std::string& state);
+
 }  // namespace emco::lifecycle::detail

@@ -2,6 +2,8 @@
 #include "core/lifecycle/credentials.hpp"
 #include "core/lifecycle/internal.hpp"
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include <thread>
@@ -174,9 +176,41 @@ void check_modify_allowed(const Kind& k, const store::Resource& existing) {
          "change its intents instead and run 'emco dig update', or terminate and delete it first");
 }
 
+void check_inputs_changeable(const store::Store& st, const Runtime& runtime, const Kind& k, const Key& key) {
+  for (const auto& p : runtime.resource_planners) {
+    const auto& inputs = p->inputs();
+    if (std::find(inputs.begin(), inputs.end(), k.id) == inputs.end()) continue;
+    const Kind& owner_kind = resource::kind(p->kind());
+    Key owner;
+    owner.parts.assign(key.parts.begin(), key.parts.begin() + static_cast<long>(resource::key_size(owner_kind)));
+    auto r = st.get(owner);
+    if (!r) continue;  // the store's references report a missing parent
+    std::string state = current_state(r->state_info);
+    if (detail::frozen_state(state))
+      fail(ErrorKind::conflict,
+           "the " + p->what() + " of " + store::describe(owner_kind, owner) + " are " + state +
+               "; a " + k.display + " cannot change until they are terminated",
+           "terminate them first: 'emco apply " + resource::resource_anchor(owner_kind, owner) + "/terminate'");
+  }
+}
+
 void before_delete(store::Store& st, const Kind& k, const store::Resource& existing) {
   const bool dig = k.id == "deploymentIntentGroup";
-  if (!dig && k.id != "logicalCloud") return;
+  if (!dig && k.id != "logicalCloud") {
+    if (!k.lifecycle) return;
+    // A resource whose plugin-owned context (a cluster's network intents) is on clusters.
+    std::string state = current_state(existing.state_info);
+    if (frozen_state(state))
+      fail(ErrorKind::conflict, "cannot delete " + store::describe(k, existing.key) + ": what was applied for it is still on the clusters (" + state + ")",
+           "terminate it first (e.g. 'emco cluster network terminate', or a .../terminate anchor)");
+    for (const auto& id : ac::list(st, existing.key))
+      if (sync::held_by_live_process(st, id))
+        fail(ErrorKind::conflict, "cannot delete " + store::describe(k, existing.key) + ": an emco process is still delivering for it",
+             "wait for it to finish");
+    for (const auto& id : ac::list(st, existing.key))
+      if (ac::exists(st, id)) ac::remove(st, id);
+    return;
+  }
   const std::string noun = dig ? "dig" : "lc";
   std::string state = current_state(existing.state_info);
   // A DIG whose last state is Updated was migrated away (its contexts moved
@@ -471,6 +505,9 @@ OperationResult run(store::Store& st, const Kind& k, const Key& key, const std::
                     Clock& clock, const OperationOptions& options) {
   if (k.id == "deploymentIntentGroup") return dig_operation(st, k, key, op, body, clock, options);
   if (k.id == "logicalCloud") return lc_operation(st, k, key, op, body, clock, options);
+  if (options.runtime)
+    if (const ResourcePlanner* p = resource_planner(*options.runtime, k.id))
+      return owned_operation(st, k, key, op, *p, clock, options);
   // Anchors upstream has (cluster network apply, CA certificate enrollment,
   // services) whose controllers emco does not have yet: named after the
   // stored-only plugin owning the kind or its children (ncm for a cluster's).
@@ -482,7 +519,7 @@ OperationResult run(store::Store& st, const Kind& k, const Key& key, const std::
     if (p) feature = " (" + p->name + ")";
   }
   fail(ErrorKind::unsupported, "'" + op + "' of a " + k.display + feature + " is not implemented in emco yet",
-       "deployment intent groups and logical clouds have lifecycle operations today");
+       "deployment intent groups, logical clouds and the resources of running plugins have lifecycle operations today");
 }
 
 std::string run_operation(store::Store& st, const Kind& k, const Key& key, const std::string& op, const json& body,

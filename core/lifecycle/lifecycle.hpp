@@ -35,6 +35,13 @@ void check_modify_allowed(const resource::Kind& k, const store::Resource& existi
 // removed: throws Error(conflict) when its state forbids the delete, else
 // removes what the lifecycle keeps for it (its AppContexts, issued credentials).
 void before_delete(store::Store& st, const resource::Kind& k, const store::Resource& existing);
+// Throws Error(conflict) when resources of kind `k` are inputs of a
+// ResourcePlanner (runtime.hpp) and the resource owning `key` has their
+// context on clusters (a cluster's networks while they are applied, or a
+// stop left them midway): such inputs are created, changed and deleted only
+// before apply or after terminate.
+void check_inputs_changeable(const store::Store& st, const Runtime& runtime, const resource::Kind& k,
+                             const resource::Key& key);
 
 
 // Makes the AppContext of a DIG from the current intents. `status_context`:

@@ -62,4 +62,10 @@ std::vector<std::string> stored_only_features(const Runtime& runtime) {
   return out;
 }
 
+const ResourcePlanner* resource_planner(const Runtime& runtime, const std::string& kind_id) {
+  for (const auto& p : runtime.resource_planners)
+    if (p->kind() == kind_id) return p.get();
+  return nullptr;
+}
+
 }  // namespace emco::lifecycle

@@ -136,6 +136,37 @@ public:
   virtual std::vector<appcontext::AppContext> children(const ChildCall& call) const = 0;
 };
 
+// Checks a resource of one kind beyond its schema and references, when a
+// batch stores it (`put`) or deletes it (`remove`), inside the batch's write
+// transaction (the batch's earlier documents are visible in `st`). Throws
+// Error (invalid: the resource is wrong; conflict: its owner's state forbids
+// the change) with a message naming what is wrong; the batch prefixes the
+// document's FILE:LINE. Either function may be empty.
+struct ResourceCheck {
+  std::function<void(const store::Store& st, const store::Resource& r)> put;
+  std::function<void(const store::Store& st, const store::Resource& r)> remove;
+};
+
+// A plugin that owns the lifecycle of a resource kind that is neither a DIG
+// nor a logical cloud (ncm: a cluster's network intents, spec/lifecycle.md
+// §4). Core runs the operations — apply, terminate, stop, with the states
+// Created → Applied → Terminated, InstantiateStopped / TerminateStopped — and
+// delivers, persists, resumes and stops the context through the sync engine
+// like a DIG's; the planner says what the context holds.
+class ResourcePlanner {
+public:
+  virtual ~ResourcePlanner() = default;
+  virtual std::string kind() const = 0;      // the kind whose apply/terminate/stop it plans ("cluster")
+  virtual std::string what() const = 0;      // what is applied, for messages ("network intents")
+  // The kinds below kind() whose resources the context is made of
+  // ("network", "providerNetwork"): they cannot change while it is applied.
+  virtual std::vector<std::string> inputs() const = 0;
+  // The context applying the resource `key`: apps, clusters, resources and
+  // meta (id, owner and created are filled in by the caller). Error naming
+  // the document on bad intents.
+  virtual appcontext::AppContext plan(const store::Store& st, const resource::Key& key) const = 0;
+};
+
 // One plugin, for help texts and for telling what emco runs from what it only stores.
 struct PluginInfo {
   std::string name;     // "gac", "dtc", "kube", ...
@@ -155,6 +186,8 @@ struct Runtime {
   std::map<std::string, ContentPreparer> preparers;  // by kind id
   std::vector<resource::Kind> kinds;                  // intent kinds the plugins add (installed into core/resource)
   std::vector<std::unique_ptr<ChildPlanner>> child_planners;  // asked in order after a DIG is delivered
+  std::map<std::string, ResourceCheck> checks;                // by kind id
+  std::vector<std::unique_ptr<ResourcePlanner>> resource_planners;  // at most one per kind
   std::vector<PluginInfo> plugins;
 };
 
@@ -176,5 +209,7 @@ std::string missing_controller(const Runtime& runtime, const std::string& name, 
 std::string stored_only_warning(const PluginInfo& p, const resource::Kind& k);
 // Every plugin that does not run, by name (for docs and tests).
 std::vector<std::string> stored_only_features(const Runtime& runtime);
+// The resource planner of kind `k`, nullptr when none.
+const ResourcePlanner* resource_planner(const Runtime& runtime, const std::string& kind_id);
 
 }  // namespace emco::lifecycle

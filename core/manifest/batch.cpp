@@ -406,17 +406,19 @@ BatchResult run_batch(store::Store& st, Verb verb, const std::vector<File>& file
         if (verb == Verb::update && !existing)
           bad(d.where(), ErrorKind::not_found, store::describe(*r.kind, r.key) + " does not exist",
               "'update' changes existing resources; use 'apply' to create it");
-        if (existing) {
-          check_store_rules(st, d, *r.kind, r.key, json::parse(r.data)["spec"]);
-          if (existing->data != r.data || existing->contents != r.contents) {
-            try {
-              lifecycle::check_modify_allowed(*r.kind, *existing);
-            } catch (const Error& e) {
-              throw e.with_context(d.where());
+        const bool changes = !existing || existing->data != r.data || existing->contents != r.contents;
+        check_store_rules(st, d, *r.kind, r.key, json::parse(r.data)["spec"]);
+        if (changes) {
+          try {
+            if (existing) lifecycle::check_modify_allowed(*r.kind, *existing);
+            if (opts.runtime) {
+              lifecycle::check_inputs_changeable(st, *opts.runtime, *r.kind, r.key);
+              auto c = opts.runtime->checks.find(r.kind->id);
+              if (c != opts.runtime->checks.end() && c->second.put) c->second.put(st, r);
             }
+          } catch (const Error& e) {
+            throw e.with_context(d.where());
           }
-        } else {
-          check_store_rules(st, d, *r.kind, r.key, json::parse(r.data)["spec"]);
         }
         check_meaning(st, d, r, json::parse(r.data)["spec"], opts.runtime, held);
         try {
@@ -451,6 +453,11 @@ BatchResult run_batch(store::Store& st, Verb verb, const std::vector<File>& file
         }
         try {
           lifecycle::before_delete(st, *d.anchor.kind, *r);
+          if (opts.runtime) {
+            lifecycle::check_inputs_changeable(st, *opts.runtime, *d.anchor.kind, key);
+            auto c = opts.runtime->checks.find(d.anchor.kind->id);
+            if (c != opts.runtime->checks.end() && c->second.remove) c->second.remove(st, *r);
+          }
         } catch (const Error& e) {
           throw e.with_context(d.where());
         }

@@ -789,6 +789,8 @@ Plan make(store::Store& st, const Key& dig, const Options& options) {
   // Explanation: every cluster of the logical cloud, then label matches outside it.
   if (!options.explain) return plan;
   for (const auto& app : ctx.apps) {
+    // An app an action controller added (sfc's network-chain-intents) was not placed.
+    if (!app_intents.count(app.name)) continue;
     AppExplanation ex;
     ex.app = app.name;
     ex.intent = anchor("genericAppPlacementIntent", app_intents.at(app.name).key);

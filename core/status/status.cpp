@@ -193,24 +193,19 @@ json deployed_counts(store::Store& st, const std::string& ctx, const std::string
   return out;
 }
 
-json dig_status(store::Store& st, const resource::Key& dig, const Query& q, const sync::TargetFactory& live) {
-  validate(q);
-  const auto& k = resource::kind("deploymentIntentGroup");
-  auto r = st.get(dig);
-  if (!r) fail(ErrorKind::not_found, store::describe(k, dig) + " does not exist");
-  json data = json::parse(r->data);
-  json spec = data.value("spec", json::object());
-  json si = r->state_info.empty() ? json::object() : json::parse(r->state_info);
+namespace {
+
+// The status of the context a lifecycle resource (DIG, cluster network
+// intents) last recorded in its stateInfo: `out` holds the resource's own
+// fields, `extra` fields added except for the list queries (apps, clusters,
+// resources).
+json context_status(store::Store& st, const resource::Kind& k, const store::Resource& r, const Query& q,
+                    const sync::TargetFactory& live, json out, const json& extra) {
+  const resource::Key& dig = r.key;
+  json si = r.state_info.empty() ? json::object() : json::parse(r.state_info);
   json actions = si.value("actions", json::array());
   const bool dep = q.deprecated_names();
   const bool ready = q.ready();
-
-  json out;
-  out["project"] = dig.get("project").value_or("");
-  out["compositeApp"] = dig.get("compositeApp").value_or("");
-  out["compositeAppVersion"] = dig.get("compositeAppVersion").value_or("");
-  out["compositeProfile"] = spec.value("compositeProfile", "");
-  out["name"] = dig.parts.back().second;
 
   // Which context to show.
   std::string ctx = actions.empty() ? "" : actions.back().value("instance", "");
@@ -281,8 +276,7 @@ json dig_status(store::Store& st, const resource::Key& dig, const Query& q, cons
     return out;
   }
 
-  std::string dig_id = spec.value("id", data.value("metadata", json::object()).value("id", ""));
-  out["digId"] = dig_id;
+  for (const auto& [field, value] : extra.items()) out[field] = value;
   out["states"] = si;
   if (!have_ctx) return out;
 
@@ -401,6 +395,35 @@ json dig_status(store::Store& st, const resource::Key& dig, const Query& q, cons
   if (q.output != "summary" && !apps.empty()) out["apps"] = apps;
   add_children(st, c.children, out);
   return out;
+}
+
+}  // namespace
+
+json dig_status(store::Store& st, const resource::Key& dig, const Query& q, const sync::TargetFactory& live) {
+  validate(q);
+  const auto& k = resource::kind("deploymentIntentGroup");
+  auto r = st.get(dig);
+  if (!r) fail(ErrorKind::not_found, store::describe(k, dig) + " does not exist");
+  json data = json::parse(r->data);
+  json spec = data.value("spec", json::object());
+  json out;
+  out["project"] = dig.get("project").value_or("");
+  out["compositeApp"] = dig.get("compositeApp").value_or("");
+  out["compositeAppVersion"] = dig.get("compositeAppVersion").value_or("");
+  out["compositeProfile"] = spec.value("compositeProfile", "");
+  out["name"] = dig.parts.back().second;
+  json extra = {{"digId", spec.value("id", data.value("metadata", json::object()).value("id", ""))}};
+  return context_status(st, k, *r, q, live, std::move(out), extra);
+}
+
+json owned_status(store::Store& st, const resource::Kind& k, const resource::Key& key, const Query& q,
+                  const sync::TargetFactory& live) {
+  validate(q);
+  auto r = st.get(key);
+  if (!r) fail(ErrorKind::not_found, store::describe(k, key) + " does not exist");
+  std::string name;
+  for (const auto& [element, value] : key.parts) name += (name.empty() ? "" : "+") + value;
+  return context_status(st, k, *r, q, live, {{"name", name}}, json::object());
 }
 
 json workspace_status(store::Store& st) {

@@ -45,6 +45,14 @@ void validate(const Query& q);
 nlohmann::json dig_status(store::Store& st, const resource::Key& dig, const Query& q,
                           const sync::TargetFactory& live = {});
 
+// The status of the context a plugin-owned lifecycle resource applied
+// (lifecycle::ResourcePlanner; a cluster's network intents, upstream's
+// ClusterStatusResult): "name" ("<provider>+<cluster>"), "states" (its
+// stateInfo) and the same context fields, filters and output levels as
+// dig_status. Throws Error(not_found) for the resource.
+nlohmann::json owned_status(store::Store& st, const resource::Kind& k, const resource::Key& key, const Query& q,
+                            const sync::TargetFactory& live = {});
+
 // Deploy counts of a DIG's current context: {"Applied": n, "Pending": m, ...}
 // (main resources only; no content is read).
 nlohmann::json deployed_counts(store::Store& st, const std::string& ctx, const std::string& status_ctx);

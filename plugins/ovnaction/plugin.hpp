@@ -1,11 +1,12 @@
 #pragma once
-// ovnaction: network controller intents with workload and interface intents.
+// ovnaction: the network action controller (ovnaction.hpp) and its network
+// controller intents with workload and interface intents.
 
 #include "core/lifecycle/runtime.hpp"
 
 namespace emco::plugins::ovnaction {
 
-// Registers the plugin with the runtime (plugins/builtin.cpp).
+// Registers the controller and its kinds with the runtime (plugins/builtin.cpp).
 void install(lifecycle::Runtime& runtime);
 
 }  // namespace emco::plugins::ovnaction

@@ -250,7 +250,8 @@ TEST_CASE("the list of features emco stores but cannot run is what really has no
   const auto& rt = emco::plugins::builtin_runtime();
   auto stored_only = emco::lifecycle::stored_only_features(rt);
   for (const auto& p : rt.plugins) {
-    // Plugins with intent kinds: runs exactly when a controller of theirs is registered.
+    // Plugins with intent kinds: runs exactly when a controller of theirs is
+    // registered, or (ncm) a planner of the lifecycle of the resources its kinds hang under.
     bool has_kinds = false;
     for (const auto& k : emco::resource::all_kinds())
       for (const auto& s : p.services) has_kinds = has_kinds || k.service == s;
@@ -260,6 +261,10 @@ TEST_CASE("the list of features emco stores but cannot run is what really has no
     for (const auto& name : rt.controllers.names())
       implemented = implemented || name == p.name || name.rfind(p.name + "-", 0) == 0 ||
                     std::find(p.services.begin(), p.services.end(), name) != p.services.end();
+    for (const auto& planner : rt.resource_planners)
+      for (const auto& input : planner->inputs())
+        for (const auto& s : p.services)
+          implemented = implemented || emco::resource::kind(input).service == s;
     INFO("plugin " << p.name);
     CHECK(p.runs == implemented);
     CHECK((std::find(stored_only.begin(), stored_only.end(), p.name) != stored_only.end()) == !p.runs);
@@ -319,8 +324,8 @@ TEST_CASE("intents of a feature emco cannot run warn at apply, fail the plan wit
 TEST_CASE("lifecycle anchors emco does not implement exit 9 natively and 501 in emcoctl mode", "[compat][unsupported]") {
   Bench b;
   REQUIRE_RAN(b.apply("base.yaml", base_flow(b, false)), 0);
-  // ncm's network apply on a cluster: an upstream anchor without a controller in emco.
-  auto r = b.apply("apply.yaml", doc("cluster-providers/edge/clusters/edge1/apply"));
+  // ca-certs' enrollment: an upstream anchor without a controller in emco.
+  auto r = b.apply("apply.yaml", doc("cluster-providers/edge/ca-certs/c1/enrollment/instantiate"));
   REQUIRE_RAN(r, 9);
   CHECK(has(r.err, "apply.yaml:"));
   CHECK(has(r.err, "is not implemented in emco yet"));

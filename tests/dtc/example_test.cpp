@@ -36,18 +36,7 @@ namespace {
 
 using test::Ran;
 using test::sh;
-
-// Starts a shell command line in `cwd` as a child of this process (so that
-// it can be killed and reaped), output to `log`.
-pid_t spawn(const fs::path& cwd, const std::string& line, const fs::path& log) {
-  std::string cmd = "cd '" + cwd.string() + "' && exec " + line + " > '" + log.string() + "' 2>&1";
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    ::execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
-    ::_exit(127);
-  }
-  return pid;
-}
+using test::spawn;
 
 struct Traffic {
   sim::Simulator sim;

@@ -75,15 +75,15 @@ TEST_CASE("an app without placement intent", "[plan][errors]") {
 TEST_CASE("a controller that is registered but not built in", "[plan][errors]") {
   test::Workspace ws;
   setup(ws, {"web"});
-  ws.apply_text(doc("controllers", "metadata:\n  name: sfcclient\nspec:\n  type: action\n  priority: 2\n") +
-                test::world_yaml({{"p1", "c1", {}}}, {{"web", k_on_c1}}, "    sfcclient: h1\n"));
+  ws.apply_text(doc("controllers", "metadata:\n  name: hpa-ac\nspec:\n  type: action\n  priority: 2\n") +
+                test::world_yaml({{"p1", "c1", {}}}, {{"web", k_on_c1}}, "    hpa-ac: h1\n"));
   auto e = plan_error(ws);
   CHECK(e.message().find("intents/gi") != std::string::npos);
-  CHECK(e.message().find("names controller 'sfcclient' (type action), but emco has no sfcclient controller yet") !=
+  CHECK(e.message().find("names controller 'hpa-ac' (type action), but emco has no hpa-ac controller yet") !=
         std::string::npos);
   CHECK(e.kind() == ErrorKind::unsupported);  // exit 9, 501 in emcoctl mode
   CHECK(e.hint() == "remove it from the group intent to deploy without it; built-in controllers: dtc, gac, "
-                    "hpa-action-controller-1, hpa-placement-controller-1");
+                    "hpa-action-controller-1, hpa-placement-controller-1, ovnaction, sfc, sfcclient");
 
   // The hint names what the runtime's registry holds, whatever that is.
   struct Noop : controllers::PlacementController {

@@ -19,8 +19,9 @@ TEST_CASE("the built-in runtime has what core reaches through it", "[plugins]") 
   CHECK(rt.controllers.action("dtc") != nullptr);
   CHECK(rt.controllers.placement("hpa-placement-controller-1") != nullptr);
   CHECK(rt.controllers.action("hpa-action-controller-1") != nullptr);
-  CHECK(rt.controllers.names() ==
-        std::vector<std::string>{"dtc", "gac", "hpa-action-controller-1", "hpa-placement-controller-1"});
+  CHECK(rt.controllers.names() == std::vector<std::string>{"dtc", "gac", "hpa-action-controller-1",
+                                                           "hpa-placement-controller-1", "ovnaction", "sfc",
+                                                           "sfcclient"});
   REQUIRE(rt.delivery.size() == 2);
   CHECK(rt.delivery[0]->name() == "gitops");  // asked before the direct mechanism
   CHECK(rt.delivery[1]->name() == "kube");
@@ -28,6 +29,13 @@ TEST_CASE("the built-in runtime has what core reaches through it", "[plugins]") 
   CHECK(rt.direct->name() == "kube");
   CHECK(rt.cluster_admin != nullptr);
   CHECK(rt.preparers.count("cluster") == 1);
+  // ncm: the checks of a cluster's networks and the planner of its network apply.
+  CHECK(rt.checks.count("network") == 1);
+  CHECK(rt.checks.count("providerNetwork") == 1);
+  const lifecycle::ResourcePlanner* ncm = lifecycle::resource_planner(rt, "cluster");
+  REQUIRE(ncm != nullptr);
+  CHECK(ncm->inputs() == std::vector<std::string>{"network", "providerNetwork"});
+  CHECK(lifecycle::resource_planner(rt, "logicalCloud") == nullptr);
 }
 
 TEST_CASE("delivery mechanisms choose their clusters from the registration", "[plugins]") {

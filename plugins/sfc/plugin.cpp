@@ -1,12 +1,15 @@
-// The kinds of sfc and sfcclient, registered with the runtime.
+// sfc and sfcclient, the Nodus service function chaining controllers
+// (plugins/sfc/sfc.hpp), and their intent kinds, registered with the runtime.
 
 #include "plugins/sfc/plugin.hpp"
+
+#include <memory>
+
+#include "plugins/sfc/sfc.hpp"
 
 namespace emco::plugins::sfc {
 
 using namespace emco::resource;
-
-namespace {}  // namespace
 
 void install(lifecycle::Runtime& runtime) {
   auto& kinds = runtime.kinds;
@@ -54,12 +57,13 @@ void install(lifecycle::Runtime& runtime) {
                                 opt("workloadResource", str()), opt("resourceType", str())}),
                    .references = {plain_ref("sfcIntent"),
                                   Reference{"app", RefType::plain, "", {}, {}, "compositeAppVersion", {}, {}}}});
-  runtime.plugins.push_back(
-      {.name = "sfc",
-       .summary =
-           "service function chaining (Nodus)",
-       .services = {"sfc", "sfcClient"},
-       .runs = false});
+  runtime.controllers.add_action("sfc", std::make_unique<Sfc>());
+  runtime.controllers.add_action("sfcclient", std::make_unique<SfcClient>());
+  runtime.plugins.push_back({.name = "sfc",
+                             .summary = "service function chaining (Nodus): NetworkChaining CRs in app "
+                                        "network-chain-intents, link and client labels on workloads (sfc, sfcclient)",
+                             .services = {"sfc", "sfcClient"},
+                             .runs = true});
 }
 
 }  // namespace emco::plugins::sfc

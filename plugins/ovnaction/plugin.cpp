@@ -1,12 +1,15 @@
-// The kinds of ovnaction, registered with the runtime.
+// ovnaction, the network action controller (plugins/ovnaction/ovnaction.hpp),
+// and its intent kinds, registered with the runtime.
 
 #include "plugins/ovnaction/plugin.hpp"
+
+#include <memory>
+
+#include "plugins/ovnaction/ovnaction.hpp"
 
 namespace emco::plugins::ovnaction {
 
 using namespace emco::resource;
-
-namespace {}  // namespace
 
 void install(lifecycle::Runtime& runtime) {
   auto& kinds = runtime.kinds;
@@ -33,12 +36,12 @@ void install(lifecycle::Runtime& runtime) {
                    .display = "interface intent",
                    .spec = obj({req("interface", str()), req("name", str()), opt("defaultGateway", str()),
                                 opt("ipAddress", str()), opt("macAddress", str())})});
-  runtime.plugins.push_back(
-      {.name = "ovnaction",
-       .summary =
-           "network interfaces of workloads (ovn4nfv)",
-       .services = {"ovnaction"},
-       .runs = false});
+  runtime.controllers.add_action("ovnaction", std::make_unique<OvnAction>());
+  runtime.plugins.push_back({.name = "ovnaction",
+                             .summary = "network action controller: attaches workloads to ovn4nfv networks "
+                                        "(Multus and nfn-network annotations)",
+                             .services = {"ovnaction"},
+                             .runs = true});
 }
 
 }  // namespace emco::plugins::ovnaction

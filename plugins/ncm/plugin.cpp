@@ -1,6 +1,12 @@
-// The kinds of ncm, the network configuration manager, registered with the runtime.
+// ncm, the network configuration manager (plugins/ncm/ncm.hpp): its kinds,
+// their checks and the planner of a cluster's network intents, registered
+// with the runtime.
 
 #include "plugins/ncm/plugin.hpp"
+
+#include <memory>
+
+#include "plugins/ncm/ncm.hpp"
 
 namespace emco::plugins::ncm {
 
@@ -36,12 +42,14 @@ void install(lifecycle::Runtime& runtime) {
                                                  opt("logicalInterfaceName", str()),
                                                  opt("vlanNodeSelector", one_of({"any", "specific"}, true)),
                                                  opt("nodeLabelList", array(str()))}))})});
-  runtime.plugins.push_back(
-      {.name = "ncm",
-       .summary =
-           "cluster networks (ovn4nfv virtual and provider networks)",
-       .services = {"ncm"},
-       .runs = false});
+  runtime.checks["network"] = {.put = check_network, .remove = {}};
+  runtime.checks["providerNetwork"] = {.put = check_provider_network, .remove = {}};
+  runtime.resource_planners.push_back(std::make_unique<NetworkPlanner>());
+  runtime.plugins.push_back({.name = "ncm",
+                             .summary = "cluster networks: ovn4nfv virtual and provider networks applied to a cluster "
+                                        "(emco cluster network apply)",
+                             .services = {"ncm"},
+                             .runs = true});
 }
 
 }  // namespace emco::plugins::ncm
