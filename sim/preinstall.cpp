@@ -1,10 +1,13 @@
 // Components a simulated cluster can start with (SimOptions::preinstall):
 // the objects their installers would have created, reduced to what clients
 // of the API see. Istio: the istio-system namespace and the CRDs of the
-// objects emco's traffic controller makes (networking.istio.io Gateway,
-// ServiceEntry, DestinationRule, VirtualService; security.istio.io
-// AuthorizationPolicy), each serving the API versions Istio 1.2x serves,
-// with schemas that keep every field (as Istio's do not prune).
+// objects emco's traffic controller and ca-certs make (networking.istio.io
+// Gateway, ServiceEntry, DestinationRule, VirtualService, ProxyConfig;
+// security.istio.io AuthorizationPolicy), each serving the API versions
+// Istio 1.2x serves. cert-manager: the cert-manager namespace and the CRDs
+// of cert-manager.io/v1 (the simulator's CA issuer signs CertificateRequests,
+// cert_manager.cpp). kncc: the CRD of KNCC's ConfigCtrl. Schemas keep every
+// field (as these projects' do not prune).
 
 #include "sim/cluster.hpp"
 
@@ -17,8 +20,15 @@ using nlohmann::json;
 
 namespace {
 
+struct CrdStyle {
+  std::string app;                      // metadata.labels.app
+  std::vector<std::string> categories;  // spec.names.categories
+  bool cluster_scoped = false;
+};
+
 json crd(const std::string& group, const std::string& kind, const std::string& plural,
-         const std::vector<std::string>& versions, const std::string& storage) {
+         const std::vector<std::string>& versions, const std::string& storage,
+         const CrdStyle& style = {"istio-pilot", {"istio-io"}, false}) {
   json vs = json::array();
   for (const auto& v : versions)
     vs.push_back({{"name", v},
@@ -33,27 +43,39 @@ json crd(const std::string& group, const std::string& kind, const std::string& p
                   {"subresources", {{"status", json::object()}}}});
   return {{"apiVersion", "apiextensions.k8s.io/v1"},
           {"kind", "CustomResourceDefinition"},
-          {"metadata", {{"name", plural + "." + group}, {"labels", {{"app", "istio-pilot"}}}}},
+          {"metadata", {{"name", plural + "." + group}, {"labels", {{"app", style.app}}}}},
           {"spec",
            {{"group", group},
-            {"scope", "Namespaced"},
+            {"scope", style.cluster_scoped ? "Cluster" : "Namespaced"},
             {"names",
              {{"kind", kind},
               {"plural", plural},
               {"singular", to_lower(kind)},
               {"listKind", kind + "List"},
-              {"categories", json::array({"istio-io"})}}},
+              {"categories", style.categories}}},
             {"versions", vs}}}};
 }
 
 }  // namespace
 
 const std::vector<std::string>& preinstall_components() {
-  static const std::vector<std::string> names = {"istio"};
+  static const std::vector<std::string> names = {"istio", "cert-manager", "kncc"};
   return names;
 }
 
 std::vector<json> preinstalled_objects(const std::string& component) {
+  if (component == "cert-manager") {
+    const std::string cm = "cert-manager.io";
+    const CrdStyle ns{"cert-manager", {"cert-manager"}, false}, cluster{"cert-manager", {"cert-manager"}, true};
+    return {{{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "cert-manager"}}}},
+            crd(cm, "CertificateRequest", "certificaterequests", {"v1"}, "v1", ns),
+            crd(cm, "Certificate", "certificates", {"v1"}, "v1", ns),
+            crd(cm, "Issuer", "issuers", {"v1"}, "v1", ns),
+            crd(cm, "ClusterIssuer", "clusterissuers", {"v1"}, "v1", cluster)};
+  }
+  if (component == "kncc")
+    return {crd("kncc.k8sappconfig.com.gitlab.com", "ConfigCtrl", "configctrls", {"v1alpha1"}, "v1alpha1",
+                {"kncc", {}, false})};
   if (component != "istio")
     fail(ErrorKind::invalid, "'" + component + "' is not a component the simulator can preinstall",
          "known components: " + join(preinstall_components(), ", "));
@@ -64,6 +86,7 @@ std::vector<json> preinstalled_objects(const std::string& component) {
           crd(net, "ServiceEntry", "serviceentries", networking, "v1alpha3"),
           crd(net, "DestinationRule", "destinationrules", networking, "v1alpha3"),
           crd(net, "VirtualService", "virtualservices", networking, "v1alpha3"),
+          crd(net, "ProxyConfig", "proxyconfigs", {"v1beta1"}, "v1beta1"),
           crd(sec, "AuthorizationPolicy", "authorizationpolicies", {"v1beta1", "v1"}, "v1beta1")};
 }
 

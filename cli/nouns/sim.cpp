@@ -100,7 +100,10 @@ std::vector<CommandSpec> sim_commands() {
                               "batch/v1beta1 CronJob up to 1.24, autoscaling/v2beta2 up to 1.25). Services get cluster\n"
                               "IPs, node ports (30000-32767) and, after --lb-delay-ms, load-balancer ingress IPs.\n"
                               "--preinstall istio starts every cluster with Istio's CRDs (Gateway, ServiceEntry,\n"
-                              "DestinationRule, VirtualService, AuthorizationPolicy) and the istio-system namespace.",
+                              "DestinationRule, VirtualService, ProxyConfig, AuthorizationPolicy) and the istio-system\n"
+                              "namespace; --preinstall cert-manager with cert-manager's CRDs and namespace, its CA issuer\n"
+                              "signing CertificateRequests with the CA in the issuer's Secret (tls.crt, tls.key);\n"
+                              "--preinstall kncc with KNCC's ConfigCtrl CRD.",
                .flags = [] {
                  std::vector<FlagSpec> f = {
                      {.name = "clusters", .value = "N", .help = "number of clusters", .default_value = "3"},
@@ -120,7 +123,7 @@ std::vector<CommandSpec> sim_commands() {
                       .default_value = "198.51.100.0/24"},
                      {.name = "preinstall", .value = "COMPONENT",
                       .help = "start every cluster with a component installed (its namespace and CRDs)",
-                      .repeatable = true, .choices = {"istio"}},
+                      .repeatable = true, .choices = {"istio", "cert-manager", "kncc"}},
                      {.name = "persist", .help = "keep cluster state in DIR across restarts"}};
                  for (auto& x : fault_flags()) f.push_back(x);
                  return f;

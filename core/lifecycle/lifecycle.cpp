@@ -6,6 +6,7 @@
 
 #include <thread>
 
+#include "core/store/credentials.hpp"
 #include "core/sync/queue.hpp"
 #include "core/util/error.hpp"
 #include "core/util/strings.hpp"
@@ -31,8 +32,6 @@ std::string current_state(const std::string& state_info) {
   return si["actions"].back().value("state", "");
 }
 
-namespace detail {
-
 std::string last_instance(const json& si) {
   if (!si.contains("actions") || si["actions"].empty()) return "";
   return si["actions"].back().value("instance", "");
@@ -41,6 +40,8 @@ std::string last_instance(const json& si) {
 void append_action(json& si, const std::string& state, const std::string& instance, int revision, Clock& clock) {
   si["actions"].push_back({{"state", state}, {"instance", instance}, {"time", clock.now_rfc3339()}, {"revision", revision}});
 }
+
+namespace detail {
 
 std::string lc_level(const store::Resource& lc) {
   auto data = json::parse(lc.data);
@@ -77,7 +78,6 @@ Delivered deliver(store::Store& st, const std::string& ctx, const std::string& g
   }
 }
 
-steady_clock::time_point deadline_of(const OperationOptions& o) { return steady_clock::now() + o.timeout; }
 
 void fill(OperationResult& out, const std::string& ctx, const Delivered& d) {
   out.context = ctx;
@@ -86,18 +86,6 @@ void fill(OperationResult& out, const std::string& ctx, const Delivered& d) {
   out.failures = d.failures;
 }
 
-// Contexts of `owner` with queued work and no live process on them: finish
-// them before a new operation builds on their state.
-void finish_queued(store::Store& st, const Key& owner, const OperationOptions& o, steady_clock::time_point deadline) {
-  auto owned = ac::list(st, owner);
-  for (const auto& id : sync::resumable(st)) {
-    if (std::find(owned.begin(), owned.end(), id) == owned.end()) continue;
-    auto d = deliver(st, id, "", o, deadline);
-    if (d.delivery == Delivery::pending)
-      fail(ErrorKind::pending, "earlier work on this resource is still queued (context " + id + ")",
-           "run 'emco sync' to finish it, then retry");
-  }
-}
 
 // A planner that fails or times out after the parent was delivered does not
 // undo it: the operation ends failed or pending with its message.
@@ -163,6 +151,26 @@ Delivered terminate_children(store::Store& st, const std::string& ctx, const Ope
 
 }  // namespace detail
 
+steady_clock::time_point deadline_of(const OperationOptions& o) { return steady_clock::now() + o.timeout; }
+
+// Contexts of `owner` with queued work and no live process on them: finish
+// them before a new operation builds on their state.
+void finish_queued(store::Store& st, const Key& owner, const OperationOptions& o, steady_clock::time_point deadline) {
+  auto owned = ac::list(st, owner);
+  for (const auto& id : sync::resumable(st)) {
+    if (std::find(owned.begin(), owned.end(), id) == owned.end()) continue;
+    auto d = detail::deliver(st, id, "", o, deadline);
+    if (d.delivery == Delivery::pending)
+      fail(ErrorKind::pending, "earlier work on this resource is still queued (context " + id + ")",
+           "run 'emco sync' to finish it, then retry");
+  }
+}
+
+void deliver_into(OperationResult& out, store::Store& st, const std::string& ctx, const std::string& goal,
+                  const OperationOptions& o, steady_clock::time_point deadline) {
+  detail::fill(out, ctx, detail::deliver(st, ctx, goal, o, deadline));
+}
+
 using namespace detail;
 
 void check_modify_allowed(const Kind& k, const store::Resource& existing) {
@@ -174,9 +182,34 @@ void check_modify_allowed(const Kind& k, const store::Resource& existing) {
          "change its intents instead and run 'emco dig update', or terminate and delete it first");
 }
 
+namespace {
+
+// A resource whose operations a plugin runs (OperationOwner): its contexts
+// must be at rest; they and the secrets kept under its key go with it.
+void before_owned_delete(store::Store& st, const Kind& k, const store::Resource& existing) {
+  auto contexts = ac::list(st, existing.key);
+  for (const auto& id : contexts) {
+    std::string status = ac::header(st, id).status;
+    bool at_rest = status == ac::status::terminated || status == ac::status::terminate_failed ||
+                   status == ac::status::instantiate_failed || status == ac::status::created;
+    if (!at_rest || sync::held_by_live_process(st, id))
+      fail(ErrorKind::conflict,
+           "cannot delete " + store::describe(k, existing.key) + ": its context " + id + " is " + status,
+           "terminate what it delivered first (a .../terminate anchor), or run 'emco sync' to finish queued work");
+  }
+  for (const auto& id : contexts)
+    if (ac::exists(st, id)) ac::remove(st, id);
+  store::remove_credentials(st, existing.key.str());
+}
+
+}  // namespace
+
 void before_delete(store::Store& st, const Kind& k, const store::Resource& existing) {
   const bool dig = k.id == "deploymentIntentGroup";
-  if (!dig && k.id != "logicalCloud") return;
+  if (!dig && k.id != "logicalCloud") {
+    if (k.lifecycle) before_owned_delete(st, k, existing);
+    return;
+  }
   const std::string noun = dig ? "dig" : "lc";
   std::string state = current_state(existing.state_info);
   // A DIG whose last state is Updated was migrated away (its contexts moved
@@ -470,6 +503,9 @@ OperationResult run(store::Store& st, const Kind& k, const Key& key, const std::
                     Clock& clock, const OperationOptions& options) {
   if (k.id == "deploymentIntentGroup") return dig_operation(st, k, key, op, body, clock, options);
   if (k.id == "logicalCloud") return lc_operation(st, k, key, op, body, clock, options);
+  if (options.runtime)
+    for (const auto& owner : options.runtime->operation_owners)
+      if (owner->owns(k)) return owner->run(st, k, key, op, body, clock, options);
   // Anchors upstream has (cluster network apply, CA certificate enrollment,
   // services) whose controllers emco does not have yet: named after the
   // stored-only plugin owning the kind or its children (ncm for a cluster's).
@@ -481,7 +517,7 @@ OperationResult run(store::Store& st, const Kind& k, const Key& key, const std::
     if (p) feature = " (" + p->name + ")";
   }
   fail(ErrorKind::unsupported, "'" + op + "' of a " + k.display + feature + " is not implemented in emco yet",
-       "deployment intent groups and logical clouds have lifecycle operations today");
+       "deployment intent groups, logical clouds and CA certificates have lifecycle operations today");
 }
 
 std::string run_operation(store::Store& st, const Kind& k, const Key& key, const std::string& op, const json& body,
