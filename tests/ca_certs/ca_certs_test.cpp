@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include <unistd.h>
@@ -401,4 +402,110 @@ TEST_CASE("cluster-provider certificates: enrollment, distribution, terminate on
                                       doc("cluster-providers/edge/ca-certs/cert1/clusters", "metadata: {name: group1}") +
                                       doc("cluster-providers/edge/ca-certs/cert1/clusters", "metadata: {name: group2}"));
   CHECK(appcontext::list(*w.st, resource::Key::parse(key)).empty());
+}
+
+TEST_CASE("logical-cloud certificates: ProxyConfigs per cloud namespace, update, terminate", "[ca_certs][sim]") {
+  World w;
+  const std::string key = "project=proj/caCertLc=cert1";
+  // Two clouds: blue references both edge clusters, green only the second.
+  std::string y = doc("projects", "metadata: {name: proj}");
+  for (const auto& [cloud, ns] : {std::pair{"blue", "ns-blue"}, {"green", "ns-green"}})
+    y += doc("projects/proj/logical-clouds",
+             std::string("metadata: {name: ") + cloud + "}\nspec: {level: \"1\", namespace: " + ns + ", user: {userName: u}}");
+  for (size_t i = 1; i < 3; ++i)
+    y += doc("projects/proj/logical-clouds/blue/cluster-references",
+             "metadata: {name: " + w.names[i] + "}\nspec: {clusterProvider: edge, cluster: " + w.names[i] + "}");
+  y += doc("projects/proj/logical-clouds/green/cluster-references",
+           "metadata: {name: " + w.names[2] + "}\nspec: {clusterProvider: edge, cluster: " + w.names[2] + "}");
+  y += doc("projects/proj/ca-certs", "metadata: {name: cert1}\n" + w.cert_spec(w.names[0]));
+  for (const char* cloud : {"blue", "green"}) {
+    y += doc("projects/proj/ca-certs/cert1/logical-clouds",
+             std::string("metadata: {name: ") + cloud + "-lc}\nspec: {logicalCloud: " + cloud + "}");
+    // A label-scoped group: every edge cluster labelled mesh.
+    y += doc(std::string("projects/proj/ca-certs/cert1/logical-clouds/") + cloud + "-lc/clusters",
+             "metadata: {name: meshed}\nspec: {clusterProvider: edge, scope: label, label: mesh}");
+  }
+  for (size_t i = 1; i < 3; ++i)
+    y += doc("cluster-providers/edge/clusters/" + w.names[i] + "/labels", "clusterLabel: mesh");
+  w.apply(y);
+  // The clouds' namespaces exist on the edge clusters (the clouds' own instantiate makes them).
+  for (size_t i = 1; i < 3; ++i) {
+    auto t = lifecycle::live_targets(*w.st, &plugins::builtin_runtime())("edge+" + w.names[i], "default");
+    for (const char* ns : {"ns-blue", "ns-green"})
+      t->apply(json{{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", ns}}}}.dump(), false);
+  }
+
+  auto e = w.op("caCertLc", key, "enrollment/instantiate");
+  REQUIRE(e.delivery == lifecycle::Delivery::done);
+  // One request per edge cluster, however many clouds share it.
+  CHECK(w.sim.list(w.names[0], "cert-manager.io/v1", "CertificateRequest").size() == 2);
+  auto d = w.op("caCertLc", key, "distribution/instantiate");
+  INFO(d.status << " " << (d.failures.empty() ? "" : d.failures.front()));
+  REQUIRE(d.delivery == lifecycle::Delivery::done);
+  auto proxy_configs = [&](size_t i) {
+    std::set<std::string> out;
+    for (const auto& pc : w.sim.list(w.names[i], "networking.istio.io/v1beta1", "ProxyConfig"))
+      out.insert(pc["metadata"].value("namespace", "") + "/" + pc["metadata"].value("name", ""));
+    return out;
+  };
+  const std::string b1 = d.context + "-cert1-edge-" + w.names[1], b2 = d.context + "-cert1-edge-" + w.names[2];
+  CHECK(proxy_configs(1) == std::set<std::string>{"ns-blue/" + b1 + "-ns-blue-pc"});
+  CHECK(proxy_configs(2) == std::set<std::string>{"ns-blue/" + b2 + "-ns-blue-pc", "ns-green/" + b2 + "-ns-green-pc"});
+  json kncc = w.sim.get(w.names[2], "kncc.k8sappconfig.com.gitlab.com/v1alpha1", "ConfigCtrl", "istio-system", b2 + "-kncc");
+  REQUIRE(kncc.is_object());
+  CHECK(kncc["spec"]["patch"].size() == 1);  // the signer comes from the ProxyConfigs
+  CHECK(verify_chain(data_of(w.sim.get(w.names[2], "v1", "Secret", "cert-manager", b2 + "-ca"), "tls.crt"), w.root.cert) == "");
+
+  // Distribution update: a new context replaces the objects on the clusters.
+  auto u = w.op("caCertLc", key, "distribution/update");
+  REQUIRE(u.delivery == lifecycle::Delivery::done);
+  CHECK(u.context != d.context);
+  CHECK(w.sim.get(w.names[1], "v1", "Secret", "cert-manager", b1 + "-ca").is_null());
+  CHECK(w.sim.get(w.names[1], "v1", "Secret", "cert-manager", u.context + "-cert1-edge-" + w.names[1] + "-ca").is_object());
+
+  // Enrollment update: new keys and requests, the old ones go once signed.
+  auto eu = w.op("caCertLc", key, "enrollment/update");
+  REQUIRE(eu.delivery == lifecycle::Delivery::done);
+  auto requests = w.sim.list(w.names[0], "cert-manager.io/v1", "CertificateRequest");
+  REQUIRE(requests.size() == 2);
+  for (const auto& cr : requests) CHECK(cr["metadata"]["name"].get<std::string>().rfind(eu.context + "-", 0) == 0);
+  auto names = store::credential_names(*w.st, resource::Key::parse(key).str());
+  REQUIRE(names.size() == 2);
+  for (const auto& n : names) CHECK(n.rfind(eu.context + "-", 0) == 0);
+
+  CHECK(w.op("caCertLc", key, "distribution/terminate").delivery == lifecycle::Delivery::done);
+  CHECK(w.op("caCertLc", key, "enrollment/terminate").delivery == lifecycle::Delivery::done);
+  for (size_t i = 1; i < 3; ++i) CHECK(proxy_configs(i).empty());
+  CHECK(w.sim.list(w.names[0], "cert-manager.io/v1", "CertificateRequest").empty());
+}
+
+TEST_CASE("bad certificate intents fail at plan time naming the document", "[ca_certs][sim]") {
+  World w;
+  const std::string key = "clusterProvider=edge/caCert=cert1";
+  w.apply(doc("cluster-providers/edge/ca-certs", "metadata: {name: cert1}\n" + w.cert_spec("nowhere")) +
+          doc("cluster-providers/edge/ca-certs/cert1/clusters",
+              "metadata: {name: group1}\nspec: {clusterProvider: edge, scope: name, cluster: " + w.names[1] + "}"));
+  CHECK_THROWS_WITH(w.op("caCertCp", key, "enrollment/instantiate"),
+                    Catch::Contains("provider CA certificate 'edge/cert1'") &&
+                        Catch::Contains("spec.issuingCluster names cluster 'issuers+nowhere', which is not registered"));
+  // Nothing was made.
+  CHECK(appcontext::list(*w.st, resource::Key::parse(key)).empty());
+  CHECK(w.sim.list(w.names[0], "cert-manager.io/v1", "CertificateRequest").empty());
+
+  w.apply(doc("cluster-providers/edge/ca-certs", "metadata: {name: cert1}\n" + w.cert_spec(w.names[0])) +
+          doc("cluster-providers/edge/ca-certs/cert1/clusters",
+              "metadata: {name: group2}\nspec: {clusterProvider: edge, scope: name, cluster: ghost}"));
+  CHECK_THROWS_WITH(w.op("caCertCp", key, "enrollment/instantiate"),
+                    Catch::Contains("CA certificate cluster group 'edge/cert1/group2'") &&
+                        Catch::Contains("cluster 'edge+ghost' is not registered"));
+  CHECK(appcontext::list(*w.st, resource::Key::parse(key)).empty());
+
+  // Through a batch file: the error carries the file and line of the operation document.
+  try {
+    w.apply(doc("cluster-providers/edge/ca-certs/cert1/enrollment/instantiate", ""));
+    FAIL("no error");
+  } catch (const Error& err) {
+    CHECK(std::string(err.what()).find("test.yaml:") != std::string::npos);
+    CHECK(std::string(err.what()).find("group2") != std::string::npos);
+  }
 }
