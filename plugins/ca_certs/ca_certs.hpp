@@ -110,6 +110,23 @@ std::string make_csr(const CaCert& c, const std::string& common_name, const std:
 // Upstream's common name: "<cert>-<provider>-<cluster>-ca[-<prefix>]".
 std::string common_name(const CaCert& c, const EdgeCluster& e);
 
+// One phase (enrollment or distribution) of a certificate as `emco cert
+// status` shows it: its state, its current context and each object's
+// deploy status there.
+struct PhaseStatus {
+  std::string phase;           // "enrollment", "distribution"
+  std::string state;           // "Created", "Instantiated", "Terminated", ...
+  std::string context;         // the last action's context ("" for none)
+  std::string context_status;  // that context's status ("" when it is gone)
+  struct Object {
+    std::string cluster, resource, status, message;
+  };
+  std::vector<Object> objects;
+  nlohmann::json actions = nlohmann::json::array();  // the phase's history
+};
+// Both phases of the certificate `key` of kind `k`; Error(not_found) when it does not exist.
+std::vector<PhaseStatus> status(store::Store& st, const resource::Kind& k, const resource::Key& key);
+
 // Adds the OperationOwner running the certificates' enrollment and
 // distribution operations (lifecycle.cpp; install() calls it).
 void install_lifecycle(lifecycle::Runtime& runtime);

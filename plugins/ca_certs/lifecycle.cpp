@@ -298,6 +298,34 @@ private:
 
 }  // namespace
 
+std::vector<PhaseStatus> status(store::Store& st, const Kind& k, const Key& key) {
+  json si = read_state(st, key, store::describe(k, key));
+  std::vector<PhaseStatus> out;
+  for (const char* phase : {"enrollment", "distribution"}) {
+    const json& ph = phase_of(si, phase);
+    PhaseStatus ps;
+    ps.phase = phase;
+    ps.state = state_of(ph);
+    ps.actions = ph["actions"];
+    ps.context = lc::last_instance(ph);
+    if (!ps.context.empty() && ac::exists(st, ps.context)) {
+      ac::AppContext c = ac::load(st, ps.context);
+      ps.context_status = c.status;
+      std::map<std::string, ac::ResourceState> recorded;
+      for (auto& r : ac::resource_states(st, c.status_id())) recorded[r.cluster + "\n" + r.resource] = r;
+      for (const auto& app : c.apps)
+        for (const auto& cl : app.clusters)
+          for (const auto& r : cl.resources) {
+            auto it = recorded.find(cl.name + "\n" + r.name);
+            ps.objects.push_back({cl.name, r.name, it == recorded.end() ? ac::resource_status::pending : it->second.status,
+                                  it == recorded.end() ? "" : it->second.message});
+          }
+    }
+    out.push_back(std::move(ps));
+  }
+  return out;
+}
+
 void install_lifecycle(lifecycle::Runtime& runtime) { runtime.operation_owners.push_back(std::make_unique<Owner>()); }
 
 }  // namespace emco::plugins::ca_certs
