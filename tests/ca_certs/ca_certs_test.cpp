@@ -509,3 +509,27 @@ TEST_CASE("bad certificate intents fail at plan time naming the document", "[ca_
     CHECK(std::string(err.what()).find("group2") != std::string::npos);
   }
 }
+
+TEST_CASE("an enrollment left queued is persisted and resumed like any context", "[ca_certs][sim]") {
+  World w;
+  const std::string key = "clusterProvider=edge/caCert=cert1";
+  w.apply(doc("cluster-providers/edge/ca-certs", "metadata: {name: cert1}\n" + w.cert_spec(w.names[0])) +
+          doc("cluster-providers/edge/ca-certs/cert1/clusters",
+              "metadata: {name: group1}\nspec: {clusterProvider: edge, scope: name, cluster: " + w.names[1] + "}"));
+  auto o = w.options();
+  o.wait = false;  // as --no-wait, or a process killed after the plan was stored
+  auto e = lifecycle::run(*w.st, resource::kind("caCertCp"), resource::Key::parse(key), "enrollment/instantiate",
+                          json::object(), system_clock(), o);
+  CHECK(e.delivery == lifecycle::Delivery::pending);
+  CHECK(w.sim.list(w.names[0], "cert-manager.io/v1", "CertificateRequest").empty());
+  CHECK(appcontext::header(*w.st, e.context).status != appcontext::status::instantiated);
+  // `emco sync` (lifecycle::resume) delivers the stored context.
+  auto resumed = lifecycle::resume(*w.st, w.options());
+  REQUIRE(resumed.size() == 1);
+  CHECK(resumed[0].context == e.context);
+  CHECK(resumed[0].delivery == lifecycle::Delivery::done);
+  CHECK(w.sim.list(w.names[0], "cert-manager.io/v1", "CertificateRequest").size() == 1);
+  auto d = w.op("caCertCp", key, "distribution/instantiate");
+  REQUIRE(d.delivery == lifecycle::Delivery::done);
+  CHECK(w.sim.list(w.names[1], "v1", "Secret", "cert-manager").size() == 1);
+}
