@@ -5,7 +5,8 @@
 # KNCC preinstalled), makes a root CA with openssl and gives it to the
 # issuing cluster's ClusterIssuer, then applies 01..04 with emco: the edge
 # clusters' Secrets must chain to the root (kubectl reads them, openssl
-# verifies); 05 terminates and the Secrets must be gone. Needs kubectl and
+# verifies); `emco delete -f` of 04 and 03 terminates (as emcoctl's delete
+# of an instantiate anchor does) and the objects must be gone. Needs kubectl and
 # openssl. Exits non-zero on the first check that fails.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -64,8 +65,10 @@ for edge in edge1 edge2; do
   kubectl --kubeconfig "$(kc $edge)" -n istio-system get configctrls.kncc.k8sappconfig.com.gitlab.com -o name | grep -q -- "-kncc"
 done
 
-say "emco apply -f 05-terminate.yaml"
-(cd "$here" && "$emco" apply -f 05-terminate.yaml -v "$work/values.yaml")
+for f in 04-distribution.yaml 03-enrollment.yaml; do
+  say "emco delete -f $f (terminate)"
+  (cd "$here" && "$emco" delete -f "$f" -v "$work/values.yaml")
+done
 for edge in edge1 edge2; do
   left="$(kubectl --kubeconfig "$(kc $edge)" -n cert-manager get secrets -o name | grep -c -- "-mesh-ca-" || true)"
   [ "$left" = 0 ] || { echo "$edge still has $left ca-certs secrets" >&2; exit 1; }
