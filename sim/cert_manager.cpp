@@ -2,7 +2,8 @@
 // CertificateRequest is approved, as cert-manager's default approver does)
 // and its CA issuer, which signs the request with the CA in the issuer's
 // secret. A request whose issuer or secret is missing stays Ready=False
-// (Pending) until it is written again; a signed one keeps its status.
+// (Pending) until an Issuer, ClusterIssuer or Secret is written, then it is
+// signed if it now can be; a signed one keeps its status.
 
 #include "core/util/base64.hpp"
 #include "core/util/go_duration.hpp"
@@ -79,6 +80,23 @@ void Cluster::issue_certificate_request(const json* old, json& obj) {
   obj["status"] = {{"conditions", {approved, condition("Ready", "True", "Issued", "Certificate fetched from issuer successfully", t)}},
                    {"certificate", base64_encode(cert)},
                    {"ca", base64_encode(ca_cert)}};
+}
+
+void Cluster::requeue_certificate_requests() {
+  const TypeInfo* crs = find_kind("cert-manager.io", "v1", "CertificateRequest");
+  if (!crs) return;
+  auto it = m_objects.find(crs->store_key());
+  if (it == m_objects.end()) return;
+  for (const auto& [key, cr] : it->second)
+    if (!cr.contains("/status/certificate"_json_pointer)) enqueue(*crs, key);
+}
+
+void Cluster::reconcile_certificate_request(const TypeInfo& info, const std::string& key) {
+  json* live = find(info, key);
+  if (!live || live->contains("/status/certificate"_json_pointer)) return;
+  json updated = *live;
+  issue_certificate_request(live, updated);
+  controller_write(info, key, std::move(updated), k8s::Scope::status);
 }
 
 }  // namespace emco::sim::detail

@@ -268,7 +268,7 @@ struct World {
     return o;
   }
 
-  World() : sim(sim_options()) {
+  explicit World(bool with_issuer = true) : sim(sim_options()) {
     sim.start();
     names = sim.cluster_names();
     dir = fs::temp_directory_path() / ("emco-cacerts-" + std::to_string(::getpid()) + "-" + std::to_string(std::rand()));
@@ -281,6 +281,10 @@ struct World {
     for (size_t i = 1; i < names.size(); ++i)
       y += doc("cluster-providers/edge/clusters", "metadata: {name: " + names[i] + "}\nfile: " + sim.kubeconfig_path(names[i]));
     apply(y);
+    if (with_issuer) install_issuer();
+  }
+  // The root's Secret and the ClusterIssuer using it, on the issuing cluster.
+  void install_issuer() {
     auto target = lifecycle::live_targets(*st, &plugins::builtin_runtime())("issuers+" + names[0], "default");
     target->apply(json{{"apiVersion", "v1"},
                        {"kind", "Secret"},
@@ -532,4 +536,24 @@ TEST_CASE("an enrollment left queued is persisted and resumed like any context",
   auto d = w.op("caCertCp", key, "distribution/instantiate");
   REQUIRE(d.delivery == lifecycle::Delivery::done);
   CHECK(w.sim.list(w.names[1], "v1", "Secret", "cert-manager").size() == 1);
+}
+
+TEST_CASE("enrollment waits for the issuer; requests made before it exists are signed once it does", "[ca_certs][sim]") {
+  World w(false);
+  const std::string key = "clusterProvider=edge/caCert=cert1";
+  w.apply(doc("cluster-providers/edge/ca-certs", "metadata: {name: cert1}\n" + w.cert_spec(w.names[0])) +
+          doc("cluster-providers/edge/ca-certs/cert1/clusters",
+              "metadata: {name: group1}\nspec: {clusterProvider: edge, scope: name, cluster: " + w.names[1] + "}"));
+  auto o = w.options();
+  o.timeout = 1s;
+  auto e = lifecycle::run(*w.st, resource::kind("caCertCp"), resource::Key::parse(key), "enrollment/instantiate",
+                          json::object(), system_clock(), o);
+  CHECK(e.delivery == lifecycle::Delivery::pending);
+  CHECK(e.status.find("waiting for issuers+" + w.names[0] + " to sign") != std::string::npos);
+  CHECK_THROWS_WITH(w.op("caCertCp", key, "distribution/instantiate"), Catch::Contains("enrollment is not ready"));
+  w.install_issuer();
+  auto d = w.op("caCertCp", key, "distribution/instantiate");
+  REQUIRE(d.delivery == lifecycle::Delivery::done);
+  json secret = w.sim.get(w.names[1], "v1", "Secret", "cert-manager", d.context + "-cert1-edge-" + w.names[1] + "-ca");
+  CHECK(verify_chain(data_of(secret, "tls.crt"), w.root.cert) == "");
 }

@@ -560,6 +560,18 @@ TEST_CASE("preinstall cert-manager and kncc: their namespace and CRDs, ClusterIs
   CHECK(got["status"]["conditions"][0]["type"] == "Approved");
   CHECK(got["status"]["conditions"][1]["reason"] == "Pending");
   CHECK_FALSE(got["status"].contains("certificate"));
+  // The issuer appears with a CA secret that does not parse: the request fails as cert-manager's would.
+  REQUIRE(c.apply("/api/v1/namespaces/cert-manager/secrets/bad-ca",
+                  {{"apiVersion", "v1"}, {"kind", "Secret"}, {"metadata", {{"name", "bad-ca"}, {"namespace", "cert-manager"}}},
+                   {"data", {{"tls.crt", "eA=="}, {"tls.key", "eA=="}}}})
+              .status == 201);
+  REQUIRE(c.apply("/apis/cert-manager.io/v1/clusterissuers/nope",
+                  {{"apiVersion", "cert-manager.io/v1"}, {"kind", "ClusterIssuer"}, {"metadata", {{"name", "nope"}}},
+                   {"spec", {{"ca", {{"secretName", "bad-ca"}}}}}})
+              .status == 201);
+  got = c.get(path).json();
+  CHECK(got["status"]["conditions"][1]["reason"] == "Failed");
+  CHECK(got["status"]["conditions"][1]["message"].get<std::string>().find("error decoding CA secret") != std::string::npos);
 }
 
 TEST_CASE("preinstall istio: every cluster starts with istio-system and Istio's CRDs") {
