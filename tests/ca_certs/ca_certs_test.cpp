@@ -538,7 +538,7 @@ TEST_CASE("an enrollment left queued is persisted and resumed like any context",
   CHECK(w.sim.list(w.names[1], "v1", "Secret", "cert-manager").size() == 1);
 }
 
-TEST_CASE("enrollment waits for the issuer; requests made before it exists are signed once it does", "[ca_certs][sim]") {
+TEST_CASE("enrollment waits for the issuer, and requests made before it exists are signed once it does", "[ca_certs][sim]") {
   World w(false);
   const std::string key = "clusterProvider=edge/caCert=cert1";
   w.apply(doc("cluster-providers/edge/ca-certs", "metadata: {name: cert1}\n" + w.cert_spec(w.names[0])) +
