@@ -22,6 +22,7 @@ const std::vector<NounSpec>& nouns() {
       {"app", "manage composite apps, apps (Helm charts), composite profiles and app profiles"},
       {"dig", "manage deployment intent groups, their intents and lifecycle"},
       {"lc", "manage logical clouds, cluster references, quotas and permissions"},
+      {"cert", "enroll and distribute CA certificates (ca-certs) and show their status"},
       {"controller", "register placement and action controllers"},
       {"sim", "run simulated Kubernetes clusters on this machine"},
       {"ctl", "run emcoctl commands (compatibility mode; also as 'emcoctl')"},
@@ -33,7 +34,7 @@ const std::vector<CommandSpec>& commands() {
   static const std::vector<CommandSpec> all = [] {
     std::vector<CommandSpec> v;
     for (auto section : {verb_commands, cluster_commands, project_commands, app_commands, dig_commands, lc_commands,
-                         controller_commands, sim_commands, ctl_commands})
+                         cert_commands, controller_commands, sim_commands, ctl_commands})
       for (auto& c : section()) v.push_back(std::move(c));
     return v;
   }();

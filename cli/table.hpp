@@ -110,6 +110,7 @@ std::vector<CommandSpec> project_commands();     // cli/nouns/project.cpp
 std::vector<CommandSpec> app_commands();         // cli/nouns/app.cpp
 std::vector<CommandSpec> dig_commands();         // cli/nouns/dig.cpp
 std::vector<CommandSpec> lc_commands();          // cli/nouns/lc.cpp
+std::vector<CommandSpec> cert_commands();        // cli/nouns/cert.cpp
 std::vector<CommandSpec> controller_commands();  // cli/nouns/controller.cpp
 std::vector<CommandSpec> sim_commands();         // cli/nouns/sim.cpp
 std::vector<CommandSpec> ctl_commands();         // cli/nouns/ctl.cpp: emcoctl compatibility

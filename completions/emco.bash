@@ -23,7 +23,7 @@ _emco() {
     --level) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return ;;
     --op-status) COMPREPLY=($(compgen -W "Deployed Ready" -- "$cur")); return ;;
     --output|-o) COMPREPLY=($(compgen -W "json name table text yaml" -- "$cur")); return ;;
-    --preinstall) COMPREPLY=($(compgen -W "istio ovn4nfv" -- "$cur")); return ;;
+    --preinstall) COMPREPLY=($(compgen -W "cert-manager istio kncc ovn4nfv" -- "$cur")); return ;;
     --status) COMPREPLY=($(compgen -W "deployed ready" -- "$cur")); return ;;
     --type) COMPREPLY=($(compgen -W "action cluster placement rsync" -- "$cur")); return ;;
   esac
@@ -35,12 +35,15 @@ _emco() {
 }
 _emco_children() {
   case "$1" in
-    "") echo "app apply cluster controller ctl delete dig get init lc project sim status sync template update version" ;;
+    "") echo "app apply cert cluster controller ctl delete dig get init lc project sim status sync template update version" ;;
     "app") echo "composite composite-profile create delete dependency get list profile update" ;;
     "app composite") echo "create delete get list update" ;;
     "app composite-profile") echo "create delete get list update" ;;
     "app dependency") echo "create delete get list update" ;;
     "app profile") echo "create delete get list update" ;;
+    "cert") echo "distribution enrollment status" ;;
+    "cert distribution") echo "instantiate terminate update" ;;
+    "cert enrollment") echo "instantiate terminate update" ;;
     "cluster") echo "check create delete get kv label list network provider sync-object update" ;;
     "cluster kv") echo "create delete get list update" ;;
     "cluster label") echo "add delete get list" ;;
@@ -90,6 +93,13 @@ _emco_flags() {
     "app profile update") echo "--app --profile --description --spec-file --output --workspace --help --quiet" ;;
     "app update") echo "--chart --description --spec-file --output --workspace --help --quiet" ;;
     "apply") echo "--filename --values --continue-on-error --output --workspace --help --quiet" ;;
+    "cert distribution instantiate") echo "--timeout --no-wait --parallel --output --project --workspace --help --quiet" ;;
+    "cert distribution terminate") echo "--timeout --no-wait --parallel --output --project --workspace --help --quiet" ;;
+    "cert distribution update") echo "--timeout --no-wait --parallel --output --project --workspace --help --quiet" ;;
+    "cert enrollment instantiate") echo "--timeout --no-wait --parallel --output --project --workspace --help --quiet" ;;
+    "cert enrollment terminate") echo "--timeout --no-wait --parallel --output --project --workspace --help --quiet" ;;
+    "cert enrollment update") echo "--timeout --no-wait --parallel --output --project --workspace --help --quiet" ;;
+    "cert status") echo "--output --project --workspace --help --quiet" ;;
     "cluster check") echo "--namespace --parallel --timeout-ms --output --workspace --help --quiet" ;;
     "cluster create") echo "--kubeconfig --gitops-type --gitops-reference-object --gitops-resource-object --description --spec-file --output --workspace --help --quiet" ;;
     "cluster delete") echo "--output --workspace --help --quiet" ;;

@@ -1377,6 +1377,13 @@ void Cluster::on_write(const TypeInfo& info, const json* old, json& obj) {
                 object_key("", meta.value("name", "")), ""});
     return;
   }
+  if (type.group == "cert-manager.io" && type.kind == "CertificateRequest") {
+    issue_certificate_request(old, obj);
+    return;
+  }
+  if ((type.group == "cert-manager.io" && (type.kind == "ClusterIssuer" || type.kind == "Issuer")) ||
+      (type.group.empty() && type.kind == "Secret"))
+    requeue_certificate_requests();
   if (type.group == "certificates.k8s.io" && type.kind == "CertificateSigningRequest") {
     if (!old) {
       obj["status"] = json::object();

@@ -181,6 +181,14 @@ private:
   nlohmann::json output(const TypeInfo& info, const std::string& version, const nlohmann::json& obj) const;
 
   void on_write(const TypeInfo& info, const nlohmann::json* old, nlohmann::json& obj);
+  // cert-manager's CA issuer (cert_manager.cpp): signs a CertificateRequest
+  // whose Issuer/ClusterIssuer has spec.ca.secretName naming a Secret with
+  // tls.crt and tls.key, filling status as cert-manager does.
+  void issue_certificate_request(const nlohmann::json* old, nlohmann::json& obj);
+  // A write of an Issuer, ClusterIssuer or Secret queues the requests still
+  // waiting for an issuer; reconciling one signs it when it now can.
+  void requeue_certificate_requests();
+  void reconcile_certificate_request(const TypeInfo& info, const std::string& key);
 
   // The controllers (controllers.cpp). Controller kinds: Deployment,
   // ReplicaSet, ReplicationController, StatefulSet, DaemonSet, Job.

@@ -275,6 +275,8 @@ void Cluster::settle() {
       reconcile_daemon_set(*info, key);
     else if (kind == "Job")
       reconcile_job(*info, key);
+    else if (kind == "CertificateRequest")
+      reconcile_certificate_request(*info, key);
     else
       reconcile_replica_set(*info, key);
   }

@@ -223,6 +223,62 @@ std::string CertAuthority::sign_request(const std::string& csr_pem, int days, st
   return cert_to_pem(cert.get());
 }
 
+std::string sign_with_ca(const std::string& csr_pem, const std::string& ca_cert_pem, const std::string& ca_key_pem,
+                         bool is_ca, long seconds, std::string& error) {
+  BioPtr cb(BIO_new_mem_buf(ca_cert_pem.data(), static_cast<int>(ca_cert_pem.size())));
+  BioPtr kb(BIO_new_mem_buf(ca_key_pem.data(), static_cast<int>(ca_key_pem.size())));
+  X509Ptr ca(PEM_read_bio_X509(cb.get(), nullptr, nullptr, nullptr));
+  KeyPtr ca_key(PEM_read_bio_PrivateKey(kb.get(), nullptr, nullptr, nullptr));
+  if (!ca || !ca_key || X509_check_private_key(ca.get(), ca_key.get()) != 1) {
+    ERR_clear_error();
+    error = "error decoding CA secret: the certificate and key do not parse or do not match";
+    return {};
+  }
+  BioPtr rb(BIO_new_mem_buf(csr_pem.data(), static_cast<int>(csr_pem.size())));
+  std::unique_ptr<X509_REQ, void (*)(X509_REQ*)> req(PEM_read_bio_X509_REQ(rb.get(), nullptr, nullptr, nullptr),
+                                                     X509_REQ_free);
+  if (!req) {
+    ERR_clear_error();
+    error = "failed to decode CSR in spec.request";
+    return {};
+  }
+  KeyPtr pub(X509_REQ_get_pubkey(req.get()));
+  if (!pub || X509_REQ_verify(req.get(), pub.get()) != 1) {
+    ERR_clear_error();
+    error = "the certificate request signature is invalid";
+    return {};
+  }
+  X509Ptr cert(X509_new());
+  X509_set_version(cert.get(), 2);
+  set_serial(cert.get());
+  X509_gmtime_adj(X509_getm_notBefore(cert.get()), 0);
+  X509_gmtime_adj(X509_getm_notAfter(cert.get()), seconds);
+  X509_set_subject_name(cert.get(), X509_REQ_get_subject_name(req.get()));
+  X509_set_issuer_name(cert.get(), X509_get_subject_name(ca.get()));
+  X509_set_pubkey(cert.get(), pub.get());
+  // The request's extensions (subject alternative names) carry over.
+  if (STACK_OF(X509_EXTENSION)* exts = X509_REQ_get_extensions(req.get())) {
+    for (int i = 0; i < sk_X509_EXTENSION_num(exts); ++i)
+      if (OBJ_obj2nid(X509_EXTENSION_get_object(sk_X509_EXTENSION_value(exts, i))) == NID_subject_alt_name)
+        X509_add_ext(cert.get(), sk_X509_EXTENSION_value(exts, i), -1);
+    sk_X509_EXTENSION_pop_free(exts, X509_EXTENSION_free);
+  }
+  if (is_ca) {
+    add_ext(cert.get(), ca.get(), NID_basic_constraints, "critical,CA:TRUE");
+    add_ext(cert.get(), ca.get(), NID_key_usage, "critical,digitalSignature,keyEncipherment,keyCertSign");
+  } else {
+    add_ext(cert.get(), ca.get(), NID_key_usage, "critical,digitalSignature,keyEncipherment");
+  }
+  add_ext(cert.get(), ca.get(), NID_subject_key_identifier, "hash");
+  add_ext(cert.get(), ca.get(), NID_authority_key_identifier, "keyid");
+  if (!X509_sign(cert.get(), ca_key.get(), EVP_sha256())) {
+    ERR_clear_error();
+    error = "signing failed";
+    return {};
+  }
+  return cert_to_pem(cert.get());
+}
+
 SSL_CTX* CertAuthority::server_context(const KeyPair& server) const {
   SSL_CTX* ctx = SSL_CTX_new(TLS_server_method());
   if (!ctx) ssl_fail("cannot create a TLS context");

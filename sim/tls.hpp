@@ -50,6 +50,15 @@ private:
   std::string m_cert_pem;
 };
 
+// Signs a PEM certificate request as cert-manager's CA issuer does with the
+// CA in `ca_cert_pem`/`ca_key_pem` (any key type): the request's subject and
+// SANs, valid for `seconds`, a CA certificate (basicConstraints CA:TRUE,
+// keyCertSign) when `is_ca`, else a leaf for digital signatures and key
+// encipherment; signed with SHA-256. Returns the PEM certificate, or "" with
+// `error` set when the request or the CA does not parse or verify.
+std::string sign_with_ca(const std::string& csr_pem, const std::string& ca_cert_pem, const std::string& ca_key_pem,
+                         bool is_ca, long seconds, std::string& error);
+
 // The identity in a certificate; empty common_name when there is none.
 CertIdentity identity_of_pem(const std::string& cert_pem);
 // The identity in the (already verified) peer certificate of a connection.

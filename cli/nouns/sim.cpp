@@ -100,9 +100,12 @@ std::vector<CommandSpec> sim_commands() {
                               "batch/v1beta1 CronJob up to 1.24, autoscaling/v2beta2 up to 1.25). Services get cluster\n"
                               "IPs, node ports (30000-32767) and, after --lb-delay-ms, load-balancer ingress IPs.\n"
                               "--preinstall istio starts every cluster with Istio's CRDs (Gateway, ServiceEntry,\n"
-                              "DestinationRule, VirtualService, AuthorizationPolicy) and the istio-system namespace;\n"
-                              "--preinstall ovn4nfv with the CRDs of the network controllers' objects (Nodus Network,\n"
-                              "ProviderNetwork, NetworkChaining; Multus NetworkAttachmentDefinition).",
+                              "DestinationRule, VirtualService, ProxyConfig, AuthorizationPolicy) and the istio-system\n"
+                              "namespace; --preinstall cert-manager with cert-manager's CRDs and namespace, its CA issuer\n"
+                              "signing CertificateRequests with the CA in the issuer's Secret (tls.crt, tls.key);\n"
+                              "--preinstall kncc with KNCC's ConfigCtrl CRD; --preinstall ovn4nfv with the CRDs of the\n"
+                              "network controllers' objects (Nodus Network, ProviderNetwork, NetworkChaining; Multus\n"
+                              "NetworkAttachmentDefinition).",
                .flags = [] {
                  std::vector<FlagSpec> f = {
                      {.name = "clusters", .value = "N", .help = "number of clusters", .default_value = "3"},
@@ -122,7 +125,7 @@ std::vector<CommandSpec> sim_commands() {
                       .default_value = "198.51.100.0/24"},
                      {.name = "preinstall", .value = "COMPONENT",
                       .help = "start every cluster with a component installed (its namespace and CRDs)",
-                      .repeatable = true, .choices = {"istio", "ovn4nfv"}},
+                      .repeatable = true, .choices = {"istio", "cert-manager", "kncc", "ovn4nfv"}},
                      {.name = "persist", .help = "keep cluster state in DIR across restarts"}};
                  for (auto& x : fault_flags()) f.push_back(x);
                  return f;

@@ -12,11 +12,6 @@
 
 namespace emco::lifecycle::detail {
 
-// The instance (context id) of the last stateInfo action, "" when none.
-std::string last_instance(const nlohmann::json& state_info);
-// Appends {state, instance, time, revision} to stateInfo.actions.
-void append_action(nlohmann::json& state_info, const std::string& state, const std::string& instance, int revision,
-                   Clock& clock);
 // A logical cloud's spec.level ("0" admin, "1" standard/privileged; "1" when unset).
 std::string lc_level(const store::Resource& lc);
 
@@ -42,13 +37,8 @@ Delivered with_children(store::Store& st, const std::string& parent, Clock& cloc
 // Terminates the children of `ctx` (an update or migrate replaced their parent).
 Delivered terminate_children(store::Store& st, const std::string& ctx, const OperationOptions& o,
                              std::chrono::steady_clock::time_point deadline);
-std::chrono::steady_clock::time_point deadline_of(const OperationOptions& o);
 // Copies a delivery's outcome into the operation result.
 void fill(OperationResult& out, const std::string& ctx, const Delivered& d);
-// Finishes contexts of `owner` with queued work and no live process on them
-// before a new operation builds on their state; Error(pending) when it cannot.
-void finish_queued(store::Store& st, const resource::Key& owner, const OperationOptions& o,
-                   std::chrono::steady_clock::time_point deadline);
 
 // The revision of the last Instantiated action of a DIG's stateInfo (0: none).
 int last_revision(const nlohmann::json& state_info);

@@ -8,6 +8,7 @@
 
 #include <thread>
 
+#include "core/store/credentials.hpp"
 #include "core/sync/queue.hpp"
 #include "core/util/error.hpp"
 #include "core/util/strings.hpp"
@@ -33,8 +34,6 @@ std::string current_state(const std::string& state_info) {
   return si["actions"].back().value("state", "");
 }
 
-namespace detail {
-
 std::string last_instance(const json& si) {
   if (!si.contains("actions") || si["actions"].empty()) return "";
   return si["actions"].back().value("instance", "");
@@ -43,6 +42,8 @@ std::string last_instance(const json& si) {
 void append_action(json& si, const std::string& state, const std::string& instance, int revision, Clock& clock) {
   si["actions"].push_back({{"state", state}, {"instance", instance}, {"time", clock.now_rfc3339()}, {"revision", revision}});
 }
+
+namespace detail {
 
 std::string lc_level(const store::Resource& lc) {
   auto data = json::parse(lc.data);
@@ -79,7 +80,6 @@ Delivered deliver(store::Store& st, const std::string& ctx, const std::string& g
   }
 }
 
-steady_clock::time_point deadline_of(const OperationOptions& o) { return steady_clock::now() + o.timeout; }
 
 void fill(OperationResult& out, const std::string& ctx, const Delivered& d) {
   out.context = ctx;
@@ -88,18 +88,6 @@ void fill(OperationResult& out, const std::string& ctx, const Delivered& d) {
   out.failures = d.failures;
 }
 
-// Contexts of `owner` with queued work and no live process on them: finish
-// them before a new operation builds on their state.
-void finish_queued(store::Store& st, const Key& owner, const OperationOptions& o, steady_clock::time_point deadline) {
-  auto owned = ac::list(st, owner);
-  for (const auto& id : sync::resumable(st)) {
-    if (std::find(owned.begin(), owned.end(), id) == owned.end()) continue;
-    auto d = deliver(st, id, "", o, deadline);
-    if (d.delivery == Delivery::pending)
-      fail(ErrorKind::pending, "earlier work on this resource is still queued (context " + id + ")",
-           "run 'emco sync' to finish it, then retry");
-  }
-}
 
 // A planner that fails or times out after the parent was delivered does not
 // undo it: the operation ends failed or pending with its message.
@@ -165,6 +153,26 @@ Delivered terminate_children(store::Store& st, const std::string& ctx, const Ope
 
 }  // namespace detail
 
+steady_clock::time_point deadline_of(const OperationOptions& o) { return steady_clock::now() + o.timeout; }
+
+// Contexts of `owner` with queued work and no live process on them: finish
+// them before a new operation builds on their state.
+void finish_queued(store::Store& st, const Key& owner, const OperationOptions& o, steady_clock::time_point deadline) {
+  auto owned = ac::list(st, owner);
+  for (const auto& id : sync::resumable(st)) {
+    if (std::find(owned.begin(), owned.end(), id) == owned.end()) continue;
+    auto d = detail::deliver(st, id, "", o, deadline);
+    if (d.delivery == Delivery::pending)
+      fail(ErrorKind::pending, "earlier work on this resource is still queued (context " + id + ")",
+           "run 'emco sync' to finish it, then retry");
+  }
+}
+
+void deliver_into(OperationResult& out, store::Store& st, const std::string& ctx, const std::string& goal,
+                  const OperationOptions& o, steady_clock::time_point deadline) {
+  detail::fill(out, ctx, detail::deliver(st, ctx, goal, o, deadline));
+}
+
 using namespace detail;
 
 void check_modify_allowed(const Kind& k, const store::Resource& existing) {
@@ -194,21 +202,39 @@ void check_inputs_changeable(const store::Store& st, const Runtime& runtime, con
   }
 }
 
+namespace {
+
+// A resource whose lifecycle a plugin runs (a ResourcePlanner's or an
+// OperationOwner's kind): what was applied for it must be off the clusters
+// and its contexts at rest; they and the secrets kept under its key go with it.
+void before_owned_delete(store::Store& st, const Kind& k, const store::Resource& existing) {
+  std::string state = current_state(existing.state_info);
+  if (frozen_state(state))
+    fail(ErrorKind::conflict,
+         "cannot delete " + store::describe(k, existing.key) + ": what was applied for it is still on the clusters (" +
+             state + ")",
+         "terminate it first (e.g. 'emco cluster network terminate', or a .../terminate anchor)");
+  auto contexts = ac::list(st, existing.key);
+  for (const auto& id : contexts) {
+    std::string status = ac::header(st, id).status;
+    bool at_rest = status == ac::status::terminated || status == ac::status::terminate_failed ||
+                   status == ac::status::instantiate_failed || status == ac::status::created;
+    if (!at_rest || sync::held_by_live_process(st, id))
+      fail(ErrorKind::conflict,
+           "cannot delete " + store::describe(k, existing.key) + ": its context " + id + " is " + status,
+           "terminate what it delivered first (a .../terminate anchor), or run 'emco sync' to finish queued work");
+  }
+  for (const auto& id : contexts)
+    if (ac::exists(st, id)) ac::remove(st, id);
+  store::remove_credentials(st, existing.key.str());
+}
+
+}  // namespace
+
 void before_delete(store::Store& st, const Kind& k, const store::Resource& existing) {
   const bool dig = k.id == "deploymentIntentGroup";
   if (!dig && k.id != "logicalCloud") {
-    if (!k.lifecycle) return;
-    // A resource whose plugin-owned context (a cluster's network intents) is on clusters.
-    std::string state = current_state(existing.state_info);
-    if (frozen_state(state))
-      fail(ErrorKind::conflict, "cannot delete " + store::describe(k, existing.key) + ": what was applied for it is still on the clusters (" + state + ")",
-           "terminate it first (e.g. 'emco cluster network terminate', or a .../terminate anchor)");
-    for (const auto& id : ac::list(st, existing.key))
-      if (sync::held_by_live_process(st, id))
-        fail(ErrorKind::conflict, "cannot delete " + store::describe(k, existing.key) + ": an emco process is still delivering for it",
-             "wait for it to finish");
-    for (const auto& id : ac::list(st, existing.key))
-      if (ac::exists(st, id)) ac::remove(st, id);
+    if (k.lifecycle) before_owned_delete(st, k, existing);
     return;
   }
   const std::string noun = dig ? "dig" : "lc";
@@ -508,6 +534,9 @@ OperationResult run(store::Store& st, const Kind& k, const Key& key, const std::
   if (options.runtime)
     if (const ResourcePlanner* p = resource_planner(*options.runtime, k.id))
       return owned_operation(st, k, key, op, *p, clock, options);
+  if (options.runtime)
+    for (const auto& owner : options.runtime->operation_owners)
+      if (owner->owns(k)) return owner->run(st, k, key, op, body, clock, options);
   // Anchors upstream has (cluster network apply, CA certificate enrollment,
   // services) whose controllers emco does not have yet: named after the
   // stored-only plugin owning the kind or its children (ncm for a cluster's).

@@ -34,6 +34,9 @@ void check_modify_allowed(const resource::Kind& k, const store::Resource& existi
 // Called inside the delete's write transaction, before the resource is
 // removed: throws Error(conflict) when its state forbids the delete, else
 // removes what the lifecycle keeps for it (its AppContexts, issued credentials).
+// Other lifecycle kinds (an OperationOwner's): refused while one of its
+// contexts is delivered or in progress, else its contexts and the
+// credentials stored under its key go.
 void before_delete(store::Store& st, const resource::Kind& k, const store::Resource& existing);
 // Throws Error(conflict) when resources of kind `k` are inputs of a
 // ResourcePlanner (runtime.hpp) and the resource owning `key` has their
@@ -86,6 +89,7 @@ struct OperationResult {
 // document body (rollback: {"spec":{"revision":n}}). Operations:
 //   DIG: approve, instantiate, terminate, stop, update, rollback
 //   logical cloud (admin level 0, standard/privileged level 1): instantiate, terminate, update, stop
+//   kinds of a runtime OperationOwner: what the owner runs (ca-certs: enrollment/..., distribution/...)
 // State checks, history records and AppContext creation happen in one write
 // transaction each; delivery then runs in this process (options.wait) or is
 // left queued for the next emco invocation / `emco sync`. Throws Error on a
@@ -99,6 +103,26 @@ OperationResult run(store::Store& st, const resource::Kind& k, const resource::K
 // pending after the default timeout Error(pending).
 std::string run_operation(store::Store& st, const resource::Kind& k, const resource::Key& key, const std::string& op,
                           const nlohmann::json& body, Clock& clock, const Runtime& runtime);
+
+// ---- for OperationOwners (runtime.hpp): the pieces the built-in lifecycles use ----
+
+// The instance (context id) of the last action of a stateInfo object, "" when none.
+std::string last_instance(const nlohmann::json& state_info);
+// Appends {state, instance, time, revision} to state_info["actions"].
+void append_action(nlohmann::json& state_info, const std::string& state, const std::string& instance, int revision,
+                   Clock& clock);
+// When an operation run with `o` stops waiting (now + o.timeout).
+std::chrono::steady_clock::time_point deadline_of(const OperationOptions& o);
+// Finishes contexts of `owner` with queued work and no live process on them
+// before a new operation builds on their state; Error(pending) when it cannot.
+void finish_queued(store::Store& st, const resource::Key& owner, const OperationOptions& o,
+                   std::chrono::steady_clock::time_point deadline);
+// Drives the saved and queued context `ctx` until its queue drains (waiting
+// for another process that holds it), `deadline` or an interrupt, and
+// records in `out` the context, how delivery ended, its status and failures.
+// `goal`: the context status that counts as done ("" = anything but *Failed).
+void deliver_into(OperationResult& out, store::Store& st, const std::string& ctx, const std::string& goal,
+                  const OperationOptions& o, std::chrono::steady_clock::time_point deadline);
 
 // Delivers every resumable context (queued work left by an interrupted
 // process), oldest first, with `options` (timeout applies to the whole call).

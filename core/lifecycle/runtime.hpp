@@ -20,10 +20,13 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "core/appcontext/appcontext.hpp"
 #include "core/plan/controllers.hpp"
 #include "core/resource/kinds.hpp"
 #include "core/sync/target.hpp"
+#include "core/util/clock.hpp"
 
 namespace emco::lifecycle {
 
@@ -167,6 +170,35 @@ public:
   virtual appcontext::AppContext plan(const store::Store& st, const resource::Key& key) const = 0;
 };
 
+struct OperationOptions;  // lifecycle.hpp
+struct OperationResult;   // lifecycle.hpp
+
+// Lifecycle operations a plugin runs on resources of its own kinds (ca-certs'
+// enrollment/... and distribution/... of a CA certificate): lifecycle::run
+// hands an operation anchor of a kind no core lifecycle handles to the first
+// owner that owns() the kind. The owner keeps the state in the resource's
+// stateInfo and makes AppContexts owned by the resource (appcontext::Owner =
+// the resource), saves and queues them and drives them with the toolkit in
+// lifecycle.hpp (finish_queued, deliver_into), so they are persisted,
+// resumed by `emco sync` and stopped like any context; deleting the resource
+// removes them (lifecycle::before_delete). For one apply/terminate/stop
+// lifecycle whose state machine core can run, a ResourcePlanner is the
+// simpler form; an owner is for operations of their own shape (ca-certs'
+// two phases, each waiting on the clusters' answers).
+class OperationOwner {
+public:
+  virtual ~OperationOwner() = default;
+  virtual std::string name() const = 0;  // for messages ("ca-certs")
+  // Whether this owner runs the operation anchors of kind `k`.
+  virtual bool owns(const resource::Kind& k) const = 0;
+  // Runs `op` (one of k.operations) on the resource `key`, as lifecycle::run
+  // documents: Error(not_found|conflict|invalid|failed) naming the document
+  // at fault, and then nothing changed; delivery ends as the result says.
+  virtual OperationResult run(store::Store& st, const resource::Kind& k, const resource::Key& key,
+                              const std::string& op, const nlohmann::json& body, Clock& clock,
+                              const OperationOptions& options) const = 0;
+};
+
 // One plugin, for help texts and for telling what emco runs from what it only stores.
 struct PluginInfo {
   std::string name;     // "gac", "dtc", "kube", ...
@@ -188,6 +220,7 @@ struct Runtime {
   std::vector<std::unique_ptr<ChildPlanner>> child_planners;  // asked in order after a DIG is delivered
   std::map<std::string, ResourceCheck> checks;                // by kind id
   std::vector<std::unique_ptr<ResourcePlanner>> resource_planners;  // at most one per kind
+  std::vector<std::unique_ptr<OperationOwner>> operation_owners;  // run the operations of their own kinds
   std::vector<PluginInfo> plugins;
 };
 

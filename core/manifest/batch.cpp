@@ -492,8 +492,12 @@ BatchResult run_batch(store::Store& st, Verb verb, const std::vector<File>& file
       return;
     }
     if (verb == Verb::remove) {
-      if (op == "instantiate" || op == "apply") op = "terminate";
-      else if (op == "approve" || op == "migrate" || op == "update" || op == "rollback" || op == "clone") {
+      // A phase's operations ("enrollment/instantiate") map as the plain ones do.
+      const auto slash = op.rfind('/');
+      const std::string phase = slash == std::string::npos ? "" : op.substr(0, slash + 1);
+      const std::string base = op.substr(phase.size());
+      if (base == "instantiate" || base == "apply") op = phase + "terminate";
+      else if (base == "approve" || base == "migrate" || base == "update" || base == "rollback" || base == "clone") {
         it.outcome = "skipped";
         result.items.push_back(it);
         return;

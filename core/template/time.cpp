@@ -8,6 +8,7 @@
 #include "core/template/funcs.hpp"
 #include "core/util/clock.hpp"
 #include "core/util/error.hpp"
+#include "core/util/go_duration.hpp"
 
 namespace emco::tmpl {
 
@@ -15,7 +16,7 @@ namespace {
 
 using Args = std::vector<Value>;
 
-constexpr std::int64_t k_ns = 1, k_us = 1000, k_ms = 1000000, k_s = 1000000000LL, k_min = 60 * k_s, k_hour = 60 * k_min;
+constexpr std::int64_t k_s = 1000000000LL, k_min = 60 * k_s, k_hour = 60 * k_min;
 
 struct Civil {
   int year, month, day, hour, min, sec, yday, wday;
@@ -231,83 +232,7 @@ std::string in_zone(const TimeObject& t, const std::string& zone, const std::str
   return z->format(layout);
 }
 
-// time.Duration.String()
-std::string duration_string(std::int64_t d) {
-  if (d == 0) return "0s";
-  bool neg = d < 0;
-  std::uint64_t u = neg ? static_cast<std::uint64_t>(-(d + 1)) + 1 : static_cast<std::uint64_t>(d);
-  std::string out;
-  if (u < static_cast<std::uint64_t>(k_s)) {
-    const char* unit;
-    std::uint64_t div;
-    if (u < static_cast<std::uint64_t>(k_us)) {
-      unit = "ns";
-      div = 1;
-    } else if (u < static_cast<std::uint64_t>(k_ms)) {
-      unit = "\xC2\xB5s";
-      div = static_cast<std::uint64_t>(k_us);
-    } else {
-      unit = "ms";
-      div = static_cast<std::uint64_t>(k_ms);
-    }
-    std::string whole = std::to_string(u / div);
-    std::string frac = div > 1 ? pad(static_cast<std::int64_t>(u % div), static_cast<int>(std::to_string(div).size() - 1)) : "";
-    while (!frac.empty() && frac.back() == '0') frac.pop_back();
-    out = whole + (frac.empty() ? "" : "." + frac) + unit;
-  } else {
-    std::uint64_t secs = u / static_cast<std::uint64_t>(k_s);
-    std::uint64_t ns = u % static_cast<std::uint64_t>(k_s);
-    std::string frac = pad(static_cast<std::int64_t>(ns), 9);
-    while (!frac.empty() && frac.back() == '0') frac.pop_back();
-    std::string s = std::to_string(secs % 60) + (frac.empty() ? "" : "." + frac) + "s";
-    std::uint64_t mins = secs / 60;
-    if (mins > 0) {
-      s = std::to_string(mins % 60) + "m" + s;
-      std::uint64_t hours = mins / 60;
-      if (hours > 0) s = std::to_string(hours) + "h" + s;
-    }
-    out = s;
-  }
-  return neg ? "-" + out : out;
-}
 
-// time.ParseDuration
-bool parse_duration(const std::string& in, std::int64_t& out) {
-  std::string s = in;
-  bool neg = false;
-  if (!s.empty() && (s[0] == '-' || s[0] == '+')) {
-    neg = s[0] == '-';
-    s = s.substr(1);
-  }
-  if (s == "0") {
-    out = 0;
-    return true;
-  }
-  if (s.empty()) return false;
-  long double total = 0;
-  size_t i = 0;
-  while (i < s.size()) {
-    size_t st = i;
-    while (i < s.size() && (std::isdigit(static_cast<unsigned char>(s[i])) || s[i] == '.')) ++i;
-    if (st == i) return false;
-    long double v = std::strtold(s.substr(st, i - st).c_str(), nullptr);
-    size_t us = i;
-    while (i < s.size() && !std::isdigit(static_cast<unsigned char>(s[i])) && s[i] != '.') ++i;
-    std::string unit = s.substr(us, i - us);
-    std::int64_t mult;
-    if (unit == "ns") mult = k_ns;
-    else if (unit == "us" || unit == "\xC2\xB5s" || unit == "\xCE\xBCs") mult = k_us;
-    else if (unit == "ms") mult = k_ms;
-    else if (unit == "s") mult = k_s;
-    else if (unit == "m") mult = k_min;
-    else if (unit == "h") mult = k_hour;
-    else return false;
-    total += v * static_cast<long double>(mult);
-  }
-  if (total > 9.2e18L) return false;
-  out = static_cast<std::int64_t>(neg ? -total : total);
-  return true;
-}
 
 Value time_value(std::shared_ptr<const TimeObject> t) { return Value(std::shared_ptr<const Object>(std::move(t))); }
 
@@ -412,7 +337,7 @@ void register_sprig_time(FuncMap& m) {
     return [must](Context& c, Args& a) -> Value {
       auto t = time_arg(c, a[1]);
       std::int64_t d = 0;
-      if (!parse_duration(a[0].as_string(), d)) {
+      if (!parse_go_duration(a[0].as_string(), d)) {
         if (must) func_fail("time: invalid duration " + go_quote(a[0].as_string()));
         return time_value(t);
       }
@@ -430,7 +355,7 @@ void register_sprig_time(FuncMap& m) {
                 auto n = now(c);
                 std::int64_t d = (n->sec() - t->sec()) * k_s + (n->nsec() - t->nsec());
                 std::int64_t r = (d >= 0 ? d + k_s / 2 : d - k_s / 2) / k_s * k_s;
-                return Value(duration_string(r));
+                return Value(go_duration_string(r));
               },
               "a"};
   m["duration"] = {[](Context&, Args& a) {
@@ -442,13 +367,13 @@ void register_sprig_time(FuncMap& m) {
                      } else if (a[0].is_int() && a[0].int_type() == IntType::int64) {
                        n = a[0].as_int();
                      }
-                     return Value(duration_string(n * k_s));
+                     return Value(go_duration_string(n * k_s));
                    },
                    "a"};
   m["durationRound"] = {[](Context& c, Args& a) {
                           std::int64_t d = 0;
                           if (a[0].is_string()) {
-                            if (!parse_duration(a[0].as_string(), d)) d = 0;
+                            if (!parse_go_duration(a[0].as_string(), d)) d = 0;
                           } else if (a[0].is_int() && a[0].int_type() == IntType::int64) {
                             d = a[0].as_int();
                           } else if (const TimeObject* t = as_time(a[0])) {

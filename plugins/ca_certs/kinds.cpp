@@ -1,5 +1,6 @@
-// The kinds of ca-certs, registered with the runtime.
+// The kinds of ca-certs and their lifecycle, registered with the runtime.
 
+#include "plugins/ca_certs/ca_certs.hpp"
 #include "plugins/ca_certs/plugin.hpp"
 
 namespace emco::plugins::ca_certs {
@@ -84,7 +85,8 @@ void install(lifecycle::Runtime& runtime) {
       {.name = "ca-certs",
        .summary = "CA certificate enrollment and distribution",
        .services = {"ca-certs"},
-       .runs = false});
+       .runs = true});
+  install_lifecycle(runtime);
 }
 
 }  // namespace emco::plugins::ca_certs

@@ -251,7 +251,8 @@ TEST_CASE("the list of features emco stores but cannot run is what really has no
   auto stored_only = emco::lifecycle::stored_only_features(rt);
   for (const auto& p : rt.plugins) {
     // Plugins with intent kinds: runs exactly when a controller of theirs is
-    // registered, or (ncm) a planner of the lifecycle of the resources its kinds hang under.
+    // registered, a planner of the lifecycle of the resources its kinds hang
+    // under (ncm), or an owner of their lifecycle operations (ca-certs).
     bool has_kinds = false;
     for (const auto& k : emco::resource::all_kinds())
       for (const auto& s : p.services) has_kinds = has_kinds || k.service == s;
@@ -265,6 +266,7 @@ TEST_CASE("the list of features emco stores but cannot run is what really has no
       for (const auto& input : planner->inputs())
         for (const auto& s : p.services)
           implemented = implemented || emco::resource::kind(input).service == s;
+    for (const auto& owner : rt.operation_owners) implemented = implemented || owner->name() == p.name;
     INFO("plugin " << p.name);
     CHECK(p.runs == implemented);
     CHECK((std::find(stored_only.begin(), stored_only.end(), p.name) != stored_only.end()) == !p.runs);
@@ -324,8 +326,10 @@ TEST_CASE("intents of a feature emco cannot run warn at apply, fail the plan wit
 TEST_CASE("lifecycle anchors emco does not implement exit 9 natively and 501 in emcoctl mode", "[compat][unsupported]") {
   Bench b;
   REQUIRE_RAN(b.apply("base.yaml", base_flow(b, false)), 0);
-  // ca-certs' enrollment: an upstream anchor without a controller in emco.
-  auto r = b.apply("apply.yaml", doc("cluster-providers/edge/ca-certs/c1/enrollment/instantiate"));
+  // A service's instantiate: an upstream anchor emco stores the resource of
+  // but does not run.
+  REQUIRE_RAN(b.apply("service.yaml", doc("projects/proj/services", "metadata:\n  name: s1\nspec:\n  digs: []")), 0);
+  auto r = b.apply("apply.yaml", doc("projects/proj/services/s1/instantiate"));
   REQUIRE_RAN(r, 9);
   CHECK(has(r.err, "apply.yaml:"));
   CHECK(has(r.err, "is not implemented in emco yet"));

@@ -554,6 +554,47 @@ TEST_CASE("emco sim node adds, labels and resizes Nodes of a running simulator, 
   CHECK(started["status"]["capacity"]["memory"] == "16393216Ki");  // the seeded capacity stays
 }
 
+TEST_CASE("preinstall cert-manager and kncc: their namespace and CRDs, ClusterIssuer cluster-scoped") {
+  SimOptions o = with_delay(0);
+  o.clusters = 1;
+  o.preinstall = {"cert-manager", "kncc"};
+  Fleet f(o);
+  Http c = f.client("cluster-1");
+  CHECK(c.get("/api/v1/namespaces/cert-manager").status == 200);
+  json crds = c.get("/apis/apiextensions.k8s.io/v1/customresourcedefinitions").json();
+  std::map<std::string, std::string> scopes;
+  for (const auto& crd : crds["items"]) scopes[crd["metadata"]["name"].get<std::string>()] = crd["spec"]["scope"].get<std::string>();
+  CHECK(scopes == std::map<std::string, std::string>{{"certificaterequests.cert-manager.io", "Namespaced"},
+                                                     {"certificates.cert-manager.io", "Namespaced"},
+                                                     {"clusterissuers.cert-manager.io", "Cluster"},
+                                                     {"configctrls.kncc.k8sappconfig.com.gitlab.com", "Namespaced"},
+                                                     {"issuers.cert-manager.io", "Namespaced"}});
+  // A request whose issuer does not exist stays Ready=False (Pending), approved.
+  json cr = {{"apiVersion", "cert-manager.io/v1"},
+             {"kind", "CertificateRequest"},
+             {"metadata", {{"name", "r1"}, {"namespace", "default"}}},
+             {"spec", {{"request", "eA=="}, {"issuerRef", {{"name", "nope"}, {"kind", "ClusterIssuer"}, {"group", "cert-manager.io"}}}}}};
+  const std::string path = "/apis/cert-manager.io/v1/namespaces/default/certificaterequests/r1";
+  REQUIRE(c.apply(path, cr).status == 201);
+  json got = c.get(path).json();
+  REQUIRE(got["status"]["conditions"].size() == 2);
+  CHECK(got["status"]["conditions"][0]["type"] == "Approved");
+  CHECK(got["status"]["conditions"][1]["reason"] == "Pending");
+  CHECK_FALSE(got["status"].contains("certificate"));
+  // The issuer appears with a CA secret that does not parse: the request fails as cert-manager's would.
+  REQUIRE(c.apply("/api/v1/namespaces/cert-manager/secrets/bad-ca",
+                  {{"apiVersion", "v1"}, {"kind", "Secret"}, {"metadata", {{"name", "bad-ca"}, {"namespace", "cert-manager"}}},
+                   {"data", {{"tls.crt", "eA=="}, {"tls.key", "eA=="}}}})
+              .status == 201);
+  REQUIRE(c.apply("/apis/cert-manager.io/v1/clusterissuers/nope",
+                  {{"apiVersion", "cert-manager.io/v1"}, {"kind", "ClusterIssuer"}, {"metadata", {{"name", "nope"}}},
+                   {"spec", {{"ca", {{"secretName", "bad-ca"}}}}}})
+              .status == 201);
+  got = c.get(path).json();
+  CHECK(got["status"]["conditions"][1]["reason"] == "Failed");
+  CHECK(got["status"]["conditions"][1]["message"].get<std::string>().find("error decoding CA secret") != std::string::npos);
+}
+
 TEST_CASE("preinstall istio: every cluster starts with istio-system and Istio's CRDs") {
   SimOptions o = with_delay(0);
   o.clusters = 2;
@@ -566,8 +607,8 @@ TEST_CASE("preinstall istio: every cluster starts with istio-system and Istio's 
     std::set<std::string> names;
     for (const auto& crd : crds["items"]) names.insert(crd["metadata"]["name"].get<std::string>());
     CHECK(names == std::set<std::string>{"authorizationpolicies.security.istio.io", "destinationrules.networking.istio.io",
-                                         "gateways.networking.istio.io", "serviceentries.networking.istio.io",
-                                         "virtualservices.networking.istio.io"});
+                                         "gateways.networking.istio.io", "proxyconfigs.networking.istio.io",
+                                         "serviceentries.networking.istio.io", "virtualservices.networking.istio.io"});
   }
   // What emco's traffic controller makes is accepted and kept as sent.
   Http c = f.client("cluster-1");
