@@ -38,21 +38,6 @@ int env_int(const char* name, int fallback) {
   return v && *v ? std::atoi(v) : fallback;
 }
 
-// The environment that preloads the fault shim in `mode` (count | kill).
-std::map<std::string, std::string> shim_env(const Fleet& f, const std::string& mode, long at) {
-  std::map<std::string, std::string> env = {{"EMCO_AUTO_RESUME", "0"},
-                                            {"LD_PRELOAD", EMCO_FAULT_SHIM},
-                                            {"EMCO_FAULT_MODE", mode},
-                                            {"EMCO_FAULT_AT", std::to_string(at)},
-                                            {"EMCO_FAULT_STEPS", (f.root() / "steps").string()}};
-#ifdef __SANITIZE_ADDRESS__
-  // The shim comes before the sanitizer runtime in the preload order.
-  const char* asan = std::getenv("ASAN_OPTIONS");
-  env["ASAN_OPTIONS"] = std::string(asan ? asan : "") + (asan && *asan ? ":" : "") + "verify_asan_link_order=0";
-#endif
-  return env;
-}
-
 const std::map<std::string, std::string> k_plain = {{"EMCO_AUTO_RESUME", "0"}};
 
 // Everything a clean run leaves outside the workspace.
@@ -74,12 +59,6 @@ std::string describe(const World& w) {
   }
   out += "cloud objects " + std::to_string(w.cloud.size()) + "; repository:\n" + w.git_tree;
   return out;
-}
-
-void run_ok(Fleet& f, const std::vector<std::string>& args) {
-  Exit e = f.emco(args, k_plain);
-  INFO("emco " << args.at(0) << " " << (args.size() > 1 ? args[1] : "") << ": " << e.out << e.err);
-  REQUIRE(e.code == 0);
 }
 
 // How many times a DIG's or a logical cloud's state changed (the operation
@@ -136,7 +115,7 @@ struct Operation {
 long crash_every_step(Fleet& f, const Operation& op, int stride) {
   op.prepare();
   fs::remove(f.root() / "steps");
-  Exit counted = f.emco(op.args, shim_env(f, "count", 0));
+  Exit counted = f.emco(op.args, f.fault_env("count", 0));
   INFO(op.name << " (counting run): " << counted.err);
   REQUIRE(counted.code == 0);
   long steps = 0;
@@ -151,14 +130,14 @@ long crash_every_step(Fleet& f, const Operation& op, int stride) {
     CAPTURE(op.name, at, steps);
     op.prepare();
     const size_t before = op.recorded();
-    Exit k = f.emco(op.args, shim_env(f, "kill", at));
+    Exit k = f.emco(op.args, f.fault_env("kill", at));
     INFO("killed run: " << k.err);
     // A run may take fewer steps than the counting run (a retry that was not
     // needed, a shorter read): then it ends normally.
     REQUIRE((k.code == 128 + 9 || k.code == 0));
     if (k.code == 128 + 9) ++killed;
-    run_ok(f, {"sync"});
-    if (op.recorded() == before) run_ok(f, op.args);  // killed before the operation was recorded
+    f.run_ok({"sync"});
+    if (op.recorded() == before) f.run_ok(op.args);  // killed before the operation was recorded
     World now = world(f);
     INFO("now:   " << describe(now) << "\nclean: " << describe(clean));
     REQUIRE(now == clean);
@@ -201,23 +180,23 @@ TEST_CASE("kill -9 at every step of every operation, kube and GitOps: emco sync 
   auto state = [&] { return f.state("dig1"); };
   auto running = [&] { return state() == "Instantiated" || state() == "Updated"; };
   auto to_a = [&] {
-    run_ok(f, {"apply", "-f", "placement-a.yaml"});
-    if (!running()) run_ok(f, {"dig", "instantiate", dig});
-    run_ok(f, {"dig", "update", dig});
+    f.run_ok({"apply", "-f", "placement-a.yaml"});
+    if (!running()) f.run_ok({"dig", "instantiate", dig});
+    f.run_ok({"dig", "update", dig});
   };
 
   // Every cluster, direct and GitOps, receives the DIG.
-  run_ok(f, {"dig", "instantiate", dig});
+  f.run_ok({"dig", "instantiate", dig});
   REQUIRE(f.git_tree() != "");
   REQUIRE(f.snapshot().at("c00").size() == 2);
-  run_ok(f, {"dig", "terminate", dig});
+  f.run_ok({"dig", "terminate", dig});
 
   long covered = 0;
   covered += crash_every_step(
       f,
       {"instantiate", {"dig", "instantiate", dig},
        [&] {
-         if (running()) run_ok(f, {"dig", "terminate", dig});
+         if (running()) f.run_ok({"dig", "terminate", dig});
        },
        [&] { return dig_actions(f, "dig1"); }, [&] { return dig_status(f); }},
       stride);
@@ -225,7 +204,7 @@ TEST_CASE("kill -9 at every step of every operation, kube and GitOps: emco sync 
       f,
       {"terminate", {"dig", "terminate", dig},
        [&] {
-         if (!running()) run_ok(f, {"dig", "instantiate", dig});
+         if (!running()) f.run_ok({"dig", "instantiate", dig});
        },
        [&] { return dig_actions(f, "dig1"); }, [&] { return terminated_status(f); }},
       stride);
@@ -234,7 +213,7 @@ TEST_CASE("kill -9 at every step of every operation, kube and GitOps: emco sync 
       {"update", {"dig", "update", dig},
        [&] {
          to_a();
-         run_ok(f, {"apply", "-f", "placement-b.yaml"});
+         f.run_ok({"apply", "-f", "placement-b.yaml"});
        },
        [&] { return dig_actions(f, "dig1"); }, [&] { return dig_status(f); }},
       stride);
@@ -261,7 +240,7 @@ TEST_CASE("kill -9 at every step of every operation, kube and GitOps: emco sync 
        [&] {
          Exit s = f.emco({"lc", "status", "proj/lc1", "-o", "json"}, k_plain);
          REQUIRE(s.code == 0);
-         if (json::parse(s.out).value("deployedStatus", "") == "Instantiated") run_ok(f, {"lc", "terminate", "proj/lc1"});
+         if (json::parse(s.out).value("deployedStatus", "") == "Instantiated") f.run_ok({"lc", "terminate", "proj/lc1"});
        },
        [&] { return cloud_actions(f, "lc1"); }, [&] { return cloud_status(f); }},
       stride);

@@ -24,27 +24,7 @@ using nlohmann::json;
 
 namespace {
 
-std::map<std::string, std::string> fault_env(const Fleet& f, const std::string& mode, long at, bool sticky) {
-  std::map<std::string, std::string> env = {{"EMCO_AUTO_RESUME", "0"},
-                                            {"LD_PRELOAD", EMCO_FAULT_SHIM},
-                                            {"EMCO_FAULT_MODE", mode},
-                                            {"EMCO_FAULT_AT", std::to_string(at)},
-                                            {"EMCO_FAULT_STICKY", sticky ? "1" : "0"},
-                                            {"EMCO_FAULT_STEPS", (f.root() / "steps").string()}};
-#ifdef __SANITIZE_ADDRESS__
-  const char* asan = std::getenv("ASAN_OPTIONS");
-  env["ASAN_OPTIONS"] = std::string(asan ? asan : "") + (asan && *asan ? ":" : "") + "verify_asan_link_order=0";
-#endif
-  return env;
-}
-
 const std::map<std::string, std::string> k_plain = {{"EMCO_AUTO_RESUME", "0"}};
-
-void run_ok(Fleet& f, const std::vector<std::string>& args) {
-  Exit e = f.emco(args, k_plain);
-  INFO("emco " << args.at(0) << " " << (args.size() > 1 ? args[1] : "") << ": " << e.out << e.err);
-  REQUIRE(e.code == 0);
-}
 
 bool mentions(const std::string& text, std::initializer_list<const char*> parts) {
   for (const char* p : parts)
@@ -110,7 +90,7 @@ Tally fault_every_write(Fleet& f, const Operation& op, const std::string& mode, 
   op.prepare();
   const Held start = held(f);
   fs::remove(f.root() / "steps");
-  Exit counted = f.emco(op.args, fault_env(f, mode, 0, sticky));
+  Exit counted = f.emco(op.args, f.fault_env(mode, 0, sticky));
   INFO(op.name << " (counting run): " << counted.err);
   REQUIRE(counted.code == 0);
   long steps = 0;
@@ -134,7 +114,7 @@ Tally fault_every_write(Fleet& f, const Operation& op, const std::string& mode, 
     op.prepare();
     const Held before = held(f);
     REQUIRE(before.extra == start.extra);
-    Exit e = f.emco(op.args, fault_env(f, mode, at, sticky));
+    Exit e = f.emco(op.args, f.fault_env(mode, at, sticky));
     INFO("faulted run: exit " << e.code << "\n" << e.err);
     // Reported, not crashed: an exit status of emco's, never a signal or an
     // internal error; a failure names what the disk said.
@@ -156,8 +136,8 @@ Tally fault_every_write(Fleet& f, const Operation& op, const std::string& mode, 
 
     // The fault is gone: emco sync finishes what was recorded, and what was
     // not is run again.
-    run_ok(f, {"sync"});
-    if (held(f) == before) run_ok(f, op.args);
+    f.run_ok({"sync"});
+    if (held(f) == before) f.run_ok(op.args);
     World w = world(f);
     REQUIRE(w.clusters == clean.clusters);
     REQUIRE(w.git_tree == clean.git_tree);
@@ -199,28 +179,28 @@ TEST_CASE("disk full and I/O errors at every write of apply, instantiate, update
     return s == "Instantiated" || s == "Updated";
   };
   auto to_a = [&] {
-    run_ok(f, {"apply", "-f", "placement-a.yaml"});
-    if (!running()) run_ok(f, {"dig", "instantiate", dig});
-    run_ok(f, {"dig", "update", dig});
+    f.run_ok({"apply", "-f", "placement-a.yaml"});
+    if (!running()) f.run_ok({"dig", "instantiate", dig});
+    f.run_ok({"dig", "update", dig});
   };
   const std::vector<Operation> ops = {
       {"apply", {"apply", "-f", "extra.yaml"},
        [&] {
          Exit g = f.emco({"get", "projects/extra"}, k_plain);
-         if (g.code == 0) run_ok(f, {"delete", "-f", "extra.yaml"});
+         if (g.code == 0) f.run_ok({"delete", "-f", "extra.yaml"});
        }},
       {"instantiate", {"dig", "instantiate", dig},
        [&] {
-         if (running()) run_ok(f, {"dig", "terminate", dig});
+         if (running()) f.run_ok({"dig", "terminate", dig});
        }},
       {"update", {"dig", "update", dig},
        [&] {
          to_a();
-         run_ok(f, {"apply", "-f", "placement-b.yaml"});
+         f.run_ok({"apply", "-f", "placement-b.yaml"});
        }},
       {"terminate", {"dig", "terminate", dig},
        [&] {
-         if (!running()) run_ok(f, {"dig", "instantiate", dig});
+         if (!running()) f.run_ok({"dig", "instantiate", dig});
        }},
   };
   long points = 0;
@@ -238,19 +218,19 @@ TEST_CASE("a read-only workspace: every command says so, exit 6, and nothing cha
   for (const auto& args : std::vector<std::vector<std::string>>{{"dig", "instantiate", dig},
                                                                 {"delete", "projects/proj/composite-apps/ca/v1/"
                                                                            "deployment-intent-groups/dig2"}}) {
-    Exit e = f.emco(args, fault_env(f, "erofs", 1, true));
+    Exit e = f.emco(args, f.fault_env("erofs", 1, true));
     INFO(e.err);
     REQUIRE(e.code == 6);
     REQUIRE(mentions(e.err, {"Read-only file system"}));
   }
   // Reading too: a WAL database cannot be opened without writing its -shm
   // file, and emco says why.
-  Exit get = f.emco({"dig", "status", dig, "-o", "json"}, fault_env(f, "erofs", 1, true));
+  Exit get = f.emco({"dig", "status", dig, "-o", "json"}, f.fault_env("erofs", 1, true));
   INFO(get.err);
   REQUIRE(get.code == 6);
   REQUIRE(mentions(get.err, {"Read-only file system"}));
   REQUIRE(f.integrity() == "ok");
   REQUIRE(f.status_line("dig1") == before);
   REQUIRE(f.state("dig2") == "Approved");
-  run_ok(f, {"dig", "instantiate", dig});
+  f.run_ok({"dig", "instantiate", dig});
 }

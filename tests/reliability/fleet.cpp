@@ -218,6 +218,27 @@ Exit Fleet::emco(const std::vector<std::string>& args, const std::map<std::strin
   return start(args, env).wait();
 }
 
+void Fleet::run_ok(const std::vector<std::string>& args) {
+  Exit e = emco(args, {{"EMCO_AUTO_RESUME", "0"}});
+  INFO("emco " << args.at(0) << " " << (args.size() > 1 ? args[1] : "") << ": " << e.out << e.err);
+  REQUIRE(e.code == 0);
+}
+
+std::map<std::string, std::string> Fleet::fault_env(const std::string& mode, long at, bool sticky) const {
+  std::map<std::string, std::string> env = {{"EMCO_AUTO_RESUME", "0"},
+                                            {"LD_PRELOAD", EMCO_FAULT_SHIM},
+                                            {"EMCO_FAULT_MODE", mode},
+                                            {"EMCO_FAULT_AT", std::to_string(at)},
+                                            {"EMCO_FAULT_STICKY", sticky ? "1" : "0"},
+                                            {"EMCO_FAULT_STEPS", (m_root / "steps").string()}};
+#ifdef __SANITIZE_ADDRESS__
+  // The shim comes before the sanitizer runtime in the preload order.
+  const char* asan = std::getenv("ASAN_OPTIONS");
+  env["ASAN_OPTIONS"] = std::string(asan ? asan : "") + (asan && *asan ? ":" : "") + "verify_asan_link_order=0";
+#endif
+  return env;
+}
+
 std::set<std::string> Fleet::held(const std::string& cluster) const {
   std::set<std::string> out;
   for (const auto& o : m_sim->list(cluster, "v1", "ConfigMap"))

@@ -82,6 +82,13 @@ public:
   Proc start(const std::vector<std::string>& args, const std::map<std::string, std::string>& env = {});
   // Runs it to the end.
   Exit emco(const std::vector<std::string>& args, const std::map<std::string, std::string>& env = {});
+  // Runs it to the end without a background resume, and REQUIREs exit 0.
+  void run_ok(const std::vector<std::string>& args);
+  // The environment of an emco run under the fault shim
+  // (tests/reliability/shim/fault_shim.cpp): `mode` count | kill | enospc |
+  // eio | erofs at step `at` (`sticky`: from then on), the number of steps
+  // written to <root>/steps; no background resume.
+  std::map<std::string, std::string> fault_env(const std::string& mode, long at, bool sticky = false) const;
 
   // The address of DIG `name` of ca/v1; a full address (with '/') is kept.
   static std::string dig(const std::string& name) {
