@@ -570,7 +570,10 @@ std::string run_operation(store::Store& st, const Kind& k, const Key& key, const
 std::vector<ResumeResult> resume(store::Store& st, const OperationOptions& options) {
   std::vector<ResumeResult> out;
   auto deadline = deadline_of(options);
-  for (const auto& id : sync::resumable(st)) {
+  // Every context with queued work, also one another live process holds:
+  // deliver() waits for that process (or for its lease to go stale) rather
+  // than reporting "nothing queued" while work is queued.
+  for (const auto& id : ac::active_contexts(st)) {
     auto d = deliver(st, id, "", options, deadline);
     out.push_back({id, d.delivery, d.status, d.failures});
     if (d.delivery == Delivery::pending) break;

@@ -124,9 +124,10 @@ void finish_queued(store::Store& st, const resource::Key& owner, const Operation
 void deliver_into(OperationResult& out, store::Store& st, const std::string& ctx, const std::string& goal,
                   const OperationOptions& o, std::chrono::steady_clock::time_point deadline);
 
-// Delivers every resumable context (queued work left by an interrupted
-// process), oldest first, with `options` (timeout applies to the whole call).
-// Returns the contexts driven and how each ended.
+// Delivers every context with queued work (left by an interrupted process,
+// or --no-wait), oldest first, with `options` (timeout applies to the whole
+// call); a context another live process is delivering is waited for, as
+// deliver_into does. Returns the contexts driven and how each ended.
 struct ResumeResult {
   std::string context;
   Delivery delivery = Delivery::none;
