@@ -6,7 +6,6 @@
 #include "cli/batch_output.hpp"
 #include "cli/table.hpp"
 #include "core/lifecycle/lifecycle.hpp"
-#include "core/status/status.hpp"
 #include "core/util/error.hpp"
 
 namespace emco::cli {
@@ -33,21 +32,7 @@ int run_anchor(Context& ctx, manifest::Verb verb, const std::string& text, Forma
         return 0;
       }
       case AnchorTarget::status: {
-        auto r = st.get(anchor.key);
-        if (!r) fail(ErrorKind::not_found, store::describe(*anchor.kind, anchor.key) + " does not exist");
-        if (anchor.kind->id == "deploymentIntentGroup") {
-          // EMCO's status query, with its parameters (?status=deployed&app=...).
-          auto q = status::parse_query(anchor.query);
-          json out = status::dig_status(st, anchor.key, q, q.ready() ? lifecycle::live_targets(st, &ctx.runtime()) : sync::TargetFactory{});
-          if (format == Format::yaml) print_yaml(ctx.out, out);
-          else print_json(ctx.out, out);
-          return 0;
-        }
-        json out = {{"name", r->key.parts.back().second}};
-        if (!r->state_info.empty()) {
-          out["states"] = json::parse(r->state_info);
-          out["deployedStatus"] = lifecycle::current_state(r->state_info);
-        }
+        json out = lifecycle::anchor_status(st, ctx.runtime(), anchor);
         if (format == Format::yaml) print_yaml(ctx.out, out);
         else print_json(ctx.out, out);
         return 0;

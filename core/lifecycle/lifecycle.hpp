@@ -142,6 +142,15 @@ std::vector<ResumeResult> resume(store::Store& st, const OperationOptions& optio
 // status reads live objects back with it, the planner's hpa Nodes.
 sync::TargetFactory live_targets(store::Store& st, const Runtime* runtime);
 
+// The answer to a status anchor (".../status", ".../enrollment/status") as
+// upstream's service gives it: a DIG's status (status::dig_status with the
+// anchor's query), an OperationOwner's own, a ResourcePlanner's context
+// (status::owned_status), else the resource's name, its stateInfo ("states")
+// and its current state ("deployedStatus"). Queries that read live objects
+// reach the clusters through `runtime`. Error(not_found) for a resource that
+// does not exist, Error(invalid) for a bad query.
+nlohmann::json anchor_status(store::Store& st, const Runtime& runtime, const resource::Anchor& anchor);
+
 // The TargetFactory delivering context `ctx`: each cluster through the first
 // of the runtime's delivery mechanisms that delivers it (GitOps, then direct
 // with the cluster's own kubeconfig), except that a deployment into a

@@ -197,6 +197,14 @@ public:
   virtual OperationResult run(store::Store& st, const resource::Kind& k, const resource::Key& key,
                               const std::string& op, const nlohmann::json& body, Clock& clock,
                               const OperationOptions& options) const = 0;
+  // The answer to the status anchor `what` ("status", "enrollment/status")
+  // of the resource `key` of kind `k`, with its query string `query` (EMCO's
+  // parameters): the body upstream's service sends. `live` reads objects
+  // back for `ready`. Error(not_found) for the resource or an anchor it does
+  // not answer, Error(invalid) for a bad query.
+  virtual nlohmann::json status(store::Store& st, const resource::Kind& k, const resource::Key& key,
+                                const std::string& what, const std::string& query,
+                                const sync::TargetFactory& live) const = 0;
 };
 
 // One plugin, for help texts and for telling what emco runs from what it only stores.

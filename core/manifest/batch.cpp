@@ -482,7 +482,20 @@ BatchResult run_batch(store::Store& st, Verb verb, const std::vector<File>& file
     it.kind = d.anchor.kind->id;
     it.name = d.anchor.key.parts.empty() ? "" : d.anchor.key.parts.back().second;
     if (d.anchor.target == AnchorTarget::status) {
-      it.outcome = "skipped";
+      // emcoctl get -f GETs a status anchor like any other; the other verbs
+      // have nothing to do with it.
+      if (verb == Verb::get) {
+        if (!opts.runtime) fail(ErrorKind::internal, "status anchors need the runtime");
+        try {
+          it.object = lifecycle::anchor_status(st, *opts.runtime, d.anchor).dump();
+        } catch (const Error& e) {
+          throw e.with_context(d.where());
+        }
+        it.anchor = d.anchor_text;
+        it.outcome = "found";
+      } else {
+        it.outcome = "skipped";
+      }
       result.items.push_back(it);
       return;
     }

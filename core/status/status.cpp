@@ -193,16 +193,10 @@ json deployed_counts(store::Store& st, const std::string& ctx, const std::string
   return out;
 }
 
-namespace {
-
-// The status of the context a lifecycle resource (DIG, cluster network
-// intents) last recorded in its stateInfo: `out` holds the resource's own
-// fields, `extra` fields added except for the list queries (apps, clusters,
-// resources).
-json context_status(store::Store& st, const resource::Kind& k, const store::Resource& r, const Query& q,
-                    const sync::TargetFactory& live, json out, const json& extra) {
-  const resource::Key& dig = r.key;
-  json si = r.state_info.empty() ? json::object() : json::parse(r.state_info);
+json history_status(store::Store& st, const resource::Kind& k, const resource::Key& dig, const std::string& state_info,
+                    const Query& q, const sync::TargetFactory& live, json out, const json& extra) {
+  validate(q);
+  json si = state_info.empty() ? json::object() : json::parse(state_info);
   json actions = si.value("actions", json::array());
   const bool dep = q.deprecated_names();
   const bool ready = q.ready();
@@ -397,10 +391,7 @@ json context_status(store::Store& st, const resource::Kind& k, const store::Reso
   return out;
 }
 
-}  // namespace
-
 json dig_status(store::Store& st, const resource::Key& dig, const Query& q, const sync::TargetFactory& live) {
-  validate(q);
   const auto& k = resource::kind("deploymentIntentGroup");
   auto r = st.get(dig);
   if (!r) fail(ErrorKind::not_found, store::describe(k, dig) + " does not exist");
@@ -413,17 +404,16 @@ json dig_status(store::Store& st, const resource::Key& dig, const Query& q, cons
   out["compositeProfile"] = spec.value("compositeProfile", "");
   out["name"] = dig.parts.back().second;
   json extra = {{"digId", spec.value("id", data.value("metadata", json::object()).value("id", ""))}};
-  return context_status(st, k, *r, q, live, std::move(out), extra);
+  return history_status(st, k, dig, r->state_info, q, live, std::move(out), extra);
 }
 
 json owned_status(store::Store& st, const resource::Kind& k, const resource::Key& key, const Query& q,
                   const sync::TargetFactory& live) {
-  validate(q);
   auto r = st.get(key);
   if (!r) fail(ErrorKind::not_found, store::describe(k, key) + " does not exist");
   std::string name;
   for (const auto& [element, value] : key.parts) name += (name.empty() ? "" : "+") + value;
-  return context_status(st, k, *r, q, live, {{"name", name}}, json::object());
+  return history_status(st, k, key, r->state_info, q, live, {{"name", name}}, json::object());
 }
 
 json workspace_status(store::Store& st) {

@@ -45,6 +45,20 @@ void validate(const Query& q);
 nlohmann::json dig_status(store::Store& st, const resource::Key& dig, const Query& q,
                           const sync::TargetFactory& live = {});
 
+// The status of the context recorded last in `state_info` (a stateInfo JSON
+// text: "statusctxid" and "actions", "" for none) of the resource `key` of
+// kind `k` (named in errors; its contexts are the ones it owns): `out` holds
+// the caller's own fields, then "states" (the stateInfo) and the context's
+// fields (deployedStatus, deployedCounts, readyStatus/readyCounts for
+// `ready`, apps → clusters → resources), filtered and at the output level of
+// `q`; `extra` fields are added except for the list queries (apps, clusters,
+// resources). For resources that keep one history per phase (ca-certs'
+// enrollment and distribution) the caller passes the phase's. Throws
+// Error(invalid) for a bad query, Error(not_found) for an unknown instance or
+// app filter.
+nlohmann::json history_status(store::Store& st, const resource::Kind& k, const resource::Key& key,
+                              const std::string& state_info, const Query& q, const sync::TargetFactory& live,
+                              nlohmann::json out, const nlohmann::json& extra);
 // The status of the context a plugin-owned lifecycle resource applied
 // (lifecycle::ResourcePlanner; a cluster's network intents, upstream's
 // ClusterStatusResult): "name" ("<provider>+<cluster>"), "states" (its

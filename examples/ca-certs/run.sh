@@ -6,7 +6,7 @@
 # issuing cluster's ClusterIssuer, then applies 01..04 with emco: the edge
 # clusters' Secrets must chain to the root (kubectl reads them, openssl
 # verifies); `emco delete -f` of 04 and 03 terminates (as emcoctl's delete
-# of an instantiate anchor does) and the objects must be gone. Needs kubectl and
+# of an instantiate anchor does) and the objects must be gone. Needs kubectl, jq and
 # openssl. Exits non-zero on the first check that fails.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -52,6 +52,9 @@ for f in 01-clusters.yaml 02-cert.yaml 03-enrollment.yaml 04-distribution.yaml; 
   (cd "$here" && "$emco" apply -f "$f" -v "$work/values.yaml")
 done
 "$emco" cert status edge/mesh-ca
+say "the distribution's status through its anchor, as emcoctl reads it"
+ready="$("$emco" get cluster-providers/edge/ca-certs/mesh-ca/distribution/status -o json | jq -r .readyStatus)"
+[ "$ready" = Ready ] || { echo "distribution/status: readyStatus is '$ready', expected Ready" >&2; exit 1; }
 
 for edge in edge1 edge2; do
   say "$edge: the distributed intermediate CA chains to the root"

@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "core/lifecycle/lifecycle.hpp"
+#include "core/status/status.hpp"
 #include "core/store/credentials.hpp"
 #include "core/sync/queue.hpp"
 #include "core/util/error.hpp"
@@ -170,6 +171,32 @@ public:
            "CA certificates support enrollment/{instantiate,update,terminate} and distribution/{instantiate,update,terminate}");
     if (verb == "terminate") return terminate(st, k, key, phase, clock, o);
     return deliver_new(st, k, key, phase, verb == "update", clock, o);
+  }
+
+  // Upstream's CaCertStatus: the owner ("clusterProvider" or "project"), the
+  // phase's stateInfo as "states", and the status of its context with the
+  // one app's clusters lifted to "clusters". Like upstream's ca-certs
+  // service, the query defaults to status=ready (the DIG's default is the
+  // deprecated rsync names) and the list queries (apps, clusters,
+  // resources) are not answered.
+  json status(store::Store& st, const Kind& k, const Key& key, const std::string& what, const std::string& query,
+              const sync::TargetFactory& live) const override {
+    const std::string phase = what.substr(0, what.find('/'));
+    if ((phase != "enrollment" && phase != "distribution") || what != phase + "/status")
+      fail(ErrorKind::not_found, "'" + what + "' is not a status of a " + k.display,
+           "CA certificates answer enrollment/status and distribution/status");
+    status::Query q = status::parse_query(query);
+    if (q.status.empty() && q.type.empty()) q.status = "ready";
+    q.list_apps = q.list_clusters = q.list_resources = false;
+    json si = read_state(st, key, store::describe(k, key));
+    const std::string owner = k.id == "caCertCp" ? "clusterProvider" : "project";
+    json out = {{owner, key.parts.front().second}};
+    out = status::history_status(st, k, key, phase_of(si, phase).dump(), q, live, std::move(out), json::object());
+    if (out.contains("apps")) {
+      if (!out["apps"].empty()) out["clusters"] = out["apps"][0]["clusters"];
+      out.erase("apps");
+    }
+    return out;
   }
 
 private:

@@ -389,6 +389,36 @@ TEST_CASE("cluster-provider certificates: enrollment, distribution, terminate on
     REQUIRE(kncc["spec"]["patch"].size() == 2);
     CHECK(kncc["spec"]["patch"][1]["value"] == base + "-issuer");
   }
+  // Both phases' status through the anchors, in upstream's CaCertStatus
+  // shape (emcoctl get -f of a status anchor; ready is the default query).
+  auto got = w.batch(manifest::Verb::get, doc("cluster-providers/edge/ca-certs/cert1/enrollment/status", "") +
+                                              "---\nversion: emco/v2\nresourceContext:\n  anchor: cluster-providers/edge/ca-certs/cert1/distribution/status?status=deployed\n");
+  REQUIRE(got.items.size() == 2);
+  json es = json::parse(got.items[0].object), ds = json::parse(got.items[1].object);
+  CHECK(got.items[0].outcome == "found");
+  CHECK(got.items[1].anchor == "cluster-providers/edge/ca-certs/cert1/distribution/status?status=deployed");
+  CHECK(es["clusterProvider"] == "edge");
+  CHECK(!es.contains("name"));
+  CHECK(!es.contains("apps"));
+  CHECK(es["states"]["actions"].back()["state"] == "Instantiated");
+  CHECK(es["states"]["actions"].back()["instance"] == e.context);
+  CHECK(es["deployedStatus"] == "Instantiated");
+  CHECK(es["readyStatus"] == "Ready");
+  CHECK(es["readyCounts"] == json{{"Ready", 2}});
+  REQUIRE(es["clusters"].size() == 1);  // the issuing cluster holds both requests
+  CHECK(es["clusters"][0]["cluster"] == w.names[0]);
+  CHECK(es["clusters"][0]["resources"].size() == 2);
+  CHECK(ds["states"]["actions"].back()["instance"] == d.context);
+  CHECK(ds["deployedCounts"] == json{{"Applied", 6}});  // Secret, ClusterIssuer, ConfigCtrl on two clusters
+  CHECK(!ds.contains("readyCounts"));
+  CHECK(ds["clusters"].size() == 2);
+  // Unknown status anchors and queries fail naming them.
+  CHECK_THROWS_WITH(lifecycle::anchor_status(*w.st, plugins::builtin_runtime(),
+                                             resource::parse_anchor("cluster-providers/edge/ca-certs/cert1/status")),
+                    Catch::Contains("'status' is not a status of a provider CA certificate"));
+  CHECK_THROWS_WITH(w.batch(manifest::Verb::get, "---\nversion: emco/v2\nresourceContext:\n  anchor: cluster-providers/edge/ca-certs/cert1/enrollment/status?status=x\n"),
+                    Catch::Contains("test.yaml"));
+
   // Deleting the certificate is refused while what it delivered is on clusters.
   const std::string cert_doc = doc("cluster-providers/edge/ca-certs", "metadata: {name: cert1}");
   CHECK_THROWS_WITH(w.batch(manifest::Verb::remove, cert_doc), Catch::Contains("is Instantiated"));
@@ -458,6 +488,11 @@ TEST_CASE("logical-cloud certificates: ProxyConfigs per cloud namespace, update,
   json kncc = w.sim.get(w.names[2], "kncc.k8sappconfig.com.gitlab.com/v1alpha1", "ConfigCtrl", "istio-system", b2 + "-kncc");
   REQUIRE(kncc.is_object());
   CHECK(kncc["spec"]["patch"].size() == 1);  // the signer comes from the ProxyConfigs
+  json ds = lifecycle::anchor_status(*w.st, plugins::builtin_runtime(),
+                                     resource::parse_anchor("projects/proj/ca-certs/cert1/distribution/status?status=deployed"));
+  CHECK(ds["project"] == "proj");
+  CHECK(ds["deployedStatus"] == "Instantiated");
+  CHECK(ds["clusters"].size() == 2);
   CHECK(verify_chain(data_of(w.sim.get(w.names[2], "v1", "Secret", "cert-manager", b2 + "-ca"), "tls.crt"), w.root.cert) == "");
 
   // Distribution update: a new context replaces the objects on the clusters.

@@ -365,6 +365,12 @@ TEST_CASE("upstream's status scripts poll emcoctl get .../status with sed and jq
   };
   CHECK(status_of("projects/proj/logical-clouds/lc0/status") == "Instantiated\n");
   CHECK(status_of(dig + "/status?status=deployed") == "Instantiated\n");
+  // emcoctl get -f GETs a status anchor in a file like any other anchor.
+  b.write("status.yaml", "---\nversion: emco/v2\nresourceContext:\n  anchor: " + dig + "/status?status=deployed\n");
+  auto got = b.emcoctl("get -f status.yaml");
+  REQUIRE_RAN(got, 0);
+  CHECK(has(got.out, "GET  --> URL: http://localhost:9015/v2/" + dig + "/status?status=deployed\nResponse Code: 200\n"));
+  CHECK(b.run("", emcoctl + " get -f status.yaml | sed -z 's/.*Response://' | jq -r .deployedStatus").out == "Instantiated\n");
   // delete.sh: the same files deleted in reverse, the DIG terminated first.
   auto deleted = b.emcoctl("delete -f deploy.yaml");
   REQUIRE_RAN(deleted, 0);
