@@ -12,6 +12,7 @@
 #include "plugins/ncm/plugin.hpp"
 #include "plugins/ovnaction/plugin.hpp"
 #include "plugins/sfc/plugin.hpp"
+#include "plugins/tac/plugin.hpp"
 #include "plugins/targets/gitops/plugin.hpp"
 #include "plugins/targets/kube/plugin.hpp"
 
@@ -33,6 +34,7 @@ lifecycle::Runtime build() {
   sfc::install(rt);
   ncm::install(rt);
   ca_certs::install(rt);
+  tac::install(rt);
   resource::install_kinds(rt.kinds);
   return rt;
 }
