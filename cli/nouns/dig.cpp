@@ -82,6 +82,9 @@ int history_cmd(Context& ctx, const Invocation& inv) {
   auto r = ctx.store().get(key);
   if (!r) fail(ErrorKind::not_found, store::describe(k, key) + " does not exist");
   json si = r->state_info.empty() ? json::object() : json::parse(r->state_info);
+  // The hooks of the current deployment's operations (tac, exec hooks).
+  json hooks = lifecycle::dig_hook_log(ctx.store(), key);
+  if (!hooks.empty()) si["hooks"] = hooks;
   Format f = parse_format(inv.get("output", "table"));
   if (f == Format::json || f == Format::yaml) {
     if (f == Format::json) print_json(ctx.out, si);
@@ -93,6 +96,12 @@ int history_cmd(Context& ctx, const Invocation& inv) {
     rows.push_back({a.value("state", ""), a.value("instance", ""), std::to_string(a.value("revision", 0)), a.value("time", "")});
   print_table(ctx.out, {"STATE", "INSTANCE", "REVISION", "TIME"}, rows);
   if (!si.value("statusctxid", "").empty()) ctx.out << "status context: " << si["statusctxid"].get<std::string>() << "\n";
+  for (const auto& op : hooks) {
+    ctx.out << "hooks of " << op.value("operation", "") << ":\n";
+    for (const auto& s : op.value("steps", json::array()))
+      ctx.out << "  " << s.value("point", "") << " " << s.value("name", "") << ": " << s.value("state", "")
+              << (s.value("message", "").empty() ? "" : " (" + s.value("message", "") + ")") << "\n";
+  }
   return 0;
 }
 

@@ -116,10 +116,10 @@ std::vector<FlagSpec> cancel_flags_of() {
   return f;
 }
 
-void add_workflow_calls(std::vector<CommandSpec>& v, const std::string& noun, const char* kind, const std::string& address,
-                        const std::string& example) {
+void add_workflow_calls(std::vector<CommandSpec>& v, const std::string& noun, const char* kind, const std::string& what,
+                        const std::string& address, const std::string& example) {
   v.push_back({.path = {"dig", noun, "status"},
-               .summary = "query the workflow of a " + resource::kind(kind).display + " on a Temporal server",
+               .summary = "query the workflow of a " + what + " on a Temporal server",
                .description = "Upstream's status call against the Temporal frontend's HTTP API: --describe\n"
                               "(DescribeWorkflowExecution, the default), --history (the events so far), --query TYPE\n"
                               "with --query-args (QueryWorkflow; the first result payload, decoded). The workflow is\n"
@@ -129,7 +129,7 @@ void add_workflow_calls(std::vector<CommandSpec>& v, const std::string& noun, co
                .examples = {"emco dig " + noun + " status " + example + " --temporal-server temporal:7243 --query progress"},
                .handler = [kind, address](Context& c, const Invocation& i) { return status_cmd(c, i, kind, address); }});
   v.push_back({.path = {"dig", noun, "cancel"},
-               .summary = "cancel or terminate the workflow of a " + resource::kind(kind).display,
+               .summary = "cancel or terminate the workflow of a " + what,
                .description = "RequestCancelWorkflowExecution (or, with --terminate, TerminateWorkflowExecution)\n"
                               "through the Temporal frontend's HTTP API, as upstream's cancel anchor does with its\n"
                               "spec (temporalServer, workflowID, runID, terminate, reason).",
@@ -176,7 +176,7 @@ std::vector<CommandSpec> hook_commands() {
                 },
                 .examples = {"emco dig hook worker create proj1/collection/v1/dig1/smoke/w1 --worker-dig workers/v1/worker-dig "
                              "--start-to-close-timeout 60000"}});
-  add_workflow_calls(v, "hook", "workflowHookIntent", k_hook_address, "proj1/collection/v1/dig1/smoke");
+  add_workflow_calls(v, "hook", "workflowHookIntent", "tac intent", k_hook_address, "proj1/collection/v1/dig1/smoke");
 
   add_verbs(v, {.words = {"dig", "workflow"}, .kind = "workflowIntent", .address = k_workflow_address,
                 .flags = workflow_flags(),
@@ -193,7 +193,7 @@ std::vector<CommandSpec> hook_commands() {
                  ctx.out << plugins::tac::workflow_start(ctx.store(), intent_key(inv, "workflowIntent", k_workflow_address)) << "\n";
                  return 0;
                }});
-  add_workflow_calls(v, "workflow", "workflowIntent", k_workflow_address, "proj1/collection/v1/dig1/migrate");
+  add_workflow_calls(v, "workflow", "workflowIntent", "workflow intent", k_workflow_address, "proj1/collection/v1/dig1/migrate");
   return v;
 }
 

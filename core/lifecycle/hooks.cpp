@@ -49,6 +49,8 @@ std::string hook_point_name(HookPoint p) {
 
 namespace detail {
 
+json read_log(store::Store& st, const std::string& ctx);
+
 namespace {
 
 constexpr const char* k_meta = "hooks";
@@ -70,6 +72,8 @@ void set_unfinished(store::Store& st, const std::string& ctx, bool on) {
   st.set_meta(k_unfinished, json(ids).dump());
 }
 
+}  // namespace
+
 json read_log(store::Store& st, const std::string& ctx) {
   if (!ac::exists(st, ctx)) return json::array();
   auto h = ac::header(st, ctx);
@@ -78,6 +82,8 @@ json read_log(store::Store& st, const std::string& ctx) {
   json log = json::parse(it->second, nullptr, false);
   return log.is_array() ? log : json::array();
 }
+
+namespace {
 
 void write_log(store::Store& st, const std::string& ctx, const json& log) { ac::set_meta(st, ctx, k_meta, log.dump()); }
 
@@ -251,8 +257,18 @@ void abandon_hooks(store::Store& st, const std::string& ctx) {
   st.write([&] { set_unfinished(st, ctx, false); });
 }
 
-nlohmann::json hook_log(store::Store& st, const std::string& ctx) { return read_log(st, ctx); }
-
 }  // namespace detail
+
+json hook_log(store::Store& st, const std::string& ctx) {
+  json log = detail::read_log(st, ctx);
+  for (auto& rec : log) rec.erase("undo");
+  return log;
+}
+
+json dig_hook_log(store::Store& st, const resource::Key& dig) {
+  auto r = st.get(dig);
+  if (!r || r->state_info.empty()) return json::array();
+  return hook_log(st, last_instance(json::parse(r->state_info)));
+}
 
 }  // namespace emco::lifecycle

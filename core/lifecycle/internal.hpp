@@ -83,8 +83,6 @@ std::string hook_goal(store::Store& st, const std::string& ctx);
 void abandon_hooks(store::Store& st, const std::string& ctx);
 // Contexts whose hooks have steps still to run (for resume).
 std::vector<std::string> contexts_with_hooks(store::Store& st);
-// The hook log of `ctx` (every hooked operation on it, steps and outcomes).
-nlohmann::json hook_log(store::Store& st, const std::string& ctx);
 
 // Logical-cloud operations (logical_cloud.cpp).
 OperationResult lc_operation(store::Store& st, const resource::Kind& k, const resource::Key& key, const std::string& op,

@@ -21,7 +21,10 @@ TEST_CASE("the built-in runtime has what core reaches through it", "[plugins]") 
   CHECK(rt.controllers.action("hpa-action-controller-1") != nullptr);
   CHECK(rt.controllers.names() == std::vector<std::string>{"dtc", "gac", "hpa-action-controller-1",
                                                            "hpa-placement-controller-1", "ovnaction", "sfc",
-                                                           "sfcclient"});
+                                                           "sfcclient", "tac"});
+  // tac: the hooks around DIG operations and the owner of its intents' anchors.
+  REQUIRE(rt.hooks.size() == 1);
+  CHECK(rt.hooks[0]->name() == "tac");
   REQUIRE(rt.delivery.size() == 2);
   CHECK(rt.delivery[0]->name() == "gitops");  // asked before the direct mechanism
   CHECK(rt.delivery[1]->name() == "kube");

@@ -5,13 +5,12 @@
 
 #include <catch2/catch.hpp>
 
-#include <mutex>
-
 #include "core/appcontext/header_rows.hpp"
 #include "core/util/error.hpp"
 #include "plugins/tac/plugin.hpp"
 #include "plugins/tac/tac.hpp"
 #include "tests/kube/test_server.hpp"
+#include "tests/tac/workflow_client.hpp"
 #include "tests/lifecycle/world.hpp"
 
 using namespace emco;
@@ -22,27 +21,7 @@ using kube::test::TestServer;
 
 namespace {
 
-// The workflow client: answers `answers[path]` (default 204) and records requests.
-struct Client {
-  std::mutex m;
-  std::vector<TestRequest> seen;
-  std::map<std::string, TestResponse> answers;
-  TestServer server{[this](const TestRequest& r) {
-    std::lock_guard<std::mutex> l(m);
-    seen.push_back(r);
-    auto it = answers.find(r.target);
-    if (it != answers.end()) return it->second;
-    TestResponse ok;
-    ok.status = 204;
-    return ok;
-  }};
-  std::vector<std::string> paths() {
-    std::lock_guard<std::mutex> l(m);
-    std::vector<std::string> v;
-    for (const auto& r : seen) v.push_back(r.method + " " + r.target);
-    return v;
-  }
-};
+using Client = emco::test::WorkflowClient;
 
 std::string hook(const std::string& name, const std::string& type, int port, const std::string& extra = "") {
   return "---\nversion: emco/v2\nresourceContext:\n  anchor: projects/proj/composite-apps/ca/v1/deployment-intent-groups/"
@@ -164,7 +143,7 @@ TEST_CASE("tac runs the worker DIG, pre-hooks, delivery, worker cleanup and post
     CHECK(first.body.find("\"ID\"") < first.body.find("\"TaskQueue\""));
   }
   SECTION("update runs its hooks, terminate runs pre-termination before anything is deleted") {
-    w.client.seen.clear();
+    w.client.clear();
     auto u = w.dig_op(w.dig, "update");
     REQUIRE(u.delivery == lifecycle::Delivery::done);
     CHECK(w.client.paths() == std::vector<std::string>{"POST /invoke/wf-up1"});
