@@ -8,6 +8,7 @@
 #include "plugins/ca_certs/plugin.hpp"
 #include "plugins/dtc/plugin.hpp"
 #include "plugins/gac/plugin.hpp"
+#include "plugins/hooks/plugin.hpp"
 #include "plugins/hpa/plugin.hpp"
 #include "plugins/ncm/plugin.hpp"
 #include "plugins/ovnaction/plugin.hpp"
@@ -35,6 +36,7 @@ lifecycle::Runtime build() {
   ncm::install(rt);
   ca_certs::install(rt);
   tac::install(rt);
+  hooks::install(rt);
   resource::install_kinds(rt.kinds);
   return rt;
 }

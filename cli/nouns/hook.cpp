@@ -12,6 +12,7 @@
 #include "cli/table.hpp"
 #include "core/util/error.hpp"
 #include "core/util/file_io.hpp"
+#include "plugins/builtin.hpp"
 #include "plugins/tac/plugin.hpp"
 
 namespace emco::cli {
@@ -142,6 +143,9 @@ void add_workflow_calls(std::vector<CommandSpec>& v, const std::string& noun, co
 }  // namespace
 
 std::vector<CommandSpec> hook_commands() {
+  // The nouns' kinds are tac's: installed with the runtime, which a table
+  // built before it (the docs generator, tests) must bring up first.
+  plugins::builtin_runtime();
   std::vector<CommandSpec> v;
   auto hook_flags = workflow_flags();
   hook_flags.push_back({.name = "hook-type", .value = "TYPE", .help = "when it runs (spec.hookType)",
