@@ -56,8 +56,9 @@ _emco_children() {
     "cluster sync-object") echo "create delete get list update" ;;
     "controller") echo "delete dtc get list register update" ;;
     "controller dtc") echo "delete get list register update" ;;
-    "dig") echo "app-intent approve clone create delete explain get history hook instantiate intent list migrate modify placement plan render rollback status stop terminate update workflow" ;;
+    "dig") echo "app-intent approve clone create delete emco-hook explain get history hook instantiate intent list migrate modify placement plan render rollback status stop terminate update workflow" ;;
     "dig app-intent") echo "create delete get list update" ;;
+    "dig emco-hook") echo "create delete get list update" ;;
     "dig hook") echo "cancel create delete get list status update worker" ;;
     "dig hook worker") echo "create delete get list update" ;;
     "dig intent") echo "create delete get list update" ;;
@@ -157,6 +158,11 @@ _emco_flags() {
     "dig clone") echo "--output --prefix --count --start --workspace --help --quiet" ;;
     "dig create") echo "--composite-profile --release --logical-cloud --override --description --spec-file --output --workspace --help --quiet" ;;
     "dig delete") echo "--output --workspace --help --quiet" ;;
+    "dig emco-hook create") echo "--hook-type --command --url --timeout --non-blocking --description --spec-file --output --workspace --help --quiet" ;;
+    "dig emco-hook delete") echo "--output --workspace --help --quiet" ;;
+    "dig emco-hook get") echo "--output --show-secrets --workspace --help --quiet" ;;
+    "dig emco-hook list") echo "--output --workspace --help --quiet" ;;
+    "dig emco-hook update") echo "--hook-type --command --url --timeout --non-blocking --description --spec-file --output --workspace --help --quiet" ;;
     "dig explain") echo "--app --output --workspace --help --quiet" ;;
     "dig get") echo "--output --show-secrets --workspace --help --quiet" ;;
     "dig history") echo "--output --workspace --help --quiet" ;;

@@ -1,6 +1,7 @@
 // `emco dig hook ...` and `emco dig workflow ...`: tac intents (workflow
 // hooks around a DIG's instantiate, update and terminate), their worker
-// DIGs, and workflow intents with start, status and cancel (plugins/tac).
+// DIGs, and workflow intents with start, status and cancel (plugins/tac);
+// `emco dig emco-hook ...`: emco's own hooks (plugins/hooks).
 
 #include <nlohmann/json.hpp>
 
@@ -198,6 +199,30 @@ std::vector<CommandSpec> hook_commands() {
                  return 0;
                }});
   add_workflow_calls(v, "workflow", "workflowIntent", "workflow intent", k_workflow_address, "proj1/collection/v1/dig1/migrate");
+
+  add_verbs(v, {.words = {"dig", "emco-hook"}, .kind = "emcoHook", .address = "PROJECT/COMPOSITE-APP/VERSION/DIG/HOOK",
+                .flags = {{.name = "hook-type", .value = "TYPE", .help = "when it runs (spec.hookType)",
+                           .choices = {"pre-install", "post-install", "pre-update", "post-update", "pre-termination",
+                                       "post-termination"}},
+                          {.name = "command", .value = "ARG", .help = "run this command (each --command one argv word; spec.exec.command)", .repeatable = true},
+                          {.name = "url", .value = "URL", .help = "POST the operation to this URL instead (spec.http.url)"},
+                          {.name = "timeout", .value = "DURATION", .help = "how long it may take (spec.timeout; default 60s)"},
+                          {.name = "non-blocking", .help = "a failure is reported, not fatal (spec.blocking: false)"}},
+                .build = [](const Invocation& inv, json& spec, manifest::Document&) {
+                  if (inv.has("hook-type")) spec["hookType"] = inv.get("hook-type");
+                  if (inv.has("command")) spec["exec"] = {{"command", inv.all("command")}};
+                  if (inv.has("url")) spec["http"] = {{"url", inv.get("url")}};
+                  if (inv.has("timeout")) spec["timeout"] = inv.get("timeout");
+                  if (inv.has("non-blocking")) spec["blocking"] = false;
+                },
+                .examples = {"emco dig emco-hook create proj1/collection/v1/dig1/smoke --hook-type post-install "
+                             "--command ./smoke-test.sh --command --quick --timeout 5m"},
+                .notes = "An emco extension (upstream has none): at its hook point the command runs with EMCO_PROJECT,\n"
+                         "EMCO_COMPOSITE_APP, EMCO_COMPOSITE_APP_VERSION, EMCO_DIG, EMCO_OPERATION, EMCO_HOOK_POINT,\n"
+                         "EMCO_REVISION, EMCO_CONTEXT_ID and EMCO_CLUSTER_RESULTS (JSON: per cluster, resources by\n"
+                         "status) in its environment, or the same facts are POSTed as JSON to the URL (2xx passes).\n"
+                         "Its output is kept in the operation's hook log ('emco dig history'). A failing blocking\n"
+                         "pre-hook stops the operation before anything is delivered: CI can gate a rollout on it."});
   return v;
 }
 

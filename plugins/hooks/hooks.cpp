@@ -193,7 +193,7 @@ public:
     for (const auto& r : st.list(resource::kind("emcoHook"), dig)) {
       json s = spec_of(r);
       if (s.value("hookType", "") != lc::hook_point_name(point)) continue;
-      out.push_back({"emco", "emco hook '" + r.key.parts.back().second + "'", r.key.str(), s.value("blocking", true)});
+      out.push_back({"emco", "custom hook '" + r.key.parts.back().second + "'", r.key.str(), s.value("blocking", true)});
     }
     return out;
   }
@@ -235,7 +235,7 @@ void install(lifecycle::Runtime& runtime) {
        .elements = {"emcoHook"},
        .collection = "emco-hooks",
        .service = "emco",
-       .display = "emco hook",
+       .display = "custom hook",
        .spec = obj({req("hookType", one_of({"pre-install", "post-install", "pre-update", "post-update", "pre-termination",
                                             "post-termination"})),
                     opt("blocking", boolean()), opt("timeout", str()),

@@ -1,5 +1,5 @@
 #pragma once
-// emco hooks: `.../deployment-intent-groups/DIG/emco-hooks/NAME`, an emco
+// Custom hooks: `.../deployment-intent-groups/DIG/emco-hooks/NAME`, an emco
 // extension (upstream has no such intent; emcoctl would send it to the
 // orchestrator, which answers 404). At its hook point (upstream tac's
 // hookType values) it runs a local command (spec.exec) or makes an HTTP call

@@ -69,7 +69,7 @@ TEST_CASE("a failing blocking emco hook gates the rollout; a slow one is killed 
     auto r = w.op(w.dig, "instantiate");
     CHECK(r.delivery == lifecycle::Delivery::failed);
     REQUIRE(!r.failures.empty());
-    CHECK_THAT(r.failures.front(), Catch::Contains("emco hook 'gate'") && Catch::Contains("exited 3: smoke failed"));
+    CHECK_THAT(r.failures.front(), Catch::Contains("custom hook 'gate'") && Catch::Contains("exited 3: smoke failed"));
     CHECK(w.state() == "Approved");
     CHECK(w.fleet.clusters["p+c1"].objects.empty());
   }
