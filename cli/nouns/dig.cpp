@@ -66,12 +66,21 @@ int dig_status_cmd(Context& ctx, const Invocation& inv) {
       auto actions = s["states"].value("actions", json::array());
       if (!actions.empty()) s["deployedStatus"] = actions.back().value("state", "");
     }
+    // The hooks of the current deployment's operations (emco's addition):
+    // a non-blocking hook that failed shows here.
+    if (json hooks = lifecycle::dig_hook_log(st, key); !hooks.empty()) s["hooks"] = hooks;
     if (f == Format::json) print_json(os, s);
     else if (f == Format::yaml) print_yaml(os, s);
     else {
       print_status_heading(os, "DIG " + s.value("project", "") + "/" + s.value("compositeApp", "") + "/" +
                                    s.value("compositeAppVersion", "") + "/" + s.value("name", ""), s);
       print_status_table(os, s, q);
+      for (const auto& op : s.value("hooks", json::array()))
+        for (const auto& step : op.value("steps", json::array()))
+          if (step.value("state", "") != "done")
+            os << "hook " << step.value("point", "") << " " << step.value("name", "") << " (" << op.value("operation", "")
+               << "): " << step.value("state", "")
+               << (step.value("message", "").empty() ? "" : ": " + step.value("message", "")) << "\n";
     }
   });
 }

@@ -186,14 +186,14 @@ lc::HookOutcome run_http(const json& http, const json& f, milliseconds limit) {
 
 class EmcoHooks : public lc::OperationHooks {
 public:
-  std::string name() const override { return "emco"; }
+  std::string name() const override { return "hooks"; }
 
   std::vector<lc::HookStep> steps(const store::Store& st, const Key& dig, lc::HookPoint point) const override {
     std::vector<lc::HookStep> out;
     for (const auto& r : st.list(resource::kind("emcoHook"), dig)) {
       json s = spec_of(r);
       if (s.value("hookType", "") != lc::hook_point_name(point)) continue;
-      out.push_back({"emco", "custom hook '" + r.key.parts.back().second + "'", r.key.str(), s.value("blocking", true)});
+      out.push_back({"hooks", "custom hook '" + r.key.parts.back().second + "'", r.key.str(), s.value("blocking", true)});
     }
     return out;
   }

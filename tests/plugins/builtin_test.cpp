@@ -22,9 +22,10 @@ TEST_CASE("the built-in runtime has what core reaches through it", "[plugins]") 
   CHECK(rt.controllers.names() == std::vector<std::string>{"dtc", "gac", "hpa-action-controller-1",
                                                            "hpa-placement-controller-1", "ovnaction", "sfc",
                                                            "sfcclient", "tac"});
-  // tac: the hooks around DIG operations and the owner of its intents' anchors.
-  REQUIRE(rt.hooks.size() == 1);
+  // The hooks around DIG operations: tac's, then custom hooks.
+  REQUIRE(rt.hooks.size() == 2);
   CHECK(rt.hooks[0]->name() == "tac");
+  CHECK(rt.hooks[1]->name() == "hooks");
   REQUIRE(rt.delivery.size() == 2);
   CHECK(rt.delivery[0]->name() == "gitops");  // asked before the direct mechanism
   CHECK(rt.delivery[1]->name() == "kube");

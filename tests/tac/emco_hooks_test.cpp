@@ -42,7 +42,7 @@ struct ExecWorld : World {
 
 }  // namespace
 
-TEST_CASE("an emco exec hook runs with the operation in its environment and its output kept", "[hooks]") {
+TEST_CASE("a custom exec hook runs with the operation in its environment and its output kept", "[hooks]") {
   ExecWorld w;
   const std::string out = (w.dir / "env.txt").string();
   w.apply(ExecWorld::hook("smoke", "post-install",
@@ -62,7 +62,7 @@ TEST_CASE("an emco exec hook runs with the operation in its environment and its 
   CHECK(log[0]["steps"][0]["log"] == "smoke ok for dig\n");
 }
 
-TEST_CASE("a failing blocking emco hook gates the rollout; a slow one is killed at its timeout", "[hooks]") {
+TEST_CASE("a failing blocking custom hook gates the rollout, a slow one is killed at its timeout", "[hooks]") {
   ExecWorld w;
   SECTION("exit status and output in the error, nothing delivered") {
     w.apply(ExecWorld::hook("gate", "pre-install", "  exec:\n    command: [sh, -c, 'echo smoke failed >&2; exit 3']\n"));
@@ -91,7 +91,7 @@ TEST_CASE("a failing blocking emco hook gates the rollout; a slow one is killed 
   }
 }
 
-TEST_CASE("an emco HTTP hook posts the operation to its URL; 2xx passes", "[hooks]") {
+TEST_CASE("a custom HTTP hook posts the operation to its URL, 2xx passes", "[hooks]") {
   ExecWorld w;
   emco::test::WorkflowClient ci;
   ci.answers["/gate"] = {.status = 200, .body = "green"};
@@ -116,7 +116,7 @@ TEST_CASE("an emco HTTP hook posts the operation to its URL; 2xx passes", "[hook
   CHECK(w.states().back() == "Instantiated/1");
 }
 
-TEST_CASE("an emco hook runs a command or makes a call, not both or neither", "[hooks]") {
+TEST_CASE("a custom hook runs a command or makes a call, not both or neither", "[hooks]") {
   ExecWorld w;
   CHECK_THROWS_WITH(w.apply(ExecWorld::hook("both", "pre-install",
                                             "  exec: {command: ['true']}\n  http: {url: 'http://x'}\n")),

@@ -100,6 +100,16 @@ TEST_CASE("examples/workflow-hooks: a worker DIG, pre- and post-install hooks ar
   REQUIRE(down.code == 0);
   CHECK_FALSE(ex.has("r1-shop"));
   CHECK(ex.client.count("/invoke/drain_workflowclient") == 1);
+  // The non-blocking failure is reported in the DIG's status.
+  auto status = ex.run("dig status shop-project/shop/v1/shop-dig -o json");
+  REQUIRE(status.code == 0);
+  json hooks = json::parse(status.out)["hooks"];
+  REQUIRE(hooks.size() == 2);
+  CHECK(hooks[1]["operation"] == "terminate");
+  CHECK(hooks[1]["steps"][0]["state"] == "failed");
+  CHECK(hooks[1]["steps"][0]["message"].get<std::string>().find("HTTP 503: draining unavailable") != std::string::npos);
+  auto table = ex.run("dig status shop-project/shop/v1/shop-dig");
+  CHECK(table.out.find("hook pre-termination tac intent 'drain' (terminate): failed") != std::string::npos);
 
   // A hook whose worker DIG does not exist: the instantiate fails naming the worker.
   std::ofstream(ex.dir / "06-bad.yaml")
