@@ -20,12 +20,14 @@
 #include "core/lifecycle/internal.hpp"
 
 #include <algorithm>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
 #include "core/appcontext/header_rows.hpp"
 #include "core/appcontext/persistence.hpp"
 #include "core/appcontext/queue_rows.hpp"
+#include "core/sync/queue.hpp"
 #include "core/util/error.hpp"
 #include "core/util/strings.hpp"
 
@@ -166,6 +168,42 @@ std::optional<Delivered> run_hooks(store::Store& st, const std::string& ctx, con
   json rec = log[current];
   const std::string op = rec.value("operation", "");
   const resource::Key dig = resource::Key::parse(rec.value("dig", ""));
+  bool pending_steps = false;
+  for (const auto& step : rec["steps"])
+    pending_steps = pending_steps || (step.value("phase", "") == phase && step.value("state", "") != "done" &&
+                                      step.value("state", "") != "failed");
+  if (!pending_steps) {
+    if (phase == "post") st.write([&] { set_unfinished(st, ctx, false); });
+    return std::nullopt;
+  }
+  // One process runs the hooks: the one holding the context's lease (as
+  // one delivers it); another waits for it, as deliver() does.
+  while (!sync::take_lease(st, ctx)) {
+    if ((o.interrupt && o.interrupt->load()) || steady_clock::now() >= deadline) {
+      Delivered d;
+      d.status = ac::header(st, ctx).status;
+      d.failures.push_back("another emco process is running the hooks of this operation");
+      return d;
+    }
+    std::this_thread::sleep_for(milliseconds(250));
+  }
+  struct Release {
+    store::Store& st;
+    const std::string& ctx;
+    ~Release() {
+      if (ac::exists(st, ctx)) sync::release_lease(st, ctx);
+    }
+  } release{st, ctx};
+  // Another process may have run them while this one waited.
+  log = read_log(st, ctx);
+  if (log.size() != current + 1) return std::nullopt;
+  rec = log[current];
+  auto last_beat = steady_clock::now();
+  std::function<void()> keepalive = [&] {
+    if (steady_clock::now() - last_beat < seconds(2)) return;
+    last_beat = steady_clock::now();
+    sync::renew_lease(st, ctx);
+  };
   std::optional<Delivered> out;
   std::vector<std::string> soft_failures;
   for (size_t i = 0; i < rec["steps"].size(); ++i) {
@@ -195,8 +233,8 @@ std::optional<Delivered> run_hooks(store::Store& st, const std::string& ctx, con
     if (!p) {
       result.message = "no hook provider '" + hs.provider + "' in this emco";
     } else {
-      HookCall call{st, dig, ctx, op, rec.value("revision", 0L), point_named(step.value("point", "")), o,
-                    system_clock(), deadline};
+      HookCall call{st,       dig,      ctx, op, rec.value("revision", 0L), point_named(step.value("point", "")), o,
+                    system_clock(), deadline, keepalive};
       try {
         result = p->run(call, hs);
       } catch (const Error& e) {
@@ -224,6 +262,7 @@ std::optional<Delivered> run_hooks(store::Store& st, const std::string& ctx, con
     d.delivery = Delivery::failed;
     d.failures.push_back(what);
     if (phase == "pre") {
+      sync::release_lease(st, ctx);  // before the context may go with the undo
       undo(st, ctx, rec, what);
       d.status = "HookFailed";
       return d;

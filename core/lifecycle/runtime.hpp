@@ -225,6 +225,9 @@ struct HookCall {
   const OperationOptions& options;  // nested operations (worker DIGs) run with these
   Clock& clock;
   std::chrono::steady_clock::time_point deadline;
+  // Keeps the operation's context held by this process: call it at least
+  // every few seconds while a step waits (cheap when called more often).
+  std::function<void()> keepalive;
 };
 
 struct HookOutcome {

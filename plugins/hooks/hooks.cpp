@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <functional>
 
 #include <nlohmann/json.hpp>
 
@@ -66,7 +67,7 @@ json facts(const lc::HookCall& call) {
           {"clusters", clusters}};
 }
 
-lc::HookOutcome run_command(const json& exec, const json& f, milliseconds limit) {
+lc::HookOutcome run_command(const json& exec, const json& f, milliseconds limit, const std::function<void()>& keepalive) {
   lc::HookOutcome out;
   std::vector<std::string> argv;
   for (const auto& a : exec.value("command", json::array())) argv.push_back(a.get<std::string>());
@@ -126,6 +127,7 @@ lc::HookOutcome run_command(const json& exec, const json& f, milliseconds limit)
       timed_out = true;
       break;
     }
+    if (keepalive) keepalive();
     pollfd p{fds[0], POLLIN, 0};
     int n = ::poll(&p, 1, static_cast<int>(std::min<long long>(left, 1000)));
     if (n < 0 && errno == EINTR) continue;
@@ -205,7 +207,7 @@ public:
     json f = facts(call);
     milliseconds limit = std::min(timeout_of(s), std::max(milliseconds(1000),
                                                           duration_cast<milliseconds>(call.deadline - steady_clock::now())));
-    return s.contains("exec") ? run_command(s["exec"], f, limit) : run_http(s["http"], f, limit);
+    return s.contains("exec") ? run_command(s["exec"], f, limit, call.keepalive) : run_http(s["http"], f, limit);
   }
 };
 

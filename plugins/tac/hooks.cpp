@@ -119,6 +119,13 @@ public:
     const Key key = Key::parse(step.ref.substr(bar2 + 1));
     lc::OperationOptions o = call.options;
     o.timeout = std::max(milliseconds(1), std::min(limit, left));
+    // The worker's delivery reports progress on this thread: keep the
+    // operation's context held meanwhile.
+    o.progress = [&call, outer = call.options.progress](const std::string& ctx, const std::string& event,
+                                                          const sync::Progress& p) {
+      if (call.keepalive) call.keepalive();
+      if (outer) outer(ctx, event, p);
+    };
     const auto& k = resource::kind("deploymentIntentGroup");
     auto r = call.st.get(key);
     if (!r) {

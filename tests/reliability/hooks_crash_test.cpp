@@ -17,6 +17,8 @@
 #include <fstream>
 #include <iostream>
 
+#include <unistd.h>
+
 #include <nlohmann/json.hpp>
 
 #include "tests/reliability/fleet.hpp"
@@ -149,4 +151,27 @@ TEST_CASE("kill -9 at every step of operations with hooks: emco sync runs each h
     REQUIRE(killed > 0);
   }
   REQUIRE(covered > 0);
+}
+
+TEST_CASE("a hook still running in one process is not run again by another emco that resumes the operation",
+          "[reliability][hooks]") {
+  Fleet f(1, 1);
+  WorkflowClient client;
+  client.answers["/invoke/wf-slow"] = {.status = 204, .delay_ms = 3000};
+  std::ofstream(f.root() / "hooks.yaml") << hook("slow", "pre-install", client.server.port());
+  f.run_ok({"apply", "-f", "hooks.yaml"});
+  Proc a = f.start({"dig", "instantiate", Fleet::dig("dig1")}, k_plain);
+  for (int i = 0; i < 200 && client.count("/invoke/wf-slow") == 0; ++i) ::usleep(50 * 1000);
+  REQUIRE(client.count("/invoke/wf-slow") == 1);
+  // While the hook's answer is awaited: a sync (what any command starts in
+  // the background when it sees queued work) waits for the first process.
+  Exit sync = f.emco({"sync"}, k_plain);
+  INFO(sync.out << sync.err);
+  REQUIRE(sync.code == 0);
+  Exit first = a.wait();
+  INFO(first.err);
+  REQUIRE(first.code == 0);
+  CHECK(client.count("/invoke/wf-slow") == 1);
+  CHECK(f.state("dig1") == "Instantiated");
+  CHECK(f.snapshot().at("c00") == std::set<std::string>{"dig1-a00=v1"});
 }
