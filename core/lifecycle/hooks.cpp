@@ -264,7 +264,7 @@ std::optional<Delivered> run_hooks(store::Store& st, const std::string& ctx, con
     if (phase == "pre") {
       sync::release_lease(st, ctx);  // before the context may go with the undo
       undo(st, ctx, rec, what);
-      d.status = "HookFailed";
+      d.status = k_hook_refused;
       return d;
     }
     d.status = ac::header(st, ctx).status;
@@ -282,6 +282,12 @@ std::optional<Delivered> run_hooks(store::Store& st, const std::string& ctx, con
     return d;
   }
   return out;
+}
+
+Delivered refused_by_hook(const Delivered& d, const std::string& what, const std::string& op) {
+  if (d.status != k_hook_refused) return d;
+  fail(ErrorKind::failed, what + ": " + op + " refused by a hook: " + (d.failures.empty() ? "" : d.failures.front()),
+       "nothing was delivered and its state is as before; fix the hook or what it calls, then run " + op + " again");
 }
 
 std::string hook_goal(store::Store& st, const std::string& ctx) {

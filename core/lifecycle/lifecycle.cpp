@@ -399,7 +399,8 @@ OperationResult dig_operation(store::Store& st, const Kind& k, const Key& key, c
       si["statusctxid"] = ctx.id;
       st.set_state_info(key, si.dump());
     });
-    fill(out, ctx.id, with_children(st, ctx.id, clock, o, deadline, deliver(st, ctx.id, ac::status::instantiated, o, deadline)));
+    Delivered d = refused_by_hook(deliver(st, ctx.id, ac::status::instantiated, o, deadline), what, op);
+    fill(out, ctx.id, with_children(st, ctx.id, clock, o, deadline, d));
     out.message = "instantiated";
     out.revision = 1;
     return out;
@@ -430,7 +431,7 @@ OperationResult dig_operation(store::Store& st, const Kind& k, const Key& key, c
     Delivered d;
     if (o.wait)
       if (auto pre = run_hooks(st, ctx, "pre", o, deadline); pre && pre->delivery != Delivery::done) {
-        fill(out, ctx, *pre);
+        fill(out, ctx, refused_by_hook(*pre, what, op));
         out.message = "terminated";
         return out;
       }
@@ -538,7 +539,7 @@ OperationResult dig_operation(store::Store& st, const Kind& k, const Key& key, c
       out.revision = rev + 1;
     });
     // The running context's children go with it; the new one gets its own.
-    Delivered d = deliver(st, to, ac::status::instantiated, o, deadline);
+    Delivered d = refused_by_hook(deliver(st, to, ac::status::instantiated, o, deadline), what, op);
     if (d.delivery == Delivery::done) {
       Delivered old = terminate_children(st, from, o, deadline);
       d = old.delivery == Delivery::done ? with_children(st, to, clock, o, deadline, d) : old;

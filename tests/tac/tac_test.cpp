@@ -148,11 +148,9 @@ TEST_CASE("tac runs the worker DIG, pre-hooks, delivery, worker cleanup and post
     REQUIRE(u.delivery == lifecycle::Delivery::done);
     CHECK(w.client.paths() == std::vector<std::string>{"POST /invoke/wf-up1"});
     w.client.answers["/invoke/wf-term1"] = TestResponse{.status = 500, .body = "not now"};
-    auto t = w.dig_op(w.dig, "terminate");
-    CHECK(t.delivery == lifecycle::Delivery::failed);
-    REQUIRE(!t.failures.empty());
-    CHECK_THAT(t.failures.front(), Catch::Contains("pre-termination tac intent 'term1' failed") &&
-                                       Catch::Contains("HTTP 500: not now"));
+    CHECK_THROWS_WITH(w.dig_op(w.dig, "terminate"), Catch::Contains("terminate refused by a hook: pre-termination tac "
+                                                                    "intent 'term1' failed") &&
+                                                        Catch::Contains("HTTP 500: not now"));
     // Nothing was deleted and the DIG is still instantiated.
     CHECK(w.state(w.dig) == "Instantiated");
     CHECK(w.fleet.clusters["p+c1"].objects.size() == 2);
@@ -169,10 +167,15 @@ TEST_CASE("a failing blocking pre-hook fails instantiate with the client's answe
   w.apply(hook("pre1", "pre-install", port) + hook("post1", "post-install", port));
   w.dig_op(w.dig, "approve");
   w.client.answers["/invoke/wf-pre1"] = TestResponse{.status = 500, .body = "workflow client says no"};
-  auto r = w.dig_op(w.dig, "instantiate");
-  CHECK(r.delivery == lifecycle::Delivery::failed);
-  REQUIRE(!r.failures.empty());
-  CHECK_THAT(r.failures.front(), Catch::Contains("tac intent 'pre1'") && Catch::Contains("HTTP 500: workflow client says no"));
+  try {
+    w.dig_op(w.dig, "instantiate");
+    FAIL("instantiate went on");
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::failed);
+    CHECK_THAT(e.message(), Catch::Contains("instantiate refused by a hook: pre-install tac intent 'pre1' failed") &&
+                                Catch::Contains("HTTP 500: workflow client says no"));
+    CHECK_THAT(e.hint(), Catch::Contains("nothing was delivered"));
+  }
   CHECK(w.state(w.dig) == "Approved");
   CHECK(w.fleet.clusters["p+c1"].objects.empty());
   CHECK(w.client.paths() == std::vector<std::string>{"POST /invoke/wf-pre1"});
@@ -197,11 +200,9 @@ TEST_CASE("bad hook definitions fail naming the document", "[tac]") {
   w.dig_op(w.dig, "approve");
   SECTION("an unreachable workflow client") {
     w.apply(hook("pre1", "pre-install", 1));
-    auto r = w.dig_op(w.dig, "instantiate");
-    CHECK(r.delivery == lifecycle::Delivery::failed);
-    REQUIRE(!r.failures.empty());
-    CHECK_THAT(r.failures.front(), Catch::Contains("tac intent 'pre1'") &&
-                                       Catch::Contains("cannot reach the workflow client at http://127.0.0.1:1/invoke/wf-pre1"));
+    CHECK_THROWS_WITH(w.dig_op(w.dig, "instantiate"),
+                      Catch::Contains("tac intent 'pre1'") &&
+                          Catch::Contains("cannot reach the workflow client at http://127.0.0.1:1/invoke/wf-pre1"));
     CHECK(w.state(w.dig) == "Approved");
   }
   SECTION("a missing worker DIG refuses the operation before anything is recorded") {
