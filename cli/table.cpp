@@ -33,7 +33,7 @@ const std::vector<NounSpec>& nouns() {
 const std::vector<CommandSpec>& commands() {
   static const std::vector<CommandSpec> all = [] {
     std::vector<CommandSpec> v;
-    for (auto section : {verb_commands, cluster_commands, project_commands, app_commands, dig_commands, lc_commands,
+    for (auto section : {verb_commands, cluster_commands, project_commands, app_commands, dig_commands, hook_commands, lc_commands,
                          cert_commands, controller_commands, sim_commands, ctl_commands})
       for (auto& c : section()) v.push_back(std::move(c));
     return v;

@@ -109,6 +109,7 @@ std::vector<CommandSpec> cluster_commands();     // cli/nouns/cluster.cpp
 std::vector<CommandSpec> project_commands();     // cli/nouns/project.cpp
 std::vector<CommandSpec> app_commands();         // cli/nouns/app.cpp
 std::vector<CommandSpec> dig_commands();         // cli/nouns/dig.cpp
+std::vector<CommandSpec> hook_commands();        // cli/nouns/hook.cpp: dig hook, dig workflow (tac)
 std::vector<CommandSpec> lc_commands();          // cli/nouns/lc.cpp
 std::vector<CommandSpec> cert_commands();        // cli/nouns/cert.cpp
 std::vector<CommandSpec> controller_commands();  // cli/nouns/controller.cpp

@@ -7,9 +7,12 @@ _emco() {
     case " $(_emco_children "$path") " in *" $w "*) path="${path:+$path }$w" ;; *) break ;; esac
   done
   case "$prev" in
+    --ca-file) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+    --cert-file) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     --chart) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     --config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     --filename|-f) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+    --key-file) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     --kubeconfig) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     --profile) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     --spec-file) COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -20,6 +23,7 @@ _emco() {
     --auth) COMPREPLY=($(compgen -W "client-cert token" -- "$cur")); return ;;
     --error-code) COMPREPLY=($(compgen -W "429 500 503" -- "$cur")); return ;;
     --gitops-type) COMPREPLY=($(compgen -W "anthos fluxcd fluxv2" -- "$cur")); return ;;
+    --hook-type) COMPREPLY=($(compgen -W "post-install post-termination post-update pre-install pre-termination pre-update" -- "$cur")); return ;;
     --level) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return ;;
     --op-status) COMPREPLY=($(compgen -W "Deployed Ready" -- "$cur")); return ;;
     --output|-o) COMPREPLY=($(compgen -W "json name table text yaml" -- "$cur")); return ;;
@@ -52,10 +56,14 @@ _emco_children() {
     "cluster sync-object") echo "create delete get list update" ;;
     "controller") echo "delete dtc get list register update" ;;
     "controller dtc") echo "delete get list register update" ;;
-    "dig") echo "app-intent approve clone create delete explain get history instantiate intent list migrate modify placement plan render rollback status stop terminate update" ;;
+    "dig") echo "app-intent approve clone create delete emco-hook explain get history hook instantiate intent list migrate modify placement plan render rollback status stop terminate update workflow" ;;
     "dig app-intent") echo "create delete get list update" ;;
+    "dig emco-hook") echo "create delete get list update" ;;
+    "dig hook") echo "cancel create delete get list status update worker" ;;
+    "dig hook worker") echo "create delete get list update" ;;
     "dig intent") echo "create delete get list update" ;;
     "dig placement") echo "create delete get list update" ;;
+    "dig workflow") echo "cancel create delete get list start status update" ;;
     "lc") echo "cluster-ref create delete get instantiate kubeconfig kv list modify permission quota status stop terminate update" ;;
     "lc cluster-ref") echo "create delete get list update" ;;
     "lc kv") echo "create delete get list update" ;;
@@ -150,9 +158,26 @@ _emco_flags() {
     "dig clone") echo "--output --prefix --count --start --workspace --help --quiet" ;;
     "dig create") echo "--composite-profile --release --logical-cloud --override --description --spec-file --output --workspace --help --quiet" ;;
     "dig delete") echo "--output --workspace --help --quiet" ;;
+    "dig emco-hook create") echo "--hook-type --command --url --timeout --non-blocking --description --spec-file --output --workspace --help --quiet" ;;
+    "dig emco-hook delete") echo "--output --workspace --help --quiet" ;;
+    "dig emco-hook get") echo "--output --show-secrets --workspace --help --quiet" ;;
+    "dig emco-hook list") echo "--output --workspace --help --quiet" ;;
+    "dig emco-hook update") echo "--hook-type --command --url --timeout --non-blocking --description --spec-file --output --workspace --help --quiet" ;;
     "dig explain") echo "--app --output --workspace --help --quiet" ;;
     "dig get") echo "--output --show-secrets --workspace --help --quiet" ;;
     "dig history") echo "--output --workspace --help --quiet" ;;
+    "dig hook cancel") echo "--temporal-server --namespace --run-id --id --ca-file --cert-file --key-file --tls-server-name --insecure-skip-tls-verify --terminate --reason --workspace --help --quiet" ;;
+    "dig hook create") echo "--client --workflow-client --task-queue --workflow-id --hook-type --non-blocking --description --spec-file --output --workspace --help --quiet" ;;
+    "dig hook delete") echo "--output --workspace --help --quiet" ;;
+    "dig hook get") echo "--output --show-secrets --workspace --help --quiet" ;;
+    "dig hook list") echo "--output --workspace --help --quiet" ;;
+    "dig hook status") echo "--temporal-server --namespace --run-id --id --ca-file --cert-file --key-file --tls-server-name --insecure-skip-tls-verify --describe --history --query --query-args --output --workspace --help --quiet" ;;
+    "dig hook update") echo "--client --workflow-client --task-queue --workflow-id --hook-type --non-blocking --description --spec-file --output --workspace --help --quiet" ;;
+    "dig hook worker create") echo "--worker-dig --start-to-close-timeout --description --spec-file --output --workspace --help --quiet" ;;
+    "dig hook worker delete") echo "--output --workspace --help --quiet" ;;
+    "dig hook worker get") echo "--output --show-secrets --workspace --help --quiet" ;;
+    "dig hook worker list") echo "--output --workspace --help --quiet" ;;
+    "dig hook worker update") echo "--worker-dig --start-to-close-timeout --description --spec-file --output --workspace --help --quiet" ;;
     "dig instantiate") echo "--timeout --no-wait --parallel --output --workspace --help --quiet" ;;
     "dig intent create") echo "--placement --controller --description --spec-file --output --workspace --help --quiet" ;;
     "dig intent delete") echo "--output --workspace --help --quiet" ;;
@@ -174,6 +199,14 @@ _emco_flags() {
     "dig stop") echo "--output --workspace --help --quiet" ;;
     "dig terminate") echo "--timeout --no-wait --parallel --output --workspace --help --quiet" ;;
     "dig update") echo "--timeout --no-wait --parallel --output --workspace --help --quiet" ;;
+    "dig workflow cancel") echo "--temporal-server --namespace --run-id --id --ca-file --cert-file --key-file --tls-server-name --insecure-skip-tls-verify --terminate --reason --workspace --help --quiet" ;;
+    "dig workflow create") echo "--client --workflow-client --task-queue --workflow-id --description --spec-file --output --workspace --help --quiet" ;;
+    "dig workflow delete") echo "--output --workspace --help --quiet" ;;
+    "dig workflow get") echo "--output --show-secrets --workspace --help --quiet" ;;
+    "dig workflow list") echo "--output --workspace --help --quiet" ;;
+    "dig workflow start") echo "--workspace --help --quiet" ;;
+    "dig workflow status") echo "--temporal-server --namespace --run-id --id --ca-file --cert-file --key-file --tls-server-name --insecure-skip-tls-verify --describe --history --query --query-args --output --workspace --help --quiet" ;;
+    "dig workflow update") echo "--client --workflow-client --task-queue --workflow-id --description --spec-file --output --workspace --help --quiet" ;;
     "get") echo "--filename --values --output --show-secrets --workspace --help --quiet" ;;
     "init") echo "--workspace --help --quiet" ;;
     "lc cluster-ref create") echo "--cluster --load-balancer-ip --description --spec-file --output --workspace --help --quiet" ;;

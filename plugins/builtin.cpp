@@ -8,10 +8,12 @@
 #include "plugins/ca_certs/plugin.hpp"
 #include "plugins/dtc/plugin.hpp"
 #include "plugins/gac/plugin.hpp"
+#include "plugins/hooks/plugin.hpp"
 #include "plugins/hpa/plugin.hpp"
 #include "plugins/ncm/plugin.hpp"
 #include "plugins/ovnaction/plugin.hpp"
 #include "plugins/sfc/plugin.hpp"
+#include "plugins/tac/plugin.hpp"
 #include "plugins/targets/gitops/plugin.hpp"
 #include "plugins/targets/kube/plugin.hpp"
 
@@ -33,6 +35,8 @@ lifecycle::Runtime build() {
   sfc::install(rt);
   ncm::install(rt);
   ca_certs::install(rt);
+  tac::install(rt);
+  hooks::install(rt);
   resource::install_kinds(rt.kinds);
   return rt;
 }

@@ -36,6 +36,7 @@ std::map<std::string, Endpoint> endpoints(const std::string& config_path, Contex
       {"dcm", {"localhost", 9077}},          {"ovnaction", {"localhost", 9051}},   {"dtc", {"localhost", 9018}},
       {"gac", {"localhost", 9020}},          {"hpaPlacement", {"localhost", 9091}}, {"sfc", {"localhost", 9055}},
       {"sfcClient", {"localhost", 9057}},    {"ca-certs", {"localhost", 9036}},     {"workflowMgr", {"localhost", 9095}},
+      {"tac", {"localhost", 9064}},
   };
   std::string path = config_path;
   if (path.empty()) {

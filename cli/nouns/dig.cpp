@@ -66,12 +66,21 @@ int dig_status_cmd(Context& ctx, const Invocation& inv) {
       auto actions = s["states"].value("actions", json::array());
       if (!actions.empty()) s["deployedStatus"] = actions.back().value("state", "");
     }
+    // The hooks of the current deployment's operations (emco's addition):
+    // a non-blocking hook that failed shows here.
+    if (json hooks = lifecycle::dig_hook_log(st, key); !hooks.empty()) s["hooks"] = hooks;
     if (f == Format::json) print_json(os, s);
     else if (f == Format::yaml) print_yaml(os, s);
     else {
       print_status_heading(os, "DIG " + s.value("project", "") + "/" + s.value("compositeApp", "") + "/" +
                                    s.value("compositeAppVersion", "") + "/" + s.value("name", ""), s);
       print_status_table(os, s, q);
+      for (const auto& op : s.value("hooks", json::array()))
+        for (const auto& step : op.value("steps", json::array()))
+          if (step.value("state", "") != "done")
+            os << "hook " << step.value("point", "") << " " << step.value("name", "") << " (" << op.value("operation", "")
+               << "): " << step.value("state", "")
+               << (step.value("message", "").empty() ? "" : ": " + step.value("message", "")) << "\n";
     }
   });
 }
@@ -82,6 +91,9 @@ int history_cmd(Context& ctx, const Invocation& inv) {
   auto r = ctx.store().get(key);
   if (!r) fail(ErrorKind::not_found, store::describe(k, key) + " does not exist");
   json si = r->state_info.empty() ? json::object() : json::parse(r->state_info);
+  // The hooks of the current deployment's operations (tac, exec hooks).
+  json hooks = lifecycle::dig_hook_log(ctx.store(), key);
+  if (!hooks.empty()) si["hooks"] = hooks;
   Format f = parse_format(inv.get("output", "table"));
   if (f == Format::json || f == Format::yaml) {
     if (f == Format::json) print_json(ctx.out, si);
@@ -93,6 +105,12 @@ int history_cmd(Context& ctx, const Invocation& inv) {
     rows.push_back({a.value("state", ""), a.value("instance", ""), std::to_string(a.value("revision", 0)), a.value("time", "")});
   print_table(ctx.out, {"STATE", "INSTANCE", "REVISION", "TIME"}, rows);
   if (!si.value("statusctxid", "").empty()) ctx.out << "status context: " << si["statusctxid"].get<std::string>() << "\n";
+  for (const auto& op : hooks) {
+    ctx.out << "hooks of " << op.value("operation", "") << ":\n";
+    for (const auto& s : op.value("steps", json::array()))
+      ctx.out << "  " << s.value("point", "") << " " << s.value("name", "") << ": " << s.value("state", "")
+              << (s.value("message", "").empty() ? "" : " (" + s.value("message", "") + ")") << "\n";
+  }
   return 0;
 }
 

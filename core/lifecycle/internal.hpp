@@ -3,6 +3,7 @@
 // lifecycle.cpp, logical clouds in logical_cloud.cpp); not a public API.
 
 #include <chrono>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -56,6 +57,39 @@ OperationResult migrate_dig(store::Store& st, const resource::Kind& k, const res
                             const nlohmann::json& body, Clock& clock, const OperationOptions& o);
 OperationResult clone_dig(store::Store& st, const resource::Kind& k, const resource::Key& key,
                           const nlohmann::json& body, Clock& clock);
+
+// Hooks of DIG operations (hooks.cpp; runtime.hpp OperationHooks).
+//
+// Inside the operation's write transaction: asks the runtime's hook
+// providers for the steps of `op` ("instantiate", "update", "terminate") on
+// `dig` and stores them with context `ctx`; `undo_info` says how to put the
+// DIG back when a blocking pre step fails ({"pop": n actions, "statusctxid":
+// the previous one, "remove": the context too}). Providers' Errors propagate
+// (the operation is refused, nothing recorded).
+void record_hooks(store::Store& st, const Runtime* runtime, const resource::Key& dig, const std::string& ctx,
+                  const std::string& op, long revision, const nlohmann::json& undo_info);
+// The status a delivery reports when a blocking pre step failed and the
+// operation was undone (nothing delivered, the DIG as before).
+inline constexpr const char* k_hook_refused = "HookFailed";
+// Runs the steps of `phase` ("pre", "post") of the current operation of
+// `ctx` not yet done. nullopt: nothing to report (no steps, or all ran).
+// A blocking pre step that fails undoes the operation and returns
+// Delivery::failed, status k_hook_refused, with the step's answer; a
+// blocking post step returns failed; non-blocking failures return
+// Delivery::done with them as failures; a deadline or interrupt before a
+// step returns pending.
+std::optional<Delivered> run_hooks(store::Store& st, const std::string& ctx, const std::string& phase,
+                                   const OperationOptions& o, std::chrono::steady_clock::time_point deadline);
+// Throws Error(failed) with the hook's answer when `d` says a blocking pre
+// hook refused the operation `op` of `what` (k_hook_refused); else returns `d`.
+Delivered refused_by_hook(const Delivered& d, const std::string& what, const std::string& op);
+// The context status the current hooked operation of `ctx` delivers to
+// ("" when it has none).
+std::string hook_goal(store::Store& st, const std::string& ctx);
+// Forgets that `ctx` has hook steps to run (its delivery failed, or it is gone).
+void abandon_hooks(store::Store& st, const std::string& ctx);
+// Contexts whose hooks have steps still to run (for resume).
+std::vector<std::string> contexts_with_hooks(store::Store& st);
 
 // Logical-cloud operations (logical_cloud.cpp).
 OperationResult lc_operation(store::Store& st, const resource::Kind& k, const resource::Key& key, const std::string& op,

@@ -57,6 +57,26 @@ Delivered deliver(store::Store& st, const std::string& ctx, const std::string& g
   Delivered d;
   d.status = ac::header(st, ctx).status;
   if (!o.wait) return d;
+  // The operation's pre hooks run before anything is delivered, its post
+  // hooks once the context reached the operation's goal.
+  std::vector<std::string> notes;
+  if (auto pre = run_hooks(st, ctx, "pre", o, deadline)) {
+    if (pre->delivery != Delivery::done) return *pre;
+    notes = pre->failures;
+  }
+  auto finish = [&](Delivered r) {
+    const std::string hooked = hook_goal(st, ctx);
+    if (!hooked.empty() && r.delivery == Delivery::done && r.status == hooked) {
+      if (auto post = run_hooks(st, ctx, "post", o, deadline)) {
+        if (post->delivery != Delivery::done) r.delivery = post->delivery;
+        r.failures.insert(r.failures.end(), post->failures.begin(), post->failures.end());
+      }
+    } else if (!hooked.empty()) {
+      abandon_hooks(st, ctx);  // delivery failed: the post hooks do not run
+    }
+    r.failures.insert(r.failures.begin(), notes.begin(), notes.end());
+    return r;
+  };
   sync::DriveOptions drive;
   drive.engine = o.engine;
   drive.engine.parallel = o.parallel;
@@ -72,7 +92,7 @@ Delivered deliver(store::Store& st, const std::string& ctx, const std::string& g
     if (r.end == sync::DriveEnd::drained) {
       bool reached = goal.empty() ? !ends_with(d.status, "Failed") : d.status == goal;
       d.delivery = reached && d.failures.empty() ? Delivery::done : Delivery::failed;
-      return d;
+      return finish(d);
     }
     // Another live process is delivering this context: wait for it.
     if ((o.interrupt && o.interrupt->load()) || steady_clock::now() >= deadline) return d;
@@ -374,11 +394,13 @@ OperationResult dig_operation(store::Store& st, const Kind& k, const Key& key, c
         if (!sync::held_by_live_process(st, old)) ac::remove(st, old);
       ac::save(st, ctx);
       ac::enqueue(st, ctx.id, ac::event::instantiate);
+      record_hooks(st, o.runtime, key, ctx.id, op, 1, {{"pop", 1}, {"statusctxid", si.value("statusctxid", "")}, {"remove", true}});
       append_action(si, "Instantiated", ctx.id, 1, clock);
       si["statusctxid"] = ctx.id;
       st.set_state_info(key, si.dump());
     });
-    fill(out, ctx.id, with_children(st, ctx.id, clock, o, deadline, deliver(st, ctx.id, ac::status::instantiated, o, deadline)));
+    Delivered d = refused_by_hook(deliver(st, ctx.id, ac::status::instantiated, o, deadline), what, op);
+    fill(out, ctx.id, with_children(st, ctx.id, clock, o, deadline, d));
     out.message = "instantiated";
     out.revision = 1;
     return out;
@@ -401,11 +423,18 @@ OperationResult dig_operation(store::Store& st, const Kind& k, const Key& key, c
       children = h.children;
       for (const auto& c : children) sync::request_terminate(st, c);
       sync::request_terminate(st, ctx);
+      record_hooks(st, o.runtime, key, ctx, op, 0, {{"pop", 1}, {"remove", false}});
       append_action(si, "Terminated", ctx, 0, clock);
       st.set_state_info(key, si.dump());
     });
-    // Children first, then the parent.
+    // The pre-termination hooks, then children, then the parent.
     Delivered d;
+    if (o.wait)
+      if (auto pre = run_hooks(st, ctx, "pre", o, deadline); pre && pre->delivery != Delivery::done) {
+        fill(out, ctx, refused_by_hook(*pre, what, op));
+        out.message = "terminated";
+        return out;
+      }
     for (const auto& c : children) {
       d = deliver(st, c, ac::status::terminated, o, deadline);
       if (d.delivery == Delivery::pending) break;
@@ -503,13 +532,14 @@ OperationResult dig_operation(store::Store& st, const Kind& k, const Key& key, c
       }
       ac::set_stop(st, from, false);
       ac::enqueue(st, to, ac::event::update, from);
+      if (op == "update") record_hooks(st, o.runtime, key, to, op, rev + 1, {{"pop", 2}, {"remove", true}});
       append_action(si, "Updated", from, rev, clock);
       append_action(si, "Instantiated", to, rev + 1, clock);
       st.set_state_info(key, si.dump());
       out.revision = rev + 1;
     });
     // The running context's children go with it; the new one gets its own.
-    Delivered d = deliver(st, to, ac::status::instantiated, o, deadline);
+    Delivered d = refused_by_hook(deliver(st, to, ac::status::instantiated, o, deadline), what, op);
     if (d.delivery == Delivery::done) {
       Delivered old = terminate_children(st, from, o, deadline);
       d = old.delivery == Delivery::done ? with_children(st, to, clock, o, deadline, d) : old;
@@ -573,7 +603,15 @@ std::vector<ResumeResult> resume(store::Store& st, const OperationOptions& optio
   // Every context with queued work, also one another live process holds:
   // deliver() waits for that process (or for its lease to go stale) rather
   // than reporting "nothing queued" while work is queued.
-  for (const auto& id : ac::active_contexts(st)) {
+  std::vector<std::string> ids = ac::active_contexts(st);
+  // Contexts whose delivery drained before their post hooks ran.
+  for (const auto& id : contexts_with_hooks(st))
+    if (std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
+  for (const auto& id : ids) {
+    if (!ac::exists(st, id)) {
+      abandon_hooks(st, id);
+      continue;
+    }
     auto d = deliver(st, id, "", options, deadline);
     out.push_back({id, d.delivery, d.status, d.failures});
     if (d.delivery == Delivery::pending) break;

@@ -104,6 +104,14 @@ OperationResult run(store::Store& st, const resource::Kind& k, const resource::K
 std::string run_operation(store::Store& st, const resource::Kind& k, const resource::Key& key, const std::string& op,
                           const nlohmann::json& body, Clock& clock, const Runtime& runtime);
 
+// The hook log of context `ctx` (runtime.hpp OperationHooks): one entry per
+// hooked operation on it, {"operation", "revision", "steps": [{"name",
+// "point", "blocking", "state" (pending|started|done|failed), "message",
+// "log", "time"}]}; an empty array when none ran there.
+nlohmann::json hook_log(store::Store& st, const std::string& ctx);
+// The hook log of a DIG's current deployment (its last action's context).
+nlohmann::json dig_hook_log(store::Store& st, const resource::Key& dig);
+
 // ---- for OperationOwners (runtime.hpp): the pieces the built-in lifecycles use ----
 
 // The instance (context id) of the last action of a stateInfo object, "" when none.

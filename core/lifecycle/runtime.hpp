@@ -207,6 +207,61 @@ public:
                                 const sync::TargetFactory& live) const = 0;
 };
 
+// Where hooks run around a DIG's lifecycle operations (upstream tac's
+// hookType values): "pre-install" ... "post-termination".
+enum class HookPoint { pre_install, post_install, pre_update, post_update, pre_termination, post_termination };
+std::string hook_point_name(HookPoint p);
+
+// One persisted step of an operation's hooks, as a provider describes it
+// when the operation is recorded. Core stores the steps with the context
+// (meta "hooks"), runs each once and records how it ended; a step a killed
+// process had started when it died runs again on resume, saying so.
+struct HookStep {
+  std::string provider;  // the OperationHooks::name() that runs it
+  std::string name;      // for logs and errors ("tac hook 'pre1'", "worker dig 'w1': instantiate")
+  std::string ref;       // what the provider needs to find it again (a resource key, an action)
+  bool blocking = true;  // a failure fails the operation (before delivery: undoes it)
+};
+
+struct HookCall {
+  store::Store& st;
+  const resource::Key& dig;
+  const std::string& context;  // the operation's context (update: the new one)
+  const std::string& operation;  // "instantiate", "update", "terminate"
+  long revision = 0;
+  HookPoint point = HookPoint::pre_install;
+  const OperationOptions& options;  // nested operations (worker DIGs) run with these
+  Clock& clock;
+  std::chrono::steady_clock::time_point deadline;
+  // Keeps the operation's context held by this process: call it at least
+  // every few seconds while a step waits (cheap when called more often).
+  std::function<void()> keepalive;
+};
+
+struct HookOutcome {
+  bool ok = false;
+  std::string message;  // one line: "workflow client answered 204", the client's answer on failure
+  std::string log;      // output kept in the operation's log (a command's stdout/stderr)
+};
+
+// Work a plugin runs around DIG operations (tac's workflow hooks and worker
+// DIGs, emco's exec hooks). When instantiate, update or terminate is
+// recorded, core asks every provider for its steps at the operation's pre
+// and post points and stores them with the context in the same transaction;
+// the pre steps run before the context is delivered, the post steps once it
+// is delivered; `emco sync` continues them after an interruption.
+class OperationHooks {
+public:
+  virtual ~OperationHooks() = default;
+  virtual std::string name() const = 0;
+  // The steps at `point` of an operation on DIG `dig`, in the order they
+  // run. Error(invalid|not_found) naming the document at fault (a hook whose
+  // worker DIG does not exist): the operation is then refused.
+  virtual std::vector<HookStep> steps(const store::Store& st, const resource::Key& dig, HookPoint point) const = 0;
+  // Runs one step; the hook's own failures are outcomes, not exceptions.
+  virtual HookOutcome run(const HookCall& call, const HookStep& step) const = 0;
+};
+
 // One plugin, for help texts and for telling what emco runs from what it only stores.
 struct PluginInfo {
   std::string name;     // "gac", "dtc", "kube", ...
@@ -229,6 +284,7 @@ struct Runtime {
   std::map<std::string, ResourceCheck> checks;                // by kind id
   std::vector<std::unique_ptr<ResourcePlanner>> resource_planners;  // at most one per kind
   std::vector<std::unique_ptr<OperationOwner>> operation_owners;  // run the operations of their own kinds
+  std::vector<std::unique_ptr<OperationHooks>> hooks;              // asked in order when a DIG operation is recorded
   std::vector<PluginInfo> plugins;
 };
 

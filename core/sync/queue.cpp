@@ -362,6 +362,12 @@ void request_read(store::Store& st, const std::string& ctx) {
   st.write([&] { ac::enqueue(st, ctx, ac::event::read); });
 }
 
+bool take_lease(store::Store& st, const std::string& ctx) { return acquire(st, ctx); }
+void renew_lease(store::Store& st, const std::string& ctx) {
+  st.write([&] { write_lease(st, ctx); });
+}
+void release_lease(store::Store& st, const std::string& ctx) { release(st, ctx); }
+
 void request_terminate(store::Store& st, const std::string& ctx) {
   st.write([&] {
     // Work queued before the terminate (an interrupted instantiate) is

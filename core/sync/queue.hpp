@@ -73,6 +73,16 @@ DriveResult drive(store::Store& st, const std::string& ctx, const DriveOptions& 
 // Contexts in the active set that no live process holds (resumable now).
 std::vector<std::string> resumable(store::Store& st);
 
+// The lease of `ctx` for work done around its queue (an operation's hooks,
+// lifecycle/hooks.cpp), so that no other process resumes the context
+// meanwhile: take_lease is false when another live process holds it;
+// renew_lease refreshes this process's heartbeat (needed at least every
+// k_lease_stale while it works); release_lease gives it up. drive() takes
+// and releases the same lease itself.
+bool take_lease(store::Store& st, const std::string& ctx);
+void renew_lease(store::Store& st, const std::string& ctx);
+void release_lease(store::Store& st, const std::string& ctx);
+
 // Whether a live process (possibly this one) holds the lease of `ctx`.
 bool held_by_live_process(store::Store& st, const std::string& ctx);
 

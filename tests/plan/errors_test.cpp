@@ -83,7 +83,7 @@ TEST_CASE("a controller that is registered but not built in", "[plan][errors]") 
         std::string::npos);
   CHECK(e.kind() == ErrorKind::unsupported);  // exit 9, 501 in emcoctl mode
   CHECK(e.hint() == "remove it from the group intent to deploy without it; built-in controllers: dtc, gac, "
-                    "hpa-action-controller-1, hpa-placement-controller-1, ovnaction, sfc, sfcclient");
+                    "hpa-action-controller-1, hpa-placement-controller-1, ovnaction, sfc, sfcclient, tac");
 
   // The hint names what the runtime's registry holds, whatever that is.
   struct Noop : controllers::PlacementController {

@@ -21,7 +21,11 @@ TEST_CASE("the built-in runtime has what core reaches through it", "[plugins]") 
   CHECK(rt.controllers.action("hpa-action-controller-1") != nullptr);
   CHECK(rt.controllers.names() == std::vector<std::string>{"dtc", "gac", "hpa-action-controller-1",
                                                            "hpa-placement-controller-1", "ovnaction", "sfc",
-                                                           "sfcclient"});
+                                                           "sfcclient", "tac"});
+  // The hooks around DIG operations: tac's, then custom hooks.
+  REQUIRE(rt.hooks.size() == 2);
+  CHECK(rt.hooks[0]->name() == "tac");
+  CHECK(rt.hooks[1]->name() == "hooks");
   REQUIRE(rt.delivery.size() == 2);
   CHECK(rt.delivery[0]->name() == "gitops");  // asked before the direct mechanism
   CHECK(rt.delivery[1]->name() == "kube");
