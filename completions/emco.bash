@@ -175,7 +175,7 @@ _emco_flags() {
     "dig terminate") echo "--timeout --no-wait --parallel --output --workspace --help --quiet" ;;
     "dig update") echo "--timeout --no-wait --parallel --output --workspace --help --quiet" ;;
     "get") echo "--filename --values --output --show-secrets --workspace --help --quiet" ;;
-    "init") echo "--workspace --help --quiet" ;;
+    "init") echo "--store --workspace --help --quiet" ;;
     "lc cluster-ref create") echo "--cluster --load-balancer-ip --description --spec-file --output --workspace --help --quiet" ;;
     "lc cluster-ref delete") echo "--output --workspace --help --quiet" ;;
     "lc cluster-ref get") echo "--output --show-secrets --workspace --help --quiet" ;;

@@ -37,12 +37,12 @@
 // waits (the busy timeout, ten minutes) for a running one and then runs its
 // body exactly once. A backend with row-level concurrency (PostgreSQL's
 // SERIALIZABLE, issue 21) lets writers on different rows run at once and
-// aborts one of two that conflict; it then rolls back and runs the
-// outermost body again, never showing the conflict to the caller. Bodies
-// are therefore written to be re-runnable: database work, and in-memory
-// results they build afresh, but no I/O that must not repeat (a request to
-// a cluster). Today's callers were written for SQLite's exactly-once:
-// checking them (and the retry in transaction()) come with such a backend.
+// aborts one of two that conflict; the backend reports that with
+// conflicted(), and transaction() then rolls back and runs the outermost
+// body again (with a growing random pause, up to k_conflict_attempts times),
+// never showing the conflict to the caller. Bodies are therefore written to
+// be re-runnable: database work, and in-memory results they build afresh,
+// but no I/O that must not repeat (a request to a cluster).
 //
 // Errors. Every failure of the engine throws DatabaseError with the
 // engine's message. A failed statement inside a transaction leaves the
@@ -171,6 +171,17 @@ protected:
   // Finalizes the cached statements: a backend's destructor calls it before
   // its connection closes (the cache, a base member, would outlive it).
   void release_statements() noexcept { m_cache.clear(); }
+  // Called by a backend when a statement of the running write transaction
+  // failed because another transaction's writes conflict with it (PostgreSQL
+  // SQLSTATE 40001 or 40P01): the outermost transaction() re-runs its body
+  // whatever the body made of the error (it may have wrapped it).
+  void conflicted() noexcept {
+    if (m_depth > 0) m_conflict = true;
+  }
+
+public:
+  // How many times an outermost body runs before a conflict is reported.
+  static constexpr int k_conflict_attempts = 100;
 
 private:
   struct Hash {
@@ -179,6 +190,7 @@ private:
   };
   std::unordered_map<std::string, std::unique_ptr<Statement>, Hash, std::equal_to<>> m_cache;
   int m_depth = 0;
+  bool m_conflict = false;
 };
 
 // Opens (creating when absent) the database at `location`: a file path or
