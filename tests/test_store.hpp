@@ -11,6 +11,8 @@
 // (PostgreSQL not installed, the fixture not run), the whole test binary
 // says so and exits with k_skip (ctest's SKIP_RETURN_CODE): skipped, not
 // passed. Header-only; no libpq (core/store/postgresql alone includes it).
+// open_test_store() and init_test_workspace() are for suites linking
+// emco_store; the rest needs nothing of emco's.
 
 #include <unistd.h>
 
@@ -19,7 +21,11 @@
 #include <cstdlib>
 #include <filesystem>
 #include <random>
+#include <memory>
 #include <string>
+
+#include "core/store/store.hpp"
+#include "core/store/workspace.hpp"
 
 namespace emco::test {
 
@@ -48,6 +54,38 @@ inline std::string fresh_store() {
   const std::string schema = "t" + std::to_string(::getpid()) + "_" + std::to_string(salt % 100000) + "_" +
                              std::to_string(++n);
   return with_param(base, "options=-csearch_path%3D" + schema);
+}
+
+// A private store: Store::open_memory() on SQLite, a fresh schema on
+// PostgreSQL (its module files in a directory of this process's).
+inline std::unique_ptr<store::Store> open_test_store() {
+  const std::string where = fresh_store();
+  if (where.empty()) return store::Store::open_memory();
+  return store::Store::open_location(
+      where, std::filesystem::temp_directory_path() / ("emco-memory-" + std::to_string(::getpid())));
+}
+
+// A new workspace in `dir` on the run's backend (init_workspace).
+inline store::Workspace init_test_workspace(const std::filesystem::path& dir, bool& created) {
+  return store::init_workspace(dir, created, fresh_store());
+}
+
+// A shell command printing "ok" when the workspace database at `root`
+// (a workspace directory) is sound: SQLite's integrity_check; on
+// PostgreSQL, no row of the tables the schema ties together (references,
+// contents, parents, AppContext children) names a row that is gone.
+inline std::string integrity_command(const std::filesystem::path& root) {
+  if (!std::filesystem::exists(root / ".emco" / "store"))
+    return "sqlite3 '" + (root / ".emco" / "emco.db").string() + "' 'PRAGMA integrity_check'";
+  return "psql -qAt -d \"$(cat '" + (root / ".emco" / "store").string() +
+         "')\" -c \"SELECT CASE WHEN "
+         "(SELECT count(*) FROM refs f LEFT JOIN resources t ON t.id = f.to_id LEFT JOIN resources o ON o.id = "
+         "f.from_id WHERE t.id IS NULL OR o.id IS NULL) + "
+         "(SELECT count(*) FROM contents c LEFT JOIN resources r ON r.id = c.resource_id WHERE r.id IS NULL) + "
+         "(SELECT count(*) FROM resources r LEFT JOIN resources p ON p.id = r.parent_id WHERE r.parent_id IS NOT "
+         "NULL AND p.id IS NULL) + "
+         "(SELECT count(*) FROM ac_apps a LEFT JOIN ac_contexts c ON c.id = a.ctx WHERE c.id IS NULL) = 0 "
+         "THEN 'ok' ELSE 'orphaned rows' END\"";
 }
 
 namespace detail {

@@ -12,6 +12,7 @@
 #include "core/store/database.hpp"
 #include "core/store/store.hpp"
 #include "core/util/error.hpp"
+#include "tests/test_store.hpp"
 
 using namespace emco;
 using namespace emco::store;
@@ -32,7 +33,7 @@ Resource make(const std::string& anchor, json spec = json::object()) {
 }  // namespace
 
 TEST_CASE("parents and references must exist, outcomes say what changed") {
-  auto st = Store::open_memory();
+  auto st = emco::test::open_test_store();
   st->write([&] {
     CHECK_THROWS_WITH(st->put(make("cluster-providers/p/clusters/c")),
                       "cluster provider 'p' does not exist");
@@ -51,7 +52,7 @@ TEST_CASE("parents and references must exist, outcomes say what changed") {
 }
 
 TEST_CASE("deletes are refused while children or referrers remain") {
-  auto st = Store::open_memory();
+  auto st = emco::test::open_test_store();
   st->write([&] {
     st->put(make("cluster-providers/p"));
     st->put(make("cluster-providers/p/clusters/c"));
@@ -83,7 +84,7 @@ TEST_CASE("deletes are refused while children or referrers remain") {
 }
 
 TEST_CASE("label references need a labelled cluster and pin the labels") {
-  auto st = Store::open_memory();
+  auto st = emco::test::open_test_store();
   st->write([&] {
     st->put(make("cluster-providers/p"));
     st->put(make("cluster-providers/p/clusters/c1"));
@@ -119,7 +120,7 @@ TEST_CASE("label references need a labelled cluster and pin the labels") {
 }
 
 TEST_CASE("a failed write transaction changes nothing") {
-  auto st = Store::open_memory();
+  auto st = emco::test::open_test_store();
   st->write([&] { st->put(make("projects/a")); });
   auto before = st->dump();
   CHECK_THROWS(st->write([&] {
@@ -134,7 +135,7 @@ TEST_CASE("workspaces: found by walking up, private modes, refuse newer schemas"
   auto root = fs::temp_directory_path() / ("emco-store-test-" + std::to_string(::getpid()));
   fs::remove_all(root);
   bool created = false;
-  auto ws = init_workspace(root, created);
+  auto ws = emco::test::init_test_workspace(root, created);
   CHECK(created);
   struct stat s {};
   REQUIRE(::stat(ws.dir().c_str(), &s) == 0);
