@@ -2,7 +2,7 @@
 // store::Database — the seam between the workspace and the SQL engine that
 // keeps it. core/store and core/appcontext's row files write their SQL
 // against this interface; each backend is one folder below core/store
-// (core/store/sqlite/ today) and open_database() picks it by location.
+// (core/store/sqlite/, core/store/postgresql/) and open_database() picks it by location.
 // Nothing else includes this header but white-box tests
 // (tests/arch/check_includes.sh).
 //
@@ -195,8 +195,8 @@ private:
 
 // Opens (creating when absent) the database at `location`: a file path or
 // ":memory:" (a private in-memory database) for SQLite; a backend with a
-// server is named by a URL whose scheme picks it ("postgresql://..." once
-// that backend exists). Throws DatabaseError when it cannot be opened, and
+// server is named by a URL whose scheme picks it ("postgresql://..." or
+// "postgres://": core/store/postgresql/). Throws DatabaseError when it cannot be opened, and
 // for a URL scheme no backend has.
 std::unique_ptr<Database> open_database(const std::string& location);
 
