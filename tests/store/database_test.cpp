@@ -511,3 +511,37 @@ TEST_CASE("postgresql: processes opening a fresh workspace at once migrate it on
   }
   CHECK(open_database(where)->schema_version() == Store::schema_version());
 }
+
+namespace {
+
+// The test server's socket directory (its CA is in <host>/tls/ca.crt) and
+// port, from EMCO_TEST_STORE.
+std::string server_param(const std::string& name) {
+  const std::string base = emco::test::test_store_base();
+  const auto at = base.find(name + "=");
+  REQUIRE(at != std::string::npos);
+  const auto from = at + name.size() + 1;
+  return base.substr(from, base.find('&', from) - from);
+}
+
+// The test server over TCP, with `query` added.
+std::string tcp_url(const std::string& query) {
+  return "postgresql://localhost:" + server_param("port") + "/postgres?user=postgres&" + query;
+}
+
+}  // namespace
+
+TEST_CASE("postgresql: sslmode=verify-full reaches the server over TLS and refuses a certificate it cannot verify",
+          "[database][postgresql]") {
+  const std::string ca = server_param("host") + "/tls/ca.crt";
+  auto db = open_database(tcp_url("sslmode=verify-full&sslrootcert=" + ca));
+  auto& s = db->statement("SELECT ssl, version FROM pg_stat_ssl WHERE pid = pg_backend_pid()");
+  REQUIRE(s.step());
+  CHECK(s.int64(0) == 1);
+  CHECK(s.str(1).rfind("TLS", 0) == 0);
+  // The system's CAs did not sign the test server's certificate.
+  CHECK_THROWS_WITH(open_database(tcp_url("sslmode=verify-full&sslrootcert=/etc/ssl/certs/ca-certificates.crt")),
+                    Catch::Contains("certificate verify failed"));
+  // Without TLS the server lets no TCP client in (hostssl only).
+  CHECK_THROWS_AS(open_database(tcp_url("sslmode=disable")), DatabaseError);
+}
