@@ -1,6 +1,7 @@
 # emco — the two commands a fresh Debian machine needs:
 #   make demo   install packages, build, run the quickstart
-#   make test   install packages, build, run every self-contained test
+#   make test   install packages (PostgreSQL and libpq-dev among them), build, run every
+#               self-contained test, on SQLite and on a throwaway PostgreSQL server
 # Further targets: build, asan-test, conformance, flows, helm-client, bench-smoke, clean.
 
 # ccache: hash paths relative to the checkout, so a fresh clone (CI) reuses

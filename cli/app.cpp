@@ -40,6 +40,7 @@ void resume_in_background(Context& ctx) {
   if (sync::resumable(st).empty()) return;
   bool claimed = false;
   st.write([&] {
+    claimed = false;  // a re-run body (store::Database::transaction) decides afresh
     auto v = st.meta(k_background_key);
     if (v && alive(std::atol(v->c_str()))) return;
     // Hold the slot under this process's pid until the child's is known.

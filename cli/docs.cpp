@@ -96,7 +96,11 @@ std::map<std::string, std::string> generate_man_pages() {
     m << ".SH EXIT STATUS\n";
     for (const auto& e : exit_code_docs()) m << ".TP\n.B " << e.code << "\n" << troff_escape(e.meaning) << "\n";
     m << ".SH ENVIRONMENT\n.TP\n.B EMCO_WORKSPACE\nthe workspace directory, when \\-\\-workspace is not given\n"
+      << ".TP\n.B EMCO_STORE\nthe PostgreSQL URL \\fBemco init\\fR keeps a new workspace in, when \\-\\-store is not given\n"
+      << ".TP\n.B PGHOST, PGUSER, PGPASSWORD, PGSERVICE, PGSSLMODE, ...\nlibpq's connection settings and credentials for "
+         "a PostgreSQL workspace (also ~/.pgpass and service files)\n"
       << ".SH FILES\n.TP\n.I .emco/emco.db\nthe workspace database (mode 0600, in a 0700 directory)\n"
+      << ".TP\n.I .emco/store\nthe URL of a PostgreSQL workspace's database (no password)\n"
       << ".SH SEE ALSO\n";
     std::vector<std::string> refs;
     for (const auto& n : nouns()) refs.push_back(".BR emco\\-" + n.name + " (1)");

@@ -2,6 +2,7 @@
 // update, get, delete), the deployments in the workspace (status, sync),
 // Helm in process (template), version and the hidden docs generator.
 
+#include <cstdlib>
 #include <filesystem>
 
 #include <nlohmann/json.hpp>
@@ -30,9 +31,13 @@ namespace {
 int run_init(Context& ctx, const Invocation& inv) {
   std::string dir = inv.args.empty() ? "." : inv.args[0];
   bool created = false;
-  auto ws = store::init_workspace(dir, created);
-  if (created) ctx.out << "Initialized empty emco workspace in " << ws.dir().string() << "\n";
-  else ctx.out << "Reinitialized existing emco workspace in " << ws.dir().string() << "\n";
+  std::string url = inv.get("store", "");
+  if (url.empty())
+    if (const char* env = std::getenv("EMCO_STORE")) url = env;
+  auto ws = store::init_workspace(dir, created, url);
+  const std::string where = url.empty() ? "" : " (store " + url + ")";
+  if (created) ctx.out << "Initialized empty emco workspace in " << ws.dir().string() << where << "\n";
+  else ctx.out << "Reinitialized existing emco workspace in " << ws.dir().string() << where << "\n";
   return 0;
 }
 
@@ -166,12 +171,22 @@ std::vector<CommandSpec> verb_commands() {
   std::vector<CommandSpec> v;
   v.push_back({.path = {"init"},
                .summary = "create an empty workspace",
-               .description = "Creates DIR/.emco/ (mode 0700) holding the SQLite workspace database (mode 0600).\n"
-                              "Running it again on an existing workspace is harmless.",
+               .description =
+                   "Creates DIR/.emco/ (mode 0700) holding the SQLite workspace database (mode 0600), or, with\n"
+                   "--store (or EMCO_STORE), a team workspace kept in PostgreSQL: .emco/store then holds only\n"
+                   "the URL. Credentials come from libpq's environment and files (PGPASSWORD, ~/.pgpass,\n"
+                   "PGSERVICE; PGSSLMODE or sslmode=verify-full for TLS), never from the URL. The schema is\n"
+                   "the URL's search_path (options=-csearch_path%3Dteam1), created when absent.\n"
+                   "Running it again on an existing workspace is harmless.",
                .args = {{.name = "DIR", .help = "directory to create the workspace in (default: the current directory)",
                          .optional = true, .complete = Complete::directory}},
+               .flags = {{.name = "store", .value = "URL",
+                          .help = "keep the workspace in this PostgreSQL database (postgresql://[user@]host[:port]/db"
+                                  "[?options=-csearch_path%3DSCHEMA]); default: $EMCO_STORE, else a SQLite file"}},
                .needs_workspace = false,
-               .examples = {"emco init", "emco init ~/fleet"},
+               .examples = {"emco init", "emco init ~/fleet",
+                            "emco init --store 'postgresql://emco@db.example.com/fleet?sslmode=verify-full"
+                            "&options=-csearch_path%3Dteam1'"},
                .handler = run_init});
   v.push_back({.path = {"apply"},
                .summary = "create or update resources from emcoctl files, or run a lifecycle anchor",

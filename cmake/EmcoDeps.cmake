@@ -15,4 +15,5 @@ find_package(PkgConfig REQUIRED)
 pkg_check_modules(LIBGIT2 REQUIRED IMPORTED_TARGET libgit2)      # PkgConfig::LIBGIT2
 pkg_check_modules(RE2 REQUIRED IMPORTED_TARGET re2)              # PkgConfig::RE2
 pkg_check_modules(LIBEVENT REQUIRED IMPORTED_TARGET libevent libevent_openssl libevent_pthreads) # PkgConfig::LIBEVENT
+pkg_check_modules(LIBPQ REQUIRED IMPORTED_TARGET libpq)           # PkgConfig::LIBPQ (only core/store/postgresql uses it)
 include(Catch)

@@ -41,10 +41,16 @@ function(emco_module name)
   target_link_libraries(${name} PUBLIC ${M_DEPS} PRIVATE emco_warnings ${M_PRIVATE_DEPS})
 endfunction()
 
-# emco_test_suite(NAME [DEPS ...]) — one Catch2 executable from the calling
-# directory's *.cpp, registered with CTest test by test.
+# emco_test_suite(NAME [BOTH_STORES] [DEPS ...]) — one Catch2 executable
+# from the calling directory's *.cpp, registered with CTest test by test.
+# BOTH_STORES: the suite keeps workspaces (tests/test_store.hpp), so it is
+# registered twice: "NAME:..." labelled store-sqlite, and "pg:NAME:..."
+# labelled store-postgresql, run with EMCO_TEST_STORE naming the throwaway
+# server of the fixture "pg" (tests/CMakeLists.txt) and skipped (exit 77,
+# not counted as passed) when that server is not there. Cases tagged
+# [postgresql] run only in the second, [sqlite] only in the first.
 function(emco_test_suite name)
-  cmake_parse_arguments(T "" "" "DEPS" ${ARGN})
+  cmake_parse_arguments(T "BOTH_STORES" "" "DEPS" ${ARGN})
   file(GLOB srcs CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*.cpp)
   add_executable(${name} ${srcs})
   target_link_libraries(${name} PRIVATE ${T_DEPS} Catch2::Catch2WithMain emco_warnings)
@@ -53,5 +59,15 @@ function(emco_test_suite name)
     EMCO_BINARY_DIR="${PROJECT_BINARY_DIR}")
   # -w NoTests: a test filter that matches nothing fails instead of passing
   # (ctest splits discovered names at ';', which would leave such a filter).
-  catch_discover_tests(${name} TEST_PREFIX "${name}:" EXTRA_ARGS -w NoTests PROPERTIES TIMEOUT 600)
+  if(NOT T_BOTH_STORES)
+    catch_discover_tests(${name} TEST_PREFIX "${name}:" EXTRA_ARGS -w NoTests PROPERTIES TIMEOUT 600)
+    return()
+  endif()
+  # Cases tagged [postgresql] need the server, cases tagged [sqlite] read
+  # the SQLite file itself: each registration leaves the other's out.
+  catch_discover_tests(${name} TEST_PREFIX "${name}:" TEST_SPEC "~[postgresql]" EXTRA_ARGS -w NoTests
+    PROPERTIES TIMEOUT 600 LABELS store-sqlite)
+  catch_discover_tests(${name} TEST_PREFIX "pg:${name}:" TEST_SPEC "~[sqlite]" EXTRA_ARGS -w NoTests
+    TEST_LIST ${name}_PG_TESTS PROPERTIES TIMEOUT 600 LABELS store-postgresql SKIP_RETURN_CODE 77
+    FIXTURES_REQUIRED pg ENVIRONMENT "EMCO_TEST_STORE=${EMCO_TEST_PG_URL}")
 endfunction()

@@ -208,7 +208,7 @@ _emco_flags() {
     "dig workflow status") echo "--temporal-server --namespace --run-id --id --ca-file --cert-file --key-file --tls-server-name --insecure-skip-tls-verify --describe --history --query --query-args --output --workspace --help --quiet" ;;
     "dig workflow update") echo "--client --workflow-client --task-queue --workflow-id --description --spec-file --output --workspace --help --quiet" ;;
     "get") echo "--filename --values --output --show-secrets --workspace --help --quiet" ;;
-    "init") echo "--workspace --help --quiet" ;;
+    "init") echo "--store --workspace --help --quiet" ;;
     "lc cluster-ref create") echo "--cluster --load-balancer-ip --description --spec-file --output --workspace --help --quiet" ;;
     "lc cluster-ref delete") echo "--output --workspace --help --quiet" ;;
     "lc cluster-ref get") echo "--output --show-secrets --workspace --help --quiet" ;;

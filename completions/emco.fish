@@ -218,6 +218,7 @@ complete -c emco -f -n '__emco_path_is sim' -a fault -d 'inject faults into runn
 complete -c emco -f -n '__emco_path_is sim' -a node -d 'add, label or resize Nodes of simulated clusters'
 complete -c emco -f -n '__emco_path_is sim' -a start -d 'run simulated Kubernetes clusters until stopped'
 complete -c emco -f -n '__emco_path_is sim' -a stop -d 'stop a running simulator'
+complete -c emco -n '__emco_path_is init' -l store -r -f -d 'keep the workspace in this PostgreSQL database (postgresql://[user@]host[:port]/db[?options=-csearch_path%3DSCHEMA]); default: $EMCO_STORE, else a SQLite file'
 complete -c emco -n '__emco_path_is apply' -l filename -s f -r -F -d 'emcoctl YAML file, directory of .yaml files, or - for stdin'
 complete -c emco -n '__emco_path_is apply' -l values -s v -r -F -d 'values for the Go template in the files (emcoctl -v)'
 complete -c emco -n '__emco_path_is apply' -l continue-on-error -d 'keep going after a failing document (each commits on its own)'

@@ -187,6 +187,7 @@ OperationResult clone_dig(store::Store& st, const Kind& k, const Key& key, const
                                  std::to_string(count) + ")", hint);
   std::vector<std::string> names;
   st.write([&] {
+    names.clear();  // a re-run body starts afresh
     auto source = st.get(key);
     if (!source) fail(ErrorKind::not_found, what + " does not exist");
     for (int i = 0; i < count; ++i) {

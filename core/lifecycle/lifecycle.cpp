@@ -133,12 +133,15 @@ Delivered with_children(store::Store& st, const std::string& parent, Clock& cloc
       kid.owner = parent_ctx.owner;
       kid.created = clock.now_rfc3339();
       kid.revision = parent_ctx.revision;
+      bool saved = false;  // set by the body's last run (it may run again)
       st.write([&] {
+        saved = false;
         if (ac::header(st, parent).status != ac::status::instantiated) return;  // terminated meanwhile
         ac::save(st, kid);
         ac::enqueue(st, kid.id, ac::event::instantiate);
-        ids.push_back(kid.id);
+        saved = true;
       });
+      if (saved) ids.push_back(kid.id);
     }
   }
   for (const auto& id : ids) {
@@ -158,6 +161,7 @@ Delivered terminate_children(store::Store& st, const std::string& ctx, const Ope
   d.delivery = Delivery::done;
   std::vector<std::string> children;
   st.write([&] {
+    children.clear();  // a re-run body starts afresh
     for (const auto& c : ac::header(st, ctx).children)
       if (ac::header(st, c).status != ac::status::terminated) {
         sync::request_terminate(st, c);

@@ -85,6 +85,7 @@ OperationResult owned_operation(store::Store& st, const Kind& k, const Key& key,
     std::string ctx;
     bool noop = false;
     st.write([&] {
+      noop = false;  // a re-run body (store::Database::transaction) decides afresh
       auto r = load();
       json si = state_info(r);
       std::string state = state_of(r);

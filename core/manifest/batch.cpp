@@ -535,7 +535,13 @@ BatchResult run_batch(store::Store& st, Verb verb, const std::vector<File>& file
         size_t before = result.items.size();
         try {
           if (d->anchor_error) throw *d->anchor_error;
-          st.write([&] { run_declarative(*d); });
+          // A body may run again (store::Database::transaction): each run
+          // starts from what it found.
+          st.write([&] {
+            result.items.resize(before);
+            held.clear();
+            run_declarative(*d);
+          });
           release_held(true);
         } catch (const Error& e) {
           release_held(false);
@@ -555,7 +561,10 @@ BatchResult run_batch(store::Store& st, Verb verb, const std::vector<File>& file
       }
     } else {
       try {
+        const size_t before = result.items.size();
         st.write([&] {
+          result.items.resize(before);  // a re-run (see above) starts afresh
+          held.clear();
           for (const Document* d : declarative) run_declarative(*d);
         });
       } catch (...) {

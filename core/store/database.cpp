@@ -1,5 +1,11 @@
 #include "core/store/database.hpp"
 
+#include <algorithm>
+#include <chrono>
+#include <random>
+#include <thread>
+
+#include "core/store/postgresql/postgresql_database.hpp"
 #include "core/store/sqlite/sqlite_database.hpp"
 
 namespace emco::store {
@@ -14,18 +20,28 @@ Statement& Database::statement(std::string_view sql) {
 
 void Database::transaction(const std::function<void()>& body) {
   if (m_depth == 0) {
-    begin_write();
-    m_depth = 1;
-    try {
-      body();
-      commit();
-    } catch (...) {
+    for (int attempt = 1;; ++attempt) {
+      begin_write();
+      m_depth = 1;
+      m_conflict = false;
+      try {
+        body();
+        commit();
+      } catch (...) {
+        m_depth = 0;
+        rollback();
+        if (!m_conflict || attempt == k_conflict_attempts) throw;
+        m_conflict = false;
+        // Two transactions that conflicted once would conflict again if
+        // retried in step: a random pause, its bound doubling up to 64 ms.
+        thread_local std::minstd_rand rng(std::random_device{}());
+        const int bound = 1 << std::min(attempt, 6);
+        std::this_thread::sleep_for(std::chrono::microseconds(1000 * (rng() % static_cast<unsigned>(bound)) + 100));
+        continue;
+      }
       m_depth = 0;
-      rollback();
-      throw;
+      return;
     }
-    m_depth = 0;
-    return;
   }
   // Savepoint names need only be unique along the nesting, so the depth is
   // the name; both SQLite and PostgreSQL take this syntax. The statements
@@ -61,6 +77,8 @@ struct Backend {
 };
 constexpr Backend k_backends[] = {
     {"", sqlite::open},
+    {"postgresql", postgresql::open},
+    {"postgres", postgresql::open},
 };
 
 }  // namespace

@@ -2,7 +2,7 @@
 // store::Database — the seam between the workspace and the SQL engine that
 // keeps it. core/store and core/appcontext's row files write their SQL
 // against this interface; each backend is one folder below core/store
-// (core/store/sqlite/ today) and open_database() picks it by location.
+// (core/store/sqlite/, core/store/postgresql/) and open_database() picks it by location.
 // Nothing else includes this header but white-box tests
 // (tests/arch/check_includes.sh).
 //
@@ -37,12 +37,12 @@
 // waits (the busy timeout, ten minutes) for a running one and then runs its
 // body exactly once. A backend with row-level concurrency (PostgreSQL's
 // SERIALIZABLE, issue 21) lets writers on different rows run at once and
-// aborts one of two that conflict; it then rolls back and runs the
-// outermost body again, never showing the conflict to the caller. Bodies
-// are therefore written to be re-runnable: database work, and in-memory
-// results they build afresh, but no I/O that must not repeat (a request to
-// a cluster). Today's callers were written for SQLite's exactly-once:
-// checking them (and the retry in transaction()) come with such a backend.
+// aborts one of two that conflict; the backend reports that with
+// conflicted(), and transaction() then rolls back and runs the outermost
+// body again (with a growing random pause, up to k_conflict_attempts times),
+// never showing the conflict to the caller. Bodies are therefore written to
+// be re-runnable: database work, and in-memory results they build afresh,
+// but no I/O that must not repeat (a request to a cluster).
 //
 // Errors. Every failure of the engine throws DatabaseError with the
 // engine's message. A failed statement inside a transaction leaves the
@@ -171,6 +171,17 @@ protected:
   // Finalizes the cached statements: a backend's destructor calls it before
   // its connection closes (the cache, a base member, would outlive it).
   void release_statements() noexcept { m_cache.clear(); }
+  // Called by a backend when a statement of the running write transaction
+  // failed because another transaction's writes conflict with it (PostgreSQL
+  // SQLSTATE 40001 or 40P01): the outermost transaction() re-runs its body
+  // whatever the body made of the error (it may have wrapped it).
+  void conflicted() noexcept {
+    if (m_depth > 0) m_conflict = true;
+  }
+
+public:
+  // How many times an outermost body runs before a conflict is reported.
+  static constexpr int k_conflict_attempts = 100;
 
 private:
   struct Hash {
@@ -179,12 +190,13 @@ private:
   };
   std::unordered_map<std::string, std::unique_ptr<Statement>, Hash, std::equal_to<>> m_cache;
   int m_depth = 0;
+  bool m_conflict = false;
 };
 
 // Opens (creating when absent) the database at `location`: a file path or
 // ":memory:" (a private in-memory database) for SQLite; a backend with a
-// server is named by a URL whose scheme picks it ("postgresql://..." once
-// that backend exists). Throws DatabaseError when it cannot be opened, and
+// server is named by a URL whose scheme picks it ("postgresql://..." or
+// "postgres://": core/store/postgresql/). Throws DatabaseError when it cannot be opened, and
 // for a URL scheme no backend has.
 std::unique_ptr<Database> open_database(const std::string& location);
 

@@ -291,6 +291,10 @@ std::unique_ptr<Database> open_migrated(const std::string& location) {
       }
     });
   } catch (const DatabaseError& e) {
+    if (is_server_location(location))
+      fail(ErrorKind::workspace, "cannot open workspace database '" + redacted(location) + "': " + e.what(),
+           "check that the server is running and reachable, and the credentials libpq finds (PGUSER, PGPASSWORD, "
+           "~/.pgpass, PGSERVICE, PGSSLMODE)");
     fail(ErrorKind::workspace, "cannot open workspace database '" + location + "': " + e.what(),
          e.storage() ? "emco needs to read and write the workspace: check the permissions of the directory and its "
                        "files, a read-only mount, and free space"
@@ -301,8 +305,10 @@ std::unique_ptr<Database> open_migrated(const std::string& location) {
 
 }  // namespace
 
-std::unique_ptr<Store> Store::open(const Workspace& ws) {
-  return std::unique_ptr<Store>(new Store(open_migrated(ws.database().string()), ws.dir()));
+std::unique_ptr<Store> Store::open(const Workspace& ws) { return open_location(ws.location(), ws.dir()); }
+
+std::unique_ptr<Store> Store::open_location(const std::string& location, const std::filesystem::path& data_dir) {
+  return std::unique_ptr<Store>(new Store(open_migrated(location), data_dir));
 }
 
 std::unique_ptr<Store> Store::open_memory() {

@@ -4,9 +4,11 @@
 // enforced on create, update and delete.
 //
 // Concurrency: any number of emco processes may open one workspace. Write
-// transactions exclude each other and wait instead of failing, so "database
-// is locked" never reaches a user (store::Database's contract; SQLite runs
-// in WAL mode with BEGIN IMMEDIATE). Read-only work needs no transaction.
+// transactions are serializable and never fail for their concurrency, so
+// "database is locked" or a serialization failure never reaches a user
+// (store::Database's contract: SQLite runs in WAL mode with BEGIN IMMEDIATE
+// and waits; PostgreSQL runs SERIALIZABLE and re-runs a body that
+// conflicted). Read-only work needs no transaction.
 
 #include <cstdint>
 #include <filesystem>
@@ -54,12 +56,16 @@ public:
   // Opens the workspace database, applying forward migrations. Refuses a
   // database written by a newer emco (Error(workspace)).
   static std::unique_ptr<Store> open(const Workspace& ws);
+  // Opens (migrating) the database at `location` (Workspace::location()),
+  // keeping module files in `data_dir`.
+  static std::unique_ptr<Store> open_location(const std::string& location, const std::filesystem::path& data_dir);
   // A private in-memory database: the fake used by unit tests.
   static std::unique_ptr<Store> open_memory();
 
   static int schema_version();  // the version this build writes
 
-  // Runs `body` in one write transaction (BEGIN IMMEDIATE). Any exception
+  // Runs `body` in one write transaction (serializable; on PostgreSQL it may
+  // run more than once: database work only, see database.hpp). Any exception
   // rolls everything back and propagates. A nested call runs under a
   // savepoint of the outer one: when it throws, its own writes are undone.
   // An outermost call must not be made while the caller is still stepping

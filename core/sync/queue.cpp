@@ -105,6 +105,7 @@ void write_lease(store::Store& st, const std::string& ctx) {
 bool acquire(store::Store& st, const std::string& ctx) {
   bool got = false;
   st.write([&] {
+    got = false;  // a re-run body (store::Database::transaction) decides afresh
     Lease l = read_lease(st, ctx);
     if (lease_live(l) && l.pid != static_cast<long>(::getpid())) return;
     write_lease(st, ctx);

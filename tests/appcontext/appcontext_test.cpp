@@ -4,6 +4,7 @@
 #include "core/store/database.hpp"
 #include "core/util/sha256.hpp"
 #include "core/util/error.hpp"
+#include "tests/test_store.hpp"
 
 using namespace emco;
 namespace ac = emco::appcontext;
@@ -57,7 +58,7 @@ TEST_CASE("content is hashed and interned", "[appcontext]") {
 }
 
 TEST_CASE("save and load round-trip with content stored once", "[appcontext]") {
-  auto st = store::Store::open_memory();
+  auto st = emco::test::open_test_store();
   auto ctx = sample("100", 3);
   ac::save(*st, ctx);
   CHECK(ac::exists(*st, "100"));
@@ -95,7 +96,7 @@ TEST_CASE("save and load round-trip with content stored once", "[appcontext]") {
 }
 
 TEST_CASE("missing context is not found", "[appcontext]") {
-  auto st = store::Store::open_memory();
+  auto st = emco::test::open_test_store();
   try {
     ac::load(*st, "42");
     FAIL("no error");
@@ -106,7 +107,7 @@ TEST_CASE("missing context is not found", "[appcontext]") {
 }
 
 TEST_CASE("children are removed first and unused content is dropped", "[appcontext]") {
-  auto st = store::Store::open_memory();
+  auto st = emco::test::open_test_store();
   ac::save(*st, sample("1", 2));
   auto child = sample("2", 1);
   child.parent = "1";
@@ -126,7 +127,7 @@ TEST_CASE("children are removed first and unused content is dropped", "[appconte
 }
 
 TEST_CASE("removing a child updates the parent's list", "[appcontext]") {
-  auto st = store::Store::open_memory();
+  auto st = emco::test::open_test_store();
   ac::save(*st, sample("1", 1));
   auto child = sample("2", 1);
   child.parent = "1";
@@ -137,7 +138,7 @@ TEST_CASE("removing a child updates the parent's list", "[appcontext]") {
 }
 
 TEST_CASE("header setters", "[appcontext]") {
-  auto st = store::Store::open_memory();
+  auto st = emco::test::open_test_store();
   ac::save(*st, sample("7", 1));
   ac::set_status(*st, "7", ac::status::instantiating);
   ac::set_desired(*st, "7", ac::status::instantiated);
@@ -155,7 +156,7 @@ TEST_CASE("header setters", "[appcontext]") {
 }
 
 TEST_CASE("resource and cluster states", "[appcontext]") {
-  auto st = store::Store::open_memory();
+  auto st = emco::test::open_test_store();
   ac::save(*st, sample("7", 1));
   CHECK_FALSE(ac::resource_state(*st, "7", "collectd", "p+c0", "s+Service"));
   ac::set_resource_status(*st, "7", "collectd", "p+c0", "s+Service", ac::resource_status::failed, "boom", "t1");
@@ -183,7 +184,7 @@ TEST_CASE("resource and cluster states", "[appcontext]") {
 }
 
 TEST_CASE("event queue and active set", "[appcontext]") {
-  auto st = store::Store::open_memory();
+  auto st = emco::test::open_test_store();
   ac::save(*st, sample("7", 1));
   ac::save(*st, sample("8", 1));
   CHECK_FALSE(ac::next_pending(*st, "7"));

@@ -12,6 +12,7 @@
 #include "core/store/plan_codec.hpp"
 #include "core/store/workspace.hpp"
 #include "core/util/error.hpp"
+#include "tests/test_store.hpp"
 
 using namespace emco;
 namespace ac = emco::appcontext;
@@ -106,7 +107,7 @@ struct TempDir {
 }  // namespace
 
 TEST_CASE("an app planned as before is stored once", "[appcontext][plans]") {
-  auto st = store::Store::open_memory();
+  auto st = emco::test::open_test_store();
   ac::save(*st, fleet("1", 4, 20));
   CHECK(count(*st, "ac_plans") == 4);
   ac::save(*st, fleet("2", 4, 20, 2));
@@ -123,7 +124,7 @@ TEST_CASE("an app planned as before is stored once", "[appcontext][plans]") {
 }
 
 TEST_CASE("an update loads only the apps that changed, with the same diff as full loads", "[appcontext][plans]") {
-  auto st = store::Store::open_memory();
+  auto st = emco::test::open_test_store();
   ac::save(*st, fleet("1", 5, 30));
   ac::save(*st, fleet("2", 5, 30, 3, 7));
   auto pair = ac::load_changed(*st, "1", "2");
@@ -157,7 +158,7 @@ TEST_CASE("an update loads only the apps that changed, with the same diff as ful
 }
 
 TEST_CASE("departed clusters are those no app of the new context places", "[appcontext][plans]") {
-  auto st = store::Store::open_memory();
+  auto st = emco::test::open_test_store();
   ac::save(*st, fleet("1", 3, 10));
   ac::save(*st, fleet("2", 3, 10, 1, 4));  // app1 leaves c4, app0 and app2 keep it
   CHECK(ac::departed_clusters(*st, "1", "2").empty());
@@ -193,7 +194,7 @@ TEST_CASE("a damaged plan is reported, not misread", "[appcontext][plans]") {
   CHECK(store::PlanReader("EPL1E", "x").next() == store::PlanReader::Item::end);  // an app on no cluster
 }
 
-TEST_CASE("a version 3 workspace keeps its contexts when plans are introduced", "[appcontext][plans]") {
+TEST_CASE("a version 3 workspace keeps its contexts when plans are introduced", "[appcontext][plans][sqlite]") {
   TempDir tmp;
   store::Workspace ws{tmp.path};
   fs::create_directories(ws.dir());

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "tests/cli/fixture.hpp"
+#include "tests/test_store.hpp"
 
 namespace emco::test {
 namespace {
@@ -518,7 +519,7 @@ TEST_CASE("8 processes applying different projects at once all succeed", "[flows
   }
   CHECK(json::parse(ok(s, {"project", "list", "-o", "json"}).out).size() == 8);
   CHECK(json::parse(ok(s, {"app", "composite", "list", "-o", "json"}).out).size() == 160);
-  Run check = shell("sqlite3 " + quote(s.path(".emco/emco.db").string()) + " 'PRAGMA integrity_check'");
+  Run check = shell(integrity_command(s.root()));
   CHECK(check.out == "ok\n");
 }
 

@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+
+#include "tests/test_store.hpp"
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
@@ -82,13 +84,41 @@ Run Sandbox::emco(const std::vector<std::string>& args, const RunOptions& opts) 
 }
 
 void Sandbox::init() const {
-  Run r = emco({"init"});
+  const std::string store = fresh_store();
+  Run r = store.empty() ? emco({"init"}) : emco({"init", "--store", store});
   INFO(r.err);
   REQUIRE(r.code == 0);
 }
 
+namespace {
+
+// The schema of a PostgreSQL workspace's URL (fresh_store()'s search path).
+std::string schema_of(const std::string& url) {
+  const auto at = url.find("search_path%3D");
+  REQUIRE(at != std::string::npos);
+  return url.substr(at + 14, url.find('&', at) - (at + 14));
+}
+
+std::string store_url(const fs::path& root) {
+  std::string url;
+  std::ifstream(root / ".emco" / "store") >> url;
+  return url;
+}
+
+}  // namespace
+
 std::string Sandbox::dump() const {
-  Run r = shell("sqlite3 " + quote((m_root / ".emco" / "emco.db").string()) + " .dump");
+  if (!testing_postgresql()) {
+    Run r = shell("sqlite3 " + quote((m_root / ".emco" / "emco.db").string()) + " .dump");
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+    return r.out;
+  }
+  // One INSERT per row, sorted: the rows, whatever their physical order
+  // (sequences left out: a rolled-back insert still advances them), the
+  // schema's name left out (two workspaces compare equal).
+  Run r = shell("pg_dump -d " + quote(test_store_base()) + " -n " + schema_of(store_url(m_root)) +
+                " --data-only --inserts | grep '^INSERT' | sed 's/^INSERT INTO [^.]*\\./INSERT INTO /' | sort");
   INFO(r.err);
   REQUIRE(r.code == 0);
   return r.out;
@@ -98,6 +128,17 @@ void Sandbox::copy_from(const Sandbox& other) const {
   Run r = shell("cp -a " + quote(other.root().string()) + "/. " + quote(m_root.string()));
   INFO(r.err);
   REQUIRE(r.code == 0);
+  if (!testing_postgresql() || !fs::exists(m_root / ".emco" / "store")) return;
+  // The copy gets a schema of its own holding the same rows: the other's
+  // dump with its (unique) schema name replaced.
+  const std::string from = schema_of(store_url(other.root()));
+  const std::string to_url = fresh_store();
+  const std::string to = schema_of(to_url);
+  Run c = shell("pg_dump -d " + quote(test_store_base()) + " -n " + from + " --no-owner | sed 's/\\b" + from +
+                "\\b/" + to + "/g' | psql -q -v ON_ERROR_STOP=1 -d " + quote(test_store_base()));
+  INFO(c.err);
+  REQUIRE(c.code == 0);
+  std::ofstream(m_root / ".emco" / "store") << to_url << "\n";
 }
 
 void make_chart(const fs::path& dir, const std::string& app, const std::string& top) {

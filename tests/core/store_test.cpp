@@ -6,12 +6,15 @@
 
 #include <filesystem>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <thread>
 
 #include "core/resource/kinds.hpp"
 #include "core/store/database.hpp"
 #include "core/store/store.hpp"
 #include "core/util/error.hpp"
+#include "tests/test_store.hpp"
 
 using namespace emco;
 using namespace emco::store;
@@ -32,7 +35,7 @@ Resource make(const std::string& anchor, json spec = json::object()) {
 }  // namespace
 
 TEST_CASE("parents and references must exist, outcomes say what changed") {
-  auto st = Store::open_memory();
+  auto st = emco::test::open_test_store();
   st->write([&] {
     CHECK_THROWS_WITH(st->put(make("cluster-providers/p/clusters/c")),
                       "cluster provider 'p' does not exist");
@@ -51,7 +54,7 @@ TEST_CASE("parents and references must exist, outcomes say what changed") {
 }
 
 TEST_CASE("deletes are refused while children or referrers remain") {
-  auto st = Store::open_memory();
+  auto st = emco::test::open_test_store();
   st->write([&] {
     st->put(make("cluster-providers/p"));
     st->put(make("cluster-providers/p/clusters/c"));
@@ -83,7 +86,7 @@ TEST_CASE("deletes are refused while children or referrers remain") {
 }
 
 TEST_CASE("label references need a labelled cluster and pin the labels") {
-  auto st = Store::open_memory();
+  auto st = emco::test::open_test_store();
   st->write([&] {
     st->put(make("cluster-providers/p"));
     st->put(make("cluster-providers/p/clusters/c1"));
@@ -119,7 +122,7 @@ TEST_CASE("label references need a labelled cluster and pin the labels") {
 }
 
 TEST_CASE("a failed write transaction changes nothing") {
-  auto st = Store::open_memory();
+  auto st = emco::test::open_test_store();
   st->write([&] { st->put(make("projects/a")); });
   auto before = st->dump();
   CHECK_THROWS(st->write([&] {
@@ -134,7 +137,7 @@ TEST_CASE("workspaces: found by walking up, private modes, refuse newer schemas"
   auto root = fs::temp_directory_path() / ("emco-store-test-" + std::to_string(::getpid()));
   fs::remove_all(root);
   bool created = false;
-  auto ws = init_workspace(root, created);
+  auto ws = emco::test::init_test_workspace(root, created);
   CHECK(created);
   struct stat s {};
   REQUIRE(::stat(ws.dir().c_str(), &s) == 0);
@@ -173,5 +176,106 @@ TEST_CASE("workspaces: found by walking up, private modes, refuse newer schemas"
     CHECK(e.kind() == ErrorKind::workspace);
     CHECK(e.message().find("is newer than this emco supports") != std::string::npos);
   }
+  fs::remove_all(root);
+}
+
+TEST_CASE("a cluster deleted while a logical cloud comes to reference it: one wins, no reference dangles",
+          "[concurrency]") {
+  namespace fs = std::filesystem;
+  auto root = fs::temp_directory_path() / ("emco-store-race-" + std::to_string(::getpid()));
+  fs::remove_all(root);
+  bool created = false;
+  auto ws = emco::test::init_test_workspace(root, created);
+  const char* cluster = "cluster-providers/p/clusters/c";
+  const char* ref = "projects/pr/logical-clouds/lc/cluster-references/r";
+  const json ref_spec = {{"clusterProvider", "p"}, {"cluster", "c"}};
+  {
+    auto st = Store::open(ws);
+    st->write([&] {
+      st->put(make("cluster-providers/p"));
+      st->put(make(cluster));
+      st->put(make("projects/pr"));
+      st->put(make("projects/pr/logical-clouds/lc"));
+    });
+  }
+  // Each round races, in two processes, the creation of a reference to the
+  // cluster against the cluster's deletion; then puts things back.
+  const int rounds = std::getenv("EMCO_QUICK") ? 30 : 100;
+  int references_won = 0, deletes_won = 0;
+  for (int round = 0; round < rounds; ++round) {
+    int pipe_fd[2];
+    REQUIRE(::pipe(pipe_fd) == 0);
+    const pid_t child = ::fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+      ::close(pipe_fd[1]);
+      int rc = 0;
+      try {
+        auto st = Store::open(ws);
+        char go;
+        if (::read(pipe_fd[0], &go, 1) != 1) ::_exit(3);
+        st->write([&] { st->put(make(ref, ref_spec)); });
+      } catch (const Error& e) {
+        rc = e.kind() == ErrorKind::not_found ? 1 : 2;
+      } catch (...) {
+        rc = 2;
+      }
+      ::_exit(rc);
+    }
+    ::close(pipe_fd[0]);
+    auto st = Store::open(ws);
+    REQUIRE(::write(pipe_fd[1], "g", 1) == 1);
+    ::close(pipe_fd[1]);
+    bool deleted = false;
+    try {
+      st->write([&] { st->remove(resource::parse_anchor(cluster).key); });
+      deleted = true;
+    } catch (const Error& e) {
+      CHECK(e.kind() == ErrorKind::conflict);  // "it is referenced by ..."
+    }
+    int status = 0;
+    REQUIRE(::waitpid(child, &status, 0) == child);
+    REQUIRE(WIFEXITED(status));
+    const bool referenced = WEXITSTATUS(status) == 0;
+    INFO("round " << round << ": child exit " << WEXITSTATUS(status) << ", deleted " << deleted);
+    CHECK(WEXITSTATUS(status) != 2);  // the reference failed, if at all, for the missing cluster
+    CHECK(referenced != deleted);     // exactly one of the two
+    const bool has_cluster = st->get(resource::parse_anchor(cluster).key).has_value();
+    const bool has_ref = st->get(resource::parse_anchor(ref).key).has_value();
+    CHECK(has_cluster == !deleted);
+    CHECK(has_ref == referenced);
+    CHECK_FALSE((has_ref && !has_cluster));
+    (referenced ? references_won : deletes_won)++;
+    st->write([&] {
+      if (has_ref) st->remove(resource::parse_anchor(ref).key);
+      if (!has_cluster) st->put(make(cluster));
+    });
+  }
+  CHECK(references_won + deletes_won == rounds);
+  fs::remove_all(root);
+}
+
+TEST_CASE("writers on different resources do not wait for each other", "[concurrency][postgresql]") {
+  namespace fs = std::filesystem;
+  auto root = fs::temp_directory_path() / ("emco-store-nowait-" + std::to_string(::getpid()));
+  fs::remove_all(root);
+  bool created = false;
+  auto ws = emco::test::init_test_workspace(root, created);
+  auto a = Store::open(ws);
+  auto b = Store::open(ws);
+  a->write([&] {
+    a->put(make("projects/p1"));
+    a->put(make("projects/p2"));
+  });
+  int runs = 0;
+  a->write([&] {
+    ++runs;
+    a->put(make("projects/p1/composite-apps/ca/v1"));
+    // While a's transaction is open, b writes under another project and
+    // commits: with exclusion (SQLite) this would wait for a forever.
+    if (runs == 1) b->write([&] { b->put(make("projects/p2/composite-apps/ca/v1")); });
+  });
+  CHECK(runs >= 1);  // a may run again if its reads overlapped b's writes
+  CHECK(b->list(resource::kind("compositeApp")).size() == 2);
   fs::remove_all(root);
 }

@@ -23,6 +23,7 @@
 #include "core/sync/queue.hpp"
 #include "sim/sim.hpp"
 #include "plugins/builtin.hpp"
+#include "tests/test_store.hpp"
 
 using namespace emco;
 using namespace std::chrono_literals;
@@ -63,7 +64,7 @@ struct SimWorld {
     dir = fs::temp_directory_path() / ("emco-simworld-" + std::to_string(::getpid()) + "-" + std::to_string(std::rand()));
     fs::create_directories(dir);
     bool created = false;
-    ws = store::init_workspace(dir, created);
+    ws = emco::test::init_test_workspace(dir, created);
     st = store::Store::open(ws);
     std::ostringstream y;
     y << "version: emco/v2\nresourceContext: {anchor: cluster-providers}\nmetadata: {name: p}\n";

@@ -19,6 +19,7 @@
 #include "core/sync/queue.hpp"
 #include "../sync/fake_target.hpp"
 #include "plugins/builtin.hpp"
+#include "tests/test_store.hpp"
 
 namespace emco::testing {
 
@@ -72,7 +73,7 @@ spec: {compositeProfile: prof, version: r1, logicalCloud: lc}
 )";
 
 struct World {
-  std::unique_ptr<store::Store> st = store::Store::open_memory();
+  std::unique_ptr<store::Store> st = emco::test::open_test_store();
   Fleet fleet;
   // What the fake planner puts where: app -> cluster -> objects.
   std::map<std::string, std::map<std::string, std::vector<std::string>>> plan = {{"app1", {{"p+c1", {"a", "b"}}}}};

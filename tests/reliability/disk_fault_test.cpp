@@ -161,7 +161,7 @@ std::string placement(const std::string& where) {
 }  // namespace
 
 TEST_CASE("disk full and I/O errors at every write of apply, instantiate, update, terminate",
-          "[reliability][disk-faults]") {
+          "[reliability][disk-faults][sqlite]") {
   Fleet f(2, 2, Shape{.gitops = true});
   const std::string dig = Fleet::dig("dig1");
   {
@@ -211,7 +211,7 @@ TEST_CASE("disk full and I/O errors at every write of apply, instantiate, update
   std::cerr << "disk faults: " << points << " fault points covered\n";
 }
 
-TEST_CASE("a read-only workspace: every command says so, exit 6, and nothing changes", "[reliability][disk-faults]") {
+TEST_CASE("a read-only workspace: every command says so, exit 6, and nothing changes", "[reliability][disk-faults][sqlite]") {
   Fleet f(2, 1);
   const std::string dig = Fleet::dig("dig1");
   const std::string before = f.status_line("dig1");

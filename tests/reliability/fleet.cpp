@@ -1,4 +1,5 @@
 #include "tests/reliability/fleet.hpp"
+#include "tests/test_store.hpp"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -154,7 +155,8 @@ Fleet::Fleet(int clusters, int apps, Shape shape) : m_clusters(clusters), m_apps
     y << doc(base + "/approve");
   }
   write("setup.yaml", y.str());
-  Exit init = emco({"init", m_root.string()});
+  const std::string store = fresh_store();
+  Exit init = store.empty() ? emco({"init", m_root.string()}) : emco({"init", m_root.string(), "--store", store});
   INFO(init.err);
   REQUIRE(init.code == 0);
   Exit setup = emco({"apply", "-f", "setup.yaml"});
@@ -277,7 +279,7 @@ std::string Fleet::state(const std::string& dig) {
 }
 
 std::string Fleet::integrity() {
-  std::string cmd = "sqlite3 '" + (m_root / ".emco" / "emco.db").string() + "' 'PRAGMA integrity_check'";
+  std::string cmd = integrity_command(m_root);
   FILE* p = ::popen(cmd.c_str(), "r");
   REQUIRE(p != nullptr);
   std::string out;

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/store/database.hpp"
+#include "tests/test_store.hpp"
 
 using namespace emco::store;
 namespace fs = std::filesystem;
@@ -50,13 +51,20 @@ std::string fresh_sqlite_file() {
   return (dir.path / ("db" + std::to_string(++n) + ".sqlite")).string();
 }
 
+// A database of its own for each case: a fresh schema of the test server.
+std::string fresh_postgresql_schema() { return emco::test::fresh_store(); }
+
+// SQLite's tables are written in SQLite's dialect: the PostgreSQL backend's
+// exec() translates them (INTEGER, REAL, BLOB, INTEGER PRIMARY KEY), as it
+// does the migrations. The store-postgresql run (EMCO_TEST_STORE) checks
+// PostgreSQL, the default run SQLite.
 std::vector<Backend> backends() {
-  return {
-      {"sqlite", fresh_sqlite_file,
-       "CREATE TABLE kv(k TEXT PRIMARY KEY, s TEXT, i INTEGER, r REAL, b BLOB);"
-       "CREATE TABLE ids(id INTEGER PRIMARY KEY, v TEXT NOT NULL);"
-       "CREATE TABLE counter(n INTEGER NOT NULL); INSERT INTO counter(n) VALUES(0);"},
-  };
+  static const char* k_schema =
+      "CREATE TABLE kv(k TEXT PRIMARY KEY, s TEXT, i INTEGER, r REAL, b BLOB);"
+      "CREATE TABLE ids(id INTEGER PRIMARY KEY, v TEXT NOT NULL);"
+      "CREATE TABLE counter(n INTEGER NOT NULL); INSERT INTO counter(n) VALUES(0);";
+  if (emco::test::testing_postgresql()) return {{"postgresql", fresh_postgresql_schema, k_schema}};
+  return {{"sqlite", fresh_sqlite_file, k_schema}};
 }
 
 std::unique_ptr<Database> fresh(const Backend& b, std::string* location = nullptr) {
@@ -393,4 +401,147 @@ TEST_CASE("database: writers in two processes serialise and lose nothing", "[dat
 
 TEST_CASE("database: a location with a scheme no backend has is refused", "[database]") {
   CHECK_THROWS_AS(open_database("nosuchdb://host/x"), DatabaseError);
+}
+
+// The PostgreSQL backend's own pieces and behaviour beyond the shared
+// contract.
+
+#include "core/store/store.hpp"
+
+TEST_CASE("postgresql: '?' is a parameter outside literals, identifiers and comments", "[database][postgresql]") {
+  auto db = open_database(emco::test::fresh_store());
+  auto& s = db->statement("SELECT '?', ? AS \"is it?\", 'it''s ?' -- ?\n , ? /* ? */");
+  s.bind(1, "one");
+  s.bind(2, "two");
+  REQUIRE(s.step());
+  CHECK(s.str(0) == "?");
+  CHECK(s.str(1) == "one");
+  CHECK(s.str(2) == "it's ?");
+  CHECK(s.str(3) == "two");
+}
+
+TEST_CASE("postgresql: the SQLite-only DDL of CREATE/ALTER TABLE is translated, other statements are not",
+          "[database][postgresql]") {
+  auto db = open_database(emco::test::fresh_store());
+  db->exec("CREATE TABLE t(id INTEGER PRIMARY KEY, n INTEGER NOT NULL, b BLOB, s TEXT DEFAULT 'TEXT', r REAL);"
+           "CREATE TABLE p(a TEXT, b TEXT, PRIMARY KEY(a, b)) WITHOUT ROWID;"
+           "ALTER TABLE t ADD COLUMN plan TEXT NOT NULL DEFAULT 'INTEGER';");
+  auto& s = db->statement(
+      "SELECT column_name, data_type, COALESCE(collation_name, ''), is_identity, COALESCE(column_default, '') "
+      "FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = 't' "
+      "ORDER BY ordinal_position");
+  std::vector<std::string> cols;
+  while (s.step()) cols.push_back(s.str(0) + " " + s.str(1) + " " + s.str(2) + " " + s.str(3) + " " + s.str(4));
+  CHECK(cols == std::vector<std::string>{"id bigint  YES ", "n bigint  NO ", "b bytea  NO ",
+                                         "s text C NO 'TEXT'::text", "r double precision  NO ",
+                                         "plan text C NO 'INTEGER'::text"});
+  // Text compares by bytes ('/' + 1 == '0': emco's key ranges rely on it).
+  auto& ins = db->statement("INSERT INTO t(n, s) VALUES(1, ?), (2, ?), (3, ?) RETURNING id");
+  ins.bind(1, "a/b");
+  ins.bind(2, "a0");
+  ins.bind(3, "a-b");
+  ins.exec();
+  auto& order = db->statement("SELECT s FROM t ORDER BY s");
+  std::string seen;
+  while (order.step()) seen += order.str(0) + " ";
+  CHECK(seen == "a-b a/b a0 ");
+}
+
+TEST_CASE("postgresql: a URL with a password is refused", "[database]") {
+  CHECK_THROWS_WITH(open_database("postgresql://emco:secret@localhost/db"),
+                    Catch::Contains("PGPASSWORD") && !Catch::Contains("secret"));
+  CHECK_THROWS_WITH(open_database("postgresql://localhost/db?password=secret"), Catch::Contains("~/.pgpass"));
+}
+
+TEST_CASE("postgresql: the search_path's first schema is created and holds the tables", "[database][postgresql]") {
+  const std::string where = emco::test::fresh_store();
+  const std::string schema = where.substr(where.find("%3D") + 3);
+  auto db = open_database(where);
+  db->exec("CREATE TABLE here(x INTEGER)");
+  auto& s = db->statement("SELECT table_schema FROM information_schema.tables WHERE table_name = 'here'");
+  REQUIRE(s.step());
+  CHECK(s.str(0) == schema);
+  CHECK_FALSE(s.step());
+}
+
+TEST_CASE("postgresql: a transaction that conflicts with a committed one runs its body again, invisibly",
+          "[database][postgresql]") {
+  std::string where = emco::test::fresh_store();
+  auto a = open_database(where);
+  a->exec("CREATE TABLE counter(n INTEGER NOT NULL); INSERT INTO counter(n) VALUES(0);");
+  auto b = open_database(where);
+  int runs = 0;
+  a->transaction([&] {
+    ++runs;
+    const int64_t n = counter(*a);  // the snapshot is taken here
+    // The first time only: another connection changes the row meanwhile;
+    // a's update then cannot serialize (40001) and its body runs again.
+    if (runs == 1) increment(*b);
+    auto& u = a->statement("UPDATE counter SET n = ?");
+    u.bind(1, n + 10);
+    u.exec();
+  });
+  CHECK(runs == 2);
+  CHECK(counter(*b) == 11);
+}
+
+TEST_CASE("postgresql: processes opening a fresh workspace at once migrate it once", "[database][postgresql]") {
+  const std::string where = emco::test::fresh_store();
+  constexpr int k = 4;
+  std::vector<pid_t> kids;
+  for (int i = 0; i < k; ++i) {
+    const pid_t child = ::fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+      int rc = 0;
+      try {
+        Store::open_location(where, fs::temp_directory_path());
+      } catch (...) {
+        rc = 1;
+      }
+      ::_exit(rc);
+    }
+    kids.push_back(child);
+  }
+  for (pid_t c : kids) {
+    int status = 0;
+    REQUIRE(::waitpid(c, &status, 0) == c);
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);
+  }
+  CHECK(open_database(where)->schema_version() == Store::schema_version());
+}
+
+namespace {
+
+// The test server's socket directory (its CA is in <host>/tls/ca.crt) and
+// port, from EMCO_TEST_STORE.
+std::string server_param(const std::string& name) {
+  const std::string base = emco::test::test_store_base();
+  const auto at = base.find(name + "=");
+  REQUIRE(at != std::string::npos);
+  const auto from = at + name.size() + 1;
+  return base.substr(from, base.find('&', from) - from);
+}
+
+// The test server over TCP, with `query` added.
+std::string tcp_url(const std::string& query) {
+  return "postgresql://localhost:" + server_param("port") + "/postgres?user=postgres&" + query;
+}
+
+}  // namespace
+
+TEST_CASE("postgresql: sslmode=verify-full reaches the server over TLS and refuses a certificate it cannot verify",
+          "[database][postgresql]") {
+  const std::string ca = server_param("host") + "/tls/ca.crt";
+  auto db = open_database(tcp_url("sslmode=verify-full&sslrootcert=" + ca));
+  auto& s = db->statement("SELECT ssl, version FROM pg_stat_ssl WHERE pid = pg_backend_pid()");
+  REQUIRE(s.step());
+  CHECK(s.int64(0) == 1);
+  CHECK(s.str(1).rfind("TLS", 0) == 0);
+  // The system's CAs did not sign the test server's certificate.
+  CHECK_THROWS_WITH(open_database(tcp_url("sslmode=verify-full&sslrootcert=/etc/ssl/certs/ca-certificates.crt")),
+                    Catch::Contains("certificate verify failed"));
+  // Without TLS the server lets no TCP client in (hostssl only).
+  CHECK_THROWS_AS(open_database(tcp_url("sslmode=disable")), DatabaseError);
 }

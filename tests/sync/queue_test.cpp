@@ -10,6 +10,7 @@
 #include "core/sync/queue.hpp"
 #include "core/util/clock.hpp"
 #include "fake_target.hpp"
+#include "tests/test_store.hpp"
 
 using namespace emco;
 using namespace emco::sync;
@@ -79,7 +80,7 @@ TEST_CASE("the state machine table is the newest code's", "[sync][queue]") {
 }
 
 TEST_CASE("instantiate then terminate through the queue", "[sync][queue]") {
-  auto st = store::Store::open_memory();
+  auto st = emco::test::open_test_store();
   Fleet fleet;
   auto c = make_context({{"app1", {{"p+c1", {"a", "b"}}, {"p+c2", {"a"}}}}});
   ac::save(*st, c);
@@ -116,7 +117,7 @@ TEST_CASE("instantiate then terminate through the queue", "[sync][queue]") {
 }
 
 TEST_CASE("an invalid event is skipped and sets the error state", "[sync][queue]") {
-  auto st = store::Store::open_memory();
+  auto st = emco::test::open_test_store();
   Fleet fleet;
   auto c = make_context({{"app1", {{"p+c1", {"a"}}}}});
   ac::save(*st, c);
@@ -131,7 +132,7 @@ TEST_CASE("an invalid event is skipped and sets the error state", "[sync][queue]
 }
 
 TEST_CASE("a stopped context skips its events", "[sync][queue]") {
-  auto st = store::Store::open_memory();
+  auto st = emco::test::open_test_store();
   Fleet fleet;
   auto c = make_context({{"app1", {{"p+c1", {"a"}}}}});
   ac::save(*st, c);
@@ -144,7 +145,7 @@ TEST_CASE("a stopped context skips its events", "[sync][queue]") {
 }
 
 TEST_CASE("a failed apply leaves InstantiateFailed and an Error element", "[sync][queue]") {
-  auto st = store::Store::open_memory();
+  auto st = emco::test::open_test_store();
   Fleet fleet;
   auto c = make_context({{"app1", {{"p+c1", {"a", "fail:b"}}}}});
   ac::save(*st, c);
@@ -158,7 +159,7 @@ TEST_CASE("a failed apply leaves InstantiateFailed and an Error element", "[sync
 }
 
 TEST_CASE("an interrupted event stays pending and resumes", "[sync][queue]") {
-  auto st = store::Store::open_memory();
+  auto st = emco::test::open_test_store();
   Fleet fleet;
   fleet.clusters["p+c2"].always_unreachable = true;
   auto c = make_context({{"app1", {{"p+c1", {"a"}}, {"p+c2", {"a"}}}}});
@@ -184,7 +185,7 @@ TEST_CASE("an interrupted event stays pending and resumes", "[sync][queue]") {
 }
 
 TEST_CASE("update applies the difference, then deletes what is gone", "[sync][queue]") {
-  auto st = store::Store::open_memory();
+  auto st = emco::test::open_test_store();
   Fleet fleet;
   auto old_ctx = make_context({{"app1", {{"p+c1", {"a", "b"}}}}, {"app2", {{"p+c1", {"x"}}}}});
   ac::save(*st, old_ctx);
@@ -219,7 +220,7 @@ TEST_CASE("update applies the difference, then deletes what is gone", "[sync][qu
 }
 
 TEST_CASE("a live lease keeps other drivers out, a dead one is taken over", "[sync][queue]") {
-  auto st = store::Store::open_memory();
+  auto st = emco::test::open_test_store();
   Fleet fleet;
   auto c = make_context({{"app1", {{"p+c1", {"a"}}}}});
   ac::save(*st, c);
@@ -247,7 +248,7 @@ TEST_CASE("a live lease keeps other drivers out, a dead one is taken over", "[sy
 }
 
 TEST_CASE("a Read event records readiness and connectivity without touching the clusters", "[sync][queue]") {
-  auto st = store::Store::open_memory();
+  auto st = emco::test::open_test_store();
   Fleet fleet;
   auto c = make_context({{"app1", {{"p+c1", {"a", "b"}}, {"p+c2", {"a"}}}}});
   ac::save(*st, c);

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# A throwaway PostgreSQL server for the test suites' store-postgresql runs
+# (ctest's fixture "pg", tests/CMakeLists.txt) and the benchmarks.
+#   pg-test-server.sh start DIR PORT   initdb + pg_ctl start, listening on
+#                                 the Unix socket DIR/.s.PGSQL.PORT and, with
+#                                 TLS only, on 127.0.0.1:PORT (a test CA in
+#                                 DIR/tls/ca.crt signs its certificate for
+#                                 localhost); prints the base URL. Exit 0
+#                                 even when PostgreSQL is not installed (the
+#                                 suites then skip, saying so).
+#   pg-test-server.sh stop DIR    stops it and removes DIR.
+# PostgreSQL refuses to run as root: as root the server runs as the user
+# "nobody" (DIR is given to it); the clients connect as the database
+# superuser "postgres" over the socket (trust authentication: only this
+# machine's users can reach the socket, and the data is throwaway).
+set -euo pipefail
+cmd=${1:?start|stop}
+dir=${2:?directory}
+port=${3:-5432}
+bindir=${PG_BINDIR:-$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)}
+
+as_owner() {
+  if [ "$(id -u)" = 0 ]; then runuser -u nobody -- "$@"; else "$@"; fi
+}
+
+case "$cmd" in
+start)
+  if [ -z "$bindir" ] || [ ! -x "$bindir/initdb" ]; then
+    echo "pg-test-server: PostgreSQL is not installed (no initdb under /usr/lib/postgresql/*/bin): the store-postgresql tests will skip" >&2
+    exit 0
+  fi
+  url="postgresql:///postgres?host=$dir&port=$port&user=postgres"
+  if [ -S "$dir/.s.PGSQL.$port" ] && as_owner "$bindir/pg_ctl" -D "$dir/data" status >/dev/null 2>&1; then
+    echo "$url"
+    exit 0
+  fi
+  rm -rf "$dir"
+  mkdir -p "$dir"
+  chmod 0700 "$dir"
+  if [ "$(id -u)" = 0 ]; then chown nobody "$dir"; fi
+  as_owner "$bindir/initdb" -D "$dir/data" -U postgres -A trust -E UTF8 --no-locale >"$dir/initdb.log" 2>&1 || {
+    cat "$dir/initdb.log" >&2
+    exit 1
+  }
+  # A CA and the server's certificate for localhost: TCP connections
+  # must use TLS (hostssl), so sslmode=verify-full can be tested.
+  mkdir -p "$dir/tls"
+  (
+    cd "$dir/tls"
+    openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=emco-test-ca -keyout ca.key -out ca.crt
+    openssl req -newkey rsa:2048 -nodes -subj /CN=localhost -keyout server.key -out server.csr
+    printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\n' >san.ext
+    openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 2 -extfile san.ext -out server.crt
+  ) >"$dir/tls.log" 2>&1 || { cat "$dir/tls.log" >&2; exit 1; }
+  cp "$dir/tls/server.crt" "$dir/tls/server.key" "$dir/data/"
+  chmod 0600 "$dir/data/server.key"
+  if [ "$(id -u)" = 0 ]; then chown nobody "$dir/data/server.crt" "$dir/data/server.key"; fi
+  printf 'local all all trust\nhostssl all all 127.0.0.1/32 trust\n' >"$dir/data/pg_hba.conf"
+  # Room for the suites running in parallel (each test is a few connections).
+  as_owner "$bindir/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -s \
+    -o "-c listen_addresses=127.0.0.1 -c port=$port -c ssl=on -c unix_socket_directories='$dir' \
+        -c max_connections=300 -c fsync=off \
+        -c synchronous_commit=off -c full_page_writes=off -c max_locks_per_transaction=256 \
+        -c max_pred_locks_per_transaction=256" start || {
+    cat "$dir/server.log" >&2
+    exit 1
+  }
+  # The socket directory is the server's; clients of any user may connect.
+  chmod 0755 "$dir"
+  echo "$url"
+  ;;
+stop)
+  if [ -d "$dir/data" ] && [ -n "$bindir" ]; then
+    as_owner "$bindir/pg_ctl" -D "$dir/data" -m immediate -s stop >/dev/null 2>&1 || true
+  fi
+  rm -rf "$dir"
+  ;;
+*)
+  echo "usage: pg-test-server.sh start|stop DIR" >&2
+  exit 2
+  ;;
+esac
