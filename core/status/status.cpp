@@ -21,24 +21,6 @@ namespace ac = emco::appcontext;
 
 namespace {
 
-std::string url_decode(const std::string& s) {
-  std::string out;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '%' && i + 2 < s.size()) {
-      auto hex = s.substr(i + 1, 2);
-      char* end = nullptr;
-      long v = std::strtol(hex.c_str(), &end, 16);
-      if (end && *end == '\0' && hex.size() == 2) {
-        out.push_back(static_cast<char>(v));
-        i += 2;
-        continue;
-      }
-    }
-    out.push_back(s[i]);  // '+' stays '+': cluster names are <provider>+<cluster>
-  }
-  return out;
-}
-
 // Name and GVK of a manifest, parsed once per content hash.
 struct ObjectId {
   std::string group, version, kind, name;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 
 namespace emco {
 
@@ -73,6 +74,24 @@ std::string closest_match(std::string_view word, const std::vector<std::string>&
     }
   }
   return best;
+}
+
+std::string url_decode(const std::string& s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '%' && i + 2 < s.size()) {
+      auto hex = s.substr(i + 1, 2);
+      char* end = nullptr;
+      long v = std::strtol(hex.c_str(), &end, 16);
+      if (end && *end == '\0' && hex.size() == 2) {
+        out.push_back(static_cast<char>(v));
+        i += 2;
+        continue;
+      }
+    }
+    out.push_back(s[i]);  // '+' stays '+' (EMCO's cluster names are <provider>+<cluster>)
+  }
+  return out;
 }
 
 }  // namespace emco

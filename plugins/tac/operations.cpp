@@ -131,6 +131,46 @@ public:
     out.message = terminate ? "workflow terminated" : "workflow cancel requested";
     return out;
   }
+
+  // ".../status?temporalServer=HOST:PORT&runDescribeWfExec=true...": upstream's
+  // WfTemporalStatusQuery parameters and its WfTemporalStatusResponse.
+  // waitForResult is accepted and not waited for (the frontend's describe
+  // tells whether the workflow closed).
+  json status(store::Store& st, const resource::Kind& k, const Key& key, const std::string& what,
+              const std::string& query, const sync::TargetFactory&) const override {
+    if (what != "status") fail(ErrorKind::not_found, "'" + what + "' is not a status of a " + k.display);
+    TemporalAccess a;
+    StatusQuery q;
+    auto flag = [](const std::string& name, const std::string& v) {
+      if (v == "true") return true;
+      if (v == "false" || v.empty()) return false;
+      fail(ErrorKind::invalid, name + " must be a boolean but is '" + v + "'");
+    };
+    for (const auto& part : split(query, '&')) {
+      if (part.empty()) continue;
+      const auto eq = part.find('=');
+      const std::string name = part.substr(0, eq);
+      std::string v = eq == std::string::npos ? "" : url_decode(part.substr(eq + 1));
+      if (name == "temporalServer") {
+        // Upstream cuts one leading and one trailing quote.
+        if (!v.empty() && (v.front() == '"' || v.front() == '\'')) v.erase(0, 1);
+        if (!v.empty() && (v.back() == '"' || v.back() == '\'')) v.pop_back();
+        a.server = v;
+      } else if (name == "workflowID") q.workflow_id = v;
+      else if (name == "runID") q.run_id = v;
+      else if (name == "queryType") q.query_type = v;
+      else if (name == "runDescribeWfExec") q.describe = flag(name, v);
+      else if (name == "getWfHistory") q.history = flag(name, v);
+      else if (name == "waitForResult") flag(name, v);
+      else
+        fail(ErrorKind::invalid, "unknown query parameter '" + name + "'",
+             "temporalServer, workflowID, runID, queryType, waitForResult, runDescribeWfExec, getWfHistory");
+    }
+    if (a.server.empty())
+      fail(ErrorKind::invalid, "a workflow status needs ?temporalServer=HOST:PORT (the Temporal frontend)",
+           "or use 'emco dig workflow status' with its TLS flags");
+    return workflow_status(st, key, a, q);
+  }
 };
 
 }  // namespace

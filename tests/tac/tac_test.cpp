@@ -292,6 +292,30 @@ TEST_CASE("the workflow manager starts through the client and queries and cancel
     seen.clear();
   }
 
+  // The status anchor, with upstream's query parameters (emco get / emcoctl get).
+  const std::string wf_anchor = "projects/proj/composite-apps/ca/v1/deployment-intent-groups/dig/temporal-workflow-intents/mig/status";
+  json via_anchor = lifecycle::anchor_status(
+      *w.st, plugins::builtin_runtime(),
+      resource::parse_anchor(wf_anchor + "?temporalServer=%22127.0.0.1:" + std::to_string(temporal.port()) +
+                             "%22&runID=r1&runDescribeWfExec=true&waitForResult=false"));
+  CHECK(via_anchor["workflowID"] == "mig-1");
+  CHECK(via_anchor["workflowExecutionDescription"]["workflowExecutionInfo"]["status"] == "WORKFLOW_EXECUTION_STATUS_RUNNING");
+  CHECK(!via_anchor.contains("workflowHistory"));
+  CHECK_THROWS_WITH(lifecycle::anchor_status(*w.st, plugins::builtin_runtime(), resource::parse_anchor(wf_anchor)),
+                    Catch::Contains("needs ?temporalServer=HOST:PORT"));
+  CHECK_THROWS_WITH(lifecycle::anchor_status(*w.st, plugins::builtin_runtime(),
+                                             resource::parse_anchor(wf_anchor + "?temporalServer=x:1&getWfHistory=maybe")),
+                    Catch::Contains("getWfHistory must be a boolean"));
+  CHECK_THROWS_WITH(lifecycle::anchor_status(*w.st, plugins::builtin_runtime(),
+                                             resource::parse_anchor(wf_anchor + "?temporalServer=x:1&verbose=1")),
+                    Catch::Contains("unknown query parameter 'verbose'"));
+  {
+    std::lock_guard<std::mutex> l(m);
+    REQUIRE(seen.size() == 1);
+    CHECK(seen[0].target == "/api/v1/namespaces/default/workflows/mig-1?execution.runId=r1");
+    seen.clear();
+  }
+
   // cancel as upstream's anchor does it (spec.temporalServer), and terminate.
   w.apply("---\nversion: emco/v2\nresourceContext:\n  anchor: projects/proj/composite-apps/ca/v1/deployment-intent-groups/"
           "dig/temporal-workflow-intents/mig/cancel\nmetadata: {name: c}\nspec: {temporalServer: '127.0.0.1:" +
