@@ -580,7 +580,9 @@ TEST_CASE("enrollment waits for the issuer, and requests made before it exists a
           doc("cluster-providers/edge/ca-certs/cert1/clusters",
               "metadata: {name: group1}\nspec: {clusterProvider: edge, scope: name, cluster: " + w.names[1] + "}"));
   auto o = w.options();
-  o.timeout = 1s;
+  // Long enough for the request to be delivered under load (ASan), so the
+  // wait that remains is the issuer's signature.
+  o.timeout = 4s;
   auto e = lifecycle::run(*w.st, resource::kind("caCertCp"), resource::Key::parse(key), "enrollment/instantiate",
                           json::object(), system_clock(), o);
   CHECK(e.delivery == lifecycle::Delivery::pending);

@@ -193,7 +193,7 @@ public:
     const char* state = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : nullptr;
     std::string message = trimmed(r ? PQresultErrorMessage(r) : PQerrorMessage(m_conn));
     if (message.empty()) message = trimmed(PQerrorMessage(m_conn));
-    const std::string_view code = state ? state : "";
+    const std::string code = state ? state : "";  // a copy: `state` lives in `r`
     if (r) PQclear(r);
     if (code == "40001" || code == "40P01") conflicted();
     throw DatabaseError(message, storage_state(code) || PQstatus(m_conn) != CONNECTION_OK);
@@ -205,7 +205,9 @@ protected:
     int params = 0;
     const std::string text = number_parameters(sql, params);
     std::string name = "emco" + std::to_string(++m_statements);
-    check(PQprepare(m_conn, name.c_str(), text.c_str(), 0, nullptr));
+    PGresult* r = PQprepare(m_conn, name.c_str(), text.c_str(), 0, nullptr);
+    check(r);  // clears `r` when it throws
+    PQclear(r);
     return std::make_unique<PgStatement>(*this, std::move(name), params);
   }
   void begin_write() override { exec("BEGIN ISOLATION LEVEL SERIALIZABLE"); }
