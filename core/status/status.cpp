@@ -121,12 +121,7 @@ void validate(const Query& q) {
 
 Query parse_query(const std::string& query_string) {
   Query q;
-  for (const auto& part : split(query_string, '&')) {
-    if (part.empty()) continue;
-    auto eq = part.find('=');
-    std::string name = part.substr(0, eq);
-    bool has_value = eq != std::string::npos;
-    std::string value = has_value ? url_decode(part.substr(eq + 1)) : "";
+  for (const auto& [name, value] : query_parameters(query_string)) {
     if (name == "status") q.status = value;
     else if (name == "type") q.type = value;
     else if (name == "output") q.output = value;

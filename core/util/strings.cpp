@@ -76,6 +76,8 @@ std::string closest_match(std::string_view word, const std::vector<std::string>&
   return best;
 }
 
+namespace {
+
 std::string url_decode(const std::string& s) {
   std::string out;
   for (size_t i = 0; i < s.size(); ++i) {
@@ -90,6 +92,18 @@ std::string url_decode(const std::string& s) {
       }
     }
     out.push_back(s[i]);  // '+' stays '+' (EMCO's cluster names are <provider>+<cluster>)
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, std::string>> query_parameters(std::string_view query) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& part : split(query, '&')) {
+    if (part.empty()) continue;
+    const auto eq = part.find('=');
+    out.emplace_back(part.substr(0, eq), eq == std::string::npos ? "" : url_decode(part.substr(eq + 1)));
   }
   return out;
 }

@@ -3,6 +3,7 @@
 
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace emco {
@@ -13,9 +14,11 @@ bool starts_with(std::string_view text, std::string_view prefix);
 bool ends_with(std::string_view text, std::string_view suffix);
 std::string to_lower(std::string_view text);
 std::string trim(std::string_view text);                                  // ASCII whitespace
-// %XX escapes of a URL query value decoded; "+" is kept (not a space), as
-// EMCO's servers read "cluster=p+c"; a malformed escape stays as written.
-std::string url_decode(const std::string& s);
+// The parameters of a URL query string ("a=1&b&c=x%2By"), in order, empty
+// parts skipped: (name, value) with the value's %XX escapes decoded ("" when
+// it has none). "+" is kept (not a space), as EMCO's servers read
+// "cluster=p+c"; a malformed escape stays as written.
+std::vector<std::pair<std::string, std::string>> query_parameters(std::string_view query);
 // Levenshtein distance, for "did you mean" suggestions.
 size_t edit_distance(std::string_view a, std::string_view b);
 // The candidate closest to `word` within distance max(2, len/3), or "".

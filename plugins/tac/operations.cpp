@@ -146,11 +146,7 @@ public:
       if (v == "false" || v.empty()) return false;
       fail(ErrorKind::invalid, name + " must be a boolean but is '" + v + "'");
     };
-    for (const auto& part : split(query, '&')) {
-      if (part.empty()) continue;
-      const auto eq = part.find('=');
-      const std::string name = part.substr(0, eq);
-      std::string v = eq == std::string::npos ? "" : url_decode(part.substr(eq + 1));
+    for (auto [name, v] : query_parameters(query)) {
       if (name == "temporalServer") {
         // Upstream cuts one leading and one trailing quote.
         if (!v.empty() && (v.front() == '"' || v.front() == '\'')) v.erase(0, 1);
