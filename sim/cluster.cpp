@@ -745,8 +745,13 @@ Response Cluster::commit(const Identity& who, const Target& t, const json* old, 
   if (!dry_run) {
     meta["resourceVersion"] = next_rv();
     // An object whose last finalizer went away while it was being deleted.
-    bool finished = meta.contains("deletionTimestamp") &&
-                    (!meta.contains("finalizers") || meta["finalizers"].empty());
+    // Only a write that removes metadata.finalizers finishes it: a
+    // Terminating Namespace or CRD has none there (the namespace and CRD
+    // controllers finalize it, the scheduled finalize below) and stays
+    // Terminating through any write until then.
+    auto has_finalizers = [](const json& m) { return m.contains("finalizers") && !m["finalizers"].empty(); };
+    bool finished = meta.contains("deletionTimestamp") && !has_finalizers(meta) && old &&
+                    has_finalizers((*old)["metadata"]);
     if (finished) {
       Response r;
       r.body = output(*t.info, t.version, obj).dump();

@@ -241,6 +241,36 @@ TEST_CASE("sim: a missing target namespace is created, and CSR approval", "[sim]
   CHECK(as_agent.get({"", "v1", "ConfigMap"}, "fresh-ns", "x").is_object());
 }
 
+TEST_CASE("sim: a namespace still Terminating is not applied until it is gone, then made again", "[sim]") {
+  Fleet fleet(1);  // a deleted Namespace stays Terminating for the simulator's default 500 ms
+  const std::string c = fleet.name(0);
+  KubeTarget target(c, fleet.kubeconfig(0), "lc1-ns", fast_options());
+  const std::string ns = "apiVersion: v1\nkind: Namespace\nmetadata: {name: lc1-ns}\n";
+  const std::string quota = "apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: small}\nspec: {hard: {pods: '2'}}\n";
+  target.apply(std::string_view(ns));
+  target.apply(std::string_view(quota));
+  REQUIRE(target.remove({{"", "v1", "Namespace"}, "", "lc1-ns"}));
+  // The apply reaches a Terminating namespace: a transient error, not "applied".
+  KubeError again = kube_error_of([&] { target.apply(std::string_view(ns)); });
+  CHECK(again.category() == KubeErrorCategory::terminating);
+  CHECK(again.transient());
+  CHECK_THAT(again.message(), Catch::Contains("is being deleted (Terminating)"));
+  // New content for it is refused the same way (the API server's
+  // NamespaceTerminating; updates of what is there are still allowed).
+  const std::string other = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: fresh}\ndata: {a: b}\n";
+  KubeError content = kube_error_of([&] { target.apply(std::string_view(other)); });
+  INFO(content.message() << " HTTP " << content.http_status());
+  CHECK(content.category() == KubeErrorCategory::terminating);
+  CHECK(content.transient());
+  // Once it is gone, both go through: the namespace is made again, and
+  // content whose namespace the client had seen before recreates it too.
+  for (int i = 0; i < 100 && fleet.sim.get(c, "v1", "Namespace", "", "lc1-ns").is_object(); ++i) std::this_thread::sleep_for(50ms);
+  REQUIRE_FALSE(fleet.sim.get(c, "v1", "Namespace", "", "lc1-ns").is_object());
+  CHECK(target.apply(std::string_view(quota)).action == ApplyAction::created);
+  CHECK(fleet.sim.get(c, "v1", "Namespace", "", "lc1-ns").is_object());
+  CHECK(target.apply(std::string_view(ns)).action == ApplyAction::configured);
+}
+
 TEST_CASE("sim: errors are mapped (credentials, faults, wrong CA)", "[sim][bad]") {
   Fleet fleet(2);
   const std::string c = fleet.name(0);

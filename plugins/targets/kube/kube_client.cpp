@@ -33,6 +33,7 @@ ErrorKind kind_for(KubeErrorCategory c) {
     case KubeErrorCategory::conflict: return ErrorKind::conflict;
     case KubeErrorCategory::invalid: return ErrorKind::invalid;
     case KubeErrorCategory::server_error:
+    case KubeErrorCategory::terminating:
     case KubeErrorCategory::other: return ErrorKind::failed;
   }
   return ErrorKind::failed;
@@ -94,7 +95,8 @@ KubeError::KubeError(KubeErrorCategory category, int http_status, std::string me
       m_http_status(http_status) {}
 
 bool KubeError::transient() const {
-  return m_category == KubeErrorCategory::unreachable || m_category == KubeErrorCategory::server_error;
+  return m_category == KubeErrorCategory::unreachable || m_category == KubeErrorCategory::server_error ||
+         m_category == KubeErrorCategory::terminating;
 }
 
 KubeClient::KubeClient(ClusterAccess access, KubeClientOptions options, HttpClientFactory factory)
@@ -241,6 +243,13 @@ void KubeClient::raise(const HttpResponse& r, const std::string& what) const {
     throw KubeError(KubeErrorCategory::unauthorized, s,
                     where + "unauthorised: the server rejected the credentials of user '" + m_access.user + "'",
                     "check the token, client certificate or exec plugin of the kubeconfig");
+  if (s == 403 && status.is_object() && status.contains("details") && status["details"].is_object()) {
+    // "unable to create new content in namespace X because it is being
+    // terminated": the namespace goes away soon and is made again then.
+    for (const auto& cause : status["details"].value("causes", json::array()))
+      if (cause.is_object() && str_field(cause, "reason") == "NamespaceTerminating")
+        throw KubeError(KubeErrorCategory::terminating, s, where + what + ": " + message);
+  }
   if (s == 403) throw KubeError(KubeErrorCategory::forbidden, s, where + "forbidden: " + message);
   if (s == 404) throw KubeError(KubeErrorCategory::not_found, s, where + what + ": " + message);
   if (s == 409) throw KubeError(KubeErrorCategory::conflict, s, where + what + ": " + message);
@@ -470,12 +479,27 @@ WriteResult KubeClient::apply(const json& object, const std::string& default_ns)
     HttpResponse r = send("PATCH", path, body, "application/apply-patch+yaml");
     if (r.status == 200 || r.status == 201) {
       if (t.info.gvk.kind == "Namespace") {
+        // A namespace deleted earlier and still Terminating takes the apply
+        // but then goes away with everything put into it: not applied yet,
+        // retried until it is gone and made again.
+        json live = json::parse(r.body, nullptr, false);
+        if (live.is_object() && live.contains("metadata") && live["metadata"].is_object() &&
+            live["metadata"].contains("deletionTimestamp"))
+          throw KubeError(KubeErrorCategory::terminating, r.status,
+                          "cluster '" + m_access.label + "': " + describe(t.info, t.ns, t.name) +
+                              " is being deleted (Terminating); it is applied again once it is gone");
         std::lock_guard lock(m_ns_mutex);
         m_known_namespaces.insert(t.name);
       }
       return result_of(r);
     }
     if (attempt == 0 && t.info.namespaced && namespace_missing(r)) {
+      // Known before, gone now (deleted behind emco's back, or it was
+      // Terminating): make it again.
+      {
+        std::lock_guard lock(m_ns_mutex);
+        m_known_namespaces.erase(t.ns);
+      }
       ensure_namespace(t.ns);
       continue;
     }

@@ -61,6 +61,7 @@ enum class KubeErrorCategory {
   conflict,      // 409
   invalid,       // 400, 422 (with the API's causes)
   server_error,  // 5xx, 429 after retries
+  terminating,   // the namespace is being deleted (Terminating): retried until it is gone
   other,
 };
 
