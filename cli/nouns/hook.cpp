@@ -149,7 +149,7 @@ std::vector<CommandSpec> hook_commands() {
   plugins::builtin_runtime();
   std::vector<CommandSpec> v;
   auto hook_flags = workflow_flags();
-  hook_flags.push_back({.name = "hook-type", .value = "TYPE", .help = "when it runs (spec.hookType)",
+  hook_flags.push_back({.name = "hook-type", .value = "TYPE", .help = "when it runs (spec.hookType; migrate runs the target's -update hooks, rollback post-update)",
                         .choices = {"pre-install", "post-install", "pre-update", "post-update", "pre-termination",
                                     "post-termination"}});
   hook_flags.push_back({.name = "non-blocking", .help = "a failure is reported, not fatal (spec.hookBlocking: false)"});
@@ -201,7 +201,7 @@ std::vector<CommandSpec> hook_commands() {
   add_workflow_calls(v, "workflow", "workflowIntent", "workflow intent", k_workflow_address, "proj1/collection/v1/dig1/migrate");
 
   add_verbs(v, {.words = {"dig", "emco-hook"}, .kind = "emcoHook", .address = "PROJECT/COMPOSITE-APP/VERSION/DIG/HOOK",
-                .flags = {{.name = "hook-type", .value = "TYPE", .help = "when it runs (spec.hookType)",
+                .flags = {{.name = "hook-type", .value = "TYPE", .help = "when it runs (spec.hookType; migrate runs the target's -update hooks, rollback post-update)",
                            .choices = {"pre-install", "post-install", "pre-update", "post-update", "pre-termination",
                                        "post-termination"}},
                           {.name = "command", .value = "ARG", .help = "run this command (each --command one argv word; spec.exec.command)", .repeatable = true},

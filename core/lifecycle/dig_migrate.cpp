@@ -140,7 +140,10 @@ OperationResult migrate_dig(store::Store& st, const Kind& k, const Key& key, con
     fresh.revision = rev + 1;
     ac::save(st, fresh);
     // The source's contexts and revisions move to the target.
-    for (const auto& id : ac::list(st, key)) ac::set_owner(st, id, target);
+    const std::vector<std::string> moved_contexts = ac::list(st, key);
+    for (const auto& id : moved_contexts) ac::set_owner(st, id, target);
+    const size_t target_actions = tsi["actions"].size();
+    const json target_statusctxid = tsi.value("statusctxid", json(""));
     const std::string source_name = key.get("compositeAppVersion").value_or("") + "/" + key.parts.back().second;
     for (const auto& a : ssi["actions"])
       if (a.value("state", "") == "Instantiated" && !a.value("instance", "").empty()) {
@@ -156,10 +159,17 @@ OperationResult migrate_dig(store::Store& st, const Kind& k, const Key& key, con
     append_action(tsi, "Instantiated", fresh.id, rev + 1, clock);
     tsi["statusctxid"] = fresh.status_context;
     st.set_state_info(target, tsi.dump());
+    // The target's pre- and post-update hooks (upstream: its scheduler and
+    // the UPDATE post event); a refusing pre hook undoes all of the above.
+    record_hooks(st, o.runtime, target, fresh.id, "migrate", rev + 1,
+                 {{"pop", tsi["actions"].size() - target_actions},
+                  {"statusctxid", target_statusctxid},
+                  {"remove", true},
+                  {"source", {{"dig", key.str()}, {"pop", 1}, {"contexts", moved_contexts}}}});
   });
   out.revision = static_cast<int>(fresh.revision);
   // As for update: the source context's children go, the new one gets its own.
-  Delivered d = deliver(st, fresh.id, ac::status::instantiated, o, deadline);
+  Delivered d = refused_by_hook(deliver(st, fresh.id, ac::status::instantiated, o, deadline), what, "migrate");
   if (d.delivery == Delivery::done) {
     Delivered old = terminate_children(st, from, o, deadline);
     d = old.delivery == Delivery::done ? with_children(st, fresh.id, clock, o, deadline, d) : old;

@@ -20,6 +20,8 @@
 #include "core/lifecycle/internal.hpp"
 
 #include <algorithm>
+#include <exception>
+#include <future>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -36,6 +38,21 @@ namespace emco::lifecycle {
 using nlohmann::json;
 namespace ac = emco::appcontext;
 using namespace std::chrono;
+
+void HookCall::keep_alive_during(const std::function<void()>& work) const {
+  if (!keepalive) return work();
+  std::exception_ptr failure;
+  std::future<void> done = std::async(std::launch::async, [&] {
+    try {
+      work();
+    } catch (...) {
+      failure = std::current_exception();
+    }
+  });
+  while (done.wait_for(seconds(1)) != std::future_status::ready) keepalive();
+  done.get();
+  if (failure) std::rethrow_exception(failure);
+}
 
 std::string hook_point_name(HookPoint p) {
   switch (p) {
@@ -89,10 +106,15 @@ namespace {
 
 void write_log(store::Store& st, const std::string& ctx, const json& log) { ac::set_meta(st, ctx, k_meta, log.dump()); }
 
-std::pair<HookPoint, HookPoint> points_of(const std::string& op) {
-  if (op == "instantiate") return {HookPoint::pre_install, HookPoint::post_install};
-  if (op == "update") return {HookPoint::pre_update, HookPoint::post_update};
-  return {HookPoint::pre_termination, HookPoint::post_termination};
+// The points an operation runs hooks at, as upstream calls its action
+// controllers: migrate is an update of the target (the scheduler runs its
+// pre-update hooks, then the post-update event); rollback only sends the
+// post-update event (it restores a context, no scheduler call).
+std::vector<std::pair<HookPoint, const char*>> points_of(const std::string& op) {
+  if (op == "instantiate") return {{HookPoint::pre_install, "pre"}, {HookPoint::post_install, "post"}};
+  if (op == "update" || op == "migrate") return {{HookPoint::pre_update, "pre"}, {HookPoint::post_update, "post"}};
+  if (op == "rollback") return {{HookPoint::post_update, "post"}};
+  return {{HookPoint::pre_termination, "pre"}, {HookPoint::post_termination, "post"}};
 }
 
 const OperationHooks* provider(const OperationOptions& o, const std::string& name) {
@@ -111,17 +133,26 @@ HookPoint point_named(const std::string& s) {
 
 // Puts the DIG back where it was before the operation was recorded: a
 // blocking pre step failed, so nothing was delivered (upstream fails the
-// call before it records the operation).
+// call before it records the operation). A migrate's undo also gives the
+// source DIG back its last action and its contexts.
 void undo(store::Store& st, const std::string& ctx, const json& rec, const std::string& why) {
   const json& u = rec["undo"];
-  resource::Key dig = resource::Key::parse(rec.value("dig", ""));
-  st.write([&] {
+  auto pop_actions = [&](const resource::Key& dig, int pop, const json* statusctxid) {
     auto r = st.get(dig);
-    if (r && !r->state_info.empty()) {
-      json si = json::parse(r->state_info);
-      for (int i = 0; i < u.value("pop", 0) && !si["actions"].empty(); ++i) si["actions"].erase(si["actions"].size() - 1);
-      if (u.contains("statusctxid")) si["statusctxid"] = u["statusctxid"];
-      st.set_state_info(dig, si.dump());
+    if (!r || r->state_info.empty()) return;
+    json si = json::parse(r->state_info);
+    for (int i = 0; i < pop && !si["actions"].empty(); ++i) si["actions"].erase(si["actions"].size() - 1);
+    if (statusctxid) si["statusctxid"] = *statusctxid;
+    st.set_state_info(dig, si.dump());
+  };
+  st.write([&] {
+    pop_actions(resource::Key::parse(rec.value("dig", "")), u.value("pop", 0),
+                u.contains("statusctxid") ? &u["statusctxid"] : nullptr);
+    if (u.contains("source")) {
+      const resource::Key source = resource::Key::parse(u["source"].value("dig", ""));
+      pop_actions(source, u["source"].value("pop", 0), nullptr);
+      for (const auto& id : u["source"].value("contexts", json::array()))
+        if (ac::exists(st, id.get<std::string>())) ac::set_owner(st, id.get<std::string>(), source);
     }
     std::vector<std::string> cancel = {ctx};
     for (const auto& c : ac::header(st, ctx).children) cancel.push_back(c);
@@ -141,9 +172,8 @@ void undo(store::Store& st, const std::string& ctx, const json& rec, const std::
 void record_hooks(store::Store& st, const Runtime* runtime, const resource::Key& dig, const std::string& ctx,
                   const std::string& op, long revision, const json& undo_info) {
   if (!runtime || runtime->hooks.empty()) return;
-  auto [pre, post] = points_of(op);
   json steps = json::array();
-  for (auto [point, phase] : {std::pair{pre, "pre"}, std::pair{post, "post"}})
+  for (auto [point, phase] : points_of(op))
     for (const auto& h : runtime->hooks)
       for (const HookStep& s : h->steps(st, dig, point))
         steps.push_back({{"provider", s.provider},

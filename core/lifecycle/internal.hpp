@@ -61,11 +61,14 @@ OperationResult clone_dig(store::Store& st, const resource::Kind& k, const resou
 // Hooks of DIG operations (hooks.cpp; runtime.hpp OperationHooks).
 //
 // Inside the operation's write transaction: asks the runtime's hook
-// providers for the steps of `op` ("instantiate", "update", "terminate") on
-// `dig` and stores them with context `ctx`; `undo_info` says how to put the
-// DIG back when a blocking pre step fails ({"pop": n actions, "statusctxid":
-// the previous one, "remove": the context too}). Providers' Errors propagate
-// (the operation is refused, nothing recorded).
+// providers for the steps of `op` on `dig` and stores them with context
+// `ctx`: instantiate, update and terminate at their pre and post points,
+// migrate at the target's pre- and post-update, rollback at post-update
+// only (as upstream calls its action controllers). `undo_info` says how to
+// put the DIG back when a blocking pre step fails ({"pop": n actions,
+// "statusctxid": the previous one, "remove": the context too, and for a
+// migrate "source": {"dig", "pop", "contexts" to give back}}). Providers'
+// Errors propagate (the operation is refused, nothing recorded).
 void record_hooks(store::Store& st, const Runtime* runtime, const resource::Key& dig, const std::string& ctx,
                   const std::string& op, long revision, const nlohmann::json& undo_info);
 // The status a delivery reports when a blocking pre step failed and the

@@ -3,6 +3,7 @@
 #include "core/lifecycle/internal.hpp"
 
 #include <algorithm>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -537,6 +538,7 @@ OperationResult dig_operation(store::Store& st, const Kind& k, const Key& key, c
       ac::set_stop(st, from, false);
       ac::enqueue(st, to, ac::event::update, from);
       if (op == "update") record_hooks(st, o.runtime, key, to, op, rev + 1, {{"pop", 2}, {"remove", true}});
+      else record_hooks(st, o.runtime, key, to, op, rev + 1, {{"pop", 2}, {"remove", false}});  // post steps only
       append_action(si, "Updated", from, rev, clock);
       append_action(si, "Instantiated", to, rev + 1, clock);
       st.set_state_info(key, si.dump());
@@ -604,6 +606,18 @@ std::string run_operation(store::Store& st, const Kind& k, const Key& key, const
 std::vector<ResumeResult> resume(store::Store& st, const OperationOptions& options) {
   std::vector<ResumeResult> out;
   auto deadline = deadline_of(options);
+  // Pre hooks first: a terminate records its children's Terminate together
+  // with the parent's pre-termination hooks, which must run before any child
+  // is delivered (as in the uninterrupted run); a refused one undoes the
+  // operation, children included, before the queues are listed.
+  if (options.wait)
+    for (const auto& id : contexts_with_hooks(st)) {
+      if (!ac::exists(st, id)) continue;
+      auto pre = run_hooks(st, id, "pre", options, deadline);
+      if (!pre || pre->delivery == Delivery::done) continue;
+      out.push_back({id, pre->delivery, pre->status, pre->failures});
+      if (pre->status != k_hook_refused) return out;  // interrupted, or another process runs them
+    }
   // Every context with queued work, also one another live process holds:
   // deliver() waits for that process (or for its lease to go stale) rather
   // than reporting "nothing queued" while work is queued.
@@ -611,6 +625,12 @@ std::vector<ResumeResult> resume(store::Store& st, const OperationOptions& optio
   // Contexts whose delivery drained before their post hooks ran.
   for (const auto& id : contexts_with_hooks(st))
     if (std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
+  // Children before their parent, as terminate delivers them (a parent's
+  // post hooks run once it is done, after its children).
+  const std::set<std::string> queued(ids.begin(), ids.end());
+  std::stable_partition(ids.begin(), ids.end(), [&](const std::string& id) {
+    return ac::exists(st, id) && queued.count(ac::header(st, id).parent) > 0;
+  });
   for (const auto& id : ids) {
     if (!ac::exists(st, id)) {
       abandon_hooks(st, id);

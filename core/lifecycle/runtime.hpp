@@ -236,6 +236,13 @@ struct HookCall {
   // Keeps the operation's context held by this process: call it at least
   // every few seconds while a step waits (cheap when called more often).
   std::function<void()> keepalive;
+
+  // Runs `work` (a blocking call that uses neither the store nor this
+  // HookCall: an HTTP request) on a thread of its own while this thread
+  // calls keepalive every second, so a long call does not let another
+  // process take the context over. Returns when work does; rethrows what
+  // it throws.
+  void keep_alive_during(const std::function<void()>& work) const;
 };
 
 struct HookOutcome {

@@ -505,16 +505,22 @@ BatchResult run_batch(store::Store& st, Verb verb, const std::vector<File>& file
       return;
     }
     if (verb == Verb::remove) {
-      // A phase's operations ("enrollment/instantiate") map as the plain ones do.
+      // Deleting a file undoes what applying it made: an instantiate (or
+      // apply) becomes terminate, as emcoctl's delete does, and a phase's
+      // operations ("enrollment/instantiate") map as the plain ones. Every
+      // other operation has nothing to undo and is skipped: emcoctl skips
+      // approve, migrate, update and rollback and sends the rest a DELETE
+      // that EMCO refuses; running them (a workflow's start or cancel, a
+      // stop) would act where the user asked to remove.
       const auto slash = op.rfind('/');
       const std::string phase = slash == std::string::npos ? "" : op.substr(0, slash + 1);
       const std::string base = op.substr(phase.size());
-      if (base == "instantiate" || base == "apply") op = phase + "terminate";
-      else if (base == "approve" || base == "migrate" || base == "update" || base == "rollback" || base == "clone") {
+      if (base != "instantiate" && base != "apply") {
         it.outcome = "skipped";
         result.items.push_back(it);
         return;
       }
+      op = phase + "terminate";
     }
     try {
       if (!opts.runtime) fail(ErrorKind::internal, "lifecycle anchors need the runtime");

@@ -163,7 +163,7 @@ lc::HookOutcome run_command(const json& exec, const json& f, milliseconds limit,
   return out;
 }
 
-lc::HookOutcome run_http(const json& http, const json& f, milliseconds limit) {
+lc::HookOutcome run_http(const json& http, const json& f, milliseconds limit, const lc::HookCall& call) {
   lc::HookOutcome out;
   kube::HttpRequest req;
   req.method = http.value("method", "POST");
@@ -174,7 +174,8 @@ lc::HookOutcome run_http(const json& http, const json& f, milliseconds limit) {
   req.body = f.dump();
   req.timeout = limit;
   req.max_body_bytes = k_max_output;
-  auto resp = kube::make_curl_client({})->send(req);
+  kube::HttpResponse resp;
+  call.keep_alive_during([&] { resp = kube::make_curl_client({})->send(req); });
   if (resp.failure != kube::TransportFailure::none) {
     out.message = req.method + " " + req.url + " failed: " + resp.failure_detail;
     return out;
@@ -207,7 +208,7 @@ public:
     json f = facts(call);
     milliseconds limit = std::min(timeout_of(s), std::max(milliseconds(1000),
                                                           duration_cast<milliseconds>(call.deadline - steady_clock::now())));
-    return s.contains("exec") ? run_command(s["exec"], f, limit, call.keepalive) : run_http(s["http"], f, limit);
+    return s.contains("exec") ? run_command(s["exec"], f, limit, call.keepalive) : run_http(s["http"], f, limit, call);
   }
 };
 

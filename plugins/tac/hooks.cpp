@@ -8,8 +8,10 @@
 // sets it; upstream fails the operation on any hook error).
 
 #include <algorithm>
+#include <thread>
 
 #include "core/lifecycle/lifecycle.hpp"
+#include "core/status/status.hpp"
 #include "core/util/error.hpp"
 #include "plugins/tac/tac.hpp"
 
@@ -81,6 +83,32 @@ std::vector<Worker> managed_workers(const store::Store& st, const Key& dig, lc::
   return out;
 }
 
+// As upstream's deployWorkers: a worker DIG must also be Ready (its DIG
+// status' readyStatus: every object present and ready) within its
+// startToCloseTimeout (o.timeout), counted from `started`. Sets out.ok false
+// with the reason when it is not.
+void await_ready(const lc::HookCall& call, const Key& worker, const lc::OperationOptions& o,
+                 steady_clock::time_point started, lc::HookOutcome& out) {
+  status::Query ready;
+  ready.status = "ready";
+  ready.output = "summary";
+  const sync::TargetFactory live = o.factory ? o.factory : lc::live_targets(call.st, o.runtime);
+  for (;;) {
+    const std::string now = status::dig_status(call.st, worker, ready, live).value("readyStatus", "");
+    if (now == "Ready") {
+      out.message += ", Ready";
+      return;
+    }
+    if (steady_clock::now() >= started + o.timeout || (o.interrupt && o.interrupt->load())) {
+      out.ok = false;
+      out.message += ": not Ready within its startToCloseTimeout (readyStatus " + now + ")";
+      return;
+    }
+    if (call.keepalive) call.keepalive();
+    std::this_thread::sleep_for(milliseconds(200));
+  }
+}
+
 class TacHooks : public lc::OperationHooks {
 public:
   std::string name() const override { return "tac"; }
@@ -106,7 +134,9 @@ public:
         out.message = step.name + " no longer exists";
         return out;
       }
-      Answer a = invoke(spec_of(*r), std::max(milliseconds(1000), left));
+      const json spec = spec_of(*r);
+      Answer a;
+      call.keep_alive_during([&] { a = invoke(spec, std::max(milliseconds(1000), left)); });
       out.ok = a.ok;
       out.message = a.message;
       return out;
@@ -127,6 +157,7 @@ public:
       if (outer) outer(ctx, event, p);
     };
     const auto& k = resource::kind("deploymentIntentGroup");
+    const auto started = steady_clock::now();
     auto r = call.st.get(key);
     if (!r) {
       out.message = step.name + ": the DIG no longer exists";
@@ -140,6 +171,7 @@ public:
       lc::finish_queued(call.st, key, o, lc::deadline_of(o));
       out.ok = true;
       out.message = "worker DIG already " + state + " (finished its queued work)";
+      if (action == "instantiate") await_ready(call, key, o, started, out);
       return out;
     }
     lc::OperationResult res = lc::run(call.st, k, key, action, json::object(), call.clock, o);
@@ -148,7 +180,9 @@ public:
     if (!out.ok) {
       out.message += res.delivery == lc::Delivery::pending ? ": not ready within its startToCloseTimeout" : "";
       if (!res.failures.empty()) out.message += ": " + res.failures.front();
+      return out;
     }
+    if (action == "instantiate") await_ready(call, key, o, started, out);
     return out;
   }
 };

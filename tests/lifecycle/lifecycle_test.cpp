@@ -190,3 +190,73 @@ TEST_CASE("deleting a DIG removes its AppContexts, children first", "[lifecycle]
   for (const auto& id : {r.context, u.context, child.id}) CHECK_FALSE(ac::exists(*w.st, id));
   CHECK(ac::active_contexts(*w.st).empty());
 }
+
+namespace {
+
+// A hook provider that writes into cluster p+c1's log when its steps run,
+// so that a test sees them in order with the deliveries.
+struct LoggingHooks : lifecycle::OperationHooks {
+  FakeCluster& cluster;
+  explicit LoggingHooks(FakeCluster& c) : cluster(c) {}
+  std::string name() const override { return "log"; }
+  std::vector<lifecycle::HookStep> steps(const store::Store&, const resource::Key&, lifecycle::HookPoint p) const override {
+    if (p != lifecycle::HookPoint::pre_termination && p != lifecycle::HookPoint::post_termination) return {};
+    return {{"log", lifecycle::hook_point_name(p), "", true}};
+  }
+  lifecycle::HookOutcome run(const lifecycle::HookCall&, const lifecycle::HookStep& step) const override {
+    std::lock_guard lock(cluster.m);
+    cluster.log.push_back("hook " + step.name);
+    return {true, "logged", ""};
+  }
+};
+
+}  // namespace
+
+TEST_CASE("a terminate interrupted before its pre-termination hooks runs them before any child is terminated",
+          "[lifecycle][hooks]") {
+  World w;
+  lifecycle::Runtime rt;
+  FakeCluster& c1 = w.fleet.clusters["p+c1"];
+  rt.hooks.push_back(std::make_unique<LoggingHooks>(c1));
+  auto o = w.options();
+  o.runtime = &rt;
+  w.op(w.lc, "instantiate");
+  w.op(w.dig, "approve");
+  auto r = lifecycle::run(*w.st, resource::kind("deploymentIntentGroup"), w.dig, "instantiate", json::object(),
+                          system_clock(), o);
+  REQUIRE(r.delivery == lifecycle::Delivery::done);
+  // A child context (service discovery's kind) delivered under it.
+  ac::AppContext child;
+  child.id = random_context_id();
+  child.owner = {"deploymentIntentGroup", w.dig};
+  child.parent = r.context;
+  ac::App app;
+  app.name = "kid";
+  ac::Cluster cl;
+  cl.name = "p+c1";
+  cl.resources.push_back({"kid+ConfigMap", child.intern("kid")});
+  app.clusters.push_back(cl);
+  child.apps.push_back(app);
+  w.st->write([&] {
+    ac::save(*w.st, child);
+    ac::enqueue(*w.st, child.id, ac::event::instantiate);
+  });
+  REQUIRE(lifecycle::resume(*w.st, o).size() == 1);
+  REQUIRE(c1.objects == std::set<std::string>{"a", "b", "kid"});
+
+  // The terminate is recorded, then the process stops (as kill -9 would)
+  // before its pre-termination hook ran: `emco sync` continues it.
+  auto no_wait = o;
+  no_wait.wait = false;
+  lifecycle::run(*w.st, resource::kind("deploymentIntentGroup"), w.dig, "terminate", json::object(), system_clock(),
+                 no_wait);
+  c1.log.clear();
+  auto resumed = lifecycle::resume(*w.st, o);
+  for (const auto& x : resumed) CHECK(x.delivery == lifecycle::Delivery::done);
+  CHECK(c1.objects.empty());
+  INFO(json(c1.log).dump());
+  REQUIRE(c1.log.size() == 5);
+  CHECK(c1.log.front() == "hook pre-termination");
+  CHECK(c1.log.back() == "hook post-termination");
+  CHECK(std::find(c1.log.begin(), c1.log.end(), "remove kid") < std::find(c1.log.begin(), c1.log.end(), "remove a"));
+}

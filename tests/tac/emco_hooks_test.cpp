@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <fstream>
+#include <thread>
 
 #include "core/appcontext/header_rows.hpp"
 #include "tests/lifecycle/world.hpp"
@@ -117,4 +118,70 @@ TEST_CASE("a custom hook runs a command or makes a call, not both or neither", "
                     Catch::Contains("hooks.yaml:") && Catch::Contains("either a command (spec.exec) or an HTTP call"));
   CHECK_THROWS_WITH(w.apply(ExecWorld::hook("bad", "pre-install", "  timeout: soon\n  exec: {command: ['true']}\n")),
                     Catch::Contains("'soon' is not a positive Go duration"));
+}
+
+TEST_CASE("a hook's blocking call keeps the operation's context held while it waits", "[hooks]") {
+  ExecWorld w;
+  int beats = 0;
+  lifecycle::OperationOptions o = w.options();
+  const std::string ctx = "ctx", op = "instantiate";
+  lifecycle::HookCall call{*w.st, w.dig, ctx, op, 1, lifecycle::HookPoint::pre_install, o, system_clock(),
+                           std::chrono::steady_clock::now() + std::chrono::seconds(30), [&] { ++beats; }};
+  // A call longer than two heartbeats (a slow HTTP gate): the waiting thread beats.
+  std::thread::id worker;
+  call.keep_alive_during([&] {
+    worker = std::this_thread::get_id();
+    std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+  });
+  CHECK(beats >= 2);
+  CHECK(worker != std::this_thread::get_id());
+  // What the call throws reaches the caller.
+  CHECK_THROWS_WITH(call.keep_alive_during([] { throw std::runtime_error("connection reset"); }), "connection reset");
+}
+
+TEST_CASE("rollback runs the post-update hooks, migrate the target's pre- and post-update hooks, undone when refused",
+          "[hooks]") {
+  ExecWorld w;
+  const auto& k = resource::kind("deploymentIntentGroup");
+  const std::string seen = (w.dir / "seen.txt").string();
+  auto recorder = [&](const std::string& dig, const std::string& name, const std::string& type,
+                      const std::string& condition = "true") {
+    std::string text = ExecWorld::hook(name, type, "  exec:\n    command: [sh, -c, '" + condition + " && echo " + name +
+                                                       " $EMCO_OPERATION $EMCO_DIG >> " + seen + "']\n");
+    return text.replace(text.find("/dig/emco-hooks"), 15, "/" + dig + "/emco-hooks");
+  };
+  auto seen_lines = [&] {
+    std::ifstream in(seen);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  };
+  w.apply(recorder("dig", "preup", "pre-update") + recorder("dig", "postup", "post-update"));
+  REQUIRE(w.op(w.dig, "instantiate").delivery == lifecycle::Delivery::done);
+  REQUIRE(w.op(w.dig, "update").delivery == lifecycle::Delivery::done);
+  REQUIRE(w.op(w.dig, "rollback", {{"spec", {{"revision", 1}}}}).delivery == lifecycle::Delivery::done);
+  CHECK(seen_lines() == "preup update dig\npostup update dig\npostup rollback dig\n");
+
+  // Migrate into dig2: dig2's hooks run; its pre-update gate refuses first.
+  const std::string gate = (w.dir / "green").string();
+  w.apply("---\nversion: emco/v2\nresourceContext: {anchor: projects/proj/composite-apps/ca/v1/deployment-intent-groups}\n"
+          "metadata: {name: dig2}\nspec: {compositeProfile: prof, version: r2, logicalCloud: lc}\n" +
+          recorder("dig2", "gate", "pre-update", "test -e " + gate) + recorder("dig2", "after", "post-update"));
+  const resource::Key dig2 = resource::Key::parse(
+      "project=proj/compositeApp=ca/compositeAppVersion=v1/deploymentIntentGroup=dig2");
+  lifecycle::run(*w.st, k, dig2, "approve", json::object(), system_clock(), w.options());
+  const json migrate = {{"spec", {{"targetCompositeAppVersion", "v1"}, {"targetDeploymentIntentGroup", "dig2"}}}};
+  const auto source_before = w.st->get(w.dig)->state_info, target_before = w.st->get(dig2)->state_info;
+  const auto contexts_before = ac::list(*w.st, w.dig);
+  CHECK_THROWS_WITH(lifecycle::run(*w.st, k, w.dig, "migrate", migrate, system_clock(), w.options()),
+                    Catch::Contains("migrate refused by a hook") && Catch::Contains("custom hook 'gate'"));
+  CHECK(w.st->get(w.dig)->state_info == source_before);
+  CHECK(w.st->get(dig2)->state_info == target_before);
+  CHECK(ac::list(*w.st, w.dig) == contexts_before);
+  CHECK(ac::list(*w.st, dig2).empty());
+  CHECK(ac::active_contexts(*w.st).empty());
+
+  std::ofstream(gate) << "";
+  auto m = lifecycle::run(*w.st, k, w.dig, "migrate", migrate, system_clock(), w.options());
+  CHECK(m.delivery == lifecycle::Delivery::done);
+  CHECK(seen_lines() == "preup update dig\npostup update dig\npostup rollback dig\ngate migrate dig2\nafter migrate dig2\n");
+  CHECK(lifecycle::current_state(w.st->get(dig2)->state_info) == "Instantiated");
 }

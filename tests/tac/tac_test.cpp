@@ -264,6 +264,19 @@ TEST_CASE("the workflow manager starts through the client and queries and cancel
   w.apply("---\nversion: emco/v2\nresourceContext:\n  anchor: projects/proj/composite-apps/ca/v1/deployment-intent-groups/"
           "dig/temporal-workflow-intents/mig/start\n");
   CHECK(wfclient.paths() == std::vector<std::string>{"POST /invoke/migrate"});
+  // emco delete -f of that file starts nothing (only an instantiate has an undo).
+  {
+    manifest::ReadOptions ro;
+    auto f = manifest::parse_text("---\nversion: emco/v2\nresourceContext:\n  anchor: projects/proj/composite-apps/ca/v1/"
+                                  "deployment-intent-groups/dig/temporal-workflow-intents/mig/start\n",
+                                  "start.yaml", ".", ro);
+    manifest::BatchOptions bo;
+    bo.runtime = &plugins::builtin_runtime();
+    auto deleted = manifest::run_batch(*w.st, manifest::Verb::remove, {f}, bo);
+    REQUIRE(deleted.items.size() == 1);
+    CHECK(deleted.items[0].outcome == "skipped");
+    CHECK(wfclient.paths().size() == 1);
+  }
   wfclient.answers["/invoke/migrate"] = TestResponse{.status = 400, .body = "bad spec"};
   CHECK_THROWS_WITH(plugins::tac::workflow_start(*w.st, wf), Catch::Contains("HTTP 400: bad spec"));
 
@@ -361,4 +374,29 @@ TEST_CASE("the Temporal frontend over TLS: verified against the given CA, refuse
   CHECK_THROWS_WITH(plugins::tac::workflow_status(*w.st, h, a, q), Catch::Contains("cannot reach the Temporal frontend"));
   a.ca_pem = ca.cert_pem;
   CHECK(plugins::tac::workflow_status(*w.st, h, a, q)["workflowID"] == "h-1");
+}
+
+TEST_CASE("a worker DIG must be Ready within its startToCloseTimeout before the hooks run", "[tac]") {
+  HookWorld w;
+  const int port = w.client.server.port();
+  std::string short_worker = worker("pre1", "workers");
+  short_worker.replace(short_worker.find("60000"), 5, "1500");
+  w.apply(hook("pre1", "pre-install", port) + short_worker);
+  w.dig_op(w.workers, "approve");
+  w.dig_op(w.dig, "approve");
+  FakeCluster& c1 = w.fleet.clusters["p+c1"];
+  SECTION("ready after a few reads: the hooks run") {
+    c1.not_ready_reads["worker"] = 3;
+    auto r = w.dig_op(w.dig, "instantiate");
+    REQUIRE(r.delivery == lifecycle::Delivery::done);
+    CHECK(w.client.paths() == std::vector<std::string>{"POST /invoke/wf-pre1"});
+    CHECK_THAT(w.log(r.context).back()["steps"][0]["message"].get<std::string>(), Catch::EndsWith(", Ready"));
+  }
+  SECTION("never ready: the operation is refused, no hook is started") {
+    c1.not_ready_reads["worker"] = 1000000;
+    CHECK_THROWS_WITH(w.dig_op(w.dig, "instantiate"),
+                      Catch::Contains("not Ready within its startToCloseTimeout (readyStatus NotReady)"));
+    CHECK(w.client.paths().empty());
+    CHECK(w.state(w.dig) == "Approved");
+  }
 }
