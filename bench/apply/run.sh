@@ -10,6 +10,7 @@ set -euo pipefail
 clusters=10000 projects=100 runs=10
 if [ "${1:-}" = "--smoke" ]; then clusters=500 projects=5 runs=3; shift; fi
 build="$(realpath "${1:-build}")"
+pg_server="$(realpath "$(dirname "$0")/../../scripts/pg-test-server.sh")"
 emco="$build/emco" gen="$build/bench/apply/apply_bench_gen"
 for tool in "$emco" "$gen"; do [ -x "$tool" ] || { echo "bench/apply: $tool is not built" >&2; exit 2; }; done
 command -v sqlite3 >/dev/null || { echo "bench/apply: sqlite3 is not installed" >&2; exit 2; }
@@ -49,6 +50,33 @@ awk -v d="$docs" -v t0="$t0" -v t1="$t1" -v t2="$t2" -v t3="$t3" 'BEGIN {
   printf "  emco apply -f       %8.2f s  %9.0f documents/s\n", e, d / e
   printf "  sqlite3 (raw rows)  %8.2f s  %9.0f rows/s\n", r, d / r
   printf "  ratio               %8.1f %%  of raw (goal >= 25 %%)\n", 100 * r / e }'
+
+# (c) The same batch into a PostgreSQL workspace (issue 21: goal >= 50 % of
+# SQLite's rate), on a throwaway server (scripts/pg-test-server.sh) when
+# PostgreSQL is installed; each side the median of three runs.
+pg_port=$((20000 + $$ % 20000))
+chmod 0711 "$tmp"  # as root the server runs as nobody, which must reach its directory
+pg_dir="$tmp/pg"
+pg_url="$(bash "$pg_server" start "$pg_dir" "$pg_port" 2>pg-start.log || true)"
+if [ -n "$pg_url" ]; then
+  trap 'bash "$pg_server" stop "$pg_dir" >/dev/null 2>&1 || true; rm -rf "$tmp"' EXIT
+  timed_apply() {  # WORKSPACE-DIR [init args]: seconds for one apply into a fresh workspace
+    local dir=$1; shift
+    rm -rf "$dir"; mkdir "$dir"; "$emco" init "$dir" "$@" >/dev/null 2>&1
+    local a b; a=$(now); "$emco" apply -f apply.yaml --workspace "$dir" -q -o name >/dev/null; b=$(now)
+    awk -v a="$a" -v b="$b" 'BEGIN { printf "%.3f\n", b - a }'
+  }
+  median3() { sort -n | sed -n 2p; }
+  sq=$(for i in 1 2 3; do timed_apply ws-sq; done | median3)
+  pg=$(for i in 1 2 3; do timed_apply ws-pg --store "$pg_url&options=-csearch_path%3Dbench$i"; done | median3)
+  awk -v d="$docs" -v s="$sq" -v p="$pg" 'BEGIN {
+    printf "apply on PostgreSQL: %d documents, median of 3 runs each\n", d
+    printf "  SQLite workspace      %8.2f s  %9.0f documents/s\n", s, d / s
+    printf "  PostgreSQL workspace  %8.2f s  %9.0f documents/s\n", p, d / p
+    printf "  ratio                 %8.1f %%  of SQLite (goal >= 50 %%)\n", 100 * s / p }'
+else
+  echo "apply on PostgreSQL: skipped ($(tail -1 pg-start.log 2>/dev/null || echo 'no server'))"
+fi
 
 # (b) list latency, medians over $runs runs.
 query="SELECT data FROM resources WHERE kind='cluster' ORDER BY key"

@@ -571,6 +571,17 @@ BatchResult run_batch(store::Store& st, Verb verb, const std::vector<File>& file
         st.write([&] {
           result.items.resize(before);  // a re-run (see above) starts afresh
           held.clear();
+          // What the documents name, read in a few queries rather than one
+          // (or more) per document: on a database server each is a round trip.
+          std::vector<Key> keys;
+          for (const Document* d : declarative) {
+            try {
+              keys.push_back(document_key(*d));
+            } catch (const Error&) {
+              // reported when the document runs
+            }
+          }
+          st.prefetch(keys);
           for (const Document* d : declarative) run_declarative(*d);
         });
       } catch (...) {

@@ -262,8 +262,22 @@ std::string describe(const Kind& k, const Key& key) {
   return k.display + " '" + join(values, "/") + "'";
 }
 
+// What the running write transaction knows about resources, by key text:
+// `resources` holds rows read or written in full (nullopt: known absent),
+// `ids` the ids id_of() looked up (0: absent). Cleared when the outermost
+// write() ends or runs its body again, and when a nested one fails (its
+// savepoint undid writes this remembers).
+struct Store::Known {
+  std::unordered_map<std::string, std::optional<Resource>> resources;
+  std::unordered_map<std::string, int64_t> ids;
+  void clear() {
+    resources.clear();
+    ids.clear();
+  }
+};
+
 Store::Store(std::unique_ptr<Database> db, std::filesystem::path data_dir)
-    : m_db(std::move(db)), m_data_dir(std::move(data_dir)) {}
+    : m_db(std::move(db)), m_data_dir(std::move(data_dir)), m_known(std::make_unique<Known>()) {}
 Store::~Store() = default;
 
 int Store::schema_version() { return static_cast<int>(k_migrations.size()); }
@@ -317,19 +331,85 @@ std::unique_ptr<Store> Store::open_memory() {
                 std::filesystem::temp_directory_path() / ("emco-memory-" + std::to_string(::getpid()))));
 }
 
-void Store::write(const std::function<void()>& body) { m_db->transaction(body); }
+void Store::write(const std::function<void()>& body) {
+  const bool outermost = m_write_depth == 0;
+  struct Depth {
+    Store& st;
+    bool outermost;
+    ~Depth() {
+      --st.m_write_depth;
+      if (outermost) st.m_known->clear();
+    }
+  };
+  ++m_write_depth;
+  Depth depth{*this, outermost};
+  m_db->transaction([&] {
+    if (outermost) m_known->clear();  // a body run again starts afresh
+    try {
+      body();
+    } catch (...) {
+      m_known->clear();  // the savepoint (or transaction) undid what it knew
+      throw;
+    }
+  });
+}
 
 std::optional<Resource> Store::get(const Key& key) const {
+  const bool remember = m_write_depth > 0;
+  if (remember)
+    if (auto it = m_known->resources.find(key.str()); it != m_known->resources.end()) return it->second;
   auto& s = m_db->statement(std::string(k_select) + "WHERE key = ?");
   s.bind(1, key.str());
-  if (!s.step()) return std::nullopt;
-  Resource r = row_to_resource(s);
-  auto& c = m_db->statement("SELECT name, filename, data FROM contents WHERE resource_id = ? ORDER BY ord");
-  c.bind(1, r.id);
-  while (c.step()) {
-    r.contents.push_back({c.str(0), c.str(1), std::string(c.blob(2))});
+  std::optional<Resource> out;
+  if (s.step()) {
+    Resource r = row_to_resource(s);
+    auto& c = m_db->statement("SELECT name, filename, data FROM contents WHERE resource_id = ? ORDER BY ord");
+    c.bind(1, r.id);
+    while (c.step()) r.contents.push_back({c.str(0), c.str(1), std::string(c.blob(2))});
+    out = std::move(r);
+  } else {
+    s.reset();
   }
-  return r;
+  if (remember) m_known->resources[key.str()] = out;
+  return out;
+}
+
+void Store::prefetch(const std::vector<Key>& keys) const {
+  if (m_write_depth == 0) return;
+  std::vector<std::string> wanted;
+  std::set<std::string> seen;
+  for (const auto& k : keys) {
+    std::string text = k.str();
+    if (!m_known->resources.count(text) && seen.insert(text).second) wanted.push_back(std::move(text));
+  }
+  // Fixed-size chunks (the last padded with its own first key), so that the
+  // database prepares one statement for them all.
+  constexpr size_t k_chunk = 100;
+  std::string in = "?";
+  for (size_t i = 1; i < k_chunk; ++i) in += ",?";
+  auto& s = m_db->statement(std::string(k_select) + "WHERE key IN (" + in + ")");
+  auto& c = m_db->statement("SELECT c.resource_id, c.name, c.filename, c.data FROM contents c WHERE c.resource_id IN "
+                            "(SELECT id FROM resources WHERE key IN (" + in + ")) ORDER BY c.resource_id, c.ord");
+  for (size_t from = 0; from < wanted.size(); from += k_chunk) {
+    std::unordered_map<int64_t, Resource> found;
+    for (size_t i = 0; i < k_chunk; ++i) {
+      const std::string& key = wanted[from + i < wanted.size() ? from + i : from];
+      s.bind(static_cast<int>(i + 1), key);
+      c.bind(static_cast<int>(i + 1), key);
+    }
+    while (s.step()) {
+      Resource r = row_to_resource(s);
+      found.emplace(r.id, std::move(r));
+    }
+    s.reset();
+    if (!found.empty())
+      while (c.step())
+        if (auto it = found.find(c.int64(0)); it != found.end())
+          it->second.contents.push_back({c.str(1), c.str(2), std::string(c.blob(3))});
+    c.reset();
+    for (size_t i = from; i < wanted.size() && i < from + k_chunk; ++i) m_known->resources[wanted[i]] = std::nullopt;
+    for (auto& [id, r] : found) m_known->resources[r.key.str()] = std::move(r);
+  }
 }
 
 std::vector<Resource> Store::list(const Kind& k, const Key& parent) const {
@@ -390,7 +470,9 @@ namespace {
 int64_t id_of(Database& db, const Key& key) {
   auto& s = db.statement("SELECT id FROM resources WHERE key = ?");
   s.bind(1, key.str());
-  return s.step() ? s.int64(0) : 0;
+  const int64_t id = s.step() ? s.int64(0) : 0;
+  s.reset();
+  return id;
 }
 
 std::vector<Content> contents_of(Database& db, int64_t id) {
@@ -409,12 +491,22 @@ PutOutcome Store::put(Resource r) {
   if (!m_db->in_transaction()) fail(ErrorKind::internal, "Store::put outside a write transaction");
   const Kind& k = *r.kind;
   auto& db = *m_db;
+  const bool remember = m_write_depth > 0;
+  auto id_known = [&](const Key& key) -> int64_t {
+    if (!remember) return id_of(db, key);
+    const std::string text = key.str();
+    if (auto it = m_known->resources.find(text); it != m_known->resources.end()) return it->second ? it->second->id : 0;
+    if (auto it = m_known->ids.find(text); it != m_known->ids.end()) return it->second;
+    const int64_t id = id_of(db, key);
+    m_known->ids[text] = id;
+    return id;
+  };
 
   int64_t parent_id = 0;
   if (!k.parent.empty()) {
     const Kind& pk = resource::kind(k.parent);
     Key pkey = r.key.parent_prefix(resource::key_size(pk));
-    parent_id = id_of(db, pkey);
+    parent_id = id_known(pkey);
     if (!parent_id)
       fail(ErrorKind::not_found, describe(pk, pkey) + " does not exist",
            "create the " + pk.display + " first (anchor '" + resource::resource_anchor(pk, pkey) + "')");
@@ -443,7 +535,7 @@ PutOutcome Store::put(Resource r) {
              "label a cluster first: emco cluster label add " + t.key.parts[0].second + "/<cluster>/" + t.label);
       continue;
     }
-    int64_t id = id_of(db, t.key);
+    int64_t id = id_known(t.key);
     if (!id && t.soft) continue;  // recorded only when it exists (the batch warns)
     if (!id)
       fail(ErrorKind::not_found, describe(*t.kind, t.key) + " named in " + t.field + " does not exist",
@@ -451,13 +543,22 @@ PutOutcome Store::put(Resource r) {
     ref_ids.emplace_back(id, t.field);
   }
 
-  int64_t existing = id_of(db, r.key);
+  const std::string key_text = r.key.str();
+  std::optional<Resource>* before = nullptr;  // what this transaction knows of it
+  if (remember)
+    if (auto it = m_known->resources.find(key_text); it != m_known->resources.end()) before = &it->second;
+  const int64_t existing = before ? (*before ? (*before)->id : 0) : id_known(r.key);
   if (existing) {
-    auto& s = db.statement("SELECT data FROM resources WHERE id = ?");
-    s.bind(1, existing);
-    s.step();
-    std::string old_data = s.str(0);
-    if (old_data == r.data && contents_of(db, existing) == r.contents) return PutOutcome::unchanged;
+    if (before) {
+      if ((*before)->data == r.data && (*before)->contents == r.contents) return PutOutcome::unchanged;
+    } else {
+      auto& s = db.statement("SELECT data FROM resources WHERE id = ?");
+      s.bind(1, existing);
+      s.step();
+      std::string old_data = s.str(0);
+      s.reset();
+      if (old_data == r.data && contents_of(db, existing) == r.contents) return PutOutcome::unchanged;
+    }
     auto& u = db.statement("UPDATE resources SET data = ? WHERE id = ?");
     u.bind(1, r.data);
     u.bind(2, existing);
@@ -502,6 +603,17 @@ PutOutcome Store::put(Resource r) {
     s.bind(3, field);
     s.exec();
   }
+  if (remember) {
+    if (!existing) {
+      m_known->resources[key_text] = r;
+    } else if (before) {
+      (*before)->data = r.data;
+      (*before)->contents = r.contents;
+    } else {
+      m_known->resources.erase(key_text);  // its state_info was not read
+      m_known->ids[key_text] = existing;
+    }
+  }
   return existing ? PutOutcome::configured : PutOutcome::created;
 }
 
@@ -531,6 +643,10 @@ void Store::remove(const Key& key) {
   auto& s = m_db->statement("DELETE FROM resources WHERE id = ?");
   s.bind(1, r->id);
   s.exec();
+  if (m_write_depth > 0) {
+    m_known->resources[key.str()] = std::nullopt;
+    m_known->ids.erase(key.str());
+  }
 }
 
 void Store::set_state_info(const Key& key, const std::string& state_info) {
@@ -538,6 +654,9 @@ void Store::set_state_info(const Key& key, const std::string& state_info) {
   s.bind(1, state_info);
   s.bind(2, key.str());
   if (s.exec() != 1) fail(ErrorKind::not_found, "no resource with key '" + key.str() + "'");
+  if (m_write_depth > 0)
+    if (auto it = m_known->resources.find(key.str()); it != m_known->resources.end() && it->second)
+      it->second->state_info = state_info;
 }
 
 std::optional<std::string> Store::meta(const std::string& name) const {

@@ -72,7 +72,16 @@ public:
   // through a query (Database::transaction).
   void write(const std::function<void()>& body);
 
+  // Inside write(), what get() and put() learn about resources (and their
+  // absence) is remembered until the transaction ends, so that a batch pays
+  // one round trip to the database per resource, not four; writes through
+  // this Store keep it exact, and every other connection's writes are kept
+  // out by the transaction's isolation.
   std::optional<Resource> get(const resource::Key& key) const;
+  // Inside write(): loads `keys` (present or not) with a few queries, so
+  // that the get() and put() of each that follow need none. Outside a
+  // write transaction it does nothing.
+  void prefetch(const std::vector<resource::Key>& keys) const;
   // Resources of kind `k` whose key starts with `parent` (all of them when
   // `parent` is empty), ordered by key.
   std::vector<Resource> list(const resource::Kind& k, const resource::Key& parent = {}) const;
@@ -116,6 +125,9 @@ private:
   Store(std::unique_ptr<Database> db, std::filesystem::path data_dir);
   std::unique_ptr<Database> m_db;
   std::filesystem::path m_data_dir;
+  struct Known;  // the write transaction's view of resources (store.cpp)
+  std::unique_ptr<Known> m_known;
+  int m_write_depth = 0;
 };
 
 // Human name of a resource for messages: "cluster 'p1/c1'" style

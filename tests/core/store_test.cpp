@@ -132,6 +132,61 @@ TEST_CASE("a failed write transaction changes nothing") {
   CHECK(st->dump() == before);
 }
 
+TEST_CASE("inside a write, what get and put learn stays exact: nested failures, removals, state, prefetch") {
+  auto st = emco::test::open_test_store();
+  const Key p = resource::parse_anchor("cluster-providers/p").key;
+  st->write([&] {
+    CHECK_FALSE(st->get(p));  // remembered as absent...
+    CHECK(st->put(make("cluster-providers/p")) == PutOutcome::created);
+    auto got = st->get(p);  // ...and then as written
+    REQUIRE(got);
+    CHECK(got->id > 0);
+    CHECK(st->put(make("cluster-providers/p")) == PutOutcome::unchanged);
+    st->set_state_info(p, R"({"actions":[]})");
+    CHECK(st->get(p)->state_info == R"({"actions":[]})");
+    // A nested write that fails: its savepoint undoes the cluster, and the
+    // store does not remember it either.
+    CHECK_THROWS(st->write([&] {
+      st->put(make("cluster-providers/p/clusters/c"));
+      REQUIRE(st->get(resource::parse_anchor("cluster-providers/p/clusters/c").key));
+      throw Error(ErrorKind::failed, "undo");
+    }));
+    CHECK_FALSE(st->get(resource::parse_anchor("cluster-providers/p/clusters/c").key));
+    CHECK(st->put(make("cluster-providers/p/clusters/c")) == PutOutcome::created);
+    st->remove(resource::parse_anchor("cluster-providers/p/clusters/c").key);
+    CHECK_FALSE(st->get(resource::parse_anchor("cluster-providers/p/clusters/c").key));
+  });
+  // 250 clusters, some with an attachment; prefetched in a later transaction
+  // with as many absent keys, each get answers as a fresh read does.
+  std::vector<Key> keys;
+  st->write([&] {
+    for (int i = 0; i < 250; ++i) {
+      Resource r = make("cluster-providers/p/clusters/c" + std::to_string(i));
+      if (i % 3 == 0) r.contents.push_back({"kubeconfig", "kc.yaml", "secret\0" + std::to_string(i)});
+      st->put(r);
+      keys.push_back(r.key);
+      keys.push_back(resource::parse_anchor("cluster-providers/p/clusters/x" + std::to_string(i)).key);
+    }
+  });
+  std::vector<std::optional<Resource>> fresh;
+  for (const auto& k : keys) fresh.push_back(st->get(k));
+  st->write([&] {
+    st->prefetch(keys);
+    for (size_t i = 0; i < keys.size(); ++i) {
+      auto r = st->get(keys[i]);
+      REQUIRE(r.has_value() == fresh[i].has_value());
+      if (!r) continue;
+      CHECK(r->id == fresh[i]->id);
+      CHECK(r->data == fresh[i]->data);
+      CHECK(r->state_info == fresh[i]->state_info);
+      CHECK(r->contents == fresh[i]->contents);
+    }
+    CHECK(st->put(make("cluster-providers/p/clusters/c7")) == PutOutcome::unchanged);
+    CHECK(st->put(make("cluster-providers/p/clusters/x7")) == PutOutcome::created);
+  });
+  CHECK(st->get(resource::parse_anchor("cluster-providers/p/clusters/x7").key));
+}
+
 TEST_CASE("workspaces: found by walking up, private modes, refuse newer schemas") {
   namespace fs = std::filesystem;
   auto root = fs::temp_directory_path() / ("emco-store-test-" + std::to_string(::getpid()));
