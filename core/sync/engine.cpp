@@ -316,7 +316,7 @@ bool Runner::commit_batches(const Hooks& hooks, const std::function<void()>& flu
       std::string error;
       bool transient = false;
       try {
-        std::string note = batch->commit();
+        std::string note = batch->commit(m_options.deadline);
         for (size_t ji : jobs) emit_connectivity(m_work.jobs[ji], Connectivity::available);
         for (const auto& s : staged) {
           const Job& j = m_work.jobs[s.job];

@@ -18,6 +18,7 @@
 // retried until the run's deadline (the operation stays pending and is
 // resumed later), permanent ones mark the staged resources Failed.
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
@@ -69,7 +70,9 @@ public:
   // read the workspace). Returns the note recorded with each staged status
   // ("commit <id>", "unchanged at <id>"). Throws TargetError; a transient one
   // is retried with backoff, and a later commit() must deliver the same.
-  virtual std::string commit() = 0;
+  // Network waits end by `deadline` (the run's --timeout) with a transient
+  // TargetError.
+  virtual std::string commit(std::chrono::steady_clock::time_point deadline) = 0;
 };
 
 class Target {

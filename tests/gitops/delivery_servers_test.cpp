@@ -5,8 +5,17 @@
 #include <catch2/catch.hpp>
 #include <thread>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+
 #include "core/util/error.hpp"
 #include "plugins/targets/gitops/git_delivery.hpp"
+#include "plugins/targets/gitops/git_stream.hpp"
 #include "support.hpp"
 
 using namespace emco::gitops;
@@ -280,4 +289,88 @@ TEST_CASE("https: an untrusted certificate is refused by default", "[gitops][htt
   auto past = expect_error(delivery, spec, commit_request({{"a", "a"}}));
   CHECK_THAT(past.message(), !Catch::Contains("tls certificate"));
   CHECK_THAT(past.message(), !Catch::Contains("tok-abc-123"));
+}
+
+namespace {
+
+// A TCP server on loopback that accepts and then never answers (or, with
+// `trickle`, answers an HTTP status line one byte every 300 ms, for ever).
+class HostileServer {
+public:
+  explicit HostileServer(bool trickle) : m_trickle(trickle) {
+    m_fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    REQUIRE(::bind(m_fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+    socklen_t len = sizeof a;
+    ::getsockname(m_fd, reinterpret_cast<sockaddr*>(&a), &len);
+    m_port = ntohs(a.sin_port);
+    REQUIRE(::listen(m_fd, 16) == 0);
+    m_thread = std::thread([this] { serve(); });
+  }
+  ~HostileServer() {
+    m_stop = true;
+    ::shutdown(m_fd, SHUT_RDWR);
+    m_thread.join();
+    ::close(m_fd);
+    for (int c : m_clients) ::close(c);
+  }
+  int port() const { return m_port; }
+
+private:
+  void serve() {
+    for (;;) {
+      pollfd p{m_fd, POLLIN, 0};
+      if (::poll(&p, 1, 100) <= 0) {
+        if (m_stop) return;
+        for (int c : m_clients)
+          if (m_trickle) {
+            const std::string line = "HTTP/1.1 200 OK\r\nX-Slow: ";
+            (void)::send(c, &line[m_sent % line.size()], 1, MSG_NOSIGNAL);
+          }
+        ++m_sent;
+        if (m_stop) return;
+        continue;
+      }
+      const int c = ::accept4(m_fd, nullptr, nullptr, SOCK_CLOEXEC);
+      if (c < 0) return;
+      m_clients.push_back(c);
+    }
+  }
+  bool m_trickle;
+  int m_fd = -1, m_port = 0;
+  size_t m_sent = 0;
+  std::atomic<bool> m_stop{false};
+  std::vector<int> m_clients;
+  std::thread m_thread;
+};
+
+}  // namespace
+
+TEST_CASE("a git remote that never answers or trickles ends at the deadline, for every transport", "[gitops][hostile]") {
+  TempDir tmp;
+  // Silent on every transport; trickling an HTTP status line on http://
+  // (the other protocols refuse those bytes at once).
+  for (bool trickle : {false, true})
+    for (const std::string scheme : {"git", "http", "https", "ssh"}) {
+      if (trickle && scheme != "http") continue;
+      CAPTURE(scheme, trickle);
+      HostileServer server(trickle);
+      GitRemoteSpec spec;
+      spec.url = scheme + "://" + (scheme == "ssh" ? "git@" : "") + "127.0.0.1:" + std::to_string(server.port()) +
+                 "/repo.git";
+      if (scheme == "ssh") spec.host_key_check = HostKeyCheck::insecure_accept_any;
+      GitDelivery delivery(tmp.path() / ("cache-" + scheme + (trickle ? "-t" : "")));
+      const auto start = std::chrono::steady_clock::now();
+      NetworkDeadline deadline(start + std::chrono::seconds(2));
+      auto e = expect_error(delivery, spec, commit_request({{"a", "a"}}));
+      const auto took = std::chrono::steady_clock::now() - start;
+      INFO(e.message());
+      CHECK(e.kind() == emco::ErrorKind::unreachable);
+      CHECK(took >= std::chrono::milliseconds(1900));
+      CHECK(took < std::chrono::seconds(10));
+      CHECK_THAT(e.message(), Catch::Contains("deadline"));
+      CHECK(delivery.cached_head(spec).empty());
+    }
 }

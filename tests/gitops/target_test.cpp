@@ -146,7 +146,7 @@ TEST_CASE("a repository batch commits all its clusters and apps at once", "[gito
     auto t2 = targets.target(cluster("c2"), nullptr);
     REQUIRE(t1->batch() == t2->batch());  // one repository, one batch
     for (const auto& s : steps) t1->batch()->stage(s);
-    return t1->batch()->commit();
+    return t1->batch()->commit(std::chrono::steady_clock::time_point::max());
   };
   std::string note = run_once({{"a1", "p+c1", "cm+ConfigMap", k_cm, false},
                                {"a2", "p+c1", "cm+ConfigMap", k_cm, false},
@@ -176,7 +176,7 @@ TEST_CASE("a repository batch commits all its clusters and apps at once", "[gito
     auto t = targets.target(lost, nullptr);
     t->batch()->stage({"a1", "p+c9", "cm+ConfigMap", k_cm, false});
     try {
-      t->batch()->commit();
+      t->batch()->commit(std::chrono::steady_clock::time_point::max());
       FAIL("no error");
     } catch (const sync::TargetError& e) {
       CHECK(e.transient());

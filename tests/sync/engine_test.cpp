@@ -364,7 +364,7 @@ public:
     std::lock_guard lock(m_mutex);
     staged.push_back((s.remove ? "remove " : "write ") + s.cluster + "/" + s.app + "/" + s.manifest);
   }
-  std::string commit() override {
+  std::string commit(std::chrono::steady_clock::time_point) override {
     ++commits;
     if (transient_failures > 0) {
       --transient_failures;

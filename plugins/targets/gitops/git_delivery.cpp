@@ -1,4 +1,5 @@
 #include "plugins/targets/gitops/git_delivery.hpp"
+#include "plugins/targets/gitops/git_stream.hpp"
 
 #include <fcntl.h>
 #include <git2.h>
@@ -287,6 +288,10 @@ enum class Stage { fetch, push };
                          ? "cannot fetch branch '" + spec.branch + "' from '" + redact_url(spec.url) + "'"
                          : "cannot push branch '" + spec.branch + "' to '" + redact_url(spec.url) + "'";
   std::string message = scrub(what + ": " + last_git_message(), secrets);
+  // A transport that gave up because the deadline shut its socket (ssh's
+  // own I/O) says something else: name the cause.
+  if (network_deadline_passed() && message.find("deadline") == std::string::npos)
+    message += " (the deadline passed: the remote did not finish in time)";
   int klass = last_git_class();
   bool transport = klass == GIT_ERROR_NET || klass == GIT_ERROR_SSH || klass == GIT_ERROR_HTTP ||
                    klass == GIT_ERROR_OS || klass == GIT_ERROR_SSL || rc == GIT_ECERTIFICATE ||

@@ -17,6 +17,7 @@
 #include "core/util/base64.hpp"
 #include "core/util/error.hpp"
 #include "core/util/strings.hpp"
+#include "plugins/targets/gitops/git_stream.hpp"
 #include "plugins/targets/gitops/libgit2_init.hpp"
 
 namespace emco::gitops {
@@ -28,6 +29,7 @@ void ensure_libgit2() {
     // emco only links trees to objects it has just written or read; checking
     // that each exists again costs a lookup per tree entry.
     git_libgit2_opts(GIT_OPT_ENABLE_STRICT_OBJECT_CREATION, 0);
+    install_bounded_stream();
   });
 }
 

@@ -1,4 +1,5 @@
 #include "plugins/targets/gitops/gitops_target.hpp"
+#include "plugins/targets/gitops/git_stream.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -126,8 +127,9 @@ public:
     it->second.resources.push_back(std::move(change));
   }
 
-  std::string commit() override {
+  std::string commit(std::chrono::steady_clock::time_point deadline) override {
     std::lock_guard lock(m_mutex);
+    NetworkDeadline network(deadline);
     try {
       GitOpsOperation op = m_describe();
       op.clusters.clear();
