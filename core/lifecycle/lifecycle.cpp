@@ -9,6 +9,7 @@
 
 #include <thread>
 
+#include "core/appcontext/job_rows.hpp"
 #include "core/store/credentials.hpp"
 #include "core/sync/queue.hpp"
 #include "core/util/error.hpp"
@@ -96,6 +97,10 @@ Delivered deliver(store::Store& st, const std::string& ctx, const std::string& g
       return finish(d);
     }
     // Another live process is delivering this context: wait for it.
+    if (!o.wait_for_others) {
+      d.delivery = Delivery::pending;
+      return d;
+    }
     if ((o.interrupt && o.interrupt->load()) || steady_clock::now() >= deadline) return d;
     std::this_thread::sleep_for(milliseconds(250));
   }
@@ -641,6 +646,56 @@ std::vector<ResumeResult> resume(store::Store& st, const OperationOptions& optio
     if (d.delivery == Delivery::pending) break;
   }
   return out;
+}
+
+WorkerReport work(store::Store& st, const OperationOptions& options, bool until_idle) {
+  if (!ac::jobs::available(st))
+    fail(ErrorKind::usage, "delivery workers need a workspace on PostgreSQL; this one is SQLite, delivered by one process",
+         "run 'emco sync' to deliver queued work, or create a team workspace with 'emco init --store postgresql://...'");
+  WorkerReport report;
+  OperationOptions o = options;
+  o.wait_for_others = false;
+  o.timeout = hours(24 * 365 * 100);  // a worker runs until interrupted
+  const Runtime* runtime = o.runtime;
+  sync::WorkerOptions wo;
+  wo.engine = o.engine;
+  wo.engine.parallel = o.parallel;
+  wo.engine.interrupt = o.interrupt;
+  wo.until_idle = true;  // back to look for contexts to drive
+  wo.factory = [runtime, factory = o.factory](store::Store& s, const std::string& ctx) {
+    return factory ? factory : cluster_targets(s, ctx, runtime);
+  };
+  auto interrupted = [&] { return o.interrupt && o.interrupt->load(); };
+  while (!interrupted()) {
+    // Contexts with queued work (or hooks) that no live process drives.
+    std::vector<std::string> ids;
+    for (const auto& id : sync::resumable(st)) ids.push_back(id);
+    for (const auto& id : contexts_with_hooks(st))
+      if (std::find(ids.begin(), ids.end(), id) == ids.end() && !sync::held_by_live_process(st, id)) ids.push_back(id);
+    bool drove = false;
+    for (const auto& id : ids) {
+      if (interrupted()) break;
+      if (!ac::exists(st, id)) {
+        abandon_hooks(st, id);
+        continue;
+      }
+      auto d = deliver(st, id, "", o, deadline_of(o));
+      if (d.delivery == Delivery::pending && !interrupted()) continue;  // another worker took it first
+      report.driven.push_back({id, d.delivery, d.status, d.failures});
+      drove = true;
+    }
+    const auto stats = sync::run_jobs(st, wo);
+    report.jobs.jobs += stats.jobs;
+    report.jobs.failed += stats.failed;
+    report.jobs.lost += stats.lost;
+    if (drove || stats.jobs > 0 || stats.lost > 0) continue;
+    if (until_idle && ac::active_contexts(st).empty() && contexts_with_hooks(st).empty() &&
+        !ac::jobs::claimable(st))
+      break;
+    std::this_thread::sleep_for(wo.idle_poll);
+  }
+  report.round_trips = st.round_trips();
+  return report;
 }
 
 }  // namespace emco::lifecycle

@@ -159,6 +159,16 @@ public:
   virtual int schema_version() = 0;
   virtual void set_schema_version(int version) = 0;
 
+  // True for a server several machines share (PostgreSQL): the workspace
+  // can then be delivered by distributed workers (core/appcontext/job_rows.hpp),
+  // whose SQL (FOR UPDATE SKIP LOCKED, the server's clock) is PostgreSQL's
+  // only. False for SQLite, which keeps single-process delivery.
+  virtual bool shared() const { return false; }
+  // How many requests this connection sent to its server (statements,
+  // scripts, transaction control): the figure benchmarks report as round
+  // trips. 0 for an embedded engine, which has none.
+  uint64_t round_trips() const { return m_round_trips; }
+
 protected:
   // Prepares `sql`, uncached.
   virtual std::unique_ptr<Statement> prepare(std::string_view sql) = 0;
@@ -178,6 +188,8 @@ protected:
   void conflicted() noexcept {
     if (m_depth > 0) m_conflict = true;
   }
+  // Called by a backend with a server for every request it sends.
+  void count_round_trip() noexcept { ++m_round_trips; }
 
 public:
   // How many times an outermost body runs before a conflict is reported.
@@ -191,6 +203,7 @@ private:
   std::unordered_map<std::string, std::unique_ptr<Statement>, Hash, std::equal_to<>> m_cache;
   int m_depth = 0;
   bool m_conflict = false;
+  uint64_t m_round_trips = 0;
 };
 
 // Opens (creating when absent) the database at `location`: a file path or
