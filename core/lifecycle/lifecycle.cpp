@@ -694,7 +694,13 @@ WorkerReport work(store::Store& st, const OperationOptions& options, bool until_
       break;
     std::this_thread::sleep_for(wo.idle_poll);
   }
-  report.round_trips = st.round_trips();
+  // The jobs of contexts this worker drove ran on its JobThreads, each
+  // with a connection of its own.
+  const auto threads = sync::job_thread_totals();
+  report.jobs.jobs += threads.jobs;
+  report.jobs.failed += threads.failed;
+  report.jobs.lost += threads.lost;
+  report.round_trips = st.round_trips() + threads.round_trips;
   return report;
 }
 

@@ -61,6 +61,9 @@
 //     belong to the backend's open; tests do not read sqlite_master.
 //   * a value is bound with the type of its column (PostgreSQL converts
 //     nothing): text to TEXT, int64 to INTEGER, blob to BLOB.
+// The one exception is distributed delivery (core/appcontext/job_rows.cpp),
+// which only a shared() backend runs: FOR UPDATE SKIP LOCKED, now(),
+// json_to_recordset are PostgreSQL's.
 // What remains SQLite's is the DDL of the migrations in store.cpp: INTEGER
 // (64 bits) PRIMARY KEY as an auto-assigned id, BLOB columns, WITHOUT ROWID,
 // and byte-order comparison of TEXT (keys are ranged with >= and <, and

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <random>
 #include <set>
@@ -183,6 +184,16 @@ private:
 
 WorkerStats run_jobs(store::Store& st, const WorkerOptions& options) { return Worker(st, options).run(); }
 
+namespace {
+std::mutex g_totals_mutex;
+WorkerStats g_totals;
+}  // namespace
+
+WorkerStats job_thread_totals() {
+  std::lock_guard lock(g_totals_mutex);
+  return g_totals;
+}
+
 JobThread::JobThread(const store::Store& st, const std::string& ctx, const TargetFactory& factory,
                      const Options& engine) {
   m_thread = std::thread([this, location = st.location(), dir = st.data_dir(), ctx, factory, engine] {
@@ -194,6 +205,12 @@ JobThread::JobThread(const store::Store& st, const std::string& ctx, const Targe
       o.only_ctx = ctx;
       o.done = &m_done;
       m_stats = run_jobs(*own, o);
+      m_stats.round_trips = own->round_trips();
+      std::lock_guard lock(g_totals_mutex);
+      g_totals.jobs += m_stats.jobs;
+      g_totals.failed += m_stats.failed;
+      g_totals.lost += m_stats.lost;
+      g_totals.round_trips += m_stats.round_trips;
     } catch (...) {
       m_error = std::current_exception();
     }

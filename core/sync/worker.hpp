@@ -63,6 +63,7 @@ struct WorkerStats {
   size_t jobs = 0;    // jobs run to their end (ok or failed)
   size_t failed = 0;  // of those, failed
   size_t lost = 0;    // jobs whose lease was lost or that were released unfinished
+  uint64_t round_trips = 0;  // JobThread: requests its own connection sent
 };
 
 // Claims and runs jobs until interrupted, `done`, or (until_idle) none is
@@ -73,6 +74,9 @@ WorkerStats run_jobs(store::Store& st, const WorkerOptions& options);
 // while this process coordinates it (queue.cpp drive()): one machine alone
 // still delivers everything. The destructor stops it (it finishes the jobs
 // in hand) and joins.
+// What every JobThread of this process did so far (for a worker's report).
+WorkerStats job_thread_totals();
+
 class JobThread {
 public:
   JobThread(const store::Store& st, const std::string& ctx, const TargetFactory& factory, const Options& engine);
