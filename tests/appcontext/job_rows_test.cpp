@@ -62,7 +62,7 @@ TEST_CASE("two workers claiming at once never get the same job", "[postgresql][j
   CHECK_FALSE(jobs::claimable(*st));
 }
 
-TEST_CASE("an expired lease makes a job claimable again; only its holder finishes it", "[postgresql][jobs]") {
+TEST_CASE("an expired lease makes a job claimable again, and only its holder finishes it", "[postgresql][jobs]") {
   auto st = test::open_test_store();
   save_context(*st, "200");
   jobs::offer(*st, "200", 1, "coord", offers(1));
