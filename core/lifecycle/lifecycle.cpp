@@ -621,7 +621,10 @@ std::vector<ResumeResult> resume(store::Store& st, const OperationOptions& optio
       auto pre = run_hooks(st, id, "pre", options, deadline);
       if (!pre || pre->delivery == Delivery::done) continue;
       out.push_back({id, pre->delivery, pre->status, pre->failures});
-      if (pre->status != k_hook_refused) return out;  // interrupted, or another process runs them
+      // Interrupted, or another process runs them (a delivery worker goes
+      // on with the rest: that process delivers this one).
+      const bool interrupted = options.interrupt && options.interrupt->load();
+      if (pre->status != k_hook_refused && (options.wait_for_others || interrupted)) return out;
     }
   // Every context with queued work, also one another live process holds:
   // deliver() waits for that process (or for its lease to go stale) rather
@@ -643,7 +646,8 @@ std::vector<ResumeResult> resume(store::Store& st, const OperationOptions& optio
     }
     auto d = deliver(st, id, "", options, deadline);
     out.push_back({id, d.delivery, d.status, d.failures});
-    if (d.delivery == Delivery::pending) break;
+    if (d.delivery == Delivery::pending && (options.wait_for_others || (options.interrupt && options.interrupt->load())))
+      break;
   }
   return out;
 }
@@ -667,32 +671,23 @@ WorkerReport work(store::Store& st, const OperationOptions& options, bool until_
   };
   auto interrupted = [&] { return o.interrupt && o.interrupt->load(); };
   while (!interrupted()) {
-    // Contexts with queued work (or hooks) that no live process drives.
-    std::vector<std::string> ids;
-    for (const auto& id : sync::resumable(st)) ids.push_back(id);
-    for (const auto& id : contexts_with_hooks(st))
-      if (std::find(ids.begin(), ids.end(), id) == ids.end() && !sync::held_by_live_process(st, id)) ids.push_back(id);
+    // Contexts with queued work (or hooks) that no live process drives, as
+    // emco sync drives them; those another process holds come back pending.
     bool drove = false;
-    for (const auto& id : ids) {
-      if (interrupted()) break;
-      if (!ac::exists(st, id)) {
-        abandon_hooks(st, id);
-        continue;
-      }
-      auto d = deliver(st, id, "", o, deadline_of(o));
-      if (d.delivery == Delivery::pending && !interrupted()) continue;  // another worker took it first
-      report.driven.push_back({id, d.delivery, d.status, d.failures});
+    for (auto& r : resume(st, o)) {
+      if (r.delivery == Delivery::pending && !interrupted()) continue;
+      report.driven.push_back(std::move(r));
       drove = true;
     }
     const auto stats = sync::run_jobs(st, wo);
     report.jobs.jobs += stats.jobs;
     report.jobs.failed += stats.failed;
     report.jobs.lost += stats.lost;
-    if (drove || stats.jobs > 0 || stats.lost > 0) continue;
-    if (until_idle && ac::active_contexts(st).empty() && contexts_with_hooks(st).empty() &&
+    const bool busy = stats.jobs > 0 || stats.lost > 0;
+    if (!drove && !busy && until_idle && ac::active_contexts(st).empty() && contexts_with_hooks(st).empty() &&
         !ac::jobs::claimable(st))
       break;
-    std::this_thread::sleep_for(wo.idle_poll);
+    if (!busy) std::this_thread::sleep_for(wo.idle_poll);
   }
   // The jobs of contexts this worker drove ran on its JobThreads, each
   // with a connection of its own.

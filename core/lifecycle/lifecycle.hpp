@@ -139,7 +139,9 @@ void deliver_into(OperationResult& out, store::Store& st, const std::string& ctx
 // Delivers every context with queued work (left by an interrupted process,
 // or --no-wait), oldest first, with `options` (timeout applies to the whole
 // call); a context another live process is delivering is waited for, as
-// deliver_into does. Returns the contexts driven and how each ended.
+// deliver_into does (unless options.wait_for_others is false: then such a
+// context is reported pending and the others are delivered). Returns the
+// contexts driven and how each ended.
 struct ResumeResult {
   std::string context;
   Delivery delivery = Delivery::none;
@@ -150,8 +152,8 @@ std::vector<ResumeResult> resume(store::Store& st, const OperationOptions& optio
 
 // `emco sync --worker` (issue 21; requires a workspace on a shared database,
 // appcontext::jobs::available, else Error(usage)): until interrupted, drives
-// every context with queued work that no live process holds (as resume()
-// does, without waiting for contexts others hold) and claims and runs the
+// every context with queued work that no live process holds (resume() with
+// wait_for_others false: contexts others hold are left to them) and claims and runs the
 // (app, cluster) jobs of any context (sync/worker.hpp). `until_idle`: returns
 // once no job is claimable and no context has queued work or hooks to run.
 // `options.timeout` does not apply (a worker runs until told to stop).
