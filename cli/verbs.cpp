@@ -17,6 +17,7 @@
 #include "cli/values_renderer.hpp"
 #include "core/helm/helm.hpp"
 #include "core/lifecycle/lifecycle.hpp"
+#include "core/sync/worker.hpp"
 #include "core/manifest/batch.hpp"
 #include "core/status/status.hpp"
 #include "core/util/error.hpp"
@@ -137,12 +138,36 @@ int workspace_status_cmd(Context& ctx, const Invocation& inv) {
   });
 }
 
+// `emco sync --worker`: a delivery worker until interrupted (or idle).
+int sync_worker(Context& ctx, const Invocation& inv, lifecycle::OperationOptions& o) {
+  Format f = parse_format(inv.get("output", "table"));
+  o.progress = nullptr;  // a worker's jobs belong to many operations: no progress line
+  auto report = lifecycle::work(ctx.store(), o, inv.has("until-idle"));
+  json driven = json::array();
+  for (const auto& r : report.driven)
+    driven.push_back({{"context", r.context}, {"delivery", delivery_name(r.delivery)}, {"deployedStatus", r.status},
+                      {"failures", r.failures}});
+  json out = {{"worker", sync::worker_id()},        {"jobs", report.jobs.jobs},
+              {"failed", report.jobs.failed},       {"released", report.jobs.lost},
+              {"roundTrips", report.round_trips},   {"driven", driven}};
+  if (f == Format::json) print_json(ctx.out, out);
+  else if (f == Format::yaml) print_yaml(ctx.out, out);
+  else
+    ctx.out << "worker " << sync::worker_id() << ": " << report.jobs.jobs << " jobs (" << report.jobs.failed
+            << " failed, " << report.jobs.lost << " released unfinished), drove " << report.driven.size()
+            << " contexts, " << report.round_trips << " database round trips\n";
+  return 0;
+}
+
 int sync_cmd(Context& ctx, const Invocation& inv) {
   InterruptGuard guard;
   ctx.delivers = true;
-  ProgressView view(ctx, true);
+  if (inv.has("until-idle") && !inv.has("worker"))
+    fail(ErrorKind::usage, "--until-idle needs --worker", "run 'emco sync --worker --until-idle'");
+  ProgressView view(ctx, !inv.has("worker"));
   auto o = options_of(ctx, inv, view);
   o.wait = true;
+  if (inv.has("worker")) return sync_worker(ctx, inv, o);
   auto results = lifecycle::resume(ctx.store(), o);
   view.finish();
   Format f = parse_format(inv.get("output", "table"));
@@ -252,8 +277,25 @@ std::vector<CommandSpec> verb_commands() {
                               "Work an interrupted emco left queued (Ctrl-C, kill -9, power loss, --no-wait) is also resumed\n"
                               "by any later emco command that opens the workspace: it starts 'emco sync' in the background\n"
                               "(one per workspace, messages in .emco/sync.log) and returns at once. EMCO_AUTO_RESUME=0 turns\n"
-                              "that off.",
-               .flags = wait_flags(),
+                              "that off.\n"
+                              "\n"
+                              "With --worker (team workspaces on PostgreSQL only; a SQLite workspace is delivered by one\n"
+                              "process), runs as a delivery worker until interrupted: on any number of machines, workers\n"
+                              "claim the (app, cluster) jobs of every operation (FOR UPDATE SKIP LOCKED, a lease by the\n"
+                              "database's clock), deliver them and record their status, and drive contexts whose process\n"
+                              "died. A killed worker's jobs are claimed again once its lease (10s) expires; 'emco dig stop'\n"
+                              "reaches every worker within a second. The emco that starts an operation is a worker for it\n"
+                              "too, so one machine alone still finishes. --parallel is the jobs one worker runs at once;\n"
+                              "--timeout does not apply. Prints the jobs it ran and its database round trips at the end.",
+               .flags = [] {
+                 auto f = wait_flags();
+                 f.push_back({.name = "worker",
+                              .help = "run as a delivery worker until interrupted (PostgreSQL workspaces)"});
+                 f.push_back({.name = "until-idle",
+                              .help = "with --worker: exit once no job is claimable and no context has queued work"});
+                 return f;
+               }(),
+               .examples = {"emco sync", "emco sync --worker", "emco sync --worker --until-idle --parallel 32"},
                .handler = sync_cmd});
   v.push_back({.path = {"template"},
                .summary = "render a Helm chart locally, exactly as 'helm template' prints it",

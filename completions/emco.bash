@@ -250,7 +250,7 @@ _emco_flags() {
     "sim start") echo "--clusters --name --dir --port --own-ports --auth --ready-delay-ms --kube-version --nodes --lb-delay-ms --lb-ip-range --preinstall --persist --latency-ms --error-rate --error-code --refuse --down-for-ms --flap-period-ms --flap-down-ms --expired-credentials --workspace --help --quiet" ;;
     "sim stop") echo "--dir --timeout --workspace --help --quiet" ;;
     "status") echo "--output --watch --workspace --help --quiet" ;;
-    "sync") echo "--timeout --no-wait --parallel --output --workspace --help --quiet" ;;
+    "sync") echo "--timeout --no-wait --parallel --output --worker --until-idle --workspace --help --quiet" ;;
     "template") echo "--values --set --set-string --namespace --release-name --include-crds --skip-tests --workspace --help --quiet" ;;
     "update") echo "--filename --values --continue-on-error --output --workspace --help --quiet" ;;
     "version") echo "--workspace --help --quiet" ;;

@@ -242,6 +242,8 @@ complete -c emco -n '__emco_path_is sync' -l timeout -r -f -d 'how long to wait 
 complete -c emco -n '__emco_path_is sync' -l no-wait -d 'return once the work is queued; 'emco sync' or, in the background, the next emco command delivers it'
 complete -c emco -n '__emco_path_is sync' -l parallel -r -f -d 'clusters worked on at once'
 complete -c emco -n '__emco_path_is sync' -l output -s o -r -f -a 'table json yaml' -d 'output format'
+complete -c emco -n '__emco_path_is sync' -l worker -d 'run as a delivery worker until interrupted (PostgreSQL workspaces)'
+complete -c emco -n '__emco_path_is sync' -l until-idle -d 'with --worker: exit once no job is claimable and no context has queued work'
 complete -c emco -n '__emco_path_is template' -l values -s f -r -F -d 'values file'
 complete -c emco -n '__emco_path_is template' -l set -r -f -d 'set a value (helm --set syntax)'
 complete -c emco -n '__emco_path_is template' -l set-string -r -f -d 'set a string value'

@@ -296,6 +296,7 @@ json Cluster::output(const TypeInfo& info, const std::string& version, const jso
 
 Response Cluster::handle(const Request& r, const WatchSend& send) {
   ++m_requests;
+  if (r.method == "POST" || r.method == "PUT" || r.method == "PATCH") ++m_writes[r.path];
   ensure_seeded();
   try {
     if (r.impersonate_user.empty() && r.impersonate_groups.empty()) {

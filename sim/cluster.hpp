@@ -107,6 +107,8 @@ public:
   std::vector<nlohmann::json> list(const std::string& api_version, const std::string& kind, const std::string& ns);
   size_t object_count();
   uint64_t requests() const { return m_requests; }
+  // Writes (POST, PUT, PATCH) served, per request path.
+  const std::map<std::string, uint64_t>& writes() const { return m_writes; }
 
   // Certificates this cluster accepts for client-certificate auth.
   void trust_certificate(const std::string& fingerprint) { m_cert_fingerprints.insert(fingerprint); }
@@ -262,6 +264,7 @@ private:
   bool m_aggregating = false;  // aggregate_cluster_roles() is running
   uint64_t m_rv = 1;
   uint64_t m_requests = 0;
+  std::map<std::string, uint64_t> m_writes;
   uint64_t m_next_watch = 1;
   uint32_t m_next_ip = 10;
   std::map<std::string, std::map<std::string, nlohmann::json>> m_objects;  // store key -> ns/name -> object

@@ -878,6 +878,11 @@ uint64_t Simulator::requests_served(const std::string& cluster) const {
   return m_impl->slots[slot_of(*m_impl, cluster)].api->requests();
 }
 
+std::map<std::string, uint64_t> Simulator::writes_served(const std::string& cluster) const {
+  std::lock_guard lock(m_impl->mutex);
+  return m_impl->slots[slot_of(*m_impl, cluster)].api->writes();
+}
+
 void Simulator::set_fault(const std::string& cluster, const Fault& fault) {
   std::lock_guard lock(m_impl->mutex);
   size_t i = slot_of(*m_impl, cluster);

@@ -127,6 +127,10 @@ public:
                                    const std::string& kind, const std::string& ns = {}) const;
   size_t object_count(const std::string& cluster) const;
   uint64_t requests_served(const std::string& cluster) const;
+  // The write requests (POST, PUT, PATCH) a cluster served, per request
+  // path ("/api/v1/namespaces/default/configmaps/x"): how often each object
+  // was applied.
+  std::map<std::string, uint64_t> writes_served(const std::string& cluster) const;
 
   void set_fault(const std::string& cluster, const Fault& fault);
   Fault fault(const std::string& cluster) const;

@@ -209,7 +209,8 @@ std::optional<Delivered> run_hooks(store::Store& st, const std::string& ctx, con
   // One process runs the hooks: the one holding the context's lease (as
   // one delivers it); another waits for it, as deliver() does.
   while (!sync::take_lease(st, ctx)) {
-    if ((o.interrupt && o.interrupt->load()) || steady_clock::now() >= deadline) {
+    // A delivery worker leaves them to that process (lifecycle::work).
+    if (!o.wait_for_others || (o.interrupt && o.interrupt->load()) || steady_clock::now() >= deadline) {
       Delivered d;
       d.status = ac::header(st, ctx).status;
       d.failures.push_back("another emco process is running the hooks of this operation");

@@ -9,6 +9,7 @@
 
 #include <thread>
 
+#include "core/appcontext/job_rows.hpp"
 #include "core/store/credentials.hpp"
 #include "core/sync/queue.hpp"
 #include "core/util/error.hpp"
@@ -96,6 +97,10 @@ Delivered deliver(store::Store& st, const std::string& ctx, const std::string& g
       return finish(d);
     }
     // Another live process is delivering this context: wait for it.
+    if (!o.wait_for_others) {
+      d.delivery = Delivery::pending;
+      return d;
+    }
     if ((o.interrupt && o.interrupt->load()) || steady_clock::now() >= deadline) return d;
     std::this_thread::sleep_for(milliseconds(250));
   }
@@ -616,7 +621,10 @@ std::vector<ResumeResult> resume(store::Store& st, const OperationOptions& optio
       auto pre = run_hooks(st, id, "pre", options, deadline);
       if (!pre || pre->delivery == Delivery::done) continue;
       out.push_back({id, pre->delivery, pre->status, pre->failures});
-      if (pre->status != k_hook_refused) return out;  // interrupted, or another process runs them
+      // Interrupted, or another process runs them (a delivery worker goes
+      // on with the rest: that process delivers this one).
+      const bool interrupted = options.interrupt && options.interrupt->load();
+      if (pre->status != k_hook_refused && (options.wait_for_others || interrupted)) return out;
     }
   // Every context with queued work, also one another live process holds:
   // deliver() waits for that process (or for its lease to go stale) rather
@@ -638,9 +646,57 @@ std::vector<ResumeResult> resume(store::Store& st, const OperationOptions& optio
     }
     auto d = deliver(st, id, "", options, deadline);
     out.push_back({id, d.delivery, d.status, d.failures});
-    if (d.delivery == Delivery::pending) break;
+    if (d.delivery == Delivery::pending && (options.wait_for_others || (options.interrupt && options.interrupt->load())))
+      break;
   }
   return out;
+}
+
+WorkerReport work(store::Store& st, const OperationOptions& options, bool until_idle) {
+  if (!ac::jobs::available(st))
+    fail(ErrorKind::usage, "delivery workers need a workspace on PostgreSQL; this one is SQLite, delivered by one process",
+         "run 'emco sync' to deliver queued work, or create a team workspace with 'emco init --store postgresql://...'");
+  WorkerReport report;
+  OperationOptions o = options;
+  o.wait_for_others = false;
+  o.timeout = hours(24 * 365 * 100);  // a worker runs until interrupted
+  const Runtime* runtime = o.runtime;
+  sync::WorkerOptions wo;
+  wo.engine = o.engine;
+  wo.engine.parallel = o.parallel;
+  wo.engine.interrupt = o.interrupt;
+  wo.until_idle = true;  // back to look for contexts to drive
+  wo.factory = [runtime, factory = o.factory](store::Store& s, const std::string& ctx) {
+    return factory ? factory : cluster_targets(s, ctx, runtime);
+  };
+  auto interrupted = [&] { return o.interrupt && o.interrupt->load(); };
+  while (!interrupted()) {
+    // Contexts with queued work (or hooks) that no live process drives, as
+    // emco sync drives them; those another process holds come back pending.
+    bool drove = false;
+    for (auto& r : resume(st, o)) {
+      if (r.delivery == Delivery::pending && !interrupted()) continue;
+      report.driven.push_back(std::move(r));
+      drove = true;
+    }
+    const auto stats = sync::run_jobs(st, wo);
+    report.jobs.jobs += stats.jobs;
+    report.jobs.failed += stats.failed;
+    report.jobs.lost += stats.lost;
+    const bool busy = stats.jobs > 0 || stats.lost > 0;
+    if (!drove && !busy && until_idle && ac::active_contexts(st).empty() && contexts_with_hooks(st).empty() &&
+        !ac::jobs::claimable(st))
+      break;
+    if (!busy) std::this_thread::sleep_for(wo.idle_poll);
+  }
+  // The jobs of contexts this worker drove ran on its JobThreads, each
+  // with a connection of its own.
+  const auto threads = sync::job_thread_totals();
+  report.jobs.jobs += threads.jobs;
+  report.jobs.failed += threads.failed;
+  report.jobs.lost += threads.lost;
+  report.round_trips = st.round_trips() + threads.round_trips;
+  return report;
 }
 
 }  // namespace emco::lifecycle

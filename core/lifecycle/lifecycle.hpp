@@ -18,6 +18,7 @@
 #include "core/resource/kinds.hpp"
 #include "core/store/store.hpp"
 #include "core/sync/engine.hpp"
+#include "core/sync/worker.hpp"
 #include "core/sync/target.hpp"
 #include "core/util/clock.hpp"
 
@@ -67,6 +68,9 @@ struct OperationOptions {
   sync::TargetFactory factory;                           // empty: the runtime's delivery (cluster_targets)
   Planner planner;                                       // empty: plan::build (default_planner)
   sync::Options engine;                                  // backoff etc.; parallel/interrupt/deadline set from above
+  // A context another live process is delivering is waited for (false:
+  // left to it and reported pending; delivery workers, work()).
+  bool wait_for_others = true;
 };
 
 enum class Delivery {
@@ -135,7 +139,9 @@ void deliver_into(OperationResult& out, store::Store& st, const std::string& ctx
 // Delivers every context with queued work (left by an interrupted process,
 // or --no-wait), oldest first, with `options` (timeout applies to the whole
 // call); a context another live process is delivering is waited for, as
-// deliver_into does. Returns the contexts driven and how each ended.
+// deliver_into does (unless options.wait_for_others is false: then such a
+// context is reported pending and the others are delivered). Returns the
+// contexts driven and how each ended.
 struct ResumeResult {
   std::string context;
   Delivery delivery = Delivery::none;
@@ -143,6 +149,20 @@ struct ResumeResult {
   std::vector<std::string> failures;
 };
 std::vector<ResumeResult> resume(store::Store& st, const OperationOptions& options);
+
+// `emco sync --worker` (issue 21; requires a workspace on a shared database,
+// appcontext::jobs::available, else Error(usage)): until interrupted, drives
+// every context with queued work that no live process holds (resume() with
+// wait_for_others false: contexts others hold are left to them) and claims and runs the
+// (app, cluster) jobs of any context (sync/worker.hpp). `until_idle`: returns
+// once no job is claimable and no context has queued work or hooks to run.
+// `options.timeout` does not apply (a worker runs until told to stop).
+struct WorkerReport {
+  std::vector<ResumeResult> driven;  // contexts this worker drove (coordinated)
+  sync::WorkerStats jobs;            // jobs it ran for any context
+  uint64_t round_trips = 0;          // requests to the database server
+};
+WorkerReport work(store::Store& st, const OperationOptions& options, bool until_idle);
 
 // The TargetFactory reaching the workspace's clusters with their kubeconfigs
 // through the runtime's direct mechanism (the registrations are read at its

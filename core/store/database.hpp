@@ -61,6 +61,9 @@
 //     belong to the backend's open; tests do not read sqlite_master.
 //   * a value is bound with the type of its column (PostgreSQL converts
 //     nothing): text to TEXT, int64 to INTEGER, blob to BLOB.
+// The one exception is distributed delivery (core/appcontext/job_rows.cpp),
+// which only a shared() backend runs: FOR UPDATE SKIP LOCKED, now(),
+// json_to_recordset are PostgreSQL's.
 // What remains SQLite's is the DDL of the migrations in store.cpp: INTEGER
 // (64 bits) PRIMARY KEY as an auto-assigned id, BLOB columns, WITHOUT ROWID,
 // and byte-order comparison of TEXT (keys are ranged with >= and <, and
@@ -159,6 +162,16 @@ public:
   virtual int schema_version() = 0;
   virtual void set_schema_version(int version) = 0;
 
+  // True for a server several machines share (PostgreSQL): the workspace
+  // can then be delivered by distributed workers (core/appcontext/job_rows.hpp),
+  // whose SQL (FOR UPDATE SKIP LOCKED, the server's clock) is PostgreSQL's
+  // only. False for SQLite, which keeps single-process delivery.
+  virtual bool shared() const { return false; }
+  // How many requests this connection sent to its server (statements,
+  // scripts, transaction control): the figure benchmarks report as round
+  // trips. 0 for an embedded engine, which has none.
+  uint64_t round_trips() const { return m_round_trips; }
+
 protected:
   // Prepares `sql`, uncached.
   virtual std::unique_ptr<Statement> prepare(std::string_view sql) = 0;
@@ -178,6 +191,8 @@ protected:
   void conflicted() noexcept {
     if (m_depth > 0) m_conflict = true;
   }
+  // Called by a backend with a server for every request it sends.
+  void count_round_trip() noexcept { ++m_round_trips; }
 
 public:
   // How many times an outermost body runs before a conflict is reported.
@@ -191,6 +206,7 @@ private:
   std::unordered_map<std::string, std::unique_ptr<Statement>, Hash, std::equal_to<>> m_cache;
   int m_depth = 0;
   bool m_conflict = false;
+  uint64_t m_round_trips = 0;
 };
 
 // Opens (creating when absent) the database at `location`: a file path or

@@ -168,6 +168,31 @@ ALTER TABLE ac_apps ADD COLUMN inputs TEXT NOT NULL DEFAULT '';
 CREATE INDEX ac_apps_plan ON ac_apps(plan);
 )sql",
      plans_from_rows},
+    // 5: distributed delivery (issue 21, core/appcontext/job_rows.hpp): the
+    // (app, cluster) jobs of a running event that delivery workers on any
+    // machine claim. Only PostgreSQL workspaces use it; the table is the
+    // same on both backends so that a version number means one schema.
+    {R"sql(
+CREATE TABLE sync_jobs(
+  id INTEGER PRIMARY KEY,
+  ctx TEXT NOT NULL REFERENCES ac_contexts(id) ON DELETE CASCADE,
+  seq INTEGER NOT NULL,
+  job INTEGER NOT NULL,
+  app TEXT NOT NULL,
+  cluster TEXT NOT NULL,
+  state TEXT NOT NULL DEFAULT 'ready',
+  worker TEXT NOT NULL DEFAULT '',
+  lease_until INTEGER NOT NULL DEFAULT 0,
+  coordinator TEXT NOT NULL DEFAULT '',
+  collected INTEGER NOT NULL DEFAULT 0,
+  message TEXT NOT NULL DEFAULT '',
+  steps INTEGER NOT NULL DEFAULT 0,
+  claims INTEGER NOT NULL DEFAULT 0,
+  UNIQUE(ctx, seq, job)
+);
+CREATE INDEX sync_jobs_claim ON sync_jobs(state, id);
+CREATE INDEX sync_jobs_worker ON sync_jobs(worker);
+)sql"},
 };
 
 // Version 3 kept a row per (app, cluster) and per resource: each app's rows
@@ -276,8 +301,11 @@ struct Store::Known {
   }
 };
 
-Store::Store(std::unique_ptr<Database> db, std::filesystem::path data_dir)
-    : m_db(std::move(db)), m_data_dir(std::move(data_dir)), m_known(std::make_unique<Known>()) {}
+Store::Store(std::unique_ptr<Database> db, std::string location, std::filesystem::path data_dir)
+    : m_db(std::move(db)),
+      m_location(std::move(location)),
+      m_data_dir(std::move(data_dir)),
+      m_known(std::make_unique<Known>()) {}
 Store::~Store() = default;
 
 int Store::schema_version() { return static_cast<int>(k_migrations.size()); }
@@ -322,12 +350,12 @@ std::unique_ptr<Database> open_migrated(const std::string& location) {
 std::unique_ptr<Store> Store::open(const Workspace& ws) { return open_location(ws.location(), ws.dir()); }
 
 std::unique_ptr<Store> Store::open_location(const std::string& location, const std::filesystem::path& data_dir) {
-  return std::unique_ptr<Store>(new Store(open_migrated(location), data_dir));
+  return std::unique_ptr<Store>(new Store(open_migrated(location), location, data_dir));
 }
 
 std::unique_ptr<Store> Store::open_memory() {
   return std::unique_ptr<Store>(
-      new Store(open_migrated(":memory:"),
+      new Store(open_migrated(":memory:"), ":memory:",
                 std::filesystem::temp_directory_path() / ("emco-memory-" + std::to_string(::getpid()))));
 }
 
@@ -353,6 +381,8 @@ void Store::write(const std::function<void()>& body) {
     }
   });
 }
+
+uint64_t Store::round_trips() const { return m_db->round_trips(); }
 
 std::optional<Resource> Store::get(const Key& key) const {
   const bool remember = m_write_depth > 0;

@@ -110,6 +110,10 @@ public:
   // workspace (the GitOps caches): .emco/ for a workspace, a directory of its
   // own under the system's temporary directory for an in-memory store.
   std::filesystem::path data_dir() const;
+  // Where the database is (Workspace::location(): a file path, ":memory:",
+  // or a server's URL): another connection to the same workspace is
+  // open_location(location(), data_dir()) (a delivery worker's job thread).
+  const std::string& location() const { return m_location; }
 
   // A deterministic text dump of every row: tests compare it before and after
   // a failed operation to prove nothing changed.
@@ -120,10 +124,13 @@ public:
   // store.cpp's migrations) and white-box tests. Nothing else includes
   // database.hpp (tests/arch/check_includes.sh).
   Database& database() const { return *m_db; }
+  // Requests this connection sent to a database server (Database::round_trips).
+  uint64_t round_trips() const;
 
 private:
-  Store(std::unique_ptr<Database> db, std::filesystem::path data_dir);
+  Store(std::unique_ptr<Database> db, std::string location, std::filesystem::path data_dir);
   std::unique_ptr<Database> m_db;
+  std::string m_location;
   std::filesystem::path m_data_dir;
   struct Known;  // the write transaction's view of resources (store.cpp)
   std::unique_ptr<Known> m_known;

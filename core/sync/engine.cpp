@@ -169,6 +169,16 @@ private:
     return true;
   }
 
+  // Whether job `ji` may run in another process (Hooks::dispatch): its
+  // cluster's Target does not batch. A cluster the factory refuses stays
+  // here, where run_job fails it.
+  bool runs_elsewhere(size_t ji) {
+    try {
+      return target_for(m_work.jobs[ji].cluster)->batch() == nullptr;
+    } catch (const Error&) {
+      return false;
+    }
+  }
   JobEnd run_job(const Job& j, std::string& failure);
   JobEnd stage_job(size_t job_index, Batch& batch, std::string& failure);
   // Commits every batch (calling thread); false when the run was cancelled
@@ -517,6 +527,13 @@ Result Runner::run(const Hooks& hooks) {
     }
     if (!batch.empty() && hooks.flush) hooks.flush(std::move(batch));
   };
+  // Jobs that ended since the last flush, for Hooks::job_ended.
+  std::vector<RemoteEnd> ended;
+  auto report_ended = [&] {
+    if (hooks.job_ended)
+      for (const auto& e : ended) hooks.job_ended(e.job, e.ok, e.failure);
+    ended.clear();
+  };
   auto finish_app = [&](size_t ai) {
     auto& a = m_apps[ai];
     a.phase = a.any_failed ? AppState::failed : AppState::succeeded;
@@ -594,7 +611,12 @@ Result Runner::run(const Hooks& hooks) {
           finish_app(ai);
           continue;
         }
+        std::vector<size_t> offered;
         for (size_t ji : a.jobs) {
+          if (hooks.dispatch.offer && runs_elsewhere(ji)) {
+            offered.push_back(ji);
+            continue;
+          }
           submit([this, ji] {
             std::string failure;
             JobEnd end = run_job(m_work.jobs[ji], failure);
@@ -606,6 +628,7 @@ Result Runner::run(const Hooks& hooks) {
             m_done_cv.notify_all();
           });
         }
+        if (!offered.empty()) hooks.dispatch.offer(offered);
       }
       // Apps that finished at once (no jobs) may unblock others; readiness
       // checks start for finished apps somebody waits on.
@@ -665,6 +688,15 @@ Result Runner::run(const Hooks& hooks) {
       m_done_cv.wait_for(lock, m_options.poll, [&] { return m_events; });
       m_events = false;
       if (m_bug) std::rethrow_exception(m_bug);
+    }
+    if (hooks.dispatch.collect)
+      for (auto& e : hooks.dispatch.collect()) {
+        m_steps_done += e.steps;
+        std::lock_guard lock(m_done_mutex);
+        m_job_ends.push_back({e.job, {e.ok ? JobEnd::ok : JobEnd::failed, std::move(e.failure)}});
+      }
+    {
+      std::lock_guard lock(m_done_mutex);
       for (auto& [ji, end] : m_job_ends) {
         const Job& j = m_work.jobs[ji];
         size_t ai = app_index[j.schedule_app()];
@@ -678,12 +710,14 @@ Result Runner::run(const Hooks& hooks) {
           if (result.failures.size() < 50) result.failures.push_back(j.app + " on " + j.cluster + ": " + end.second);
         }
         if (a.finished == a.jobs.size() && end.first != JobEnd::cancelled) finish_app(ai);
+        if (end.first != JobEnd::cancelled) ended.push_back({ji, end.first == JobEnd::ok, end.second});
       }
       m_job_ends.clear();
       for (size_t ai : m_ready_apps) m_apps[ai].ready_at = steady_clock::now();
       m_ready_apps.clear();
     }
     flush();
+    report_ended();
     if (hooks.progress) hooks.progress(progress());
     if (hooks.stop_requested && hooks.stop_requested()) {
       cancel_outcome = Outcome::stopped;
@@ -709,8 +743,10 @@ Result Runner::run(const Hooks& hooks) {
   for (auto& [ji, end] : m_job_ends) {
     if (end.first == JobEnd::ok) ++done;
     else if (end.first == JobEnd::failed) ++failed;
+    if (end.first != JobEnd::cancelled) ended.push_back({ji, end.first == JobEnd::ok, end.second});
   }
   flush();
+  report_ended();
   result.progress = progress();
   if (hooks.progress) hooks.progress(result.progress);
   if (cancelled()) result.outcome = cancel_outcome;

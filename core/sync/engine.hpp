@@ -131,10 +131,35 @@ struct Progress {
   std::chrono::milliseconds elapsed{0};
 };
 
+// A job that ended in another process (Dispatch::collect).
+struct RemoteEnd {
+  size_t job = 0;  // index in Work::jobs
+  bool ok = false;
+  std::string failure;
+  size_t steps = 0;  // steps it ran
+};
+
+// Jobs run by other processes (distributed delivery, core/sync/worker.hpp):
+// when set, a job whose cluster's Target does not batch is not run here but
+// offered once its app may start (dependencies, their waits and readiness
+// are still decided here), and its end is collected; the other process
+// records its statuses itself. Jobs on batching targets (git) stay here, so
+// a repository still gets one commit per run. Both are called on the
+// calling thread.
+struct Dispatch {
+  std::function<void(const std::vector<size_t>& jobs)> offer;
+  std::function<std::vector<RemoteEnd>()> collect;  // every Options::poll
+};
+
 struct Hooks {
   std::function<void(std::vector<Update>&&)> flush;  // persist a batch (calling thread)
   std::function<bool()> stop_requested;              // polled every Options::poll
   std::function<void(const Progress&)> progress;     // every Options::poll and at the end
+  // Each job that ran to its end here, ok or failed (not one cancelled or
+  // interrupted), on the calling thread after its statuses were flushed; a
+  // job of a batching target ends when it is staged.
+  std::function<void(size_t job, bool ok, const std::string& failure)> job_ended;
+  Dispatch dispatch;  // empty: every job runs here
 };
 
 struct Options {

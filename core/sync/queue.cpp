@@ -9,9 +9,14 @@
 #include <string_view>
 #include <unordered_map>
 
+#include <thread>
+
 #include <unistd.h>
 
 #include "core/appcontext/appcontext.hpp"
+#include "core/appcontext/job_rows.hpp"
+#include "core/sync/work.hpp"
+#include "core/sync/worker.hpp"
 #include "core/util/error.hpp"
 
 namespace emco::sync {
@@ -65,17 +70,64 @@ int64_t now_ms() { return duration_cast<milliseconds>(system_clock::now().time_s
 
 std::string lease_key(const std::string& ctx) { return "sync.lease." + ctx; }
 
+// "<pid> <heartbeat ms> <host> <token>": the holder (worker_id()'s parts)
+// and its last heartbeat by clock_ms() (the server's clock on a shared
+// database). Earlier emcos wrote "<pid> <heartbeat>" (this machine's).
 struct Lease {
   long pid = 0;
   int64_t heartbeat_ms = 0;
+  std::string host, token;
 };
 
 Lease read_lease(store::Store& st, const std::string& ctx) {
   Lease l;
   auto v = st.meta(lease_key(ctx));
   if (!v || v->empty()) return l;
-  std::sscanf(v->c_str(), "%ld %lld", &l.pid, reinterpret_cast<long long*>(&l.heartbeat_ms));
+  char host[256] = "", token[64] = "";
+  std::sscanf(v->c_str(), "%ld %lld %255s %63s", &l.pid, reinterpret_cast<long long*>(&l.heartbeat_ms), host, token);
+  l.host = host;
+  l.token = token;
   return l;
+}
+
+bool pid_alive(long pid) { return pid > 0 && (::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM); }
+
+bool lease_mine(const Lease& l) {
+  return l.pid == static_cast<long>(::getpid()) &&
+         (l.host.empty() || (l.host == worker_host() && l.token == worker_token()));
+}
+
+// A holder on this machine is dead as soon as its pid is; one on another
+// machine (a shared database) only once its heartbeat is stale.
+bool lease_live(store::Store& st, const Lease& l) {
+  if (l.pid == 0) return false;
+  if (lease_mine(l)) return true;
+  if ((l.host.empty() || l.host == worker_host()) && !pid_alive(l.pid)) return false;
+  return appcontext::jobs::clock_ms(st) - l.heartbeat_ms < duration_cast<milliseconds>(k_lease_stale).count();
+}
+
+void write_lease(store::Store& st, const std::string& ctx) {
+  st.set_meta(lease_key(ctx), std::to_string(::getpid()) + " " + std::to_string(appcontext::jobs::clock_ms(st)) + " " +
+                                  worker_host() + " " + worker_token());
+}
+
+// Takes the lease unless another live process holds it.
+bool acquire(store::Store& st, const std::string& ctx) {
+  bool got = false;
+  st.write([&] {
+    got = false;  // a re-run body (store::Database::transaction) decides afresh
+    Lease l = read_lease(st, ctx);
+    if (lease_live(st, l) && !lease_mine(l)) return;
+    write_lease(st, ctx);
+    got = true;
+  });
+  return got;
+}
+
+void release(store::Store& st, const std::string& ctx) {
+  st.write([&] {
+    if (lease_mine(read_lease(st, ctx))) st.set_meta(lease_key(ctx), "");
+  });
 }
 
 // A stopped apply leaves nothing queued: a resource it was still retrying
@@ -87,37 +139,6 @@ void settle_stopped_apply(store::Store& st, const std::string& status_ctx) {
     if (s.status == ac::resource_status::retrying)
       ac::set_resource_status(st, status_ctx, s.app, s.cluster, s.resource, ac::resource_status::not_created,
                               "stopped while its cluster could not be reached", now);
-}
-
-bool pid_alive(long pid) { return pid > 0 && (::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM); }
-
-bool lease_live(const Lease& l) {
-  if (l.pid == 0) return false;
-  if (l.pid == static_cast<long>(::getpid())) return true;
-  return pid_alive(l.pid) && now_ms() - l.heartbeat_ms < duration_cast<milliseconds>(k_lease_stale).count();
-}
-
-void write_lease(store::Store& st, const std::string& ctx) {
-  st.set_meta(lease_key(ctx), std::to_string(::getpid()) + " " + std::to_string(now_ms()));
-}
-
-// Takes the lease unless another live process holds it.
-bool acquire(store::Store& st, const std::string& ctx) {
-  bool got = false;
-  st.write([&] {
-    got = false;  // a re-run body (store::Database::transaction) decides afresh
-    Lease l = read_lease(st, ctx);
-    if (lease_live(l) && l.pid != static_cast<long>(::getpid())) return;
-    write_lease(st, ctx);
-    got = true;
-  });
-  return got;
-}
-
-void release(store::Store& st, const std::string& ctx) {
-  st.write([&] {
-    if (read_lease(st, ctx).pid == static_cast<long>(::getpid())) st.set_meta(lease_key(ctx), "");
-  });
 }
 
 // ---- building the executor's work ----
@@ -350,7 +371,42 @@ std::string first_failures(const std::vector<std::string>& failures) {
 
 }  // namespace
 
-bool held_by_live_process(store::Store& st, const std::string& ctx) { return lease_live(read_lease(st, ctx)); }
+EventWork event_work(store::Store& st, const std::string& ctx, const ac::QueueEntry& entry) {
+  EventWork ew;
+  // An update (and an UpdateDelete) needs only the apps that changed.
+  if (entry.event == ac::event::update) {
+    auto pair = ac::load_changed(st, entry.ucid, ctx);
+    ew.context = std::move(pair.new_ctx);
+    ew.work = update_work(pair.old_ctx, ew.context);
+  } else if (entry.event == ac::event::update_delete) {
+    auto pair = ac::load_changed(st, ctx, entry.ucid);
+    ew.context = std::move(pair.old_ctx);
+    ew.work = update_delete_work(ew.context, pair.new_ctx);
+  } else {
+    ew.context = ac::load(st, ctx);
+    if (entry.event == ac::event::instantiate)
+      ew.work = instantiate_work(ew.context);
+    else if (entry.event == ac::event::terminate)
+      ew.work = terminate_work(ew.context);
+    // Read has no executor work (read_back).
+  }
+  ew.status_ctx = ew.context.status_id();
+  return ew;
+}
+
+void record_updates(store::Store& st, const std::string& status_ctx, const std::vector<Update>& batch) {
+  st.write([&] {
+    for (const auto& u : batch) {
+      if (u.connectivity)
+        ac::set_cluster_state(st, status_ctx, u.app, u.cluster, connectivity_name(u.conn), rfc3339(u.time_ms));
+      else
+        ac::set_resource_status(st, status_ctx, u.app, u.cluster, u.resource, status_name(u.status), u.message,
+                                rfc3339(u.time_ms));
+    }
+  });
+}
+
+bool held_by_live_process(store::Store& st, const std::string& ctx) { return lease_live(st, read_lease(st, ctx)); }
 
 std::vector<std::string> resumable(store::Store& st) {
   std::vector<std::string> out;
@@ -377,7 +433,7 @@ void request_terminate(store::Store& st, const std::string& ctx) {
     bool earlier = ac::next_pending(st, ctx).has_value();
     ac::enqueue(st, ctx, ac::event::terminate);
     Lease l = read_lease(st, ctx);
-    if (earlier || (lease_live(l) && l.pid != static_cast<long>(::getpid()))) ac::set_pending_terminate(st, ctx, true);
+    if (earlier || (lease_live(st, l) && !lease_mine(l))) ac::set_pending_terminate(st, ctx, true);
   });
 }
 
@@ -404,13 +460,17 @@ DriveResult drive(store::Store& st, const std::string& ctx, const DriveOptions& 
       if (h.stop) {
         st.write([&] {
           ac::mark(st, ctx, entry->seq, ac::queue_status::skip, "the context is stopped");
+          ac::jobs::forget(st, ctx, entry->seq);
           if (entry->event != ac::event::terminate)
             settle_stopped_apply(st, h.status_context.empty() ? ctx : h.status_context);
         });
         continue;
       }
       if (h.pending_terminate && entry->event != ac::event::terminate) {
-        st.write([&] { ac::mark(st, ctx, entry->seq, ac::queue_status::skip, "a terminate is pending"); });
+        st.write([&] {
+          ac::mark(st, ctx, entry->seq, ac::queue_status::skip, "a terminate is pending");
+          ac::jobs::forget(st, ctx, entry->seq);
+        });
         continue;
       }
       bool valid = resumed || std::find(t.sources.begin(), t.sources.end(), h.status) != t.sources.end();
@@ -429,35 +489,21 @@ DriveResult drive(store::Store& st, const std::string& ctx, const DriveOptions& 
         if (entry->event == ac::event::terminate) ac::set_pending_terminate(st, ctx, false);
       });
 
-      ac::AppContext c;
-      Work work;
+      EventWork ew;
       try {
-        // An update (and an UpdateDelete) needs only the apps that changed.
-        if (entry->event == ac::event::update) {
-          auto pair = ac::load_changed(st, entry->ucid, ctx);
-          c = std::move(pair.new_ctx);
-          work = update_work(pair.old_ctx, c);
-        } else if (entry->event == ac::event::update_delete) {
-          auto pair = ac::load_changed(st, ctx, entry->ucid);
-          c = std::move(pair.old_ctx);
-          work = update_delete_work(c, pair.new_ctx);
-        } else {
-          c = ac::load(st, ctx);
-          if (entry->event == ac::event::instantiate)
-            work = instantiate_work(c);
-          else if (entry->event == ac::event::terminate)
-            work = terminate_work(c);
-          // Read is handled below, without the executor.
-        }
+        ew = event_work(st, ctx, *entry);
       } catch (const Error& e) {
         // The other context of an update is gone: this event can never run.
         st.write([&] {
           ac::set_status(st, ctx, t.error);
           ac::mark(st, ctx, entry->seq, ac::queue_status::error, e.message());
+          ac::jobs::forget(st, ctx, entry->seq);
         });
         continue;
       }
-      const std::string status_ctx = c.status_id();
+      const ac::AppContext& c = ew.context;
+      const Work& work = ew.work;
+      const std::string& status_ctx = ew.status_ctx;
       const std::string event = entry->event;
       const bool is_terminate = event == ac::event::terminate;
       if (event == ac::event::read) {
@@ -476,17 +522,7 @@ DriveResult drive(store::Store& st, const std::string& ctx, const DriveOptions& 
       }
 
       Hooks hooks;
-      hooks.flush = [&](std::vector<Update>&& batch) {
-        st.write([&] {
-          for (const auto& u : batch) {
-            if (u.connectivity)
-              ac::set_cluster_state(st, status_ctx, u.app, u.cluster, connectivity_name(u.conn), rfc3339(u.time_ms));
-            else
-              ac::set_resource_status(st, status_ctx, u.app, u.cluster, u.resource, status_name(u.status), u.message,
-                                      rfc3339(u.time_ms));
-          }
-        });
-      };
+      hooks.flush = [&](std::vector<Update>&& batch) { record_updates(st, status_ctx, batch); };
       auto last_beat = steady_clock::now();
       hooks.stop_requested = [&] {
         if (steady_clock::now() - last_beat > seconds(2)) {
@@ -499,7 +535,29 @@ DriveResult drive(store::Store& st, const std::string& ctx, const DriveOptions& 
       hooks.progress = [&](const Progress& p) {
         if (options.progress) options.progress(ctx, event, p);
       };
+      // On a database machines share, the jobs are rows any delivery
+      // worker claims (worker.hpp); this process is one of those workers
+      // while it drives the event, so one machine alone still finishes.
+      std::unique_ptr<JobThread> local;
+      if (ac::jobs::available(st)) {
+        const int64_t seq = entry->seq;
+        hooks.dispatch.offer = [&st, &ctx, &work, seq](const std::vector<size_t>& indices) {
+          std::vector<ac::jobs::Offer> offers;
+          for (size_t i : indices)
+            offers.push_back({static_cast<int64_t>(i), work.jobs[i].app, work.jobs[i].cluster,
+                              static_cast<int64_t>(work.jobs[i].steps.size())});
+          ac::jobs::offer(st, ctx, seq, worker_id(), offers);
+        };
+        hooks.dispatch.collect = [&st, &ctx, seq] {
+          std::vector<RemoteEnd> out;
+          for (auto& e : ac::jobs::collect(st, ctx, seq, worker_id()))
+            out.push_back({static_cast<size_t>(e.job), e.ok, std::move(e.message), static_cast<size_t>(e.steps)});
+          return out;
+        };
+        local = std::make_unique<JobThread>(st, ctx, options.factory, options.engine);
+      }
       Result r = run(work, options.factory, options.engine, hooks);
+      if (local) local->finish();
       result.failures = r.failures;
       if (r.outcome == Outcome::interrupted) {
         result.end = DriveEnd::interrupted;
@@ -508,6 +566,7 @@ DriveResult drive(store::Store& st, const std::string& ctx, const DriveOptions& 
         return result;
       }
       st.write([&] {
+        ac::jobs::forget(st, ctx, entry->seq);
         if (r.outcome == Outcome::succeeded) {
           ac::set_status(st, ctx, t.desired);
           ac::mark(st, ctx, entry->seq, ac::queue_status::done);

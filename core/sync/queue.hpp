@@ -5,9 +5,14 @@
 //
 // Queue semantics. Events are rows of the context's queue (appcontext
 // enqueue); enqueuing also puts the context in the active set. One process at
-// a time works on a context: it holds a lease (pid + heartbeat in the store's
-// meta rows) that a later process takes over when the holder is dead or its
-// heartbeat older than k_lease_stale. For every Pending element, in order:
+// a time drives a context: it holds a lease (host, pid, a random token and a
+// heartbeat by appcontext::jobs::clock_ms — the database server's clock on a
+// shared database — in the store's meta rows) that a later process takes
+// over when the holder is dead (its pid, when it is on this machine) or its
+// heartbeat older than k_lease_stale. On a shared database (PostgreSQL) the
+// executor's jobs are offered as rows that delivery workers on any machine
+// run (worker.hpp), this process among them; on SQLite it runs them itself.
+// For every Pending element, in order:
 //   stopflag set                    -> Skip (no state change)
 //   PendingTerminateFlag, not Terminate -> Skip
 //   current state not a valid source -> Skip and status := E (Terminate on a

@@ -8,6 +8,7 @@
 #include "core/appcontext/appcontext.hpp"
 #include "core/store/store.hpp"
 #include "core/sync/queue.hpp"
+#include "core/sync/worker.hpp"
 #include "core/util/clock.hpp"
 #include "fake_target.hpp"
 #include "tests/test_store.hpp"
@@ -245,6 +246,26 @@ TEST_CASE("a live lease keeps other drivers out, a dead one is taken over", "[sy
   CHECK(queue_states(*st, c.id) == std::vector<std::string>{"Instantiate:Skip", "Terminate:Done"});
   CHECK(r.status == "Terminated");
   CHECK_FALSE(ac::header(*st, c.id).pending_terminate);
+}
+
+TEST_CASE("a lease held on another machine is live while its heartbeat is fresh", "[sync][queue]") {
+  auto st = emco::test::open_test_store();
+  auto c = make_context({{"app1", {{"p+c1", {"a"}}}}});
+  ac::save(*st, c);
+  ac::enqueue(*st, c.id, "Instantiate");
+  auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                 std::chrono::system_clock::now().time_since_epoch())
+                 .count();
+  // No such pid here, but the holder is on another host: only its
+  // heartbeat says whether it is alive (a shared database, issue 21).
+  st->write([&] { st->set_meta("sync.lease." + c.id, "999999999 " + std::to_string(now) + " elsewhere.example 0123abcd"); });
+  CHECK(held_by_live_process(*st, c.id));
+  CHECK(resumable(*st).empty());
+  st->write([&] { st->set_meta("sync.lease." + c.id, "999999999 1000 elsewhere.example 0123abcd"); });
+  CHECK_FALSE(held_by_live_process(*st, c.id));
+  // The same pid on this machine is dead however fresh its heartbeat.
+  st->write([&] { st->set_meta("sync.lease." + c.id, "999999999 " + std::to_string(now) + " " + emco::sync::worker_host() + " 0123abcd"); });
+  CHECK_FALSE(held_by_live_process(*st, c.id));
 }
 
 TEST_CASE("a Read event records readiness and connectivity without touching the clusters", "[sync][queue]") {

@@ -159,6 +159,7 @@ public:
   }
 
   void exec(std::string_view script) override {
+    count_round_trip();
     PGresult* r = PQexec(m_conn, translate_ddl(script).c_str());
     check(r);
     PQclear(r);
@@ -199,12 +200,15 @@ public:
     throw DatabaseError(message, storage_state(code) || PQstatus(m_conn) != CONNECTION_OK);
   }
   PGconn* conn() { return m_conn; }
+  bool shared() const override { return true; }
+  void sent() noexcept { count_round_trip(); }
 
 protected:
   std::unique_ptr<Statement> prepare(std::string_view sql) override {
     int params = 0;
     const std::string text = number_parameters(sql, params);
     std::string name = "emco" + std::to_string(++m_statements);
+    count_round_trip();
     PGresult* r = PQprepare(m_conn, name.c_str(), text.c_str(), 0, nullptr);
     check(r);  // clears `r` when it throws
     PQclear(r);
@@ -215,7 +219,9 @@ protected:
   void rollback() noexcept override {
     // ROLLBACK ends an aborted transaction too, and is a warning only when
     // none is open.
-    if (PQtransactionStatus(m_conn) != PQTRANS_IDLE) PQclear(PQexec(m_conn, "ROLLBACK"));
+    if (PQtransactionStatus(m_conn) == PQTRANS_IDLE) return;
+    count_round_trip();
+    PQclear(PQexec(m_conn, "ROLLBACK"));
   }
 
 private:
@@ -231,6 +237,7 @@ void PgStatement::run() {
     values[i] = m_null[i] ? nullptr : m_values[i].data();
     lengths[i] = static_cast<int>(m_values[i].size());
   }
+  m_db.sent();
   PGresult* r = PQexecPrepared(m_db.conn(), m_name.c_str(), static_cast<int>(values.size()), values.data(),
                                lengths.data(), m_binary.data(), 0);
   m_db.check(r);
