@@ -102,6 +102,14 @@ inline bool server_present(const std::string& url) {
 
 inline bool check_server() {
   const std::string base = test_store_base();
+  // Anything else would open as a SQLite file named like the URL, in the
+  // current directory.
+  if (!base.empty() && base.rfind("postgresql://", 0) != 0 && base.rfind("postgres://", 0) != 0) {
+    std::fprintf(stderr, "EMCO_TEST_STORE=%s is not a postgresql:// URL (ctest's store-postgresql entries set it)\n",
+                 base.c_str());
+    std::fflush(stderr);
+    ::_exit(2);
+  }
   if (!base.empty() && !server_present(base)) {
     std::fprintf(stderr,
                  "SKIPPED: EMCO_TEST_STORE=%s but no PostgreSQL server listens there (install postgresql and "
