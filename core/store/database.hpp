@@ -159,6 +159,16 @@ public:
   virtual int schema_version() = 0;
   virtual void set_schema_version(int version) = 0;
 
+  // After rows were inserted with explicit values in `column`, the
+  // auto-assigned id column (INTEGER PRIMARY KEY in the DDL) of `table`
+  // (a workspace import keeps row ids): the next id assigned follows the
+  // largest present. SQLite does that by itself; PostgreSQL moves the
+  // column's sequence. `table` and `column` are emco's names, not input.
+  virtual void identity_follows(std::string_view table, std::string_view column) {
+    (void)table;
+    (void)column;
+  }
+
 protected:
   // Prepares `sql`, uncached.
   virtual std::unique_ptr<Statement> prepare(std::string_view sql) = 0;
