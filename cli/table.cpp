@@ -26,6 +26,7 @@ const std::vector<NounSpec>& nouns() {
       {"controller", "register placement and action controllers"},
       {"sim", "run simulated Kubernetes clusters on this machine"},
       {"ctl", "run emcoctl commands (compatibility mode; also as 'emcoctl')"},
+      {"workspace", "move a workspace between backends and manage the key of its secrets"},
   };
   return n;
 }
@@ -34,7 +35,7 @@ const std::vector<CommandSpec>& commands() {
   static const std::vector<CommandSpec> all = [] {
     std::vector<CommandSpec> v;
     for (auto section : {verb_commands, cluster_commands, project_commands, app_commands, dig_commands, hook_commands, lc_commands,
-                         cert_commands, controller_commands, sim_commands, ctl_commands})
+                         cert_commands, controller_commands, sim_commands, ctl_commands, workspace_commands})
       for (auto& c : section()) v.push_back(std::move(c));
     return v;
   }();

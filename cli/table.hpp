@@ -115,5 +115,6 @@ std::vector<CommandSpec> cert_commands();        // cli/nouns/cert.cpp
 std::vector<CommandSpec> controller_commands();  // cli/nouns/controller.cpp
 std::vector<CommandSpec> sim_commands();         // cli/nouns/sim.cpp
 std::vector<CommandSpec> ctl_commands();         // cli/nouns/ctl.cpp: emcoctl compatibility
+std::vector<CommandSpec> workspace_commands();   // cli/nouns/workspace.cpp: export, import, key
 
 }  // namespace emco::cli

@@ -20,6 +20,8 @@
 #include "core/sync/worker.hpp"
 #include "core/manifest/batch.hpp"
 #include "core/status/status.hpp"
+#include "core/store/archive.hpp"
+#include "core/store/vault.hpp"
 #include "core/util/error.hpp"
 #include "core/util/strings.hpp"
 
@@ -35,8 +37,27 @@ int run_init(Context& ctx, const Invocation& inv) {
   std::string url = inv.get("store", "");
   if (url.empty())
     if (const char* env = std::getenv("EMCO_STORE")) url = env;
+  // Secrets at rest: on by default in a shared database, opt-in for a file.
+  if (inv.has("encrypt") && inv.has("no-encrypt")) fail(ErrorKind::usage, "give --encrypt or --no-encrypt, not both");
+  const bool encrypt = inv.has("encrypt") || (!url.empty() && !inv.has("no-encrypt"));
+  const bool fresh = !std::filesystem::exists(std::filesystem::path(dir) / ".emco");
+  std::optional<store::VaultKey> key;
+  if (encrypt && fresh) {
+    key = store::key_from_environment();
+    if (!key)
+      fail(ErrorKind::usage,
+           url.empty() ? "--encrypt needs the workspace key"
+                       : "a PostgreSQL workspace keeps its secrets encrypted, and no key is set",
+           "create one with 'emco workspace key generate FILE' and set EMCO_KEY_FILE=FILE (or EMCO_KEY)" +
+               std::string(url.empty() ? "" : ", or pass --no-encrypt"));
+  }
   auto ws = store::init_workspace(dir, created, url);
+  if (created && key) {
+    auto st = store::Store::open(ws);
+    store::rotate_key(*st, *key);
+  }
   const std::string where = url.empty() ? "" : " (store " + url + ")";
+  if (created && key) ctx.note("secrets are encrypted with key " + key->id + " (EMCO_KEY_FILE / EMCO_KEY)");
   if (created) ctx.out << "Initialized empty emco workspace in " << ws.dir().string() << where << "\n";
   else ctx.out << "Reinitialized existing emco workspace in " << ws.dir().string() << where << "\n";
   return 0;
@@ -202,12 +223,18 @@ std::vector<CommandSpec> verb_commands() {
                    "the URL. Credentials come from libpq's environment and files (PGPASSWORD, ~/.pgpass,\n"
                    "PGSERVICE; PGSSLMODE or sslmode=verify-full for TLS), never from the URL. The schema is\n"
                    "the URL's search_path (options=-csearch_path%3Dteam1), created when absent.\n"
+                   "Secrets (credentials, cluster kubeconfigs, sync objects' kv) are encrypted at rest with the\n"
+                   "key in EMCO_KEY_FILE (or EMCO_KEY): by default on PostgreSQL (init refuses without a key\n"
+                   "unless --no-encrypt), with --encrypt on SQLite (see 'emco workspace key generate').\n"
                    "Running it again on an existing workspace is harmless.",
                .args = {{.name = "DIR", .help = "directory to create the workspace in (default: the current directory)",
                          .optional = true, .complete = Complete::directory}},
                .flags = {{.name = "store", .value = "URL",
                           .help = "keep the workspace in this PostgreSQL database (postgresql://[user@]host[:port]/db"
-                                  "[?options=-csearch_path%3DSCHEMA]); default: $EMCO_STORE, else a SQLite file"}},
+                                  "[?options=-csearch_path%3DSCHEMA]); default: $EMCO_STORE, else a SQLite file"},
+                         {.name = "encrypt", .help = "encrypt the workspace's secrets with the key in EMCO_KEY_FILE or EMCO_KEY "
+                                                     "(the default with --store)"},
+                         {.name = "no-encrypt", .help = "keep a PostgreSQL workspace's secrets unencrypted"}},
                .needs_workspace = false,
                .examples = {"emco init", "emco init ~/fleet",
                             "emco init --store 'postgresql://emco@db.example.com/fleet?sslmode=verify-full"

@@ -14,6 +14,7 @@ _emco() {
     --filename|-f) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     --key-file) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     --kubeconfig) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+    --new-key-file) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     --profile) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     --spec-file) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     --values|-f) COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -39,7 +40,7 @@ _emco() {
 }
 _emco_children() {
   case "$1" in
-    "") echo "app apply cert cluster controller ctl delete dig get init lc project sim status sync template update version" ;;
+    "") echo "app apply cert cluster controller ctl delete dig get init lc project sim status sync template update version workspace" ;;
     "app") echo "composite composite-profile create delete dependency get list profile update" ;;
     "app composite") echo "create delete get list update" ;;
     "app composite-profile") echo "create delete get list update" ;;
@@ -71,6 +72,8 @@ _emco_children() {
     "lc quota") echo "create delete get list update" ;;
     "project") echo "create delete get list update" ;;
     "sim") echo "fault node start stop" ;;
+    "workspace") echo "export import key rotate-key" ;;
+    "workspace key") echo "generate" ;;
   esac
 }
 _emco_flags() {
@@ -208,7 +211,7 @@ _emco_flags() {
     "dig workflow status") echo "--temporal-server --namespace --run-id --id --ca-file --cert-file --key-file --tls-server-name --insecure-skip-tls-verify --describe --history --query --query-args --output --workspace --help --quiet" ;;
     "dig workflow update") echo "--client --workflow-client --task-queue --workflow-id --description --spec-file --output --workspace --help --quiet" ;;
     "get") echo "--filename --values --output --show-secrets --workspace --help --quiet" ;;
-    "init") echo "--store --workspace --help --quiet" ;;
+    "init") echo "--store --encrypt --no-encrypt --workspace --help --quiet" ;;
     "lc cluster-ref create") echo "--cluster --load-balancer-ip --description --spec-file --output --workspace --help --quiet" ;;
     "lc cluster-ref delete") echo "--output --workspace --help --quiet" ;;
     "lc cluster-ref get") echo "--output --show-secrets --workspace --help --quiet" ;;
@@ -254,6 +257,10 @@ _emco_flags() {
     "template") echo "--values --set --set-string --namespace --release-name --include-crds --skip-tests --workspace --help --quiet" ;;
     "update") echo "--filename --values --continue-on-error --output --workspace --help --quiet" ;;
     "version") echo "--workspace --help --quiet" ;;
+    "workspace export") echo "--plaintext-secrets --workspace --help --quiet" ;;
+    "workspace import") echo "--replace --workspace --help --quiet" ;;
+    "workspace key generate") echo "--workspace --help --quiet" ;;
+    "workspace rotate-key") echo "--new-key-file --workspace --help --quiet" ;;
     *) echo "--help --workspace --quiet" ;;
   esac
 }

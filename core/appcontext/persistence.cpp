@@ -11,6 +11,7 @@
 #include "core/appcontext/rows.hpp"
 #include "core/store/plan_codec.hpp"
 #include "core/store/database.hpp"
+#include "core/store/vault.hpp"
 #include "core/util/error.hpp"
 #include "core/util/sha256.hpp"
 
@@ -68,17 +69,23 @@ bool plan_stored(store::Database& db, const std::string& digest) {
 }
 
 // Stores a plan not stored yet, with the contents it uses.
-void store_plan(store::Database& db, const App& app, const std::string& digest, const std::string& data) {
+void store_plan(store::Store& st, const App& app, const std::string& digest, const std::string& data) {
+  auto& db = st.database();
   auto& sp = db.statement("INSERT INTO ac_plans(digest, data) VALUES(?, ?)");
   sp.bind(1, digest);
   sp.bind_blob(2, data);
   sp.exec();
   std::unordered_set<std::string_view> seen;
-  auto put = [&](const Content& c) {
+  auto put = [&](const Resource& r) {
+    const Content& c = *r.content;
     if (!seen.insert(c.hash).second) return;
     auto& sc = db.statement("INSERT INTO ac_contents(hash, data) VALUES(?, ?) ON CONFLICT DO NOTHING");
     sc.bind(1, c.hash);
-    sc.bind_blob(2, c.text);
+    if (store::is_secret_object(r.name))
+      sc.bind_blob(2, st.seal_secret(c.text, store::Store::object_identity(c.hash),
+                                     "Secret '" + r.name.substr(0, r.name.rfind('+')) + "' of app '" + app.name + "'"));
+    else
+      sc.bind_blob(2, c.text);
     sc.exec();
     auto& su = db.statement("INSERT INTO ac_plan_contents(plan, hash) VALUES(?, ?)");
     su.bind(1, digest);
@@ -86,9 +93,9 @@ void store_plan(store::Database& db, const App& app, const std::string& digest, 
     su.exec();
   };
   for (const auto& cl : app.clusters) {
-    for (const auto& r : cl.resources) put(*r.content);
+    for (const auto& r : cl.resources) put(r);
     for (const auto& g : cl.hooks)
-      for (const auto& r : g.resources) put(*r.content);
+      for (const auto& r : g.resources) put(r);
   }
 }
 
@@ -143,7 +150,7 @@ void save(store::Store& st, const AppContext& ctx) {
       } else {
         std::string data = encode_plan(app);
         digest = sha256_hex(data);
-        if (!plan_stored(db, digest)) store_plan(db, app, digest, data);
+        if (!plan_stored(db, digest)) store_plan(st, app, digest, data);
       }
       json deps = json::array();
       for (const auto& d : app.dependencies) deps.push_back({{"app", d.app}, {"opStatus", d.op_status}, {"wait", d.wait}});
@@ -192,7 +199,8 @@ void decode_plan(const std::string& ctx_id, App& app, std::string_view data, con
 
 // Loads a context; the apps named in `elide` are left without their
 // clusters (App::elided).
-AppContext load_impl(store::Store& st, const std::string& id, const std::set<std::string>& elide) {
+AppContext load_impl(store::Store& st, const std::string& id, const std::set<std::string>& elide,
+                     Sealed sealed = Sealed::fail) {
   auto& db = st.database();
   Header h = header(st, id);
   AppContext ctx;
@@ -239,6 +247,11 @@ AppContext load_impl(store::Store& st, const std::string& id, const std::set<std
         auto c = std::make_shared<Content>();
         c->hash = hash;
         c->text = s.blob(1);
+        if (store::is_sealed(c->text)) {
+          if (auto plain = st.open_secret(c->text, store::Store::object_identity(c->hash))) c->text = std::move(*plain);
+          else if (sealed == Sealed::fail)
+            st.fail_sealed(c->text, "a Secret of AppContext " + id + " (app '" + a.name + "')");
+        }
         contents.emplace(c->hash, std::move(c));
       }
     }
@@ -255,7 +268,7 @@ AppContext load_impl(store::Store& st, const std::string& id, const std::set<std
 
 }  // namespace
 
-AppContext load(store::Store& st, const std::string& id) { return load_impl(st, id, {}); }
+AppContext load(store::Store& st, const std::string& id, Sealed sealed) { return load_impl(st, id, {}, sealed); }
 
 std::map<std::string, StoredApp> stored_apps(store::Store& st, const std::string& id) {
   std::map<std::string, StoredApp> out;

@@ -22,8 +22,15 @@ namespace emco::appcontext {
 // stored once per digest: an app planned as in an earlier context costs one
 // row, whatever its size.
 void save(store::Store& st, const AppContext& ctx);
+// Objects of kind Secret are sealed at rest in an encrypted workspace
+// (store::Store::encrypted, core/store/vault.hpp), their content hash as
+// associated data (store::Store::object_identity). How load() treats one the
+// key does not open: fail naming it (Error(workspace): what delivery,
+// planning and diffs need), or keep its sealed text (status, which reads
+// names and states only).
+enum class Sealed { fail, keep };
 // Loads a whole context. Throws Error(not_found) naming the id.
-AppContext load(store::Store& st, const std::string& id);
+AppContext load(store::Store& st, const std::string& id, Sealed sealed = Sealed::fail);
 // Per app of a stored context: the digest of its inputs ("" if unknown) and
 // of its plan (cheap: no plan is read).
 struct StoredApp {

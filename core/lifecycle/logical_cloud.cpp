@@ -57,8 +57,10 @@ std::string admin_kubeconfig(store::Store& st, const std::string& cluster) {
   ck.parts = {{"clusterProvider", cluster.substr(0, plus)}, {"cluster", cluster.substr(plus + 1)}};
   auto r = st.get(ck);
   if (r)
-    for (const auto& f : r->contents)
+    for (const auto& f : r->contents) {
+      if (f.name == "file" && f.sealed) st.fail_sealed(f.data, "the kubeconfig of " + store::describe(*r->kind, ck));
       if (f.name == "file" && !f.data.empty()) return f.data;
+    }
   fail(ErrorKind::not_found, "cluster '" + cluster + "' has no kubeconfig",
        "attach one with the cluster's 'file:' (emco cluster update ... --kubeconfig FILE)");
 }

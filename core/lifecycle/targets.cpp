@@ -12,6 +12,7 @@
 
 #include "core/lifecycle/credentials.hpp"
 #include "core/lifecycle/lifecycle.hpp"
+#include "core/store/vault.hpp"
 #include "core/sync/queue.hpp"
 #include "core/util/error.hpp"
 
@@ -41,6 +42,8 @@ std::map<std::string, std::string> sync_object_kv(store::Store& st, const std::s
   if (data.is_object() && data.contains("spec") && data["spec"].contains("kv") && data["spec"]["kv"].is_array())
     for (const auto& entry : data["spec"]["kv"])
       if (entry.is_object() && entry.size() == 1) kv[entry.begin().key()] = kv_value(entry);
+  for (const auto& [field, value] : kv)
+    if (store::is_sealed(value)) st.fail_sealed(value, "kv '" + field + "' of " + store::describe(*r->kind, key));
   return kv;
 }
 
@@ -66,8 +69,11 @@ std::map<std::string, ClusterAccess> cluster_access(store::Store& st) {
     access.id = id;
     access.provider = *provider;
     access.cluster = *name;
-    for (const auto& f : c.contents)
-      if (f.name == "file") access.kubeconfig = f.data;
+    for (const auto& f : c.contents) {
+      if (f.name != "file") continue;
+      if (f.sealed) st.fail_sealed(f.data, "the kubeconfig of " + store::describe(*c.kind, c.key));
+      access.kubeconfig = f.data;
+    }
     json data = json::parse(c.data, nullptr, false);
     if (!data.is_object()) continue;
     json spec = data.value("spec", json::object());
@@ -82,6 +88,7 @@ std::map<std::string, ClusterAccess> cluster_access(store::Store& st) {
       access.resource_kv =
           res.empty() || res == access.gitops_reference_object ? access.reference_kv : kv_of(*provider, res, id);
     } catch (const Error& e) {
+      if (e.kind() == ErrorKind::workspace) throw;  // a sealed value: the whole workspace lacks its key
       access.error = e.message();
     }
   }

@@ -13,6 +13,7 @@
 #include "core/manifest/packages.hpp"
 #include "core/resource/references.hpp"
 #include "core/resource/schema.hpp"
+#include "core/store/vault.hpp"
 #include "core/util/error.hpp"
 #include "core/util/file_io.hpp"
 #include "core/util/strings.hpp"
@@ -325,9 +326,16 @@ std::string render_object(const store::Resource& r, bool show_secrets) {
   // current state change them.
   if (!r.kind->secret_spec && !(r.kind->lifecycle && r.kind->id == "deploymentIntentGroup")) return r.data;
   auto data = json::parse(r.data);
-  if (r.kind->secret_spec && !show_secrets && data["spec"].contains("kv")) {
+  if (r.kind->secret_spec && data["spec"].contains("kv")) {
     for (auto& entry : data["spec"]["kv"])
-      for (auto it = entry.begin(); it != entry.end(); ++it) it.value() = "<redacted>";
+      for (auto it = entry.begin(); it != entry.end(); ++it) {
+        if (!show_secrets) it.value() = "<redacted>";
+        else if (it.value().is_string() && store::is_sealed(it.value().get_ref<const std::string&>()))
+          fail(ErrorKind::workspace,
+               "cannot show kv '" + it.key() + "' of " + store::describe(*r.kind, r.key) +
+                   ": it is encrypted and the workspace key is not set (or is another key)",
+               "set EMCO_KEY_FILE to the workspace's key file (or EMCO_KEY), or leave out --show-secrets");
+      }
   }
   if (r.kind->lifecycle && !r.state_info.empty()) {
     std::string state = lifecycle::current_state(r.state_info);

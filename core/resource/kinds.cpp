@@ -97,7 +97,8 @@ std::deque<Kind> build() {
        .file = FileMode::single, .file_what = "kubeconfig", .lifecycle = true,
        .operations = {"apply", "terminate", "stop"},
        .references = {Reference{"clusterSyncObject", RefType::path, "", {}, {}, "",
-                                {"gitOps.gitOpsReferenceObject", "gitOps.gitOpsResourceObject"}, {}}}});
+                                {"gitOps.gitOpsReferenceObject", "gitOps.gitOpsResourceObject"}, {}}},
+       .secret_file = true});
   add({.id = "clusterLabel", .parent = "cluster", .elements = {"clusterLabel"}, .collection = "labels", .service = "clm",
        .display = "cluster label", .spec = no_spec(), .body = BodyShape::label});
   add({.id = "clusterKv", .parent = "cluster", .elements = {"clusterKv"}, .collection = "kv-pairs", .service = "clm",

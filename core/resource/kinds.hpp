@@ -73,7 +73,8 @@ struct Kind {
   bool lifecycle = false;               // keeps stateInfo
   std::vector<std::string> operations;  // lifecycle anchors ("approve", "enrollment/instantiate", ...)
   std::vector<Reference> references;
-  bool secret_spec = false;             // spec values are credentials: redacted in output
+  bool secret_spec = false;             // spec values are credentials: redacted in output, sealed at rest
+  bool secret_file = false;             // attached files are credentials (a kubeconfig): sealed at rest
 };
 
 // All kinds in registry order (parents before children): core's own, then

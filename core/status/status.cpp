@@ -198,7 +198,7 @@ json history_status(store::Store& st, const resource::Kind& k, const resource::K
   ac::AppContext c;
   if (have_ctx && (q.list_apps || q.list_clusters || q.list_resources || q.output != "summary" || ready ||
                    !q.apps.empty() || !q.clusters.empty() || !q.resources.empty()))
-    c = ac::load(st, ctx);
+    c = ac::load(st, ctx, ac::Sealed::keep);  // names and states: readable without the workspace key
   else if (have_ctx)
     c.id = ctx;
 

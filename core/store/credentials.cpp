@@ -4,14 +4,27 @@
 
 namespace emco::store {
 
+std::string credential_identity(const std::string& owner, const std::string& name) {
+  return std::string("credential", 11) + owner + '\0' + name;
+}
+
+namespace {
+
+std::string credential_what(const std::string& owner, const std::string& name) {
+  return "the credential " + (name.empty() ? std::string("key") : "'" + name + "'") + " of '" + owner + "'";
+}
+
+}  // namespace
+
 void put_credential(Store& st, const std::string& owner, const std::string& name, const std::string& secret,
                     const std::string& created) {
   st.write([&] {
+    const std::string value = st.seal_secret(secret, credential_identity(owner, name), credential_what(owner, name));
     auto& s = st.database().statement("INSERT INTO credentials(owner, cluster, kubeconfig, created) VALUES(?, ?, ?, ?) "
         "ON CONFLICT(owner, cluster) DO UPDATE SET kubeconfig = excluded.kubeconfig, created = excluded.created");
     s.bind(1, owner);
     s.bind(2, name);
-    s.bind(3, secret);
+    s.bind(3, value);
     s.bind(4, created);
     s.exec();
   });
@@ -21,10 +34,12 @@ std::optional<std::string> credential(Store& st, const std::string& owner, const
   auto& s = st.database().statement("SELECT kubeconfig FROM credentials WHERE owner = ? AND cluster = ?");
   s.bind(1, owner);
   s.bind(2, name);
-  std::optional<std::string> out;
-  if (s.step()) out = s.str(0);
+  if (!s.step()) return std::nullopt;
+  const std::string value = s.str(0);
   s.reset();
-  return out;
+  auto plain = st.open_secret(value, credential_identity(owner, name));
+  if (!plain) st.fail_sealed(value, credential_what(owner, name));
+  return plain;
 }
 
 std::vector<std::string> credential_names(Store& st, const std::string& owner) {

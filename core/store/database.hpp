@@ -171,6 +171,15 @@ public:
   // scripts, transaction control): the figure benchmarks report as round
   // trips. 0 for an embedded engine, which has none.
   uint64_t round_trips() const { return m_round_trips; }
+  // After rows were inserted with explicit values in `column`, the
+  // auto-assigned id column (INTEGER PRIMARY KEY in the DDL) of `table`
+  // (a workspace import keeps row ids): the next id assigned follows the
+  // largest present. SQLite does that by itself; PostgreSQL moves the
+  // column's sequence. `table` and `column` are emco's names, not input.
+  virtual void identity_follows(std::string_view table, std::string_view column) {
+    (void)table;
+    (void)column;
+  }
 
 protected:
   // Prepares `sql`, uncached.

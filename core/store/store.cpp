@@ -10,6 +10,7 @@
 #include "core/resource/references.hpp"
 #include "core/store/database.hpp"
 #include "core/store/plan_codec.hpp"
+#include "core/store/vault.hpp"
 #include "core/util/error.hpp"
 #include "core/util/sha256.hpp"
 #include "core/util/strings.hpp"
@@ -396,7 +397,7 @@ std::optional<Resource> Store::get(const Key& key) const {
     auto& c = m_db->statement("SELECT name, filename, data FROM contents WHERE resource_id = ? ORDER BY ord");
     c.bind(1, r.id);
     while (c.step()) r.contents.push_back({c.str(0), c.str(1), std::string(c.blob(2))});
-    out = std::move(r);
+    out = opened(std::move(r));
   } else {
     s.reset();
   }
@@ -438,7 +439,10 @@ void Store::prefetch(const std::vector<Key>& keys) const {
           it->second.contents.push_back({c.str(1), c.str(2), std::string(c.blob(3))});
     c.reset();
     for (size_t i = from; i < wanted.size() && i < from + k_chunk; ++i) m_known->resources[wanted[i]] = std::nullopt;
-    for (auto& [id, r] : found) m_known->resources[r.key.str()] = std::move(r);
+    for (auto& [id, r] : found) {
+      std::string text = r.key.str();  // before r moves (the right side of = is evaluated first)
+      m_known->resources[text] = opened(std::move(r));
+    }
   }
 }
 
@@ -447,14 +451,14 @@ std::vector<Resource> Store::list(const Kind& k, const Key& parent) const {
   if (parent.parts.empty()) {
     auto& s = m_db->statement(std::string(k_select) + "WHERE kind = ? ORDER BY key");
     s.bind(1, k.id);
-    while (s.step()) out.push_back(row_to_resource(s));
+    while (s.step()) out.push_back(opened(row_to_resource(s)));
   } else {
     auto [lo, hi] = descendant_range(parent);
     auto& s = m_db->statement(std::string(k_select) + "WHERE kind = ? AND key >= ? AND key < ? ORDER BY key");
     s.bind(1, k.id);
     s.bind(2, lo);
     s.bind(3, hi);
-    while (s.step()) out.push_back(row_to_resource(s));
+    while (s.step()) out.push_back(opened(row_to_resource(s)));
   }
   return out;
 }
@@ -473,6 +477,8 @@ std::vector<Resource> Store::list_with_contents(const Kind& k) const {
     it->second->contents.push_back({c.str(1), c.str(2), std::string(c.blob(3))});
   }
   c.reset();
+  if (k.secret_file)
+    for (auto& r : out) r = opened(std::move(r));
   return out;
 }
 
@@ -481,7 +487,7 @@ std::vector<Resource> Store::children(const Key& key) const {
   auto& s = m_db->statement(std::string(k_select) +
                          "WHERE parent_id = (SELECT id FROM resources WHERE key = ?) ORDER BY key");
   s.bind(1, key.str());
-  while (s.step()) out.push_back(row_to_resource(s));
+  while (s.step()) out.push_back(opened(row_to_resource(s)));
   return out;
 }
 
@@ -491,7 +497,7 @@ std::vector<Resource> Store::referrers(const Key& key) const {
       "SELECT DISTINCT r.id, r.kind, r.key, r.data, r.state_info FROM refs f JOIN resources r ON r.id = f.from_id "
       "WHERE f.to_id = (SELECT id FROM resources WHERE key = ?) ORDER BY r.key");
   s.bind(1, key.str());
-  while (s.step()) out.push_back(row_to_resource(s));
+  while (s.step()) out.push_back(opened(row_to_resource(s)));
   return out;
 }
 
@@ -574,10 +580,39 @@ PutOutcome Store::put(Resource r) {
   }
 
   const std::string key_text = r.key.str();
-  std::optional<Resource>* before = nullptr;  // what this transaction knows of it
+  std::optional<Resource>* before = nullptr;  // what this transaction knows of it (secrets opened)
   if (remember)
     if (auto it = m_known->resources.find(key_text); it != m_known->resources.end()) before = &it->second;
   const int64_t existing = before ? (*before ? (*before)->id : 0) : id_known(r.key);
+  // Resources are compared, and remembered, as plaintext (sealing the same
+  // secret twice gives different text); the secret parts are sealed for
+  // the rows only.
+  std::string plain_data;
+  std::vector<Content> plain_contents;
+  auto seal_parts = [&] {
+    if (remember) {
+      plain_data = r.data;
+      plain_contents = r.contents;
+    }
+    const std::string what = describe(k, r.key);
+    if (k.secret_file)
+      for (size_t i = 0; i < r.contents.size(); ++i)
+        r.contents[i].data = seal_secret(r.contents[i].data, content_identity(r.key, i, r.contents[i].name),
+                                         "the " + (k.file_what.empty() ? std::string("file") : k.file_what) + " of " + what);
+    if (k.secret_spec && encrypted()) {
+      auto data = nlohmann::json::parse(r.data);
+      auto* kv = data.contains("spec") && data["spec"].is_object() && data["spec"].contains("kv") ? &data["spec"]["kv"] : nullptr;
+      if (kv && kv->is_array()) {
+        for (size_t i = 0; i < kv->size(); ++i)
+          if ((*kv)[i].is_object())
+            for (auto it = (*kv)[i].begin(); it != (*kv)[i].end(); ++it)
+              if (it.value().is_string() && !is_sealed(it.value().get_ref<const std::string&>()))
+                it.value() = seal_secret(it.value().get_ref<const std::string&>(), kv_identity(r.key, i, it.key()),
+                                         "kv '" + it.key() + "' of " + what);
+        r.data = data.dump();
+      }
+    }
+  };
   if (existing) {
     if (before) {
       if ((*before)->data == r.data && (*before)->contents == r.contents) return PutOutcome::unchanged;
@@ -585,10 +620,16 @@ PutOutcome Store::put(Resource r) {
       auto& s = db.statement("SELECT data FROM resources WHERE id = ?");
       s.bind(1, existing);
       s.step();
-      std::string old_data = s.str(0);
+      Resource old;
+      old.kind = &k;
+      old.key = r.key;
+      old.data = s.str(0);
       s.reset();
-      if (old_data == r.data && contents_of(db, existing) == r.contents) return PutOutcome::unchanged;
+      old.contents = contents_of(db, existing);
+      old = opened(std::move(old));
+      if (old.data == r.data && old.contents == r.contents) return PutOutcome::unchanged;
     }
+    seal_parts();
     auto& u = db.statement("UPDATE resources SET data = ? WHERE id = ?");
     u.bind(1, r.data);
     u.bind(2, existing);
@@ -601,6 +642,7 @@ PutOutcome Store::put(Resource r) {
     dr.exec();
     r.id = existing;
   } else {
+    seal_parts();
     auto& s = db.statement(
         "INSERT INTO resources(kind, key, key_json, key_id, parent_id, data, state_info) VALUES(?,?,?,?,?,?,?) "
         "RETURNING id");
@@ -634,6 +676,8 @@ PutOutcome Store::put(Resource r) {
     s.exec();
   }
   if (remember) {
+    r.data = std::move(plain_data);
+    r.contents = std::move(plain_contents);
     if (!existing) {
       m_known->resources[key_text] = r;
     } else if (before) {
@@ -704,6 +748,100 @@ void Store::set_meta(const std::string& name, const std::string& value) {
 }
 
 std::filesystem::path Store::data_dir() const { return m_data_dir; }
+
+namespace {
+
+const char* k_vault_meta = "vault.key";
+
+std::string key_hint(const std::string& id) {
+  return "set EMCO_KEY_FILE to the workspace's key file (or EMCO_KEY to the key), the key with id " + id;
+}
+
+}  // namespace
+
+bool Store::encrypted() const { return meta(k_vault_meta).has_value(); }
+
+const VaultKey* Store::key() const {
+  if (!m_key_read) {
+    m_key_read = true;
+    if (auto k = key_from_environment()) m_key = std::make_unique<VaultKey>(std::move(*k));
+  }
+  return m_key.get();
+}
+
+void Store::use_key(const VaultKey& key) {
+  m_key = std::make_unique<VaultKey>(key);
+  m_key_read = true;
+}
+
+std::string Store::seal_secret(std::string_view value, std::string_view identity, const std::string& what) const {
+  auto id = meta(k_vault_meta);
+  if (!id) return std::string(value);
+  const VaultKey* k = key();
+  if (!k)
+    fail(ErrorKind::workspace, "cannot store " + what + ": the workspace is encrypted and no key is set", key_hint(*id));
+  if (k->id != *id)
+    fail(ErrorKind::workspace,
+         "cannot store " + what + ": the key given (id " + k->id + ") is not the workspace's key (id " + *id + ")",
+         key_hint(*id));
+  return seal(*k, value, identity);
+}
+
+std::optional<std::string> Store::open_secret(std::string_view value, std::string_view identity) const {
+  if (!is_sealed(value)) return std::string(value);
+  const VaultKey* k = key();
+  if (!k) return std::nullopt;
+  return unseal(*k, value, identity);
+}
+
+void Store::fail_sealed(std::string_view value, const std::string& what) const {
+  const std::string sealed_with = sealed_key_id(value);
+  const VaultKey* k = key();
+  if (!k)
+    fail(ErrorKind::workspace, "cannot read " + what + ": it is encrypted and no workspace key is set",
+         key_hint(sealed_with));
+  if (k->id != sealed_with)
+    fail(ErrorKind::workspace,
+         "cannot read " + what + ": it was encrypted with key " + sealed_with + ", not with the key given (" + k->id + ")",
+         key_hint(sealed_with));
+  fail(ErrorKind::workspace,
+       "cannot read " + what + ": its encrypted value does not open with key " + k->id +
+           " (it was changed in the database, or copied from another row)",
+       "store it again (apply the resource again, or instantiate the logical cloud or certificate again), or restore "
+       "the database from a backup");
+}
+
+std::string Store::content_identity(const Key& key, size_t ord, const std::string& name) {
+  return std::string("content", 8) + key.str() + '\0' + std::to_string(ord) + '\0' + name;
+}
+
+std::string Store::kv_identity(const Key& key, size_t index, const std::string& field) {
+  return std::string("kv", 3) + key.str() + '\0' + std::to_string(index) + '\0' + field;
+}
+
+std::string Store::object_identity(std::string_view hash) { return std::string("object", 7) + std::string(hash); }
+
+Resource Store::opened(Resource r) const {
+  if (!r.kind) return r;
+  if (r.kind->secret_file)
+    for (size_t i = 0; i < r.contents.size(); ++i) {
+      Content& c = r.contents[i];
+      if (!is_sealed(c.data)) continue;
+      if (auto plain = open_secret(c.data, content_identity(r.key, i, c.name))) c.data = std::move(*plain);
+      else c.sealed = true;
+    }
+  if (r.kind->secret_spec && r.data.find("emco-sealed:") != std::string::npos) {
+    auto data = nlohmann::json::parse(r.data);
+    auto& kv = data["spec"]["kv"];
+    for (size_t i = 0; kv.is_array() && i < kv.size(); ++i)
+      for (auto it = kv[i].begin(); kv[i].is_object() && it != kv[i].end(); ++it)
+        if (it.value().is_string())
+          if (auto plain = open_secret(it.value().get_ref<const std::string&>(), kv_identity(r.key, i, it.key())))
+            it.value() = std::move(*plain);
+    r.data = data.dump();
+  }
+  return r;
+}
 
 std::string Store::dump() const {
   std::string out;

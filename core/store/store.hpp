@@ -16,6 +16,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/resource/kinds.hpp"
@@ -25,13 +26,15 @@
 namespace emco::store {
 
 class Database;
+struct VaultKey;
 
 // An attached file: `file:` uploads have one named "file" (its original file
 // name in `filename`), `files:` uploads one per file, named by base name.
 struct Content {
   std::string name;
   std::string filename;
-  std::string data;  // raw bytes
+  std::string data;     // raw bytes
+  bool sealed = false;  // `data` is still encrypted (no key, or not the key that sealed it): see Store::fail_sealed
   bool operator==(const Content&) const = default;
 };
 
@@ -115,6 +118,39 @@ public:
   // open_location(location(), data_dir()) (a delivery worker's job thread).
   const std::string& location() const { return m_location; }
 
+  // Secrets at rest (core/store/vault.hpp). A workspace is encrypted when
+  // its meta "vault.key" names the id of its key (emco init --encrypt, on
+  // PostgreSQL by default; emco workspace rotate-key). Then put() seals the
+  // secret parts of a resource (the attached files of a Kind::secret_file
+  // kind, the spec.kv values of a Kind::secret_spec kind) and
+  // credentials.hpp seals credential values, each with the value's identity
+  // as associated data; writing one needs the key. Reading opens every
+  // sealed value the key (EMCO_KEY_FILE / EMCO_KEY) opens; one it cannot
+  // open stays sealed (Content::sealed; a kv value keeps its sealed text,
+  // vault::is_sealed), so everything but the secret itself reads without the
+  // key. A caller that needs such a value calls fail_sealed().
+  bool encrypted() const;
+  // The key from the environment (read once), nullptr when none is set.
+  const VaultKey* key() const;
+  // Uses `key` from now on instead of the environment's (rotate-key, tests).
+  void use_key(const VaultKey& key);
+  // `value` sealed for `identity` when the workspace is encrypted, else
+  // unchanged. Error(workspace) naming `what` when it is encrypted and no
+  // key (or not its key) is set.
+  std::string seal_secret(std::string_view value, std::string_view identity, const std::string& what) const;
+  // The plaintext of `value` (unchanged when it is not sealed), nullopt when
+  // it is sealed and the key does not open it.
+  std::optional<std::string> open_secret(std::string_view value, std::string_view identity) const;
+  // Error(workspace, exit 6) saying why `what` (a sealed `value`) cannot be
+  // read — no key, another key than the one that sealed it, or a changed
+  // value — with the hint.
+  [[noreturn]] void fail_sealed(std::string_view value, const std::string& what) const;
+  // The identities (associated data) of a resource's secret parts.
+  static std::string content_identity(const resource::Key& key, size_t ord, const std::string& name);
+  static std::string kv_identity(const resource::Key& key, size_t index, const std::string& field);
+  // ... and of an AppContext object kept at rest by its content hash (core/appcontext).
+  static std::string object_identity(std::string_view hash);
+
   // A deterministic text dump of every row: tests compare it before and after
   // a failed operation to prove nothing changed.
   std::string dump() const;
@@ -129,12 +165,15 @@ public:
 
 private:
   Store(std::unique_ptr<Database> db, std::string location, std::filesystem::path data_dir);
+  Resource opened(Resource r) const;  // the secret parts opened where the key opens them
   std::unique_ptr<Database> m_db;
   std::string m_location;
   std::filesystem::path m_data_dir;
   struct Known;  // the write transaction's view of resources (store.cpp)
   std::unique_ptr<Known> m_known;
   int m_write_depth = 0;
+  mutable std::unique_ptr<VaultKey> m_key;
+  mutable bool m_key_read = false;
 };
 
 // Human name of a resource for messages: "cluster 'p1/c1'" style

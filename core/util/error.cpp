@@ -41,7 +41,7 @@ const std::vector<ExitCodeDoc>& exit_code_docs() {
       {3, "invalid input: YAML syntax, unknown or mistyped field, invalid name or value"},
       {4, "not found: a named resource, its parent or a referenced resource does not exist"},
       {5, "conflict: the resource exists, is still referenced or has children, or its state forbids the operation"},
-      {6, "workspace error: no workspace found, or it cannot be opened"},
+      {6, "workspace error: no workspace found, it cannot be opened, or an encrypted secret needs its key"},
       {7, "unreachable: a cluster or git remote could not be reached or refused the credentials"},
       {8, "still pending: waited up to --timeout; the work continues in a later invocation"},
       {9, "not implemented: an EMCO feature emco does not run yet (its controller or operation is missing)"},

@@ -336,7 +336,7 @@ std::vector<PhaseStatus> status(store::Store& st, const Kind& k, const Key& key)
     ps.actions = ph["actions"];
     ps.context = lc::last_instance(ph);
     if (!ps.context.empty() && ac::exists(st, ps.context)) {
-      ac::AppContext c = ac::load(st, ps.context);
+      ac::AppContext c = ac::load(st, ps.context, ac::Sealed::keep);  // names and states only
       ps.context_status = c.status;
       std::map<std::string, ac::ResourceState> recorded;
       for (auto& r : ac::resource_states(st, c.status_id())) recorded[r.cluster + "\n" + r.resource] = r;

@@ -1,7 +1,11 @@
 #include <catch2/catch.hpp>
 
+#include <sstream>
+
 #include "core/appcontext/appcontext.hpp"
+#include "core/store/archive.hpp"
 #include "core/store/database.hpp"
+#include "core/store/vault.hpp"
 #include "core/util/sha256.hpp"
 #include "core/util/error.hpp"
 #include "tests/test_store.hpp"
@@ -93,6 +97,59 @@ TEST_CASE("save and load round-trip with content stored once", "[appcontext]") {
   CHECK(back.resource_count() == 9);
   CHECK_THROWS_AS(ac::save(*st, ctx), Error);
   CHECK(ac::list(*st, ctx.owner.key) == std::vector<std::string>{"100"});
+}
+
+TEST_CASE("Secret objects are sealed at rest in an encrypted workspace, and status reads without the key", "[appcontext][vault]") {
+  auto st = emco::test::open_test_store();
+  const store::VaultKey k = store::generate_key();
+  st->use_key(k);
+  st->write([&] { st->set_meta("vault.key", k.id); });
+  auto ctx = sample("300", 1);
+  const std::string secret = "kind: Secret\nmetadata:\n  name: tls\ndata:\n  tls.key: UFJJVkFURQ==\n";
+  ctx.apps[0].clusters[0].resources.push_back({"tls+Secret", ctx.intern(secret)});
+  ac::save(*st, ctx);
+  const std::string hash = ctx.apps[0].clusters[0].resources.back().hash();
+  auto raw = [&](const std::string& h) {
+    auto& s = st->database().statement("SELECT data FROM ac_contents WHERE hash = ?");
+    s.bind(1, h);
+    REQUIRE(s.step());
+    std::string out(s.blob(0));
+    s.reset();
+    return out;
+  };
+  CHECK(raw(hash).rfind("emco-sealed:1:" + k.id, 0) == 0);
+  CHECK(raw(ctx.apps[0].clusters[0].resources[0].hash()).rfind("kind: Service", 0) == 0);  // others as they are
+  CHECK(ac::load(*st, "300").apps[0].clusters[0].resources.back().text() == secret);
+
+  // Another key: status-style loads keep the sealed text, others fail naming it.
+  st->use_key(store::generate_key());
+  CHECK(store::is_sealed(ac::load(*st, "300", ac::Sealed::keep).apps[0].clusters[0].resources.back().text()));
+  CHECK_THROWS_WITH(ac::load(*st, "300"), Catch::Contains("a Secret of AppContext 300"));
+
+  // rotate-key re-seals it (with the current key set), and export keeps it sealed.
+  st->use_key(k);
+  const store::VaultKey k2 = store::generate_key();
+  CHECK(store::rotate_key(*st, k2) == 1);
+  CHECK(store::sealed_key_id(raw(hash)) == k2.id);
+  CHECK(ac::load(*st, "300").apps[0].clusters[0].resources.back().text() == secret);
+  std::ostringstream archive;
+  store::export_workspace(*st, archive, {});
+  CHECK(archive.str().find("UFJJVkFURQ") == std::string::npos);
+}
+
+TEST_CASE("rotate-key encrypts a workspace that was not, Secret objects included", "[appcontext][vault]") {
+  auto st = emco::test::open_test_store();
+  auto ctx = sample("301", 1);
+  ctx.apps[0].clusters[0].resources.push_back({"tls+Secret", ctx.intern("kind: Secret\ndata: {k: UFJJVkFURQ==}\n")});
+  ac::save(*st, ctx);
+  CHECK(store::unsealed_secrets(*st) == 1);
+  std::ostringstream refused;
+  CHECK_THROWS_WITH(store::export_workspace(*st, refused, {}), Catch::Contains("not encrypted"));
+  const store::VaultKey k = store::generate_key();
+  CHECK(store::rotate_key(*st, k) == 1);
+  CHECK(st->encrypted());
+  CHECK(store::unsealed_secrets(*st) == 0);
+  CHECK(ac::load(*st, "301").apps[0].clusters[0].resources.back().text() == "kind: Secret\ndata: {k: UFJJVkFURQ==}\n");
 }
 
 TEST_CASE("missing context is not found", "[appcontext]") {

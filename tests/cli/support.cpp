@@ -85,7 +85,9 @@ Run Sandbox::emco(const std::vector<std::string>& args, const RunOptions& opts) 
 
 void Sandbox::init() const {
   const std::string store = fresh_store();
-  Run r = store.empty() ? emco({"init"}) : emco({"init", "--store", store});
+  // Test workspaces on PostgreSQL keep secrets unencrypted, as on SQLite:
+  // tests/store/vault_test.cpp covers encryption on both backends.
+  Run r = store.empty() ? emco({"init"}) : emco({"init", "--store", store, "--no-encrypt"});
   INFO(r.err);
   REQUIRE(r.code == 0);
 }

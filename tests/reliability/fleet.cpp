@@ -156,7 +156,9 @@ Fleet::Fleet(int clusters, int apps, Shape shape) : m_clusters(clusters), m_apps
   }
   write("setup.yaml", y.str());
   const std::string store = fresh_store();
-  Exit init = store.empty() ? emco({"init", m_root.string()}) : emco({"init", m_root.string(), "--store", store});
+  // Unencrypted on both backends (tests/store/vault_test.cpp covers encryption).
+  Exit init = store.empty() ? emco({"init", m_root.string()})
+                            : emco({"init", m_root.string(), "--store", store, "--no-encrypt"});
   INFO(init.err);
   REQUIRE(init.code == 0);
   Exit setup = emco({"apply", "-f", "setup.yaml"});

@@ -186,6 +186,14 @@ public:
     s.exec();
   }
 
+  void identity_follows(std::string_view table, std::string_view column) override {
+    const std::string t(table), c(column);
+    auto& s = statement("SELECT setval(pg_get_serial_sequence('" + t + "', '" + c + "'), COALESCE((SELECT MAX(" + c +
+                        ") FROM " + t + "), 0) + 1, false)");
+    s.step();
+    s.reset();
+  }
+
   // Throws the DatabaseError of a failed result (and clears it); reports a
   // conflict to the transaction first.
   void check(PGresult* r) {
