@@ -24,6 +24,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -33,6 +34,17 @@
 namespace emco::test {
 
 namespace fs = std::filesystem;
+
+// Polls `done` every 50 ms until it holds or `limit` passes.
+template <class F>
+bool eventually(F done, std::chrono::milliseconds limit) {
+  auto until = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < until) {
+    if (done()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return done();
+}
 
 struct Exit {
   int code = -1;       // exit status, or 128 + signal

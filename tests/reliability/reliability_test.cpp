@@ -56,17 +56,6 @@ std::string applied_line(const Fleet& f, const std::string& state) {
   return state + " Applied=" + std::to_string(f.apps() * f.clusters());
 }
 
-// Polls `done` every 50 ms until it holds or `limit` passes.
-template <class F>
-bool eventually(F done, milliseconds limit) {
-  auto until = steady_clock::now() + limit;
-  while (steady_clock::now() < until) {
-    if (done()) return true;
-    std::this_thread::sleep_for(milliseconds(50));
-  }
-  return done();
-}
-
 // What differs between two fleet snapshots, for failure messages.
 std::string difference(const std::map<std::string, std::set<std::string>>& got,
                        const std::map<std::string, std::set<std::string>>& want) {

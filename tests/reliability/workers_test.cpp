@@ -52,16 +52,6 @@ Machine machine(Fleet& f, const std::string& name) {
   return m;
 }
 
-template <class F>
-bool eventually(F done, milliseconds limit) {
-  auto until = steady_clock::now() + limit;
-  while (steady_clock::now() < until) {
-    if (done()) return true;
-    std::this_thread::sleep_for(milliseconds(50));
-  }
-  return done();
-}
-
 std::string cluster_name(int c) {
   char name[16];
   std::snprintf(name, sizeof name, "c%02d", c);
