@@ -31,6 +31,11 @@ using nlohmann::json;
 
 namespace {
 
+// Marks a workspace whose creator chose to keep its secrets unencrypted, so
+// that a later `emco init --store URL` on another machine joins it as it is
+// (an encrypted one says so with meta "vault.key").
+constexpr const char* k_plain_meta = "vault.plain";
+
 int run_init(Context& ctx, const Invocation& inv) {
   std::string dir = inv.args.empty() ? "." : inv.args[0];
   bool created = false;
@@ -41,24 +46,40 @@ int run_init(Context& ctx, const Invocation& inv) {
   if (inv.has("encrypt") && inv.has("no-encrypt")) fail(ErrorKind::usage, "give --encrypt or --no-encrypt, not both");
   const bool encrypt = inv.has("encrypt") || (!url.empty() && !inv.has("no-encrypt"));
   const bool fresh = !std::filesystem::exists(std::filesystem::path(dir) / ".emco");
-  std::optional<store::VaultKey> key;
-  if (encrypt && fresh) {
-    key = store::key_from_environment();
-    if (!key)
-      fail(ErrorKind::usage,
-           url.empty() ? "--encrypt needs the workspace key"
-                       : "a PostgreSQL workspace keeps its secrets encrypted, and no key is set",
-           "create one with 'emco workspace key generate FILE' and set EMCO_KEY_FILE=FILE (or EMCO_KEY)" +
-               std::string(url.empty() ? "" : ", or pass --no-encrypt"));
-  }
+  const bool dir_existed = std::filesystem::exists(dir);
+  const std::optional<store::VaultKey> key = encrypt && fresh ? store::key_from_environment() : std::nullopt;
+  const std::string key_hint = "create one with 'emco workspace key generate FILE' and set EMCO_KEY_FILE=FILE (or EMCO_KEY)" +
+                               std::string(url.empty() ? "" : ", or pass --no-encrypt");
+  // A SQLite workspace is new exactly when its directory is: refuse before
+  // creating anything.
+  if (encrypt && fresh && !key && url.empty()) fail(ErrorKind::usage, "--encrypt needs the workspace key", key_hint);
   auto ws = store::init_workspace(dir, created, url);
-  if (created && key) {
+  bool joined = false;
+  if (created) {
     auto st = store::Store::open(ws);
-    store::rotate_key(*st, *key);
+    // A database may already hold a workspace another machine created: this
+    // one joins it, keeping the encryption its creator chose.
+    joined = st->encrypted() || st->meta(k_plain_meta).has_value();
+    if (joined) {
+      if (inv.has("encrypt") || inv.has("no-encrypt"))
+        ctx.note(std::string("the workspace on the store was created ") +
+                 (st->encrypted() ? "with encrypted secrets" : "without encryption") + "; " +
+                 (inv.has("encrypt") ? "--encrypt" : "--no-encrypt") +
+                 " does not change that (see 'emco workspace rotate-key')");
+    } else if (encrypt && !key) {
+      std::error_code ec;
+      std::filesystem::remove_all(dir_existed ? ws.dir() : ws.root, ec);  // nothing of this init stays behind
+      fail(ErrorKind::usage, "a PostgreSQL workspace keeps its secrets encrypted, and no key is set", key_hint);
+    } else if (key) {
+      store::rotate_key(*st, *key);
+      ctx.note("secrets are encrypted with key " + key->id + " (EMCO_KEY_FILE / EMCO_KEY)");
+    } else if (!url.empty()) {
+      st->set_meta(k_plain_meta, "1");
+    }
   }
   const std::string where = url.empty() ? "" : " (store " + url + ")";
-  if (created && key) ctx.note("secrets are encrypted with key " + key->id + " (EMCO_KEY_FILE / EMCO_KEY)");
-  if (created) ctx.out << "Initialized empty emco workspace in " << ws.dir().string() << where << "\n";
+  if (joined) ctx.out << "Initialized emco workspace in " << ws.dir().string() << where << ", joining the workspace there\n";
+  else if (created) ctx.out << "Initialized empty emco workspace in " << ws.dir().string() << where << "\n";
   else ctx.out << "Reinitialized existing emco workspace in " << ws.dir().string() << where << "\n";
   return 0;
 }
@@ -226,6 +247,8 @@ std::vector<CommandSpec> verb_commands() {
                    "Secrets (credentials, cluster kubeconfigs, sync objects' kv) are encrypted at rest with the\n"
                    "key in EMCO_KEY_FILE (or EMCO_KEY): by default on PostgreSQL (init refuses without a key\n"
                    "unless --no-encrypt), with --encrypt on SQLite (see 'emco workspace key generate').\n"
+                   "With --store naming a database that already holds a workspace (made on another machine),\n"
+                   "init joins it as it is: its encryption stays what its creator chose.\n"
                    "Running it again on an existing workspace is harmless.",
                .args = {{.name = "DIR", .help = "directory to create the workspace in (default: the current directory)",
                          .optional = true, .complete = Complete::directory}},

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
@@ -43,6 +44,16 @@ std::string doc(const std::string& anchor, const std::string& rest = "") {
 }
 
 }  // namespace
+
+int effort(const char* name, int full, int reduced) {
+  const char* v = std::getenv(name);
+  if (v && *v) return std::max(1, std::atoi(v));
+#ifdef __SANITIZE_ADDRESS__
+  return reduced;
+#else
+  return std::getenv("EMCO_QUICK") && testing_postgresql() ? reduced : full;
+#endif
+}
 
 Exit Proc::wait() {
   if (!m_reaped) {

@@ -35,6 +35,14 @@ namespace emco::test {
 
 namespace fs = std::filesystem;
 
+// How hard a process-killing test tries (a stride over crash points, a
+// number of trials): the environment variable `name` when set; else `full`
+// in a plain build, and `reduced` where every emco process costs several
+// times more: under ASan, and in CI's quick mode (EMCO_QUICK) on a
+// PostgreSQL workspace, where each process opens a server connection and
+// checks the schema (the SQLite run of the same test keeps `full`).
+int effort(const char* name, int full, int reduced);
+
 // Polls `done` every 50 ms until it holds or `limit` passes.
 template <class F>
 bool eventually(F done, std::chrono::milliseconds limit) {

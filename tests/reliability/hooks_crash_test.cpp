@@ -13,7 +13,6 @@
 
 #include <catch2/catch.hpp>
 
-#include <cstdlib>
 #include <fstream>
 #include <iostream>
 
@@ -52,12 +51,7 @@ json hook_steps(Fleet& f) {
 
 TEST_CASE("kill -9 at every step of operations with hooks: emco sync runs each hook once and ends as a clean run",
           "[reliability][crash-matrix][hooks]") {
-  const char* s = std::getenv("EMCO_HOOK_CRASH_STRIDE");
-#ifdef __SANITIZE_ADDRESS__
-  const int stride = std::max(1, s && *s ? std::atoi(s) : 4);
-#else
-  const int stride = std::max(1, s && *s ? std::atoi(s) : 1);
-#endif
+  const int stride = effort("EMCO_HOOK_CRASH_STRIDE", 1, 4);
   Fleet f(1, 1);
   WorkflowClient client;
   const int port = client.server.port();

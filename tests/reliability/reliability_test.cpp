@@ -76,13 +76,8 @@ const std::map<std::string, std::string> k_no_auto = {{"EMCO_AUTO_RESUME", "0"}}
 TEST_CASE("kill -9 at random points of instantiate and terminate, then emco sync finishes the work", "[reliability]") {
   const int clusters = env_int("EMCO_RELIABILITY_CLUSTERS", 50);
   const int apps = env_int("EMCO_RELIABILITY_APPS", 20);
-#ifdef __SANITIZE_ADDRESS__
-  // Every emco process runs several times slower under ASan: fewer trials
-  // keep the sanitizer run within ctest's time limit (the plain build runs 20).
-  const int trials = env_int("EMCO_RELIABILITY_TRIALS", 4);
-#else
-  const int trials = env_int("EMCO_RELIABILITY_TRIALS", 20);
-#endif
+  // Fewer trials where processes are slow (ASan, CI on PostgreSQL).
+  const int trials = effort("EMCO_RELIABILITY_TRIALS", 20, 4);
   Fleet f(clusters, apps);
   const auto clean = everywhere(f, full(f, "dig1"));
   const std::map<std::string, std::set<std::string>> empty = everywhere(f, {});

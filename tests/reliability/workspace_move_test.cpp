@@ -263,8 +263,18 @@ TEST_CASE("secrets are encrypted at rest, need the key, rotate, and travel encry
     Exit pg = f.emco({"init", (root / "pg").string(), "--store", url}, k_plain);
     CHECK(pg.code == 64);
     CHECK(pg.err.find("--no-encrypt") != std::string::npos);
+    CHECK(!fs::exists(root / "pg"));  // the refused init left nothing behind
     Exit pg_key = f.emco({"init", (root / "pg").string(), "--store", url}, key1);
     INFO(pg_key.err);
     CHECK(pg_key.code == 0);
+    // Another machine joins the encrypted workspace as it is: no key needed
+    // to join, --no-encrypt changes nothing, secrets still need the key.
+    Exit join = f.emco({"init", (root / "pg2").string(), "--store", url, "--no-encrypt"}, k_plain);
+    INFO(join.err);
+    CHECK(join.code == 0);
+    CHECK(join.out.find("joining the workspace there") != std::string::npos);
+    CHECK(join.err.find("with encrypted secrets") != std::string::npos);
+    CHECK(ok(f, root / "pg2", {"workspace", "export", "-"}, key1).find("\"vault.key\"") != std::string::npos);
+    CHECK(f.emco({"init", (root / "pg3").string(), "--store", url}, k_plain).code == 0);
   }
 }
