@@ -4,7 +4,6 @@
 #include <fcntl.h>
 #include <git2.h>
 #include <openssl/evp.h>
-#include <zlib.h>
 #include <git2/sys/mempack.h>
 #include <git2/sys/odb_backend.h>
 #include <sys/file.h>
@@ -305,19 +304,17 @@ enum class Stage { fetch, push };
 std::string tracking_ref(const std::string& branch) { return "refs/remotes/origin/" + branch; }
 constexpr const char* k_outgoing_ref = "refs/emco/outgoing";
 
-// GitOps repositories hold many small manifests: delta search costs most of
-// a push and saves little, so packs are written with zlib only (the server's
-// own gc can recompress). libgit2 1.5 reads its big-file threshold from
-// pack.deltaCacheSize (a libgit2 bug), so both keys are set; objects above
-// the threshold are never delta-compressed.
+// Packs carry deltas (see write_pack). Caches made by earlier emco versions
+// turned delta search off with these keys (set to 1; libgit2 1.5 reads its
+// big-file threshold from pack.deltaCacheSize): they are removed.
 void configure_packing(git_repository* repo) {
   git_config* raw = nullptr;
   check(git_repository_config(&raw, repo), "cannot read git cache config");
   std::unique_ptr<git_config, Deleter<git_config, git_config_free>> config(raw);
   for (const char* key : {"pack.bigFileThreshold", "pack.deltaCacheSize"}) {
     int64_t value = 0;
-    if (git_config_get_int64(&value, config.get(), key) == 0 && value == 1) continue;
-    check(git_config_set_int64(config.get(), key, 1), "cannot write git cache config");
+    if (git_config_get_int64(&value, config.get(), key) == 0 && value == 1)
+      check(git_config_delete_entry(config.get(), key), "cannot write git cache config");
   }
 }
 
@@ -556,19 +553,24 @@ public:
     check(git_odb_hash(&oid, data, size, type), "cannot hash object");
     return oid;
   }
-  git_oid write(const void* data, size_t size, git_object_t type) { return write(hash(data, size, type), data, size, type); }
+  // `name` is the object's file or directory name ("" for commits and the
+  // root tree): the pack builder looks for deltas among objects of one name.
+  git_oid write(const void* data, size_t size, git_object_t type, std::string_view name) {
+    return write(hash(data, size, type), data, size, type, name);
+  }
   // `oid` must be hash(data, size, type).
-  git_oid write(const git_oid& oid, const void* data, size_t size, git_object_t type) {
+  git_oid write(const git_oid& oid, const void* data, size_t size, git_object_t type, std::string_view name) {
     std::string_view key(reinterpret_cast<const char*>(oid.id), GIT_OID_RAWSZ);
     if (!m_seen.insert(std::string(key)).second) return oid;  // identical subtrees of many clusters
     check(m_mempack->write(m_mempack, &oid, data, size, type), "cannot store object");
-    m_objects.push_back({type, std::string(static_cast<const char*>(data), size)});
+    m_objects.push_back({oid, std::string(name)});
     return oid;
   }
   struct Object {
-    git_object_t type;
-    std::string data;
+    git_oid oid;
+    std::string name;
   };
+  // In the order written.
   const std::vector<Object>& objects() const { return m_objects; }
 
 private:
@@ -618,12 +620,12 @@ const git_oid& blob_id(const std::string& data, BuildStats& stats) {
 }
 
 std::optional<git_oid> build_tree_once(git_repository* repo, ObjectWriter& objects, const git_tree* base,
-                                       const DirNode& node, BuildStats& stats);
+                                       const DirNode& node, std::string_view name, BuildStats& stats);
 
-// The tree for `node` applied to the tree `base` (null: none); nullopt =
-// empty.
+// The tree for `node` (the directory `name`, "" for the root) applied to the
+// tree `base` (null: none); nullopt = empty.
 std::optional<git_oid> build_tree(git_repository* repo, ObjectWriter& objects, const git_oid* base,
-                                  const DirNode& node, BuildStats& stats) {
+                                  const DirNode& node, std::string_view name, BuildStats& stats) {
   std::string key(GIT_OID_RAWSZ * 2, '\0');
   if (base) std::memcpy(key.data(), base->id, GIT_OID_RAWSZ);
   std::memcpy(key.data() + GIT_OID_RAWSZ, change_digest(node, stats).id, GIT_OID_RAWSZ);
@@ -640,13 +642,13 @@ std::optional<git_oid> build_tree(git_repository* repo, ObjectWriter& objects, c
     base_tree.reset(t);
   }
   const size_t written = stats.written, deleted = stats.deleted;
-  std::optional<git_oid> tree = build_tree_once(repo, objects, base_tree.get(), node, stats);
+  std::optional<git_oid> tree = build_tree_once(repo, objects, base_tree.get(), node, name, stats);
   stats.built.emplace(memo, BuildStats::Built{tree, stats.written - written, stats.deleted - deleted});
   return tree;
 }
 
 std::optional<git_oid> build_tree_once(git_repository* repo, ObjectWriter& objects, const git_tree* base,
-                                       const DirNode& node, BuildStats& stats) {
+                                       const DirNode& node, std::string_view dir_name, BuildStats& stats) {
   std::map<std::string, TreeEntry> entries;
   if (base) {
     if (node.replace) {
@@ -675,7 +677,7 @@ std::optional<git_oid> build_tree_once(git_repository* repo, ObjectWriter& objec
     if (existing != entries.end() && existing->second.mode == GIT_FILEMODE_BLOB &&
         git_oid_equal(&existing->second.oid, &blob))
       continue;
-    objects.write(blob, data.data(), data.size(), GIT_OBJECT_BLOB);
+    objects.write(blob, data.data(), data.size(), GIT_OBJECT_BLOB, name);
     entries.insert_or_assign(name, TreeEntry{name, GIT_FILEMODE_BLOB, blob});
     ++stats.written;
     changed = true;
@@ -683,7 +685,7 @@ std::optional<git_oid> build_tree_once(git_repository* repo, ObjectWriter& objec
   for (const auto& [name, child] : node.dirs) {
     auto existing = entries.find(name);
     const bool was_dir = existing != entries.end() && existing->second.mode == GIT_FILEMODE_TREE;
-    std::optional<git_oid> result = build_tree(repo, objects, was_dir ? &existing->second.oid : nullptr, child, stats);
+    std::optional<git_oid> result = build_tree(repo, objects, was_dir ? &existing->second.oid : nullptr, child, name, stats);
     if (result) {
       if (existing != entries.end() && existing->second.mode == GIT_FILEMODE_TREE &&
           git_oid_equal(&existing->second.oid, &*result))
@@ -701,7 +703,7 @@ std::optional<git_oid> build_tree_once(git_repository* repo, ObjectWriter& objec
   list.reserve(entries.size());
   for (auto& [name, e] : entries) list.push_back(std::move(e));
   std::string bytes = tree_bytes(list);
-  return objects.write(bytes.data(), bytes.size(), GIT_OBJECT_TREE);
+  return objects.write(bytes.data(), bytes.size(), GIT_OBJECT_TREE, dir_name);
 }
 
 // ---- push ----------------------------------------------------------------------
@@ -747,51 +749,24 @@ PushOutcome push_network(git_repository* repo, const GitRemoteSpec& spec, const 
   return PushOutcome::pushed;
 }
 
-// A version 2 pack of `objects`. GitOps repositories hold many small
-// manifests, where delta search and strong compression cost most of a push
-// and save little (the server's own gc can recompress): objects are
-// compressed at zlib's fastest level, and those under k_stored_below bytes
-// (mostly trees: names and binary ids) are stored, since building Huffman
-// codes for each of them costs more than the few bytes it saves.
-constexpr size_t k_stored_below = 512;
-
-std::string write_pack(const std::vector<ObjectWriter::Object>& objects) {
-  std::string out = "PACK";
-  auto put_be32 = [&](uint32_t v) {
-    for (int shift = 24; shift >= 0; shift -= 8) out.push_back(static_cast<char>((v >> shift) & 0xff));
-  };
-  put_be32(2);
-  put_be32(static_cast<uint32_t>(objects.size()));
-  z_stream fast{}, stored{};
-  if (deflateInit(&fast, Z_BEST_SPEED) != Z_OK) fail(ErrorKind::internal, "cannot start zlib");
-  std::unique_ptr<z_stream, int (*)(z_stream*)> fast_guard(&fast, deflateEnd);
-  if (deflateInit(&stored, Z_NO_COMPRESSION) != Z_OK) fail(ErrorKind::internal, "cannot start zlib");
-  std::unique_ptr<z_stream, int (*)(z_stream*)> stored_guard(&stored, deflateEnd);
-  for (const auto& o : objects) {
-    // Type and size: 3 bits of type, then the size in 4 + 7*n bits.
-    size_t size = o.data.size();
-    unsigned char byte = static_cast<unsigned char>((static_cast<unsigned>(o.type) << 4) | (size & 0x0f));
-    size >>= 4;
-    while (size) {
-      out.push_back(static_cast<char>(byte | 0x80));
-      byte = static_cast<unsigned char>(size & 0x7f);
-      size >>= 7;
-    }
-    out.push_back(static_cast<char>(byte));
-    z_stream& z = o.data.size() < k_stored_below ? stored : fast;
-    deflateReset(&z);
-    size_t at = out.size();
-    out.resize(at + deflateBound(&z, static_cast<uLong>(o.data.size())));
-    z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(o.data.data()));
-    z.avail_in = static_cast<uInt>(o.data.size());
-    z.next_out = reinterpret_cast<Bytef*>(out.data() + at);
-    z.avail_out = static_cast<uInt>(out.size() - at);
-    if (deflate(&z, Z_FINISH) != Z_STREAM_END) fail(ErrorKind::internal, "cannot compress object");
-    out.resize(out.size() - z.avail_out);
-  }
-  const git_oid trailer = sha1_of(out);
-  out.append(reinterpret_cast<const char*>(trailer.id), GIT_OID_RAWSZ);
-  return out;
+// A version 2 pack of the new `objects` (held in `repo`'s in-memory object
+// store), built by libgit2's pack builder: GitOps repositories hold the same
+// manifests for many clusters, differing in a few lines, so deltas between
+// objects of one file name make the pack (and the repository it lands in)
+// several times smaller, as git's own pack-objects does for `git push`.
+std::string write_pack(git_repository* repo, const std::vector<ObjectWriter::Object>& objects) {
+  git_packbuilder* raw = nullptr;
+  check(git_packbuilder_new(&raw, repo), "cannot start a pack");
+  std::unique_ptr<git_packbuilder, void (*)(git_packbuilder*)> pack(raw, git_packbuilder_free);
+  git_packbuilder_set_threads(pack.get(), 0);  // one per core
+  for (const auto& o : objects)
+    check(git_packbuilder_insert(pack.get(), &o.oid, o.name.empty() ? nullptr : o.name.c_str()),
+          "cannot add an object to the pack");
+  git_buf out = GIT_BUF_INIT;
+  check(git_packbuilder_write_buf(&out, pack.get()), "cannot write the pack");
+  std::string bytes(out.ptr, out.size);
+  git_buf_dispose(&out);
+  return bytes;
 }
 
 fs::path pack_dir(git_repository* repo) {
@@ -995,8 +970,8 @@ DeliveryResult GitDelivery::deliver(const GitRemoteSpec& spec, const CommitReque
     BuildStats stats;
     ObjectWriter objects(mempack);
     std::optional<git_oid> tree =
-        build_tree(repo.get(), objects, base_tree ? git_tree_id(base_tree.get()) : nullptr, trie, stats);
-    git_oid tree_id = tree ? *tree : objects.write("", 0, GIT_OBJECT_TREE);
+        build_tree(repo.get(), objects, base_tree ? git_tree_id(base_tree.get()) : nullptr, trie, "", stats);
+    git_oid tree_id = tree ? *tree : objects.write("", 0, GIT_OBJECT_TREE, "");
     bool same = base_tree ? git_oid_equal(&tree_id, git_tree_id(base_tree.get())) : !tree.has_value();
     if (same && (heads.branch || !parent)) {
       result.changed = false;
@@ -1020,12 +995,12 @@ DeliveryResult GitDelivery::deliver(const GitRemoteSpec& spec, const CommitReque
     check(git_commit_create_buffer(&commit_text, repo.get(), sig.get(), sig.get(), nullptr, request.message.c_str(),
                                    new_tree.get(), parent ? 1 : 0, parents),
           "cannot create commit");
-    const git_oid commit_id = objects.write(commit_text.ptr, commit_text.size, GIT_OBJECT_COMMIT);
+    const git_oid commit_id = objects.write(commit_text.ptr, commit_text.size, GIT_OBJECT_COMMIT, "");
     git_buf_dispose(&commit_text);
 
     if (m_options.before_push) m_options.before_push(attempt);
     // One pack of the new objects serves a file:// remote and the cache.
-    const std::string pack = write_pack(objects.objects());
+    const std::string pack = write_pack(repo.get(), objects.objects());
     PushOutcome outcome = url.scheme == "file" ? push_local(spec, url, pack, commit_id, heads.branch, repo.get(), dir)
                                                : push_network(repo.get(), spec, url, commit_id);
     if (outcome == PushOutcome::pushed) {
