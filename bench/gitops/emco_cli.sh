@@ -87,7 +87,11 @@ git clone -q cli.git clone 2> /dev/null
 # The update writes only the files emco's update changed.
 mkdir first second
 git --git-dir=remote.git archive main~1 | tar -x -C first
-git --git-dir=remote.git diff --name-only -z main~1 main | xargs -0 git --git-dir=remote.git archive main | tar -x -C second
+# One archive of the whole tree, extracting only the changed files (xargs
+# would split a long list into several archives, and tar stops at the end of
+# the first).
+git --git-dir=remote.git diff --name-only --diff-filter=AM -z main~1 main > changed.lst
+git --git-dir=remote.git archive main | tar -x -C second --null -T changed.lst
 c0=$(now)
 (cp -R first/. clone/ && cd clone && git add -A && git -c user.name=b -c user.email=b@x commit -q -m instantiate &&
   git push -q origin HEAD:main)
