@@ -61,7 +61,6 @@ TEST_CASE("remote spec validation and scrubbing", "[gitops][remote]") {
   CHECK_THROWS_AS(validate(spec), emco::Error);  // empty key
   spec.credentials = SshKey{"KEY", "phrase", "", ""};
   CHECK(secrets_of(spec) == std::vector<std::string>{"phrase", "KEY"});
-  CHECK(scrub("a phrase and a phrase", {"phrase"}) == "a *** and a ***");
   CHECK(cache_key("https://example.com/r.git").size() == 16);
   CHECK(cache_key("https://example.com/r.git") != cache_key("https://example.com/s.git"));
 }
@@ -100,4 +99,22 @@ TEST_CASE("known_hosts lookup: plain, port, wildcard, hashed, revoked", "[gitops
   CHECK(known_hosts_lookup(hashed, "git.example.org", 22, blob2) == KnownHostMatch::matches);
   CHECK(known_hosts_lookup(hashed, "git.example.org", 22, blob1) == KnownHostMatch::mismatch);
   CHECK(known_hosts_lookup(hashed, "other.example.org", 22, blob2) == KnownHostMatch::unknown);
+}
+
+// What a git server says when it refuses a push reaches the user's terminal:
+// its lines are made printable (no escape sequences, no forged lines) and
+// bounded (tests/fuzz/git_remote_fuzz checks this on any input).
+TEST_CASE("push answers: the server's words, printable; races told from refusals", "[gitops][remote][fuzz]") {
+  CHECK(remote_said("Enumerating objects: 5, done.\rCounting objects: 100% (5/5)\nremote: hook declined\n\n") ==
+        "remote: hook declined");
+  CHECK(remote_said("remote: \x1b]0;owned\x07 red \x1b[31mtext\r\nsecond") ==
+        "remote: \xEF\xBF\xBD]0;owned\xEF\xBF\xBD red \xEF\xBF\xBD[31mtext; second");
+  std::string many;
+  for (int i = 0; i < 20; ++i) many += "line " + std::to_string(i) + "\n";
+  CHECK(remote_said(many) == "line 10; line 11; line 12; line 13; line 14; line 15; line 16; line 17; line 18; line 19");
+  std::string said = remote_said(std::string(100000, 'y'));
+  CHECK(said.size() == 256 + 3);
+  CHECK(is_race_status("refs/heads/main: failed to update ref"));
+  CHECK(is_race_status("refs/heads/main: non-fast-forward"));
+  CHECK_FALSE(is_race_status("refs/heads/main: pre-receive hook declined"));
 }

@@ -285,3 +285,125 @@ TEST_CASE("client: built-in kinds skip discovery until the server lacks one", "[
   CHECK(e.message() == "cluster 'p+edge' does not serve kind 'HorizontalPodAutoscaler' in 'autoscaling/v2'");
   CHECK(f.discovery_calls == 4);  // after the 404, and once more for the unknown kind
 }
+
+// Found by tests/fuzz/kube_api_fuzz: answers of the wrong shape made nlohmann's
+// type_error escape (discovery entries that are not objects, "namespaced" that
+// is not a boolean, list items that are not objects, a CSR whose status is
+// not an object), and what the server wrote reached the error message as it
+// was (terminal escapes, any length, the token echoed back). Found while
+// writing it: a server repeating its continue token was asked for ever.
+namespace {
+
+// A client whose every request `answer` answers.
+std::unique_ptr<KubeClient> answered_by(std::function<HttpResponse(const HttpRequest&)> answer, bool builtin_kinds,
+                                        const std::string& token = {}) {
+  ClusterAccess a;
+  a.label = "p+edge";
+  a.server = "https://h:1";
+  a.token = token;
+  KubeClientOptions opts;
+  opts.builtin_kinds = builtin_kinds;
+  opts.sleep = [](std::chrono::milliseconds) {};
+  return std::make_unique<KubeClient>(a, opts, [answer](const TransportOptions&) {
+    struct Answer final : HttpClient {
+      std::function<HttpResponse(const HttpRequest&)> fn;
+      HttpResponse send(const HttpRequest& r) override { return fn(r); }
+      HttpStats stats() const override { return {}; }
+    };
+    auto h = std::make_unique<Answer>();
+    h->fn = answer;
+    return h;
+  });
+}
+
+std::string path_of(const HttpRequest& r) { return r.url.substr(std::string("https://h:1").size()); }
+
+}  // namespace
+
+TEST_CASE("client: answers of the wrong shape from a broken or hostile server", "[client][bad][fuzz]") {
+  SECTION("aggregated discovery with entries that are not objects") {
+    auto c = answered_by(
+        [](const HttpRequest& r) {
+          if (path_of(r) == "/api" || path_of(r) == "/apis")
+            return HttpResponse{200, {{"content-type", k_aggregated_type}}, R"({"items":[1,"x",{"metadata":"m","versions":[2,
+                {"version":"v1","resources":[3,{"resource":"widgets","scope":"Namespaced","responseKind":{"group":"","version":"v1","kind":"Widget"}}]}]}]})",
+                                {}, {}};
+          return status(404, "");
+        },
+        false);
+    CHECK(c->discovery_is_aggregated());
+    CHECK(c->resource_for({"", "v1", "Widget"}).plural == "widgets");
+  }
+  SECTION("legacy discovery with stray entries and a 'namespaced' that is not a boolean") {
+    auto c = answered_by(
+        [](const HttpRequest& r) {
+          if (path_of(r) == "/api") return status(200, R"({"versions":[1,"v1"]})");
+          if (path_of(r) == "/apis") return status(200, R"({"groups":[1,{"versions":["x",{"groupVersion":"apps/v1"}]}]})");
+          if (path_of(r) == "/apis/apps/v1")
+            return status(200, R"({"resources":[7,{"name":"deployments","namespaced":"yes","kind":"Deployment"}]})");
+          return status(404, "");
+        },
+        false);
+    ResourceInfo info = c->resource_for({"apps", "v1", "Deployment"});
+    CHECK(info.plural == "deployments");
+    CHECK_FALSE(info.namespaced);  // "yes" is not true
+  }
+  SECTION("list items that are not objects, and a continue token that repeats") {
+    int pages = 0;
+    auto c = answered_by(
+        [&](const HttpRequest& r) {
+          ++pages;
+          if (r.url.find("continue=") == std::string::npos)
+            return status(200, R"({"items":[1,[2],{"metadata":{"name":"a"}}],"metadata":{"continue":"t1"}})");
+          return status(200, R"({"items":{"x":{"metadata":{"name":"b"}}},"metadata":{"continue":"t1"}})");
+        },
+        true);
+    KubeError e = kube_error_of([&] { c->list({"", "v1", "ConfigMap"}, "ns"); });
+    CHECK(e.message() == "cluster 'p+edge': configmaps (list): the server repeats its continue token");
+    CHECK(pages == 2);
+    auto one = answered_by([](const HttpRequest&) { return status(200, R"({"items":[1,{"metadata":{"name":"a"}},"s"]})"); },
+                           true);
+    auto items = one->list({"", "v1", "ConfigMap"}, "ns");
+    REQUIRE(items.size() == 1);
+    CHECK(items[0]["kind"] == "ConfigMap");
+  }
+  SECTION("get and CSR approval of answers that are not objects") {
+    auto c = answered_by([](const HttpRequest&) { return status(200, "[1,2]"); }, true);
+    CHECK(kube_error_of([&] { c->get({"", "v1", "ConfigMap"}, "ns", "cm"); }).message() ==
+          "cluster 'p+edge': configmaps 'cm' in namespace 'ns': reply is not a JSON object");
+    std::vector<std::string> puts;
+    auto csr = answered_by(
+        [&](const HttpRequest& r) {
+          if (r.method == "PUT") {
+            puts.push_back(r.body);
+            return status(200, "{}");
+          }
+          return status(200, R"({"metadata":{"name":"csr1"},"status":"pending"})");
+        },
+        true);
+    csr->approve_csr("csr1");
+    REQUIRE(puts.size() == 1);
+    CHECK(json::parse(puts[0])["status"]["conditions"][0]["type"] == "Approved");
+  }
+  SECTION("what the server wrote is printable, bounded and without the credentials") {
+    std::string causes;
+    for (int i = 0; i < 50; ++i) causes += std::string(i ? "," : "") + R"({"field":"f)" + std::to_string(i) + R"(","message":"m"})";
+    std::string body = R"({"kind":"Status","message":"bad\u001b[2J\r\nforged line )" + std::string(5000, 'x') +
+                       R"( s3cr3t-t0ken","details":{"causes":[)" + causes + "]}}";
+    int code = 422;
+    auto c = answered_by([&](const HttpRequest&) { return status(code, body); }, true, "s3cr3t-t0ken");
+    KubeError e = kube_error_of([&] { c->apply(deployment(), "ns"); });
+    CHECK(e.category() == KubeErrorCategory::invalid);
+    CHECK(e.message().find('\x1b') == std::string::npos);
+    CHECK(e.message().find('\n') == std::string::npos);
+    CHECK(e.message().find("forged line") != std::string::npos);
+    CHECK(e.message().size() < 4096);
+    CHECK(e.message().find("(causes: f0: m; f1: m;") != std::string::npos);
+    CHECK(e.message().find("f10: m") == std::string::npos);  // ten causes at most
+    code = 502;
+    body = "<html>proxy: Authorization: Bearer s3cr3t-t0ken</html>";
+    e = kube_error_of([&] { c->apply(deployment(), "ns"); });
+    CHECK(e.message() == "cluster 'p+edge': deployments.apps 'web' in namespace 'ns': server error 502: "
+                         "<html>proxy: Authorization: Bearer ***</html>");
+  }
+}

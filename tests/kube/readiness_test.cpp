@@ -61,3 +61,22 @@ TEST_CASE("readiness: Job, Pod, Service, others", "[readiness]") {
   CHECK(ready(R"({"apiVersion":"example.com/v1","kind":"Widget"})"));
   CHECK(evaluate_readiness(json()).reason == "not present");
 }
+
+// Numbers a broken or hostile server may send (found reading the code while
+// writing tests/fuzz/kube_api_fuzz): out-of-range floats, NaN percentages and
+// extreme integers were converted and subtracted with undefined behaviour
+// (UBSan: float-cast-overflow, signed-integer-overflow). Counts are int32 in
+// the API and are clamped to it.
+TEST_CASE("readiness: numbers out of any count's range", "[readiness][fuzz]") {
+  CHECK(reason(R"({"apiVersion":"apps/v1","kind":"Deployment","spec":{"replicas":1e300},"status":{"readyReplicas":-1e300}})") ==
+        "-2147483648/2147483647 replicas ready");
+  CHECK(ready(R"({"apiVersion":"apps/v1","kind":"Deployment","spec":{"replicas":4,"strategy":{"rollingUpdate":{"maxUnavailable":"1e300%"}}},"status":{}})"));
+  CHECK(reason(R"({"apiVersion":"apps/v1","kind":"Deployment","spec":{"replicas":4,"strategy":{"rollingUpdate":{"maxUnavailable":"nan%"}}},"status":{"readyReplicas":2}})") ==
+        "2/4 replicas ready");  // the default 25% then
+  CHECK(ready(R"({"apiVersion":"apps/v1","kind":"StatefulSet","spec":{"replicas":-9223372036854775808,"updateStrategy":{"rollingUpdate":{"partition":9223372036854775807}}},"status":{"updatedReplicas":18446744073709551615}})"));
+  CHECK(reason(R"({"apiVersion":"apps/v1","kind":"DaemonSet","spec":{"updateStrategy":{"rollingUpdate":{"maxUnavailable":-9223372036854775808}}},"status":{"desiredNumberScheduled":9223372036854775807,"updatedNumberScheduled":9223372036854775807}})") ==
+        "0/2147483647 pods ready");
+  CHECK(reason(R"({"apiVersion":"apps/v1","kind":"Deployment","metadata":{"generation":1e300},"status":{"observedGeneration":-1e300}})") ==
+        "status does not reflect the latest generation yet");
+  CHECK(ready(R"({"apiVersion":"batch/v1","kind":"Job","spec":{"completions":-1e300,"backoffLimit":1e300},"status":{"failed":1e300}})"));
+}

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "core/util/error.hpp"
+#include "core/util/printable.hpp"
 #include "core/util/strings.hpp"
 #include "plugins/targets/gitops/libgit2_init.hpp"
 
@@ -228,7 +229,8 @@ int sideband_cb(const char* text, int len, void* payload) {
 
 int push_update_reference_cb(const char* refname, const char* status, void* payload) {
   auto& st = *static_cast<CallbackState*>(payload);
-  if (status) st.rejections.push_back(std::string(refname) + ": " + status);
+  // Both come from the server: printable, bounded.
+  if (status) st.rejections.push_back(printable(std::string(refname) + ": " + status, 512));
   return 0;
 }
 
@@ -248,28 +250,6 @@ git_proxy_options make_proxy_options() {
   git_proxy_options_init(&proxy, GIT_PROXY_OPTIONS_VERSION);
   proxy.type = GIT_PROXY_AUTO;
   return proxy;
-}
-
-// The server's own words (hook output) from sideband text, without progress meters.
-std::string remote_said(const std::string& text) {
-  std::vector<std::string> lines;
-  std::string current;
-  auto flush = [&] {
-    std::string line = trim(current);
-    current.clear();
-    if (line.empty()) return;
-    for (const char* noise : {"Counting objects", "Compressing objects", "Resolving deltas", "Writing objects",
-                              "Total ", "Enumerating objects", "Delta compression", "Unpacking objects"})
-      if (starts_with(line, noise)) return;
-    lines.push_back(line);
-  };
-  for (char c : text) {
-    if (c == '\n' || c == '\r') flush();
-    else current += c;
-  }
-  flush();
-  if (lines.size() > 10) lines.erase(lines.begin(), lines.end() - 10);
-  return join(lines, "; ");
 }
 
 // ---- errors from libgit2 calls that talk to the remote -----------------------
@@ -709,14 +689,6 @@ std::optional<git_oid> build_tree_once(git_repository* repo, ObjectWriter& objec
 // ---- push ----------------------------------------------------------------------
 
 enum class PushOutcome { pushed, raced };
-
-// Status texts with which a server refuses a ref update because the ref moved.
-bool is_race_status(const std::string& status) {
-  for (const char* s : {"non-fast-forward", "fetch first", "failed to update ref", "failed to lock",
-                        "cannot lock ref", "stale info", "reference already exists"})
-    if (status.find(s) != std::string::npos) return true;
-  return false;
-}
 
 PushOutcome push_network(git_repository* repo, const GitRemoteSpec& spec, const RemoteUrl& url, const git_oid& commit) {
   set_ref(repo, k_outgoing_ref, commit);

@@ -16,6 +16,7 @@
 
 #include "core/util/base64.hpp"
 #include "core/util/error.hpp"
+#include "core/util/printable.hpp"
 #include "core/util/strings.hpp"
 #include "plugins/targets/gitops/git_stream.hpp"
 #include "plugins/targets/gitops/libgit2_init.hpp"
@@ -182,15 +183,6 @@ std::vector<std::string> secrets_of(const GitRemoteSpec& spec) {
   return out;
 }
 
-std::string scrub(std::string text, const std::vector<std::string>& secrets) {
-  for (const auto& secret : secrets) {
-    if (secret.empty()) continue;
-    for (auto pos = text.find(secret); pos != std::string::npos; pos = text.find(secret, pos + 3))
-      text.replace(pos, secret.size(), "***");
-  }
-  return text;
-}
-
 bool certificate_trusted(std::string_view der, std::string_view ca_pem, std::string_view host) {
   if (der.empty() || ca_pem.empty() || host.empty()) return false;
   const auto* p = reinterpret_cast<const unsigned char*>(der.data());
@@ -214,6 +206,35 @@ bool certificate_trusted(std::string_view der, std::string_view ca_pem, std::str
   if (!chain_ok) return false;
   std::string name(host);
   return X509_check_host(cert.get(), name.data(), name.size(), 0, nullptr) == 1;
+}
+
+std::string remote_said(std::string_view text) {
+  constexpr std::size_t k_max_said_line = 256;
+  std::vector<std::string> lines;
+  std::string current;
+  auto flush = [&] {
+    std::string line = trim(current);
+    current.clear();
+    if (line.empty()) return;
+    for (const char* noise : {"Counting objects", "Compressing objects", "Resolving deltas", "Writing objects",
+                              "Total ", "Enumerating objects", "Delta compression", "Unpacking objects"})
+      if (starts_with(line, noise)) return;
+    lines.push_back(printable(line, k_max_said_line));
+  };
+  for (char c : text) {
+    if (c == '\n' || c == '\r') flush();
+    else current += c;
+  }
+  flush();
+  if (lines.size() > 10) lines.erase(lines.begin(), lines.end() - 10);
+  return join(lines, "; ");
+}
+
+bool is_race_status(std::string_view status) {
+  for (const char* s : {"non-fast-forward", "fetch first", "failed to update ref", "failed to lock",
+                        "cannot lock ref", "stale info", "reference already exists"})
+    if (status.find(s) != std::string_view::npos) return true;
+  return false;
 }
 
 std::string cache_key(std::string_view url) {

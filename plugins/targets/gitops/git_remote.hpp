@@ -89,8 +89,7 @@ void validate(const GitRemoteSpec& spec);
 // Every secret in the spec's credentials (for scrubbing messages).
 std::vector<std::string> secrets_of(const GitRemoteSpec& spec);
 
-// `text` with every occurrence of every secret replaced by "***".
-std::string scrub(std::string text, const std::vector<std::string>& secrets);
+// (scrub(), core/util/printable.hpp, replaces them in messages.)
 
 // The cache directory name of a URL: the first 16 hex digits of its SHA-256.
 std::string cache_key(std::string_view url);
@@ -107,5 +106,15 @@ KnownHostMatch known_hosts_lookup(std::string_view text, std::string_view host, 
 // `ca_pem` (directly or through the others in it) and is valid now for
 // `host` (DNS name). False for unparsable input.
 bool certificate_trusted(std::string_view der, std::string_view ca_pem, std::string_view host);
+
+// What a git server answers to a push, as libgit2 hands it over (sideband
+// text, per-ref status messages):
+// The server's own words (hook output) in sideband `text`: its last 10
+// non-empty lines joined by "; ", progress meters dropped, each line made
+// printable (no control characters, at most 256 bytes: core/util/printable.hpp).
+std::string remote_said(std::string_view text);
+// Whether a ref's rejection status means the ref moved meanwhile (a race:
+// fetch and push again), rather than a refusal.
+bool is_race_status(std::string_view status);
 
 }  // namespace emco::gitops

@@ -9,6 +9,7 @@
 
 #include "core/k8s/resources.hpp"
 #include "core/util/base64.hpp"
+#include "core/util/printable.hpp"
 #include "core/util/strings.hpp"
 #include "core/util/utf8.hpp"
 #include "plugins/targets/kube/pem.hpp"
@@ -56,6 +57,21 @@ std::string str_field(const json& j, const char* key) {
   auto it = j.find(key);
   return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
+
+// The array under `key` of an object; an empty one when `j` is not an object
+// or the field is absent or not an array. What a server answers is read
+// through this and str_field: a value of another type than the API's must not
+// throw anything but a KubeError.
+const json& array_field(const json& j, const char* key) {
+  static const json k_empty = json::array();
+  if (!j.is_object()) return k_empty;
+  auto it = j.find(key);
+  return it != j.end() && it->is_array() ? *it : k_empty;
+}
+
+// What a server wrote (a Status message, a header) as messages show it.
+constexpr std::size_t k_max_server_text = 1024;
+constexpr std::size_t k_max_causes = 10;
 
 // "deployments.apps 'web'" / "namespaces 'ns'" for messages.
 std::string describe(const ResourceInfo& info, const std::string& ns, const std::string& name) {
@@ -219,24 +235,28 @@ HttpResponse KubeClient::send(const std::string& method, const std::string& path
 void KubeClient::raise(const HttpResponse& r, const std::string& what) const {
   const std::string where = "cluster '" + m_access.label + "': ";
   json status = json::parse(r.body, nullptr, false);
+  // What the server wrote, as the message shows it: without the request's
+  // credentials (a server or a proxy's error page may echo them), printable, bounded.
+  auto server_text = [this](std::string_view text, std::size_t max_bytes) {
+    return printable(scrub(std::string(text), {m_access.token, m_access.password}), max_bytes);
+  };
   std::string message, reason;
   std::vector<std::string> causes;
   if (status.is_object()) {
-    message = str_field(status, "message");
-    reason = str_field(status, "reason");
+    message = server_text(str_field(status, "message"), k_max_server_text);
+    reason = server_text(str_field(status, "reason"), 64);
     if (auto d = status.find("details"); d != status.end() && d->is_object()) {
-      if (auto c = d->find("causes"); c != d->end() && c->is_array()) {
-        for (const auto& cause : *c) {
-          if (!cause.is_object()) continue;
-          std::string field = str_field(cause, "field"), msg = str_field(cause, "message");
-          causes.push_back(field.empty() ? msg : field + ": " + msg);
-        }
+      for (const auto& cause : array_field(*d, "causes")) {
+        if (!cause.is_object() || causes.size() == k_max_causes) continue;
+        std::string field = str_field(cause, "field"), msg = str_field(cause, "message");
+        causes.push_back(server_text(field.empty() ? msg : field + ": " + msg, 256));
       }
     }
   }
   if (message.empty()) {
-    std::string body = trim(r.body.substr(0, 200));
-    message = body.empty() || !utf8::valid(body) ? "HTTP " + std::to_string(r.status) : body;
+    // (credentials scrubbed before the cut, which could leave half of one)
+    std::string body = trim(scrub(r.body.substr(0, 4096), {m_access.token, m_access.password}).substr(0, 200));
+    message = body.empty() || !utf8::valid(body) ? "HTTP " + std::to_string(r.status) : server_text(body, 200);
   }
   const int s = r.status;
   if (s == 401)
@@ -246,7 +266,7 @@ void KubeClient::raise(const HttpResponse& r, const std::string& what) const {
   if (s == 403 && status.is_object() && status.contains("details") && status["details"].is_object()) {
     // "unable to create new content in namespace X because it is being
     // terminated": the namespace goes away soon and is made again then.
-    for (const auto& cause : status["details"].value("causes", json::array()))
+    for (const auto& cause : array_field(status["details"], "causes"))
       if (cause.is_object() && str_field(cause, "reason") == "NamespaceTerminating")
         throw KubeError(KubeErrorCategory::terminating, s, where + what + ": " + message);
   }
@@ -268,7 +288,8 @@ void KubeClient::raise(const HttpResponse& r, const std::string& what) const {
                     "the cluster's API server is failing; emco retries later");
   if (s >= 300 && s < 400)
     throw KubeError(KubeErrorCategory::other, s,
-                    where + what + ": the server redirects (HTTP " + std::to_string(s) + ") to '" + r.header("location") +
+                    where + what + ": the server redirects (HTTP " + std::to_string(s) + ") to '" +
+                        server_text(r.header("location"), 256) +
                         "'; emco does not follow redirects",
                     "point the kubeconfig's server at the API server itself");
   throw KubeError(KubeErrorCategory::other, s,
@@ -306,12 +327,14 @@ void KubeClient::discover_locked() {
   }
   if (aggregated) {
     for (const auto& doc : docs) {
-      for (const auto& group : doc.value("items", json::array())) {
-        std::string gname = group.contains("metadata") ? str_field(group["metadata"], "name") : "";
-        for (const auto& ver : group.value("versions", json::array())) {
-          if (str_field(ver, "freshness") == "Stale") continue;
+      for (const auto& group : array_field(doc, "items")) {
+        if (!group.is_object()) continue;
+        std::string gname = group.contains("metadata") && group["metadata"].is_object() ? str_field(group["metadata"], "name") : "";
+        for (const auto& ver : array_field(group, "versions")) {
+          if (!ver.is_object() || str_field(ver, "freshness") == "Stale") continue;
           std::string vname = str_field(ver, "version");
-          for (const auto& res : ver.value("resources", json::array())) {
+          for (const auto& res : array_field(ver, "resources")) {
+            if (!res.is_object()) continue;
             auto rk = res.find("responseKind");
             if (rk == res.end() || !rk->is_object()) continue;
             ResourceInfo info;
@@ -325,11 +348,11 @@ void KubeClient::discover_locked() {
     }
     m_aggregated = true;
   } else {
-    for (const auto& v : docs[0].value("versions", json::array()))
+    for (const auto& v : array_field(docs[0], "versions"))
       if (v.is_string()) m_legacy_group_versions.insert(v.get<std::string>());
-    for (const auto& g : docs[1].value("groups", json::array()))
-      for (const auto& v : g.value("versions", json::array()))
-        m_legacy_group_versions.insert(str_field(v, "groupVersion"));
+    for (const auto& g : array_field(docs[1], "groups"))
+      for (const auto& v : array_field(g, "versions"))
+        if (v.is_object()) m_legacy_group_versions.insert(str_field(v, "groupVersion"));
   }
   m_discovered = true;
 }
@@ -343,13 +366,15 @@ void KubeClient::fetch_group_version_locked(const std::string& gv) {
   json doc = json::parse(r.body, nullptr, false);
   if (!doc.is_object()) return;
   Gvk base = Gvk::of(gv, "");
-  for (const auto& res : doc.value("resources", json::array())) {
+  for (const auto& res : array_field(doc, "resources")) {
+    if (!res.is_object()) continue;
     std::string name = str_field(res, "name");
     if (name.empty() || name.find('/') != std::string::npos) continue;  // subresources
     ResourceInfo info;
     info.gvk = Gvk{base.group, base.version, str_field(res, "kind")};
     info.plural = name;
-    info.namespaced = res.value("namespaced", false);
+    auto namespaced = res.find("namespaced");
+    info.namespaced = namespaced != res.end() && namespaced->is_boolean() && namespaced->get<bool>();
     m_resources.emplace(info.gvk, info);
   }
 }
@@ -596,9 +621,10 @@ json KubeClient::get(const Gvk& gvk, const std::string& ns, const std::string& n
   if (r.status == 404) return json();
   if (r.status != 200) raise(r, describe(info, effective_ns, name));
   json live = json::parse(r.body, nullptr, false);
-  if (live.is_discarded())
-    throw KubeError(KubeErrorCategory::other, r.status, "cluster '" + m_access.label + "': " +
-                                                            describe(info, effective_ns, name) + ": reply is not JSON");
+  if (!live.is_object())
+    throw KubeError(KubeErrorCategory::other, r.status,
+                    "cluster '" + m_access.label + "': " + describe(info, effective_ns, name) +
+                        ": reply is not a JSON object");
   return live;
 }
 
@@ -620,13 +646,20 @@ std::vector<json> KubeClient::list(const Gvk& gvk, const std::string& ns, const 
     if (r.status != 200) raise(r, info.plural + " (list)");
     json doc = json::parse(r.body, nullptr, false);
     if (!doc.is_object()) break;
-    for (auto& item : doc.value("items", json::array())) {
+    for (const auto& item : array_field(doc, "items")) {
+      if (!item.is_object()) continue;  // not an object of any kind
+      items.push_back(item);
       // Lists omit apiVersion/kind on items; restore them as kubectl does.
-      if (!item.contains("apiVersion")) item["apiVersion"] = gvk.api_version();
-      if (!item.contains("kind")) item["kind"] = gvk.kind;
-      items.push_back(std::move(item));
+      if (!item.contains("apiVersion")) items.back()["apiVersion"] = gvk.api_version();
+      if (!item.contains("kind")) items.back()["kind"] = gvk.kind;
     }
-    cont = doc.contains("metadata") && doc["metadata"].is_object() ? str_field(doc["metadata"], "continue") : "";
+    std::string next = doc.contains("metadata") && doc["metadata"].is_object() ? str_field(doc["metadata"], "continue") : "";
+    // A server that hands out the token it was given would be asked for ever.
+    if (!next.empty() && next == cont)
+      throw KubeError(KubeErrorCategory::other, r.status,
+                      "cluster '" + m_access.label + "': " + info.plural + " (list): the server repeats its continue token",
+                      "the cluster's API server is misbehaving; emco retries later");
+    cont = std::move(next);
     if (cont.empty()) break;
   }
   return items;
@@ -639,6 +672,7 @@ void KubeClient::approve_csr(const std::string& name, const std::string& message
     throw KubeError(KubeErrorCategory::not_found, 404,
                     "cluster '" + m_access.label + "': certificatesigningrequests.certificates.k8s.io '" + name +
                         "' not found");
+  if (!csr["status"].is_object()) csr["status"] = json::object();
   json& conditions = csr["status"]["conditions"];
   if (!conditions.is_array()) conditions = json::array();
   for (const auto& c : conditions)
@@ -662,7 +696,7 @@ void KubeClient::wait_established(const std::string& crd_name) {
   while (true) {
     json crd = get(gvk, "", crd_name);
     if (crd.is_object() && crd.contains("status") && crd["status"].is_object()) {
-      for (const auto& c : crd["status"].value("conditions", json::array())) {
+      for (const auto& c : array_field(crd["status"], "conditions")) {
         if (str_field(c, "type") == "Established" && str_field(c, "status") == "True") {
           invalidate_discovery();
           return;

@@ -3,7 +3,10 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <limits>
 
 namespace emco::kube {
 namespace {
@@ -17,9 +20,26 @@ const json& at(const json& j, const char* key) {
   return it == j.end() ? k_null : *it;
 }
 
+// A JSON number as an integer in [lo, hi]; `fallback` for anything else. A
+// broken or hostile server may send any number (1e300, 2^64-1, -5): clamping
+// keeps every conversion and the arithmetic below defined.
+long long clamped(const json& v, long long fallback, long long lo, long long hi) {
+  if (v.is_number_unsigned())
+    return v.get<unsigned long long>() > static_cast<unsigned long long>(hi) ? hi : static_cast<long long>(v.get<unsigned long long>());
+  if (v.is_number_integer()) return std::clamp(v.get<long long>(), lo, hi);
+  if (v.is_number_float()) {
+    double d = v.get<double>();
+    if (std::isnan(d)) return fallback;
+    if (d <= static_cast<double>(lo)) return lo;
+    if (d >= static_cast<double>(hi)) return hi;
+    return static_cast<long long>(d);
+  }
+  return fallback;
+}
+
+// Counts (replicas, partition, ...) are int32 in the API.
 long long num(const json& j, const char* key, long long fallback = 0) {
-  const json& v = at(j, key);
-  return v.is_number() ? v.get<long long>() : fallback;
+  return clamped(at(j, key), fallback, std::numeric_limits<std::int32_t>::min(), std::numeric_limits<std::int32_t>::max());
 }
 
 std::string str(const json& j, const char* key) {
@@ -38,12 +58,14 @@ bool condition_true(const json& status, const char* type) {
 // An intOrString like maxUnavailable against `total` (percentages round down,
 // as Kubernetes does for maxUnavailable).
 long long scaled(const json& v, long long total, long long fallback) {
-  if (v.is_number_integer()) return v.get<long long>();
+  const long long lo = std::numeric_limits<std::int32_t>::min(), hi = std::numeric_limits<std::int32_t>::max();
+  if (v.is_number_integer()) return clamped(v, fallback, lo, hi);
   if (v.is_string()) {
     std::string s = v.get<std::string>();
     if (!s.empty() && s.back() == '%') {
       try {
-        return static_cast<long long>(std::floor(std::stod(s.substr(0, s.size() - 1)) * static_cast<double>(total) / 100.0));
+        double d = std::floor(std::stod(s.substr(0, s.size() - 1)) * static_cast<double>(total) / 100.0);
+        return std::isfinite(d) ? clamped(json(d), fallback, lo, hi) : fallback;
       } catch (const std::exception&) {
         return fallback;
       }
@@ -54,9 +76,10 @@ long long scaled(const json& v, long long total, long long fallback) {
 
 // The status describes an older spec.
 bool stale(const json& obj) {
-  long long generation = num(at(obj, "metadata"), "generation", 0);
+  const long long lo = std::numeric_limits<long long>::min(), hi = std::numeric_limits<long long>::max();
+  long long generation = clamped(at(at(obj, "metadata"), "generation"), 0, lo, hi);
   const json& observed = at(at(obj, "status"), "observedGeneration");
-  return observed.is_number() && observed.get<long long>() < generation;
+  return observed.is_number() && clamped(observed, 0, lo, hi) < generation;
 }
 
 Readiness ok() { return {true, {}}; }

@@ -1,0 +1,24 @@
+#pragma once
+// Text from outside (what a Kubernetes API server or a git server answers)
+// made safe to put in a message emco prints.
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace emco {
+
+// `text` with every invalid UTF-8 byte and every control character (C0 but
+// tab, DEL, C1; a line break too unless keep_newlines) replaced by U+FFFD, so
+// that it can neither drive a terminal (escape sequences) nor forge lines of
+// output; cut on a character boundary to at most `max_bytes` bytes plus
+// "..." when longer.
+std::string printable(std::string_view text, std::size_t max_bytes, bool keep_newlines = false);
+
+// `text` with every occurrence of every (non-empty) secret replaced by "***":
+// a credential a server echoes back, or one a library's message quotes, is
+// never printed.
+std::string scrub(std::string text, const std::vector<std::string>& secrets);
+
+}  // namespace emco
