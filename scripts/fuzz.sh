@@ -1,52 +1,87 @@
 #!/bin/sh
-# Builds the libFuzzer targets in tests/fuzz/ with clang (ASan + UBSan + libFuzzer) into
-# build-fuzz/ and runs each one. Usage: scripts/fuzz.sh [--smoke] [SECONDS]
-#   --smoke   run each target for 10 s (CI); otherwise SECONDS (default 300) per target.
-# The engine's sources are compiled once (objects cached by timestamp) and linked into every
-# target. Crashes are written to build-fuzz/<target>-crash-*; the exit status is non-zero then.
+# Builds the libFuzzer targets in tests/fuzz/ (one per *_fuzz.cpp) and runs each in turn.
+# Usage: scripts/fuzz.sh [--smoke | --long] [--seconds N] [--merge] [TARGET...]
+#   --smoke      10 s per target (CI); the committed corpora and seeds are replayed first.
+#   --long       30 minutes per target, then --merge.
+#   --seconds N  N seconds per target (default 300).
+#   --merge      minimise what the run found together with the committed corpus
+#                (libFuzzer -merge=1) into tests/fuzz/corpus/TARGET/ (to be committed).
+#   TARGET...    only these targets (e.g. kube_api_fuzz); default: all of them.
+# The build is a CMake tree of its own, build-fuzz/ (clang, every library compiled with
+# -fsanitize=fuzzer-no-link and ASan+UBSan, ccache when present), so a second run only
+# relinks what changed. One fuzzer runs at a time, in one process. A crash, leak, time-out or
+# out-of-memory is written to build-fuzz/TARGET-crash-* (or -leak-, -timeout-, -oom-) and
+# makes the exit status non-zero. FUZZ_JOBS sets the build's parallelism (default: nproc).
 set -eu
 cd "$(dirname "$0")/.."
 seconds=300
-if [ "${1:-}" = "--smoke" ]; then
-  seconds=10
+merge=0
+smoke=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --smoke) seconds=10; smoke=1 ;;
+    --long) seconds=1800; merge=1 ;;
+    --seconds) seconds=$2; shift ;;
+    --merge) merge=1 ;;
+    -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -*) echo "fuzz: unknown option '$1' (see scripts/fuzz.sh --help)" >&2; exit 2 ;;
+    *) break ;;
+  esac
   shift
-fi
-if [ -n "${1:-}" ]; then seconds=$1; fi
+done
 
-CXX=${CXX_FUZZ:-clang++}
 out=build-fuzz
-mkdir -p "$out/obj"
-flags="-std=c++20 -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=undefined -I."
-libs="$(pkg-config --libs re2 libcrypto fmt) -lz -lcrypt"
+# ccache: hash paths relative to the checkout, as the Makefile does.
+export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=true
+if [ ! -f "$out/build.ninja" ]; then
+  flags="-O1 -gline-tables-only -fsanitize=fuzzer-no-link"
+  cmake -S . -B "$out" -G Ninja -DCMAKE_C_COMPILER="${CC_FUZZ:-clang}" -DCMAKE_CXX_COMPILER="${CXX_FUZZ:-clang++}" \
+    -DCMAKE_BUILD_TYPE=None -DCMAKE_C_FLAGS="$flags" -DCMAKE_CXX_FLAGS="$flags" \
+    -DEMCO_SANITIZE=ON -DEMCO_WERROR=OFF -DEMCO_FUZZ=ON >"$out.configure.log" 2>&1 ||
+    { cat "$out.configure.log" >&2; exit 1; }
+fi
+cmake --build "$out" --target fuzzers -j "${FUZZ_JOBS:-$(nproc)}"
 
-objs=""
-for src in core/yaml/*.cpp core/template/*.cpp core/util/*.cpp; do
-  obj="$out/obj/$(echo "$src" | tr '/' '_' | sed 's/\.cpp$/.o/')"
-  if [ ! -f "$obj" ] || [ "$src" -nt "$obj" ] || [ -n "$(find core/yaml core/template core/util -name '*.hpp' -newer "$obj" 2>/dev/null | head -1)" ]; then
-    echo "fuzz: compiling $src"
-    # shellcheck disable=SC2086
-    $CXX $flags -fsanitize=fuzzer-no-link -c "$src" -o "$obj"
-  fi
-  objs="$objs $obj"
-done
+if [ $# -eq 0 ]; then
+  set -- $(for f in tests/fuzz/*_fuzz.cpp; do basename "$f" .cpp; done)
+fi
 
-for target in tests/fuzz/*_fuzz.cpp; do
-  name=$(basename "$target" .cpp)
-  echo "fuzz: linking $name"
-  # shellcheck disable=SC2086
-  $CXX $flags -fsanitize=fuzzer "$target" $objs $libs -o "$out/$name"
-done
-
+bin="$out/tests/fuzz"
 status=0
-for target in tests/fuzz/*_fuzz.cpp; do
-  name=$(basename "$target" .cpp)
-  corpus="$out/corpus-$name"
-  mkdir -p "$corpus"
+for name in "$@"; do
+  [ -x "$bin/$name" ] || { echo "fuzz: no target '$name'" >&2; exit 2; }
+  work="$out/corpus/$name"
+  committed="tests/fuzz/corpus/$name"
   seeds="tests/fuzz/seeds/$name"
+  mkdir -p "$work"
+  dirs="$work"
+  [ -d "$committed" ] && dirs="$dirs $committed"
+  [ -d "$seeds" ] && dirs="$dirs $seeds"
+  # Archives and scripted API conversations need more room than a YAML document.
+  case "$name" in
+    chart_archive_fuzz) max_len=16384 ;;
+    kube_api_fuzz|batch_fuzz) max_len=8192 ;;
+    *) max_len=4096 ;;
+  esac
   echo "fuzz: running $name for ${seconds}s"
-  set -- "$corpus"
-  if [ -d "$seeds" ]; then set -- "$corpus" "$seeds"; fi
-  "$out/$name" -max_total_time="$seconds" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
-    -print_final_stats=1 -artifact_prefix="$out/$name-" "$@" || status=1
+  # shellcheck disable=SC2086
+  "$bin/$name" -max_total_time="$seconds" -max_len="$max_len" -timeout=10 -rss_limit_mb=2048 \
+    -print_final_stats=1 -artifact_prefix="$out/$name-" $dirs || status=1
+  if [ "$merge" = 1 ]; then
+    # Keep only the inputs that add coverage beyond the seeds, named by content (SHA-1).
+    merged="$out/merged/$name"
+    rm -rf "$merged"
+    mkdir -p "$merged" "$committed"
+    # shellcheck disable=SC2086
+    "$bin/$name" -merge=1 -max_len="$max_len" -timeout=10 -rss_limit_mb=2048 "$merged" $dirs >"$out/$name-merge.log" 2>&1 ||
+      { echo "fuzz: merging $name failed (see $out/$name-merge.log)" >&2; status=1; continue; }
+    if [ -d "$seeds" ]; then
+      for s in "$seeds"/*; do rm -f "$merged/$(sha1sum "$s" | cut -d' ' -f1)"; done
+    fi
+    rm -rf "$committed"
+    mv "$merged" "$committed"
+    echo "fuzz: $committed holds $(ls "$committed" | wc -l) inputs ($(du -sk "$committed" | cut -f1) KiB)"
+  fi
 done
+[ "$smoke" = 0 ] || [ "$status" = 0 ] || echo "fuzz: a target failed; its input is in $out/" >&2
 exit $status
