@@ -43,7 +43,7 @@ fi
 cmake --build "$out" --target fuzzers -j "${FUZZ_JOBS:-$(nproc)}"
 
 if [ $# -eq 0 ]; then
-  set -- $(for f in tests/fuzz/*_fuzz.cpp; do basename "$f" .cpp; done)
+  for f in tests/fuzz/*_fuzz.cpp; do set -- "$@" "$(basename "$f" .cpp)"; done
 fi
 
 bin="$out/tests/fuzz"
@@ -80,7 +80,7 @@ for name in "$@"; do
     fi
     rm -rf "$committed"
     mv "$merged" "$committed"
-    echo "fuzz: $committed holds $(ls "$committed" | wc -l) inputs ($(du -sk "$committed" | cut -f1) KiB)"
+    echo "fuzz: $committed holds $(find "$committed" -type f | wc -l) inputs ($(du -sk "$committed" | cut -f1) KiB)"
   fi
 done
 [ "$smoke" = 0 ] || [ "$status" = 0 ] || echo "fuzz: a target failed; its input is in $out/" >&2

@@ -286,12 +286,14 @@ TEST_CASE("client: built-in kinds skip discovery until the server lacks one", "[
   CHECK(f.discovery_calls == 4);  // after the 404, and once more for the unknown kind
 }
 
-// Found by tests/fuzz/kube_api_fuzz: answers of the wrong shape made nlohmann's
-// type_error escape (discovery entries that are not objects, "namespaced" that
-// is not a boolean, list items that are not objects, a CSR whose status is
-// not an object), and what the server wrote reached the error message as it
-// was (terminal escapes, any length, the token echoed back). Found while
-// writing it: a server repeating its continue token was asked for ever.
+// Found with tests/fuzz/kube_api_fuzz: its first runs stopped at what the
+// server wrote reaching the error message as it was (terminal escapes, any
+// length, the token echoed back); reading the parsing code while writing it
+// found the rest, fixed before the fuzzer got there: answers of the wrong
+// shape made nlohmann's type_error escape (discovery entries that are not
+// objects, "namespaced" that is not a boolean, list items that are not
+// objects, a CSR whose status is not an object), and a server repeating its
+// continue token was asked for ever.
 namespace {
 
 // A client whose every request `answer` answers.
