@@ -11,12 +11,11 @@ std::string printable(std::string_view text, std::size_t max_bytes) {
   for (std::size_t i = 0; i < text.size();) {
     std::size_t width = utf8::decode(text, i, rune);
     bool keep = rune != utf8::k_replacement &&
-                (rune >= 0xA0 || (rune >= 0x20 && rune < 0x7F) || rune == '\t');
-    // A line break joins the lines (the message reads on); any other control
-    // character or invalid byte shows as U+FFFD.
-    std::string_view piece = keep                         ? text.substr(i, width)
-                             : rune == '\n' || rune == '\r' ? std::string_view(" ")
-                                                          : k_replacement;
+                (rune >= 0xA0 || (rune >= 0x20 && rune < 0x7F) || rune == '\t' || rune == '\n');
+    // Servers write multi-line messages (RBAC's list of rules) and CRLF bodies:
+    // LF stays, CR goes (it would let the text overwrite its own line); any
+    // other control character or invalid byte shows as U+FFFD.
+    std::string_view piece = keep ? text.substr(i, width) : rune == '\r' ? std::string_view() : k_replacement;
     i += width;
     if (out.size() + piece.size() > max_bytes) return out + "...";
     out += piece;

@@ -10,10 +10,9 @@
 namespace emco {
 
 // `text` with every invalid UTF-8 byte and every control character (C0 but
-// tab and line breaks, DEL, C1) replaced by U+FFFD, and each CR or LF by a
-// space, so that it can neither drive a terminal (escape sequences) nor forge
-// lines of output; cut on a character boundary to at most `max_bytes` bytes
-// plus "..." when longer.
+// tab and LF, DEL, C1) replaced by U+FFFD and every CR removed, so that it
+// cannot drive a terminal (escape sequences) or overwrite a line; cut on a
+// character boundary to at most `max_bytes` bytes plus "..." when longer.
 std::string printable(std::string_view text, std::size_t max_bytes);
 
 // `text` with every occurrence of every (non-empty) secret replaced by "***":

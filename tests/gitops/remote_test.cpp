@@ -104,7 +104,7 @@ TEST_CASE("known_hosts lookup: plain, port, wildcard, hashed, revoked", "[gitops
 // What a git server says when it refuses a push reaches the user's terminal:
 // its lines are made printable (no escape sequences, no forged lines) and
 // bounded (tests/fuzz/git_remote_fuzz checks this on any input).
-TEST_CASE("push answers: the server's words, printable; races told from refusals", "[gitops][remote][fuzz]") {
+TEST_CASE("push answers: the server's words, printable, and races told from refusals", "[gitops][remote][fuzz]") {
   CHECK(remote_said("Enumerating objects: 5, done.\rCounting objects: 100% (5/5)\nremote: hook declined\n\n") ==
         "remote: hook declined");
   CHECK(remote_said("remote: \x1b]0;owned\x07 red \x1b[31mtext\r\nsecond") ==
