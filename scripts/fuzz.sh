@@ -5,7 +5,7 @@
 #   --long       30 minutes per target, then --merge.
 #   --seconds N  N seconds per target (default 300).
 #   --merge      minimise what the run found together with the committed corpus
-#                (libFuzzer -merge=1) into tests/fuzz/corpus/TARGET/ (to be committed).
+#                (libFuzzer -merge=1, edges only) into tests/fuzz/corpus/TARGET/ (committed).
 #   TARGET...    only these targets (e.g. kube_api_fuzz); default: all of them.
 # The build is a CMake tree of its own, build-fuzz/ (clang, every library compiled with
 # -fsanitize=fuzzer-no-link and ASan+UBSan, ccache when present), so a second run only
@@ -68,12 +68,13 @@ for name in "$@"; do
   "$bin/$name" -max_total_time="$seconds" -max_len="$max_len" -timeout=10 -rss_limit_mb=2048 \
     -print_final_stats=1 -artifact_prefix="$out/$name-" $dirs || status=1
   if [ "$merge" = 1 ]; then
-    # Keep only the inputs that add coverage beyond the seeds, named by content (SHA-1).
+    # Keep only the inputs that add edge coverage beyond the seeds (-use_counters=0: hit counts
+    # would keep ten times as many), named by content (SHA-1).
     merged="$out/merged/$name"
     rm -rf "$merged"
     mkdir -p "$merged" "$committed"
     # shellcheck disable=SC2086
-    "$bin/$name" -merge=1 -max_len="$max_len" -timeout=10 -rss_limit_mb=2048 "$merged" $dirs >"$out/$name-merge.log" 2>&1 ||
+    "$bin/$name" -merge=1 -use_counters=0 -max_len="$max_len" -timeout=10 -rss_limit_mb=2048 "$merged" $dirs >"$out/$name-merge.log" 2>&1 ||
       { echo "fuzz: merging $name failed (see $out/$name-merge.log)" >&2; status=1; continue; }
     if [ -d "$seeds" ]; then
       for s in "$seeds"/*; do rm -f "$merged/$(sha1sum "$s" | cut -d' ' -f1)"; done

@@ -359,8 +359,11 @@ std::vector<ChartFile> read_chart_archive(std::string_view bytes, const ArchiveL
   archive_read_support_filter_gzip(ar.get());
   archive_read_support_format_tar(ar.get());
   archive_read_support_format_gnutar(ar.get());
-  if (archive_read_open_memory(ar.get(), bytes.data(), bytes.size()) != ARCHIVE_OK)
-    fail(ErrorKind::invalid, std::string("corrupt or truncated chart archive: ") + archive_error_string(ar.get()));
+  if (archive_read_open_memory(ar.get(), bytes.data(), bytes.size()) != ARCHIVE_OK) {
+    // libarchive leaves the error string null for some inputs (found by chart_archive_fuzz)
+    const char* why = archive_error_string(ar.get());
+    fail(ErrorKind::invalid, std::string("corrupt or truncated chart archive: ") + (why ? why : "unreadable data"));
+  }
   std::vector<ChartFile> files;
   size_t remaining = limits.max_total_bytes;
   size_t entries = 0;

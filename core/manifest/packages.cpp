@@ -35,6 +35,12 @@ std::string read_file(const std::string& path) {
   return read_input_file(path, {.what = "file", .max_bytes = k_max_package_bytes});
 }
 
+// libarchive's explanation of its last error; it leaves none for some inputs.
+std::string error_of(archive* a) {
+  const char* why = archive_error_string(a);
+  return why ? why : "unreadable data";
+}
+
 // Entry names of a gzip tar in memory, normalised (no leading "./").
 std::vector<std::string> list_entries(const std::string& bytes, const std::string& source) {
   ArchiveReader r;
@@ -49,7 +55,7 @@ std::vector<std::string> list_entries(const std::string& bytes, const std::strin
     int rc = archive_read_next_header(r.a, &e);
     if (rc == ARCHIVE_EOF) break;
     if (rc != ARCHIVE_OK && rc != ARCHIVE_WARN)
-      fail(ErrorKind::invalid, "'" + source + "' is not a valid gzip tar archive: " + archive_error_string(r.a));
+      fail(ErrorKind::invalid, "'" + source + "' is not a valid gzip tar archive: " + error_of(r.a));
     std::string name = archive_entry_pathname(e) ? archive_entry_pathname(e) : "";
     while (starts_with(name, "./")) name = name.substr(2);
     if (starts_with(name, "/") || name == ".." || starts_with(name, "../") || name.find("/../") != std::string::npos)
@@ -65,7 +71,7 @@ std::vector<std::string> list_entries(const std::string& bytes, const std::strin
     while ((d = archive_read_data_block(r.a, &buf, &size, &offset)) == ARCHIVE_OK) {
     }
     if (d != ARCHIVE_EOF)
-      fail(ErrorKind::invalid, "'" + source + "' is truncated or corrupt: " + archive_error_string(r.a));
+      fail(ErrorKind::invalid, "'" + source + "' is truncated or corrupt: " + error_of(r.a));
   }
   return names;
 }

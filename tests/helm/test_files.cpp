@@ -219,3 +219,14 @@ TEST_CASE("hostile chart archives are rejected", "[helm][files]") {
   CHECK_THAT(error_of([&] { read_chart_archive(many, small); }), Catch::Contains("maximum size"));
   CHECK_THAT(error_of([] { read_chart_archive(make_tgz({})); }), Catch::Contains("no files"));
 }
+
+// Found by tests/fuzz/chart_archive_fuzz: for this gzip stream libarchive fails
+// to open the archive and leaves its error string null, which the message
+// concatenated (strlen(NULL): a crash of `emco apply` on a bad package).
+TEST_CASE("a chart archive libarchive cannot open without saying why is an error", "[helm][files][fuzz]") {
+  std::ifstream in(std::string(EMCO_SOURCE_DIR) + "/tests/fuzz/seeds/chart_archive_fuzz/open-error-without-message.tgz",
+                   std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  REQUIRE(bytes.size() == 322);
+  CHECK_THAT(error_of([&] { read_chart_archive(bytes); }), Catch::StartsWith("corrupt or truncated chart archive: "));
+}
