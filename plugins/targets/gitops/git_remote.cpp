@@ -252,19 +252,31 @@ std::string cache_key(std::string_view url) {
 
 namespace {
 
-// OpenSSH host pattern: '*' any run, '?' one character.
+// OpenSSH host pattern: '*' any run, '?' one character, case-insensitive.
+// Greedy with one backtrack point (the last '*'): at most |pattern|·|text|
+// steps. The recursive form it replaces took time exponential in the number
+// of stars (a known_hosts line of "*a*a*a...": found by git_remote_fuzz).
 bool wildcard_match(std::string_view pattern, std::string_view text) {
-  if (pattern.empty()) return text.empty();
-  if (pattern.front() == '*') {
-    for (size_t i = 0; i <= text.size(); ++i)
-      if (wildcard_match(pattern.substr(1), text.substr(i))) return true;
-    return false;
+  auto same = [](char a, char b) {
+    return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
+  };
+  size_t p = 0, t = 0, star = std::string_view::npos, resume = 0;
+  while (t < text.size()) {
+    if (p < pattern.size() && pattern[p] == '*') {
+      star = p++;
+      resume = t;
+    } else if (p < pattern.size() && (pattern[p] == '?' || same(pattern[p], text[t]))) {
+      ++p;
+      ++t;
+    } else if (star != std::string_view::npos) {
+      p = star + 1;
+      t = ++resume;
+    } else {
+      return false;
+    }
   }
-  if (text.empty()) return false;
-  if (pattern.front() != '?' && std::tolower(static_cast<unsigned char>(pattern.front())) !=
-                                    std::tolower(static_cast<unsigned char>(text.front())))
-    return false;
-  return wildcard_match(pattern.substr(1), text.substr(1));
+  while (p < pattern.size() && pattern[p] == '*') ++p;
+  return p == pattern.size();
 }
 
 // "|1|base64(salt)|base64(HMAC-SHA1(salt, host))"
