@@ -3,7 +3,7 @@
 # Usage: scripts/fuzz.sh [--smoke | --long] [--seconds N] [--merge] [TARGET...]
 #   --smoke      10 s per target (CI); the committed corpora and seeds are replayed first.
 #   --long       30 minutes per target, then --merge.
-#   --seconds N  N seconds per target (default 300).
+#   --seconds N  N seconds per target (default 300; 0 with --merge: only minimise).
 #   --merge      minimise what the run found together with the committed corpus
 #                (libFuzzer -merge=1, edges only) into tests/fuzz/corpus/TARGET/ (committed).
 #   TARGET...    only these targets (e.g. kube_api_fuzz); default: all of them.
@@ -63,10 +63,12 @@ for name in "$@"; do
     kube_api_fuzz|batch_fuzz) max_len=8192 ;;
     *) max_len=4096 ;;
   esac
-  echo "fuzz: running $name for ${seconds}s"
-  # shellcheck disable=SC2086
-  "$bin/$name" -max_total_time="$seconds" -max_len="$max_len" -timeout=10 -rss_limit_mb=2048 \
-    -print_final_stats=1 -artifact_prefix="$out/$name-" $dirs || status=1
+  if [ "$seconds" -gt 0 ]; then
+    echo "fuzz: running $name for ${seconds}s"
+    # shellcheck disable=SC2086
+    "$bin/$name" -max_total_time="$seconds" -max_len="$max_len" -timeout=10 -rss_limit_mb=2048 \
+      -print_final_stats=1 -artifact_prefix="$out/$name-" $dirs || status=1
+  fi
   if [ "$merge" = 1 ]; then
     # Keep only the inputs that add edge coverage beyond the seeds (-use_counters=0: hit counts
     # would keep ten times as many), named by content (SHA-1).
