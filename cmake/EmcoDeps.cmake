@@ -4,7 +4,7 @@ find_package(CLI11 CONFIG REQUIRED)              # CLI11::CLI11 (only cli/ uses 
 find_package(nlohmann_json 3.11 CONFIG REQUIRED) # nlohmann_json::nlohmann_json
 find_package(SQLiteCpp CONFIG REQUIRED)          # SQLiteCpp (static; only core/store/sqlite uses it)
 find_package(SQLite3 REQUIRED)                   # SQLite::SQLite3 (the C API calls SQLiteCpp does not wrap)
-find_package(fmt CONFIG REQUIRED)                # fmt::fmt
+find_package(fmt CONFIG REQUIRED)                # fmt's headers (Emco::fmt below)
 find_package(CURL REQUIRED)                      # CURL::libcurl
 find_package(OpenSSL REQUIRED)                   # OpenSSL::SSL OpenSSL::Crypto
 find_package(ZLIB REQUIRED)
@@ -51,6 +51,15 @@ emco_link_static(SQLite::SQLite3 sqlite3 m Threads::Threads ${CMAKE_DL_LIBS})
 emco_link_static(PkgConfig::RE2 re2 Threads::Threads)
 emco_link_static(ZLIB::ZLIB z)
 emco_link_static(Crypt::Crypt crypt)
+
+# fmt's compiled part built into emco (cmake/fmt/fmt.cpp) rather than
+# libfmt.so, which Debian ships alone and which loads libstdc++.so: emco
+# links libstdc++ statically (cli/CMakeLists.txt). Its users compile as
+# libfmt's did (FMT_SHARED: its API has default visibility).
+add_library(emco_fmt STATIC ${CMAKE_CURRENT_LIST_DIR}/fmt/fmt.cpp)
+target_include_directories(emco_fmt SYSTEM PUBLIC $<TARGET_PROPERTY:fmt::fmt,INTERFACE_INCLUDE_DIRECTORIES>)
+target_compile_definitions(emco_fmt PUBLIC $<TARGET_PROPERTY:fmt::fmt,INTERFACE_COMPILE_DEFINITIONS>)
+add_library(Emco::fmt ALIAS emco_fmt)
 
 # The libraries only delivery, GitOps, PostgreSQL workspaces, chart packages,
 # the simulator and secrets need, loaded on their first call
