@@ -94,10 +94,12 @@ int report(std::ostream& err, const Error& e) {
 
 int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   try {
-    // Before parsing: the plugins' intent kinds are part of the anchors.
-    const lifecycle::Runtime& runtime = plugins::builtin_runtime();
     auto inv = parse(args, out);
     if (!inv) return 0;
+    // Before the handler: the plugins' intent kinds are part of the anchors.
+    // `emco --version` needs no plugin and does not pay for building them.
+    static const lifecycle::Runtime no_plugins;
+    const lifecycle::Runtime& runtime = inv->command->needs_plugins ? plugins::builtin_runtime() : no_plugins;
     std::optional<std::string> ws;
     if (inv->has("workspace")) ws = inv->get("workspace");
     Context ctx(out, err, ws, runtime);

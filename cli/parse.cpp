@@ -222,8 +222,8 @@ std::optional<Invocation> parse(const std::vector<std::string>& argv, std::ostre
     std::vector<std::string> topic(words.empty() ? words.begin() : words.begin() + 1, words.end());
     if (words.empty() && !wants_help && first_flag < argv.size() && argv[first_flag] == "--version") {
       Invocation inv;
-      for (const auto& c : commands())
-        if (c.path == std::vector<std::string>{"version"}) inv.command = &c;
+      for (const auto* c : commands_for("version"))
+        if (c->path == std::vector<std::string>{"version"}) inv.command = c;
       return inv;
     }
     if (words.empty() && !wants_help) fail(ErrorKind::usage, "no command given", "run 'emco --help' to see the commands");
@@ -236,12 +236,13 @@ std::optional<Invocation> parse(const std::vector<std::string>& argv, std::ostre
     return std::nullopt;
   }
 
-  // The longest command path that matches the leading words.
+  // The longest command path that matches the leading words, among the
+  // commands that can start with the first (only their sections are built).
   const CommandSpec* best = nullptr;
-  for (const auto& c : commands()) {
-    if (c.path.size() <= words.size() && std::equal(c.path.begin(), c.path.end(), words.begin()) &&
-        (!best || c.path.size() > best->path.size()))
-      best = &c;
+  for (const auto* c : commands_for(words[0])) {
+    if (c->path.size() <= words.size() && std::equal(c->path.begin(), c->path.end(), words.begin()) &&
+        (!best || c->path.size() > best->path.size()))
+      best = c;
   }
   if (!best) {
     // A noun (group) alone prints its help; an unknown word is an error.

@@ -46,6 +46,9 @@ struct CommandSpec {
   std::vector<ArgSpec> args;
   std::vector<FlagSpec> flags;
   bool needs_workspace = true;    // opens the workspace before running
+  // Builds the plugins' runtime (and installs their intent kinds) before
+  // running: false only for a handler that uses neither (version).
+  bool needs_plugins = true;
   bool hidden = false;            // internal commands (docs generator)
   std::vector<std::string> examples;
   Handler handler;
@@ -54,8 +57,14 @@ struct CommandSpec {
 // Global flags every command accepts (--workspace, --help, ...).
 const std::vector<FlagSpec>& global_flags();
 
-// The whole table, in display order.
+// The whole table, in display order (for help, docs and suggestions: a
+// command line is parsed with commands_for).
 const std::vector<CommandSpec>& commands();
+// The commands that can start with the word `word`: those of the sections
+// filed under it (a noun's: "cluster", "dig"), or the top-level verbs' when
+// no section is. Builds only those sections; every command whose path
+// starts with `word` is among them (tests/cli checks).
+std::vector<const CommandSpec*> commands_for(const std::string& word);
 
 // Noun groups ("cluster", "app", ...) with their one-line summary, for help
 // and one man page per noun.

@@ -307,6 +307,7 @@ std::vector<CommandSpec> verb_commands() {
   v.push_back({.path = {"version"},
                .summary = "print the emco version",
                .needs_workspace = false,
+               .needs_plugins = false,
                .handler = run_version});
   v.push_back({.path = {"__docs"},
                .summary = "generate man pages and shell completions from the command table",

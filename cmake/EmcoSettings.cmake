@@ -14,7 +14,7 @@ add_library(emco_warnings INTERFACE)
 # deleted through a base without a virtual destructor, and an override that
 # hides the base's other overloads.
 target_compile_options(emco_warnings INTERFACE -Wall -Wextra -Wno-missing-field-initializers
-  -Wshadow -Wnon-virtual-dtor -Woverloaded-virtual)
+  -Wshadow $<$<COMPILE_LANGUAGE:CXX>:-Wnon-virtual-dtor -Woverloaded-virtual>)
 if(EMCO_WERROR)
   target_compile_options(emco_warnings INTERFACE -Werror)
 endif()

@@ -44,7 +44,8 @@ lifecycle::Runtime build() {
 }  // namespace
 
 const lifecycle::Runtime& builtin_runtime() {
-  static const lifecycle::Runtime runtime = build();
+  // Never destroyed: nothing needs it at exit, and destroying it was work at every exit.
+  static const lifecycle::Runtime& runtime = *new lifecycle::Runtime(build());
   return runtime;
 }
 

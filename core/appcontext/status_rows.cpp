@@ -78,13 +78,14 @@ std::optional<ResourceState> resource_state(store::Store& st, const std::string&
   return r;
 }
 
-void for_each_resource_status(store::Store& st, const std::string& ctx,
-                              const std::function<void(std::string_view app, std::string_view cluster,
-                                                       std::string_view resource, std::string_view status)>& fn) {
-  auto& s = st.database().statement("SELECT app, cluster, resource, status FROM ac_resource_status WHERE ctx = ?");
+void for_each_resource_status(store::Store& st, const std::string& ctx, const std::string& app,
+                              const std::function<void(std::string_view cluster, std::string_view resource,
+                                                       std::string_view status)>& fn) {
+  auto& s = st.database().statement("SELECT cluster, resource, status FROM ac_resource_status WHERE ctx = ? AND app = ?");
   s.bind(1, ctx);
+  s.bind(2, app);
   while (s.step())
-    fn(s.text(0), s.text(1), s.text(2), s.text(3));
+    fn(s.text(0), s.text(1), s.text(2));
   s.reset();
 }
 

@@ -32,11 +32,11 @@ void set_resource_ready(store::Store& st, const std::string& ctx, const std::str
 std::vector<ResourceState> resource_states(store::Store& st, const std::string& ctx);
 std::optional<ResourceState> resource_state(store::Store& st, const std::string& ctx, const std::string& app,
                                             const std::string& cluster, const std::string& resource);
-// Calls `fn(app, cluster, resource, status)` for every recorded state of a
-// context, unordered, without messages or times (cheap: for counting).
-void for_each_resource_status(store::Store& st, const std::string& ctx,
-                              const std::function<void(std::string_view app, std::string_view cluster,
-                                                       std::string_view resource, std::string_view status)>& fn);
+// Calls `fn(cluster, resource, status)` for every recorded state of one app
+// of a context, unordered, without messages or times (cheap: for counting).
+void for_each_resource_status(store::Store& st, const std::string& ctx, const std::string& app,
+                              const std::function<void(std::string_view cluster, std::string_view resource,
+                                                       std::string_view status)>& fn);
 
 struct ClusterState {
   std::string app, cluster;

@@ -197,7 +197,8 @@ struct Registry {
 };
 
 Registry& registry() {
-  static Registry r;
+  // Never destroyed: destroying every kind's schema was work at every exit.
+  static Registry& r = *new Registry;
   return r;
 }
 

@@ -149,19 +149,25 @@ std::string unrecorded_status(store::Store& st, const std::string& ctx) {
 }
 
 json deployed_counts(store::Store& st, const std::string& ctx, const std::string& status_ctx) {
-  // Recorded states by "app\x1fcluster\x1fresource".
-  std::unordered_map<std::string, std::string> recorded;
-  ac::for_each_resource_status(
-      st, status_ctx, [&](std::string_view app, std::string_view cluster, std::string_view resource,
-                          std::string_view status) {
-        recorded.emplace(std::string(app).append(1, '\x1f').append(cluster).append(1, '\x1f').append(resource),
-                         std::string(status));
-      });
+  // The context's resources joined with their recorded states one app at a
+  // time (resources come grouped by app): one app's table stays in the CPU's
+  // caches, where a table of every app's (30,000 entries at 1,000 clusters x
+  // 10 apps) made this a third of `emco dig update`'s time.
+  std::unordered_map<std::string, std::string> recorded;  // "cluster\x1fresource" -> state, of `loaded`
+  std::optional<std::string> loaded;
   std::map<std::string, int64_t> counts;
   const std::string unrecorded = unrecorded_status(st, ctx);
   std::string key;
   ac::for_each_resource_name(st, ctx, [&](std::string_view app, std::string_view cluster, std::string_view resource) {
-    key.assign(app).append(1, '\x1f').append(cluster).append(1, '\x1f').append(resource);
+    if (!loaded || *loaded != app) {
+      loaded = std::string(app);
+      recorded.clear();
+      ac::for_each_resource_status(st, status_ctx, *loaded,
+                                   [&](std::string_view c, std::string_view r, std::string_view status) {
+                                     recorded.emplace(std::string(c).append(1, '\x1f').append(r), std::string(status));
+                                   });
+    }
+    key.assign(cluster).append(1, '\x1f').append(resource);
     auto it = recorded.find(key);
     ++counts[it == recorded.end() ? unrecorded : it->second];
   });

@@ -57,6 +57,20 @@ TEST_CASE("no two commands share a path", "[docs]") {
   }
 }
 
+// A command line is parsed against the sections of its first word only
+// (start-up builds no other): every command must be found there.
+TEST_CASE("every command is among the commands of its first word", "[docs]") {
+  for (const auto& c : cli::commands()) {
+    INFO("'emco " << join(c.path, " ") << "' is not in commands_for(\"" << c.path[0] << "\")");
+    bool found = false;
+    for (const auto* o : cli::commands_for(c.path[0])) found = found || o->path == c.path;
+    CHECK(found);
+  }
+  // A top-level verb is not filed under a noun, and the other way round.
+  for (const auto* c : cli::commands_for("version")) CHECK(c->path.size() >= 1);
+  CHECK(cli::commands_for("no-such-word").size() == cli::commands_for("version").size());
+}
+
 TEST_CASE("committed man pages and completions match the command table", "[docs]") {
   Sandbox s;
   for (const char* what : {"man", "bash", "zsh", "fish"}) {

@@ -11,7 +11,7 @@
 // came before the operation was recorded, running it again must), and then
 // the clusters, the repository's tree and the status must equal those of a
 // clean run. EMCO_CRASH_STRIDE=N tries every Nth step only (default: all;
-// every 4th under ASan and in CI's quick runs on PostgreSQL).
+// every 4th under ASan and on PostgreSQL).
 //
 // What it found: a kill while libgit2 updated a ref left `.lock` files in the
 // workspace's git cache and in a file:// remote, and every later push failed

@@ -51,7 +51,7 @@ int effort(const char* name, int full, int reduced) {
 #ifdef __SANITIZE_ADDRESS__
   return reduced;
 #else
-  return std::getenv("EMCO_QUICK") && testing_postgresql() ? reduced : full;
+  return testing_postgresql() ? reduced : full;
 #endif
 }
 

@@ -37,10 +37,10 @@ namespace fs = std::filesystem;
 
 // How hard a process-killing test tries (a stride over crash points, a
 // number of trials): the environment variable `name` when set; else `full`
-// in a plain build, and `reduced` where every emco process costs several
-// times more: under ASan, and in CI's quick mode (EMCO_QUICK) on a
-// PostgreSQL workspace, where each process opens a server connection and
-// checks the schema (the SQLite run of the same test keeps `full`).
+// in a plain build on SQLite, and `reduced` where every emco process costs
+// several times more: under ASan, and on a PostgreSQL workspace, where each
+// process opens a server connection and checks the schema (the SQLite run of
+// the same test keeps `full`; EMCO_CRASH_STRIDE=1 etc. ask for all).
 int effort(const char* name, int full, int reduced);
 
 // Polls `done` every 50 ms until it holds or `limit` passes.

@@ -1,0 +1,41 @@
+// Start-up loads only what a command needs (issue 22): the libraries behind
+// delivery, GitOps, PostgreSQL workspaces, chart packages, the simulator and
+// OpenSSL are loaded on first use (cmake/EmcoLazy.cmake), so `emco
+// --version`, a `get` and a `dig status` map none of them. The dynamic
+// loader names every file it loads under LD_DEBUG=files.
+
+#include <catch2/catch.hpp>
+
+#include "tests/cli/fixture.hpp"
+
+namespace emco::test {
+namespace {
+
+TEST_CASE("short commands load none of the libraries kept for first use", "[startup][sqlite]") {
+#ifndef EMCO_LAZY_LIBS_ON
+  WARN("EMCO_LAZY_LIBS is off: every library loads at start-up");
+  return;
+#endif
+  Sandbox s;
+  s.copy_from(base_sandbox());
+  const std::vector<std::vector<std::string>> commands = {
+      {"--version"}, {"get", "projects/proj1"}, {"dig", "status", "proj1/ca/v1/dig1"}};
+  for (const auto& args : commands) {
+    Run r = s.emco(args, {.env = {{"LD_DEBUG", "files"}}});
+    INFO("emco " << args[0] << (args.size() > 1 ? " " + args[1] : "") << "\nstderr:\n" << r.err);
+    REQUIRE(r.code == 0);
+    REQUIRE(r.err.find("libc.so") != std::string::npos);  // the loader did report its files
+    for (const char* lib : {"libcurl", "libgit2", "libpq", "libarchive", "libevent", "libssl", "libcrypto"}) {
+      INFO(lib);
+      CHECK(r.err.find(lib) == std::string::npos);
+    }
+  }
+  // A command that needs one loads it then: a chart package is read with libarchive.
+  Run t = s.emco({"template", "collectd.tgz"}, {.env = {{"LD_DEBUG", "files"}}});
+  INFO("emco template collectd.tgz\nstderr:\n" << t.err);
+  CHECK(t.code == 0);
+  CHECK(t.err.find("libarchive") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace emco::test
