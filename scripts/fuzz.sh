@@ -9,7 +9,8 @@
 #   TARGET...    only these targets (e.g. kube_api_fuzz); default: all of them.
 # The build is a CMake tree of its own, build-fuzz/ (clang, every library compiled with
 # -fsanitize=fuzzer-no-link and ASan+UBSan, ccache when present), so a second run only
-# relinks what changed. One fuzzer runs at a time, in one process. A crash, leak, time-out or
+# relinks what changed. Libraries are linked as usual (EMCO_LAZY_LIBS=OFF): start-up does not
+# matter to a fuzzer. One fuzzer runs at a time, in one process. A crash, leak, time-out or
 # out-of-memory is written to build-fuzz/TARGET-crash-* (or -leak-, -timeout-, -oom-) and
 # makes the exit status non-zero. FUZZ_JOBS sets the build's parallelism (default: nproc).
 set -eu
@@ -37,7 +38,7 @@ if [ ! -f "$out/build.ninja" ]; then
   flags="-O1 -gline-tables-only -fsanitize=fuzzer-no-link"
   cmake -S . -B "$out" -G Ninja -DCMAKE_C_COMPILER="${CC_FUZZ:-clang}" -DCMAKE_CXX_COMPILER="${CXX_FUZZ:-clang++}" \
     -DCMAKE_BUILD_TYPE=None -DCMAKE_C_FLAGS="$flags" -DCMAKE_CXX_FLAGS="$flags" \
-    -DEMCO_SANITIZE=ON -DEMCO_WERROR=OFF -DEMCO_FUZZ=ON >"$out.configure.log" 2>&1 ||
+    -DEMCO_SANITIZE=ON -DEMCO_WERROR=OFF -DEMCO_FUZZ=ON -DEMCO_LAZY_LIBS=OFF >"$out.configure.log" 2>&1 ||
     { cat "$out.configure.log" >&2; exit 1; }
 fi
 cmake --build "$out" --target fuzzers -j "${FUZZ_JOBS:-$(nproc)}"
