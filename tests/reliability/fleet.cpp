@@ -49,10 +49,11 @@ int effort(const char* name, int full, int reduced) {
   const char* v = std::getenv(name);
   if (v && *v) return std::max(1, std::atoi(v));
 #ifdef __SANITIZE_ADDRESS__
-  return reduced;
+  constexpr bool slow_processes = true;
 #else
-  return testing_postgresql() ? reduced : full;
+  constexpr bool slow_processes = false;
 #endif
+  return slow_processes || testing_postgresql() ? reduced : full;
 }
 
 Exit Proc::wait() {
