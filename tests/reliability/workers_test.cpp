@@ -58,6 +58,13 @@ std::string cluster_name(int c) {
   return name;
 }
 
+// Every cluster of the fleet answers after `ms` milliseconds (0: at once).
+void set_latency(Fleet& f, int ms) {
+  emco::sim::Fault fault;
+  fault.latency_ms = ms;
+  for (int c = 0; c < f.clusters(); ++c) f.sim().set_fault(cluster_name(c), fault);
+}
+
 // How often each of the DIG's ConfigMaps was written, per cluster.
 std::map<std::string, uint64_t> configmap_writes(Fleet& f, const std::string& cluster) {
   std::map<std::string, uint64_t> out;
@@ -92,9 +99,7 @@ TEST_CASE("workers on three machines deliver every (app, cluster) job exactly on
           "[postgresql][workers]") {
   Fleet f(6, 10);
   // Clusters slow enough that the run outlasts the workers' start-up.
-  emco::sim::Fault slow;
-  slow.latency_ms = 200;
-  for (int c = 0; c < f.clusters(); ++c) f.sim().set_fault(cluster_name(c), slow);
+  set_latency(f, 200);
   std::vector<Machine> machines;
   for (const char* n : {"a", "b", "c"}) machines.push_back(machine(f, n));
   // Queued, not delivered: the workers do all of it.
@@ -151,9 +156,7 @@ TEST_CASE("a worker killed with kill -9 loses its lease and another finishes its
   Fleet f(4, 10);
   // Slow clusters: the first worker is still in the middle of its jobs
   // when it dies.
-  emco::sim::Fault slow;
-  slow.latency_ms = 150;
-  for (int c = 0; c < f.clusters(); ++c) f.sim().set_fault(cluster_name(c), slow);
+  set_latency(f, 150);
   Machine a = machine(f, "a"), b = machine(f, "b");
   Exit queued = f.emco({"dig", "instantiate", Fleet::dig("dig1"), "--no-wait"}, k_no_auto);
   REQUIRE(queued.code == 8);
@@ -164,7 +167,7 @@ TEST_CASE("a worker killed with kill -9 loses its lease and another finishes its
   const uint64_t before = all_writes(f);
   INFO("writes when the first worker died: " << before);
   CHECK(before < static_cast<uint64_t>(f.apps() * f.clusters()));
-  for (int c = 0; c < f.clusters(); ++c) f.sim().set_fault(cluster_name(c), {});
+  set_latency(f, 0);
   auto start = steady_clock::now();
   Proc rescuer = f.start({"sync", "--worker", "--until-idle", "-o", "json"}, b.env);
   Exit e;
@@ -183,9 +186,7 @@ TEST_CASE("a worker killed with kill -9 loses its lease and another finishes its
 
 TEST_CASE("emco dig stop reaches every worker within a second", "[postgresql][workers]") {
   Fleet f(6, 10);
-  emco::sim::Fault slow;
-  slow.latency_ms = 200;
-  for (int c = 0; c < f.clusters(); ++c) f.sim().set_fault(cluster_name(c), slow);
+  set_latency(f, 200);
   std::vector<Machine> machines;
   for (const char* n : {"a", "b", "c"}) machines.push_back(machine(f, n));
   Exit queued = f.emco({"dig", "instantiate", Fleet::dig("dig1"), "--no-wait"}, k_no_auto);
