@@ -132,6 +132,9 @@ spec:
 } >"$work/setup.yaml"
 
 export EMCO_AUTO_RESUME=0
+# A team workspace is encrypted: every "machine" reads the key from a file.
+"$emco" workspace key generate "$work/key" >/dev/null
+export EMCO_KEY_FILE="$work/key"
 echo "workers bench: $apps apps x $clusters clusters ($((apps * clusters)) jobs), load: $(cut -d' ' -f1-3 /proc/loadavg)"
 for n in 1 2 4; do
   ws="$work/ws$n"
