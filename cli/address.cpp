@@ -22,8 +22,9 @@ size_t value_count(const Kind& k) {
 Key resolve_address(const Kind& k, const std::string& text, const std::string& address, bool parent_only) {
   const Kind* target = parent_only ? (k.parent.empty() ? nullptr : &resource::kind(k.parent)) : &k;
   if (!target) return {};
-  for (const auto& root : resource::all_kinds()) {
-    if (!root.parent.empty() || !starts_with(text, root.collection + "/")) continue;
+  // An anchor ("projects/p1/...") rather than an address ("p1/..."): its
+  // first segment is a root collection.
+  if (auto slash = text.find('/'); slash != std::string::npos && resource::find_root(std::string_view(text).substr(0, slash))) {
     auto a = resource::parse_anchor(text);
     if (a.target != resource::AnchorTarget::resource || a.kind != target)
       fail(ErrorKind::usage, "anchor '" + text + "' does not name a " + target->display);

@@ -12,6 +12,7 @@
 
 #include "cli/context.hpp"
 #include "cli/table.hpp"
+#include "core/resource/kinds.hpp"
 #include "core/store/store.hpp"
 #include "core/sync/queue.hpp"
 #include "core/util/error.hpp"
@@ -84,6 +85,11 @@ void resume_in_background(Context& ctx) {
            "); 'emco status' follows it");
 }
 
+const lifecycle::Runtime& no_plugins() {
+  static const lifecycle::Runtime none;
+  return none;
+}
+
 int report(std::ostream& err, const Error& e) {
   err << "emco: error: " << e.message() << "\n";
   if (!e.hint().empty()) err << "hint: " << e.hint() << "\n";
@@ -96,13 +102,15 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   try {
     auto inv = parse(args, out);
     if (!inv) return 0;
-    // Before the handler: the plugins' intent kinds are part of the anchors.
-    // `emco --version` needs no plugin and does not pay for building them.
-    static const lifecycle::Runtime no_plugins;
-    const lifecycle::Runtime& runtime = inv->command->needs_plugins ? plugins::builtin_runtime() : no_plugins;
+    // The plugins are built when first needed: by the handler (controllers,
+    // delivery) or by a lookup of a kind core does not define (their intent
+    // kinds are part of the anchors). `emco get` of a project, `emco dig
+    // status` and `emco --version` never pay for building them.
+    static const bool loader_set = (resource::set_kind_loader([] { plugins::builtin_runtime(); }), true);
+    (void)loader_set;
     std::optional<std::string> ws;
     if (inv->has("workspace")) ws = inv->get("workspace");
-    Context ctx(out, err, ws, runtime);
+    Context ctx(out, err, ws, inv->command->needs_plugins ? &plugins::builtin_runtime : &no_plugins);
     ctx.quiet = inv->has("quiet");
     if (inv->command->needs_workspace) ctx.workspace();
     int code = inv->command->handler(ctx, *inv);

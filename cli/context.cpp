@@ -5,11 +5,11 @@
 namespace emco::cli {
 
 Context::Context(std::ostream& o, std::ostream& e, std::optional<std::string> workspace_flag,
-                 const lifecycle::Runtime& runtime)
-    : out(o), err(e), m_workspace_flag(std::move(workspace_flag)), m_runtime(runtime) {}
+                 const lifecycle::Runtime& (*plugins)())
+    : out(o), err(e), m_workspace_flag(std::move(workspace_flag)), m_runtime(plugins) {}
 
 Context::Context(std::ostream& o, std::ostream& e, Context& parent)
-    : out(o), err(e), m_parent(&parent), m_runtime(parent.runtime()) {}
+    : out(o), err(e), m_parent(&parent), m_runtime(parent.m_runtime) {}
 
 const store::Workspace& Context::workspace() {
   if (m_parent) return m_parent->workspace();

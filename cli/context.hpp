@@ -16,8 +16,9 @@ namespace emco::cli {
 
 class Context {
 public:
+  // `plugins` gives the plugins, built on first use (runtime()).
   Context(std::ostream& out, std::ostream& err, std::optional<std::string> workspace_flag,
-          const lifecycle::Runtime& runtime);
+          const lifecycle::Runtime& (*plugins)());
   // A context writing to other streams over the same workspace as `parent`.
   Context(std::ostream& out, std::ostream& err, Context& parent);
 
@@ -32,8 +33,9 @@ public:
   bool store_opened() const { return m_parent ? m_parent->store_opened() : m_store != nullptr; }
   const store::Workspace& workspace();
   Clock& clock() { return system_clock(); }
-  // The plugins (controllers, delivery, kinds) the composition root built.
-  const lifecycle::Runtime& runtime() const { return m_runtime; }
+  // The plugins (controllers, delivery, kinds) the composition root gave,
+  // built on the first call.
+  const lifecycle::Runtime& runtime() const { return m_runtime(); }
   // A message for a human on stderr ("emco: ..."), suppressed by --quiet.
   void note(const std::string& message);
   void warn(const std::string& message);  // "emco: warning: ..." always
@@ -43,7 +45,7 @@ private:
   std::optional<store::Workspace> m_workspace;
   std::unique_ptr<store::Store> m_store;
   Context* m_parent = nullptr;
-  const lifecycle::Runtime& m_runtime;
+  const lifecycle::Runtime& (*m_runtime)();
 };
 
 }  // namespace emco::cli

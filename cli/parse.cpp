@@ -222,7 +222,7 @@ std::optional<Invocation> parse(const std::vector<std::string>& argv, std::ostre
     std::vector<std::string> topic(words.empty() ? words.begin() : words.begin() + 1, words.end());
     if (words.empty() && !wants_help && first_flag < argv.size() && argv[first_flag] == "--version") {
       Invocation inv;
-      for (const auto* c : commands_for("version"))
+      for (const auto* c : commands_for({"version"}))
         if (c->path == std::vector<std::string>{"version"}) inv.command = c;
       return inv;
     }
@@ -237,9 +237,9 @@ std::optional<Invocation> parse(const std::vector<std::string>& argv, std::ostre
   }
 
   // The longest command path that matches the leading words, among the
-  // commands that can start with the first (only their sections are built).
+  // commands that can start with them (only their sections are built).
   const CommandSpec* best = nullptr;
-  for (const auto* c : commands_for(words[0])) {
+  for (const auto* c : commands_for(words)) {
     if (c->path.size() <= words.size() && std::equal(c->path.begin(), c->path.end(), words.begin()) &&
         (!best || c->path.size() > best->path.size()))
       best = c;

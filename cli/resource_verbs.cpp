@@ -1,6 +1,7 @@
 #include "cli/resource_verbs.hpp"
 
 #include <filesystem>
+#include <memory>
 
 #include <nlohmann/json.hpp>
 
@@ -76,6 +77,9 @@ std::vector<std::pair<std::string, std::string>> key_values(const std::vector<st
 
 void add_verbs(std::vector<CommandSpec>& out, const Noun& n) {
   const Kind& k = resource::kind(n.kind);
+  // One copy of the noun shared by the handlers (a copy in each was a
+  // tenth of building a noun's commands, at every start-up).
+  auto np = std::make_shared<const Noun>(n);
   std::string parent_addr;
   {
     auto parts = address_parts(n.address);
@@ -113,13 +117,14 @@ void add_verbs(std::vector<CommandSpec>& out, const Noun& n) {
                  .args = {{.name = n.address, .help = "the new " + k.display}},
                  .flags = create_flags,
                  .examples = n.examples,
-                 .handler = [n, &k](Context& ctx, const Invocation& inv) {
-                   Key key = resolve_address(k, inv.args[0], n.address, false);
+                 .handler = [np, &k](Context& ctx, const Invocation& inv) {
+                   const Noun& noun = *np;
+                   Key key = resolve_address(k, inv.args[0], noun.address, false);
                    if (ctx.store().get(key))
                      fail(ErrorKind::conflict, store::describe(k, key) + " already exists",
-                          "change it with 'emco " + join(n.words, " ") + " " + n.update_verb + "', or use 'emco apply'");
+                          "change it with 'emco " + join(noun.words, " ") + " " + noun.update_verb + "', or use 'emco apply'");
                    json spec = inv.has("spec-file") ? read_spec_file(inv.get("spec-file")) : json::object();
-                   return apply_document(ctx, make_document(n, k, key, inv, spec), output_of(inv));
+                   return apply_document(ctx, make_document(noun, k, key, inv, spec), output_of(inv));
                  }});
   if (n.updatable)
     out.push_back({.path = words(n.update_verb),
@@ -127,14 +132,15 @@ void add_verbs(std::vector<CommandSpec>& out, const Noun& n) {
                    .description = write_note,
                    .args = {{.name = n.address, .help = "the " + k.display}},
                    .flags = create_flags,
-                   .handler = [n, &k](Context& ctx, const Invocation& inv) {
-                     Key key = resolve_address(k, inv.args[0], n.address, false);
+                   .handler = [np, &k](Context& ctx, const Invocation& inv) {
+                     const Noun& noun = *np;
+                     Key key = resolve_address(k, inv.args[0], noun.address, false);
                      auto existing = ctx.store().get(key);
                      if (!existing) fail(ErrorKind::not_found, store::describe(k, key) + " does not exist");
                      json data = json::parse(existing->data);
                      json spec = data.value("spec", json::object());
                      if (inv.has("spec-file")) spec.merge_patch(read_spec_file(inv.get("spec-file")));
-                     auto doc = make_document(n, k, key, inv, spec);
+                     auto doc = make_document(noun, k, key, inv, spec);
                      if (!inv.has("description") && data["metadata"].contains("description"))
                        (*doc.body)["metadata"]["description"] = data["metadata"]["description"];
                      if (doc.files.empty())
@@ -146,8 +152,9 @@ void add_verbs(std::vector<CommandSpec>& out, const Noun& n) {
                  .description = anchor_note,
                  .args = {{.name = n.address, .help = "the " + k.display}},
                  .flags = {output, {.name = "show-secrets", .help = "show credential values instead of <redacted>"}},
-                 .handler = [n, &k](Context& ctx, const Invocation& inv) {
-                   Key key = resolve_address(k, inv.args[0], n.address, false);
+                 .handler = [np, &k](Context& ctx, const Invocation& inv) {
+                   const Noun& noun = *np;
+                   Key key = resolve_address(k, inv.args[0], noun.address, false);
                    auto r = ctx.store().get(key);
                    if (!r) fail(ErrorKind::not_found, store::describe(k, key) + " does not exist");
                    print_resources(ctx, {*r}, output_of(inv), false, inv.has("show-secrets"));
@@ -160,8 +167,9 @@ void add_verbs(std::vector<CommandSpec>& out, const Noun& n) {
                                                                      .help = "list only under this parent (default: all)",
                                                                      .optional = true}},
                  .flags = {output},
-                 .handler = [n, &k](Context& ctx, const Invocation& inv) {
-                   Key parent = inv.args.empty() ? Key{} : resolve_address(k, inv.args[0], n.address, true);
+                 .handler = [np, &k](Context& ctx, const Invocation& inv) {
+                   const Noun& noun = *np;
+                   Key parent = inv.args.empty() ? Key{} : resolve_address(k, inv.args[0], noun.address, true);
                    if (!parent.parts.empty() && !ctx.store().get(parent))
                      fail(ErrorKind::not_found, store::describe(resource::kind(k.parent), parent) + " does not exist");
                    print_resources(ctx, ctx.store().list(k, parent), output_of(inv), true);
@@ -172,8 +180,9 @@ void add_verbs(std::vector<CommandSpec>& out, const Noun& n) {
                  .description = "Refused while the " + k.display + " has children or is referenced; the error names them.",
                  .args = {{.name = n.address, .help = "the " + k.display}},
                  .flags = {output},
-                 .handler = [n, &k](Context& ctx, const Invocation& inv) {
-                   Key key = resolve_address(k, inv.args[0], n.address, false);
+                 .handler = [np, &k](Context& ctx, const Invocation& inv) {
+                   const Noun& noun = *np;
+                   Key key = resolve_address(k, inv.args[0], noun.address, false);
                    manifest::Document doc;
                    doc.source = "<command line>";
                    doc.line = 0;
@@ -190,14 +199,16 @@ void add_verbs(std::vector<CommandSpec>& out, const Noun& n) {
 
 void add_operations(std::vector<CommandSpec>& out, const Noun& n, const std::vector<std::pair<std::string, std::string>>& ops) {
   const Kind& k = resource::kind(n.kind);
+  auto np = std::make_shared<const Noun>(n);
   for (const auto& [op, summary] : ops) {
     auto path = n.words;
     path.push_back(op);
     out.push_back({.path = path,
                    .summary = summary,
                    .args = {{.name = n.address, .help = "the " + k.display}},
-                   .handler = [n, &k, op = op](Context& ctx, const Invocation& inv) {
-                     Key key = resolve_address(k, inv.args[0], n.address, false);
+                   .handler = [np, &k, op = op](Context& ctx, const Invocation& inv) {
+                     const Noun& noun = *np;
+                     Key key = resolve_address(k, inv.args[0], noun.address, false);
                      auto result = lifecycle::run_operation(ctx.store(), k, key, op, json::object(), ctx.clock(), ctx.runtime());
                      ctx.out << resource::resource_anchor(k, key) << " " << result << "\n";
                      return 0;

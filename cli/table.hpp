@@ -46,8 +46,9 @@ struct CommandSpec {
   std::vector<ArgSpec> args;
   std::vector<FlagSpec> flags;
   bool needs_workspace = true;    // opens the workspace before running
-  // Builds the plugins' runtime (and installs their intent kinds) before
-  // running: false only for a handler that uses neither (version).
+  // The handler's Context::runtime() gives the plugins (built on its first
+  // call); false only for a handler that uses none (version). A kind lookup
+  // that core cannot answer builds them either way (resource::set_kind_loader).
   bool needs_plugins = true;
   bool hidden = false;            // internal commands (docs generator)
   std::vector<std::string> examples;
@@ -60,11 +61,13 @@ const std::vector<FlagSpec>& global_flags();
 // The whole table, in display order (for help, docs and suggestions: a
 // command line is parsed with commands_for).
 const std::vector<CommandSpec>& commands();
-// The commands that can start with the word `word`: those of the sections
-// filed under it (a noun's: "cluster", "dig"), or the top-level verbs' when
-// no section is. Builds only those sections; every command whose path
-// starts with `word` is among them (tests/cli checks).
-std::vector<const CommandSpec*> commands_for(const std::string& word);
+// The commands that can start with `words` (a command line's leading words):
+// those of the sections filed under the first word (a noun's: "cluster",
+// "dig") and not under another second word ("dig hook" only when the second
+// is "hook"), or the top-level verbs' when no section is filed under the
+// first. Builds only those sections; every command whose path starts with
+// the words' first two is among them (tests/cli checks).
+std::vector<const CommandSpec*> commands_for(const std::vector<std::string>& words);
 
 // Noun groups ("cluster", "app", ...) with their one-line summary, for help
 // and one man page per noun.
@@ -118,7 +121,9 @@ std::vector<CommandSpec> cluster_commands();     // cli/nouns/cluster.cpp
 std::vector<CommandSpec> project_commands();     // cli/nouns/project.cpp
 std::vector<CommandSpec> app_commands();         // cli/nouns/app.cpp
 std::vector<CommandSpec> dig_commands();         // cli/nouns/dig.cpp
-std::vector<CommandSpec> hook_commands();        // cli/nouns/hook.cpp: dig hook, dig workflow (tac)
+std::vector<CommandSpec> hook_commands();        // cli/nouns/hook.cpp: dig hook (tac)
+std::vector<CommandSpec> workflow_commands();    // cli/nouns/hook.cpp: dig workflow (workflow manager)
+std::vector<CommandSpec> emco_hook_commands();   // cli/nouns/hook.cpp: dig emco-hook (emco's own hooks)
 std::vector<CommandSpec> lc_commands();          // cli/nouns/lc.cpp
 std::vector<CommandSpec> cert_commands();        // cli/nouns/cert.cpp
 std::vector<CommandSpec> controller_commands();  // cli/nouns/controller.cpp

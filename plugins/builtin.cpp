@@ -37,7 +37,8 @@ lifecycle::Runtime build() {
   ca_certs::install(rt);
   tac::install(rt);
   hooks::install(rt);
-  resource::install_kinds(rt.kinds);
+  resource::install_kinds(std::move(rt.kinds));
+  rt.kinds.clear();
   return rt;
 }
 

@@ -182,7 +182,12 @@ std::vector<CommandSpec> hook_commands() {
                 .examples = {"emco dig hook worker create proj1/collection/v1/dig1/smoke/w1 --worker-dig workers/v1/worker-dig "
                              "--start-to-close-timeout 60000"}});
   add_workflow_calls(v, "hook", "workflowHookIntent", "tac intent", k_hook_address, "proj1/collection/v1/dig1/smoke");
+  return v;
+}
 
+std::vector<CommandSpec> workflow_commands() {
+  plugins::builtin_runtime();  // the kind is tac's (see hook_commands)
+  std::vector<CommandSpec> v;
   add_verbs(v, {.words = {"dig", "workflow"}, .kind = "workflowIntent", .address = k_workflow_address,
                 .flags = workflow_flags(),
                 .build = [](const Invocation& inv, json& spec, manifest::Document&) { build_workflow(inv, spec); },
@@ -199,7 +204,12 @@ std::vector<CommandSpec> hook_commands() {
                  return 0;
                }});
   add_workflow_calls(v, "workflow", "workflowIntent", "workflow intent", k_workflow_address, "proj1/collection/v1/dig1/migrate");
+  return v;
+}
 
+std::vector<CommandSpec> emco_hook_commands() {
+  plugins::builtin_runtime();  // the kind is the hooks plugin's (see hook_commands)
+  std::vector<CommandSpec> v;
   add_verbs(v, {.words = {"dig", "emco-hook"}, .kind = "emcoHook", .address = "PROJECT/COMPOSITE-APP/VERSION/DIG/HOOK",
                 .flags = {{.name = "hook-type", .value = "TYPE", .help = "when it runs (spec.hookType; migrate runs the target's -update hooks, rollback post-update)",
                            .choices = {"pre-install", "post-install", "pre-update", "post-update", "pre-termination",

@@ -286,7 +286,7 @@ struct Runtime {
   const DeliveryMechanism* direct = nullptr;
   std::unique_ptr<ClusterAdmin> cluster_admin;
   std::map<std::string, ContentPreparer> preparers;  // by kind id
-  std::vector<resource::Kind> kinds;                  // intent kinds the plugins add (installed into core/resource)
+  std::vector<resource::Kind> kinds;                  // intent kinds the plugins add (moved into core/resource by the composition root)
   std::vector<std::unique_ptr<ChildPlanner>> child_planners;  // asked in order after a DIG is delivered
   std::map<std::string, ResourceCheck> checks;                // by kind id
   std::vector<std::unique_ptr<ResourcePlanner>> resource_planners;  // at most one per kind

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <mutex>
 
 #include <nlohmann/json.hpp>
 
@@ -202,7 +203,25 @@ Registry& registry() {
   return r;
 }
 
+void (*g_kind_loader)() = nullptr;
+std::once_flag g_kinds_loaded;
+thread_local bool t_loading = false;  // this thread runs the loader: its lookups see what is installed
+
+// Every kind, the plugins' too: runs the loader (once) unless this thread
+// is running it.
+Registry& complete_registry() {
+  if (g_kind_loader && !t_loading)
+    std::call_once(g_kinds_loaded, [] {
+      t_loading = true;
+      g_kind_loader();
+      t_loading = false;
+    });
+  return registry();
+}
+
 }  // namespace
+
+void set_kind_loader(void (*loader)()) { g_kind_loader = loader; }
 
 Reference plain_ref(std::string target) { return Reference{std::move(target), RefType::plain, "", {}, {}, "", {}, {}}; }
 Reference many_ref(std::string target) { return Reference{std::move(target), RefType::many, "", {}, {}, "", {}, {}}; }
@@ -212,29 +231,43 @@ Reference soft_ref(std::string target) {
   return r;
 }
 
-void install_kinds(const std::vector<Kind>& kinds) {
+void install_kinds(std::vector<Kind>&& kinds) {
   Registry& r = registry();
-  for (const Kind& k : kinds) {
+  for (Kind& k : kinds) {
     if (r.by_id.count(k.id))
       fail(ErrorKind::internal, "resource kind '" + k.id + "' is defined twice");
-    if (!k.parent.empty() && !r.by_id.count(k.parent))
+    if (k.parent.empty())
+      fail(ErrorKind::internal, "resource kind '" + k.id + "' has no parent: the roots of the resource tree are core's");
+    if (!r.by_id.count(k.parent))
       fail(ErrorKind::internal, "resource kind '" + k.id + "' names parent '" + k.parent + "', which is not defined before it");
     r.by_id[k.id] = r.kinds.size();
-    r.kinds.push_back(k);
+    r.kinds.push_back(std::move(k));
   }
 }
 
-const std::deque<Kind>& all_kinds() { return registry().kinds; }
+const std::deque<Kind>& all_kinds() { return complete_registry().kinds; }
 
 const Kind* find_kind(const std::string& id) {
-  const auto& r = registry();
-  auto it = r.by_id.find(id);
-  return it == r.by_id.end() ? nullptr : &r.kinds[it->second];
+  // Core's kinds answer most lookups without the plugins' being built.
+  auto found = [&id](const Registry& r) {
+    auto it = r.by_id.find(id);
+    return it == r.by_id.end() ? nullptr : &r.kinds[it->second];
+  };
+  if (const Kind* k = found(registry())) return k;
+  return found(complete_registry());
 }
 
 const Kind& kind(const std::string& id) {
   if (const Kind* k = find_kind(id)) return *k;
   fail(ErrorKind::internal, "unknown resource kind '" + id + "'");
+}
+
+const Kind* find_root(std::string_view collection) {
+  // Roots are core's (install_kinds refuses others): the plugins' kinds
+  // need not be built to tell an anchor from an address.
+  for (const auto& k : registry().kinds)
+    if (k.parent.empty() && k.collection == collection) return &k;
+  return nullptr;
 }
 
 std::vector<const Kind*> children_of(const std::string& id) {
@@ -300,14 +333,13 @@ Anchor parse_anchor(const std::string& text) {
     if (s.empty()) fail(ErrorKind::invalid, "anchor '" + path + "' has an empty segment");
 
   // The root collection.
-  std::vector<std::string> roots;
-  const Kind* current = nullptr;
-  for (const auto& k : all_kinds()) {
-    if (!k.parent.empty()) continue;
-    roots.push_back(k.collection);
-    if (k.collection == segs[0]) current = &k;
+  const Kind* current = find_root(segs[0]);
+  if (!current) {
+    std::vector<std::string> roots;
+    for (const auto& k : all_kinds())
+      if (k.parent.empty()) roots.push_back(k.collection);
+    bad_segment(segs, 0, roots, "an anchor starts with one of");
   }
-  if (!current) bad_segment(segs, 0, roots, "an anchor starts with one of");
 
   Key key;
   size_t i = 1;

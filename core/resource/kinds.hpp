@@ -81,10 +81,19 @@ struct Kind {
 // those plugins added with install_kinds(). References to kinds stay valid
 // for the whole process (installing more does not move them).
 const std::deque<Kind>& all_kinds();
-// Adds plugins' kinds (intents of controllers) after core's. Called by the
-// composition root once at start-up, before any other thread runs; a kind
-// defined twice or before its parent is Error(internal).
-void install_kinds(const std::vector<Kind>& kinds);
+// Adds plugins' kinds (intents of controllers) after core's, moving them in
+// (copying every schema was a tenth of a short command's start-up). Called by
+// the composition root once, before any other thread runs, or by the kind
+// loader; a kind defined twice, before its parent or without a parent (the
+// roots are core's) is Error(internal).
+void install_kinds(std::vector<Kind>&& kinds);
+// The composition root's way to install the plugins' kinds on first need
+// instead of at every start-up: `loader` (which calls install_kinds) runs
+// once, on the first lookup core's kinds cannot answer (find_kind, kind) or
+// the first walk over every kind (all_kinds, children_of, parse_anchor...),
+// from whichever thread asks first; the others wait for it. Set it before
+// any other thread runs.
+void set_kind_loader(void (*loader)());
 // References for kind definitions: to one resource of `target` named by a
 // spec field of the same name, or to several (a list of names).
 Reference plain_ref(std::string target);
@@ -93,6 +102,10 @@ Reference soft_ref(std::string target);  // plain_ref with soft set
 const Kind& kind(const std::string& id);          // throws Error(internal) for unknown ids
 const Kind* find_kind(const std::string& id);
 std::vector<const Kind*> children_of(const std::string& id);
+// The root kind (no parent: always one of core's) whose collection is
+// `collection` (an anchor's first segment: "projects"), nullptr when there is
+// none.
+const Kind* find_root(std::string_view collection);
 // The chain of kinds from the root to `id` (inclusive).
 std::vector<const Kind*> lineage(const std::string& id);
 // Number of key parts a resource of this kind has.

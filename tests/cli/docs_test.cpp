@@ -57,18 +57,23 @@ TEST_CASE("no two commands share a path", "[docs]") {
   }
 }
 
-// A command line is parsed against the sections of its first word only
-// (start-up builds no other): every command must be found there.
-TEST_CASE("every command is among the commands of its first word", "[docs]") {
+// A command line is parsed against the sections its first two words name
+// only (start-up builds no other): every command must be found there.
+TEST_CASE("every command is among the commands of its first two words", "[docs]") {
   for (const auto& c : cli::commands()) {
-    INFO("'emco " << join(c.path, " ") << "' is not in commands_for(\"" << c.path[0] << "\")");
+    std::vector<std::string> words(c.path.begin(), c.path.begin() + static_cast<std::ptrdiff_t>(std::min<size_t>(2, c.path.size())));
+    INFO("'emco " << join(c.path, " ") << "' is not in commands_for({\"" << join(words, "\", \"") << "\"})");
     bool found = false;
-    for (const auto* o : cli::commands_for(c.path[0])) found = found || o->path == c.path;
+    for (const auto* o : cli::commands_for(words)) found = found || o->path == c.path;
     CHECK(found);
   }
   // A top-level verb is not filed under a noun, and the other way round.
-  for (const auto* c : cli::commands_for("version")) CHECK(c->path.size() >= 1);
-  CHECK(cli::commands_for("no-such-word").size() == cli::commands_for("version").size());
+  for (const auto* c : cli::commands_for({"version"})) CHECK(c->path.size() >= 1);
+  CHECK(cli::commands_for({"no-such-word"}).size() == cli::commands_for({"version"}).size());
+  // Sub-nouns filed apart are not built for their siblings' commands.
+  bool hook = false;
+  for (const auto* c : cli::commands_for({"dig", "status"})) hook = hook || (c->path.size() > 1 && c->path[1] == "hook");
+  CHECK_FALSE(hook);
 }
 
 TEST_CASE("committed man pages and completions match the command table", "[docs]") {

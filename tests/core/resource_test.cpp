@@ -75,6 +75,10 @@ TEST_CASE("kinds installed twice or before their parent are refused") {
   CHECK_THROWS_WITH(install_kinds({{.id = "orphan", .parent = "noSuchKind", .elements = {"orphan"}}}),
                     "resource kind 'orphan' names parent 'noSuchKind', which is not defined before it");
   CHECK(find_kind("orphan") == nullptr);
+  CHECK_THROWS_WITH(install_kinds({{.id = "testRoot", .elements = {"testRoot"}, .collection = "test-roots"}}),
+                    "resource kind 'testRoot' has no parent: the roots of the resource tree are core's");
+  CHECK(find_root("test-roots") == nullptr);
+  CHECK(find_root("projects") == &kind("project"));
 }
 
 TEST_CASE("bad anchors say what would fit") {
