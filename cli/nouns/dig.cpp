@@ -354,7 +354,7 @@ void print_drift(std::ostream& out, const lifecycle::drift::Report& r) {
     std::vector<const lifecycle::drift::Object*> objects;
     for (; j < r.objects.size() && r.objects[j].app == r.objects[i].app && r.objects[j].cluster == r.objects[i].cluster; ++j) {
       const auto& o = r.objects[j];
-      sig += std::string(lifecycle::drift::kind_name(o.kind)) + " " + o.resource + "\n";
+      sig += std::string(lifecycle::drift::kind_name(o.kind)) + " " + o.resource + " " + o.where + "\n";
       for (const auto& f : o.fields) sig += "  " + field_line(f) + "\n";
       objects.push_back(&o);
     }
@@ -376,6 +376,9 @@ void print_drift(std::ostream& out, const lifecycle::drift::Report& r) {
       const char* mark = o->kind == Kind::changed ? "~ changed" : o->kind == Kind::deleted ? "- deleted" : "+ extra  ";
       out << "    " << mark << " " << o->resource << "\n";
       for (const auto& f : o->fields) out << "        " << field_line(f) << "\n";
+      if (!o->where.empty())
+        out << "        " << (o->kind == Kind::deleted ? "removed from" : "edited in") << " the repository: " << o->where
+            << "\n";
     }
     drifted_clusters.insert(g.clusters.begin(), g.clusters.end());
   }
@@ -699,8 +702,9 @@ std::vector<CommandSpec> dig_commands() {
                    "  deleted  the object is not on the cluster\n"
                    "  extra    (--extra) a live object of a kind the plan deploys there, labelled\n"
                    "           emco/deployment-id for an app of this DIG, that the plan does not contain\n"
-                   "Clusters with the same drift are folded (\"same drift on 842 clusters\"). Clusters delivered by\n"
-                   "GitOps are reported as not read. --live is the only mode (the plan's own changes are\n"
+                   "Clusters with the same drift are folded (\"same drift on 842 clusters\"). For clusters delivered by\n"
+                   "GitOps the repository is compared instead (its branch fetched now): an object's file edited by\n"
+                   "hand is changed, a removed file deleted. --live is the only mode (the plan's own changes are\n"
                    "'emco dig plan'). Exit status 2 when there is drift (for CI); otherwise 1 when a cluster refused\n"
                    "the reads, 7 when one could not be reached, 0 when everything matches.\n"
                    "'emco dig sync DIG --repair' re-applies what drifted.",
@@ -718,7 +722,8 @@ std::vector<CommandSpec> dig_commands() {
                .description =
                    "Finds the drift as 'emco dig diff --live' does, then re-applies each changed object (server-side\n"
                    "apply with force: emco's fields return to the plan, fields others own alone stay) and recreates\n"
-                   "each deleted one, through the clusters' delivery targets. --prune-extra also deletes the extra\n"
+                   "each deleted one, through the clusters' delivery targets; on GitOps clusters the planned files\n"
+                   "are committed back (one commit per repository). --prune-extra also deletes the extra\n"
                    "objects (implies --extra). The repair is recorded with the running revision ('emco dig status\n"
                    "-o json' shows it under \"driftRepairs\"). Exit status 0 when everything that drifted was\n"
                    "repaired, 1 when an object could not be, 7 when a cluster could not be reached. A following\n"

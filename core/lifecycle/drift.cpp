@@ -99,6 +99,36 @@ std::string meta_value(const ac::AppContext& c, const char* name) {
   return it == c.meta.end() ? std::string() : it->second;
 }
 
+// Each repository's staged steps against its files (Batch::drifted), on
+// this thread; a repository that cannot be read fails its clusters.
+void compare_repositories(const std::vector<std::string>& names, const std::vector<std::shared_ptr<sync::Target>>& batching,
+                          std::vector<ClusterResult>& results, std::vector<std::vector<Object>>& found,
+                          std::chrono::seconds timeout) {
+  std::map<sync::Batch*, std::vector<size_t>> clusters_of;
+  for (size_t i = 0; i < names.size(); ++i)
+    if (batching[i]) clusters_of[batching[i]->batch()].push_back(i);
+  std::map<std::string, size_t> index;
+  for (size_t i = 0; i < names.size(); ++i) index[names[i]] = i;
+  for (const auto& [batch, clusters] : clusters_of) {
+    try {
+      for (auto& d : batch->drifted(std::chrono::steady_clock::now() + timeout)) {
+        auto it = index.find(d.cluster);
+        if (it == index.end()) continue;
+        Object o{d.app, d.cluster, d.resource, d.deleted ? Kind::deleted : Kind::changed, {}, {}, d.where};
+        found[it->second].push_back(std::move(o));
+      }
+    } catch (const sync::TargetError& e) {
+      for (size_t i : clusters) {
+        results[i].reachable = false;
+        results[i].unreachable = e.unreachable();
+        results[i].error = e.message();
+        results[i].objects = 0;
+        found[i].clear();
+      }
+    }
+  }
+}
+
 }  // namespace
 
 const char* kind_name(Kind k) {
@@ -138,7 +168,7 @@ Report check(store::Store& st, const Runtime& runtime, const resource::Key& dig,
   report.status_context = c.status_id();
   report.revision = c.revision;
   const std::string ns = meta_value(c, "Namespace");
-  sync::TargetFactory factory = options.factory ? options.factory : cluster_targets(st, c.id, &runtime);
+  sync::TargetFactory factory = options.factory ? options.factory : cluster_targets(st, c.id, &runtime, true);
 
   // Every planned object by cluster (main resources: hooks run and go), and
   // each distinct manifest parsed once.
@@ -173,6 +203,8 @@ Report check(store::Store& st, const Runtime& runtime, const resource::Key& dig,
   for (const auto& [name, list] : by_cluster) names.push_back(name);
   report.clusters.resize(names.size());
   std::vector<std::vector<Object>> found(names.size());
+  // GitOps clusters: their targets (which keep the repository's batch) by cluster.
+  std::vector<std::shared_ptr<sync::Target>> batching(names.size());
   parallel_for(names.size(), options.parallel, [&](size_t i) {
     const std::string& cluster = names[i];
     ClusterResult& result = report.clusters[i];
@@ -192,8 +224,20 @@ Report check(store::Store& st, const Runtime& runtime, const resource::Key& dig,
     } catch (const Error& e) {
       return failed(e.kind() == ErrorKind::unreachable, e.message());
     }
-    if (target->batch())
-      return failed(false, "delivered by GitOps: its repository is not compared with the plan (kube clusters only)");
+    if (sync::Batch* batch = target->batch()) {
+      // Compared in the repository once every cluster's steps are staged.
+      try {
+        for (const auto& p : planned) {
+          if (intents.at(p.resource->hash()).object.is_null()) continue;
+          batch->stage({p.app, cluster, p.resource->name, p.resource->text(), false});
+          ++result.objects;
+        }
+      } catch (const sync::TargetError& e) {
+        return failed(e.unreachable(), e.message());
+      }
+      batching[i] = target;
+      return;
+    }
     try {
       for (const auto& p : planned) {
         const Intent& intent = intents.at(p.resource->hash());
@@ -241,6 +285,12 @@ Report check(store::Store& st, const Runtime& runtime, const resource::Key& dig,
       failed(false, std::string("cannot read the live objects: ") + e.what());
     }
   });
+  compare_repositories(names, batching, report.clusters, found, options.timeout);
+  for (size_t i = 0; i < names.size(); ++i)
+    for (auto& o : found[i])
+      if (!o.where.empty())  // GitOps: the planned manifest, for a repair
+        for (const auto& p : by_cluster.at(names[i]))
+          if (p.app == o.app && p.resource->name == o.resource) o.manifest = p.resource->text();
   for (auto& list : found)
     for (auto& o : list) report.objects.push_back(std::move(o));
   std::stable_sort(report.objects.begin(), report.objects.end(), [](const Object& a, const Object& b) {
@@ -256,7 +306,8 @@ RepairResult repair(store::Store& st, const Runtime& runtime, const Report& repo
   ac::Header h = ac::header(st, report.context);
   auto ns_it = h.meta.find("Namespace");
   const std::string ns = ns_it == h.meta.end() ? "" : ns_it->second;
-  sync::TargetFactory factory = options.factory ? options.factory : cluster_targets(st, report.context, &runtime);
+  sync::TargetFactory factory =
+      options.factory ? options.factory : cluster_targets(st, report.context, &runtime, true);
 
   std::map<std::string, std::vector<const Object*>> by_cluster;
   for (const auto& o : report.objects)
@@ -265,6 +316,7 @@ RepairResult repair(store::Store& st, const Runtime& runtime, const Report& repo
   for (const auto& [name, list] : by_cluster) names.push_back(name);
   std::mutex mutex;
   json repaired = json::array();
+  std::vector<std::pair<std::shared_ptr<sync::Target>, const std::vector<const Object*>*>> batching;  // GitOps clusters
   parallel_for(names.size(), options.parallel, [&](size_t i) {
     const auto& list = by_cluster.at(names[i]);
     auto fail_all = [&](size_t from, const std::string& why) {
@@ -277,6 +329,18 @@ RepairResult repair(store::Store& st, const Runtime& runtime, const Report& repo
       target = factory(names[i], ns);
     } catch (const Error& e) {
       return fail_all(0, e.message());
+    }
+    if (sync::Batch* batch = target->batch()) {
+      // The planned content goes back in one commit per repository, below.
+      try {
+        for (const Object* o : list)
+          if (o->kind != Kind::extra) batch->stage({o->app, o->cluster, o->resource, o->manifest, false});
+      } catch (const sync::TargetError& e) {
+        return fail_all(0, e.message());
+      }
+      std::lock_guard lock(mutex);
+      batching.emplace_back(target, &list);
+      return;
     }
     for (size_t j = 0; j < list.size(); ++j) {
       const Object& o = *list[j];
@@ -294,6 +358,31 @@ RepairResult repair(store::Store& st, const Runtime& runtime, const Report& repo
       repaired.push_back({{"app", o.app}, {"cluster", o.cluster}, {"resource", o.resource}, {"drift", kind_name(o.kind)}});
     }
   });
+
+  std::map<sync::Batch*, std::vector<const std::vector<const Object*>*>> repositories;
+  for (const auto& [target, list] : batching) repositories[target->batch()].push_back(list);
+  for (const auto& [batch, lists] : repositories) {
+    std::string note;
+    try {
+      note = batch->commit(std::chrono::steady_clock::now() + options.timeout);
+    } catch (const sync::TargetError& e) {
+      for (const auto* list : lists)
+        for (const Object* o : *list)
+          if (o->kind != Kind::extra) result.failures.push_back(o->app + " " + o->cluster + " " + o->resource + ": " + e.message());
+      continue;
+    }
+    for (const auto* list : lists)
+      for (const Object* o : *list) {
+        if (o->kind == Kind::extra) {
+          result.failures.push_back(o->app + " " + o->cluster + " " + o->resource +
+                                    ": extra objects are not pruned from GitOps repositories");
+          continue;
+        }
+        (o->kind == Kind::deleted ? result.recreated : result.reapplied)++;
+        repaired.push_back({{"app", o->app}, {"cluster", o->cluster}, {"resource", o->resource},
+                            {"drift", kind_name(o->kind)}, {"note", note}});
+      }
+  }
 
   json entry = {{"time", clock.now_rfc3339()}, {"repaired", repaired}};
   if (!result.failures.empty()) entry["failures"] = result.failures;
@@ -335,7 +424,8 @@ json to_json(const Report& report) {
   }
   for (const auto& o : report.objects) {
     json j = {{"app", o.app}, {"cluster", o.cluster}, {"resource", o.resource}, {"drift", kind_name(o.kind)}};
-    if (o.kind == Kind::changed) {
+    if (!o.where.empty()) j["file"] = o.where;
+    if (o.kind == Kind::changed && o.where.empty()) {
       j["fields"] = json::array();
       for (const auto& f : o.fields)
         j["fields"].push_back({{"path", f.path}, {"manager", f.manager}, {"operation", f.operation}, {"time", f.time},

@@ -20,8 +20,11 @@
 //
 // A cluster that cannot be read (unreachable, refused) is reported with its
 // error and its objects are not judged. Clusters delivered by a batching
-// (GitOps) target are compared in their repository instead, when the
-// runtime's mechanism offers a GitOps reader; else reported "not compared".
+// (GitOps) target are compared in their repository instead (sync::Batch::
+// drifted: the branch fetched now, each object's file against what delivery
+// would write; a hand edit is "changed", a removed file "deleted"; no
+// field-level detail, no extra objects), and repaired by one commit of the
+// planned content per repository.
 
 #include <chrono>
 #include <string>
@@ -56,6 +59,7 @@ struct Object {
   Kind kind = Kind::changed;
   std::vector<Field> fields;  // changed: the drifted fields
   std::string manifest;       // the planned manifest (changed, deleted); the live object's JSON (extra)
+  std::string where;          // GitOps: the repository file (its content differs or it is absent)
 };
 
 struct ClusterResult {
@@ -80,6 +84,7 @@ struct Options {
   int parallel = 16;  // clusters read at once
   bool extra = false;
   std::vector<std::string> apps, clusters;  // filters ("" = all)
+  std::chrono::seconds timeout{60};         // network waits of a repository's read or commit (GitOps)
   // Makes the Target of a cluster; empty: the delivery targets of the running
   // context (cluster_targets). Tests pass fakes.
   sync::TargetFactory factory;
@@ -103,21 +108,24 @@ struct RepairResult {
 };
 
 // Re-applies the drifted objects of `report` (check()'s, with the same
-// factory) through the clusters' delivery Targets, deletes extra objects when
+// factory) through the clusters' delivery Targets (GitOps: the planned files
+// committed back, one commit per repository), deletes extra objects when
 // `prune_extra`, and appends the repair to the running context's meta
 // "drift.repairs" (see repair_log).
 RepairResult repair(store::Store& st, const Runtime& runtime, const Report& report,
                     const Options& options, bool prune_extra, Clock& clock);
 
 // The repairs made on `dig`'s running revision: [{"time", "repaired":
-// [{"app","cluster","resource","drift"}], "failures": [...]}], [] when none.
+// [{"app","cluster","resource","drift","note"?}], "failures": [...]}], []
+// when none ("note": a GitOps repair's commit).
 nlohmann::json repair_log(store::Store& st, const resource::Key& dig);
 
 // The report as JSON (the -o json of `emco dig diff --live`): {"context",
 // "revision", "drift": bool, "clusters": [{"cluster","objects","reachable",
-// "error"?}], "objects": [{"app","cluster","resource","drift","fields":
-// [{"path","manager","operation","time","planned","live"}]}]} with planned
-// and live as JSON values (live null when absent).
+// "error"?, "unreachable"?}], "objects": [{"app","cluster","resource","drift",
+// "fields": [{"path","manager","operation","time","planned","live"}] (kube) |
+// "file" (GitOps)}]} with planned and live as JSON values (live null when
+// absent).
 nlohmann::json to_json(const Report& report);
 
 }  // namespace emco::lifecycle::drift
