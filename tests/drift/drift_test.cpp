@@ -95,8 +95,8 @@ const json* find_field(const json& object, const std::string& path) {
 
 }  // namespace
 
-TEST_CASE("dig diff --live: kubectl's edits and deletes are drift, its own labels and server defaults are not; "
-          "sync --repair restores the plan",
+TEST_CASE("dig diff --live: kubectl's edits and deletes are drift, its own labels and server defaults are not, "
+          "and dig sync --repair restores the plan",
           "[drift][sim][kubectl]") {
   const std::string kubectl = find_kubectl();
   if (kubectl.empty()) {
@@ -229,6 +229,14 @@ TEST_CASE("dig diff --live: an unreachable cluster is reported and exits 7", "[d
   REQUIRE(status.code == 0);
   json s = json::parse(status.out);
   CHECK(s["driftStatus"] == "Unknown");
+  // A repair reaches what it can and keeps the unreachable exit status.
+  auto repair = f.run("dig sync --repair " + k_dig);
+  INFO(repair.out);
+  CHECK(repair.code == 7);
+  auto no_flag = f.run("dig sync " + k_dig);
+  INFO(no_flag.out);
+  CHECK(no_flag.code == 64);
+  CHECK(no_flag.out.find("'emco dig sync' needs --repair") != std::string::npos);
   for (const auto& c : s["apps"][0]["clusters"])
     if (c["cluster"] == "edge2") CHECK(c["drift"] == "Unreachable");
 }
