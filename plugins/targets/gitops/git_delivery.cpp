@@ -868,6 +868,26 @@ void backoff(int attempt) {
   std::this_thread::sleep_for(std::chrono::milliseconds(base / 2 + jitter(rng)));
 }
 
+// The cache of a remote opened for a read or a delivery: the cache root
+// made, the lock other processes respect held for as long as this lives,
+// stale git locks and an interrupted local push cleaned up.
+struct LockedCache {
+  LockedCache(const fs::path& root, const fs::path& dir, const GitRemoteSpec& spec, const RemoteUrl& url)
+      : lock(lock_path(root, spec)) {
+    remove_stale_git_locks(dir);
+    if (url.scheme == "file") recover_interrupted_local_push(dir, url.path);
+    repo = open_cache(dir);
+  }
+  CacheLock lock;
+  RepoPtr repo;
+
+private:
+  static fs::path lock_path(const fs::path& root, const GitRemoteSpec& spec) {
+    make_private_dir(root);
+    return root / (cache_key(spec.url) + ".lock");
+  }
+};
+
 }  // namespace
 
 GitDelivery::GitDelivery(fs::path cache_root, DeliveryOptions options)
@@ -892,12 +912,9 @@ std::map<std::string, std::optional<std::string>> GitDelivery::read(const GitRem
                                                                      const std::vector<std::string>& paths) {
   validate(spec);
   const RemoteUrl url = parse_remote_url(spec.url);
-  make_private_dir(m_cache_root);
   const fs::path dir = cache_path(spec);
-  CacheLock lock(m_cache_root / (cache_key(spec.url) + ".lock"));
-  remove_stale_git_locks(dir);
-  if (url.scheme == "file") recover_interrupted_local_push(dir, url.path);
-  RepoPtr repo = open_cache(dir);
+  LockedCache cache(m_cache_root, dir, spec, url);
+  RepoPtr& repo = cache.repo;
   RemoteHeads heads = fetch_heads(repo.get(), spec, url, false);
   std::map<std::string, std::optional<std::string>> out;
   for (const auto& p : paths) out[p] = std::nullopt;
@@ -930,12 +947,9 @@ DeliveryResult GitDelivery::deliver(const GitRemoteSpec& spec, const CommitReque
   const DirNode trie = build_trie(request.changes);
   if (trim(request.message).empty()) fail(ErrorKind::invalid, "commit message is empty");
 
-  make_private_dir(m_cache_root);
   const fs::path dir = cache_path(spec);
-  CacheLock lock(m_cache_root / (cache_key(spec.url) + ".lock"));
-  remove_stale_git_locks(dir);
-  if (url.scheme == "file") recover_interrupted_local_push(dir, url.path);
-  RepoPtr repo = open_cache(dir);
+  LockedCache cache(m_cache_root, dir, spec, url);
+  RepoPtr& repo = cache.repo;
 
   // New objects live in memory until a push succeeds, so a failed attempt
   // leaves nothing behind in the cache.
