@@ -75,6 +75,12 @@ void print_status_table(std::ostream& out, const json& s, const status::Query& q
     for (const auto& [name, n] : s[k_ready_counts].items()) out << "  " << name << " " << n.get<int64_t>();
     out << "\n";
   }
+  if (s.contains("driftStatus")) {
+    out << "drift: " << s["driftStatus"].get<std::string>();
+    const json counts = s.value("driftCounts", json::object());
+    for (const auto& [name, n] : counts.items()) out << "  " << name << " " << n.get<int64_t>();
+    out << "\n";
+  }
   if (s.contains("clustersByApp")) {
     std::vector<std::vector<std::string>> rows;
     for (const auto& a : s["clustersByApp"])
@@ -96,6 +102,7 @@ void print_status_table(std::ostream& out, const json& s, const status::Query& q
   const char* k_dep = dep ? "rsyncStatus" : "deployedStatus";
   const char* k_ready = dep ? "clusterStatus" : "readyStatus";
   bool with_ready = q.ready();
+  bool with_drift = s.contains("driftStatus");  // dig status --drift
   std::vector<std::vector<std::string>> rows;
   for (const auto& a : s["apps"])
     for (const auto& c : a["clusters"])
@@ -103,10 +110,12 @@ void print_status_table(std::ostream& out, const json& s, const status::Query& q
         std::vector<std::string> row = {a["name"], c.value("clusterProvider", "") + "+" + c.value("cluster", ""),
                                         c.value(k_conn, ""), r["GVK"].value("Kind", ""), r["name"], r.value(k_dep, "")};
         if (with_ready) row.push_back(r.value(k_ready, ""));
+        if (with_drift) row.push_back(r.value("drift", c.value("drift", "")));
         rows.push_back(row);
       }
   std::vector<std::string> header = {"APP", "CLUSTER", "CONNECTIVITY", "KIND", "NAME", "DEPLOYED"};
   if (with_ready) header.push_back("READY");
+  if (with_drift) header.push_back("DRIFT");
   print_table(out, header, rows);
 }
 

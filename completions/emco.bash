@@ -57,7 +57,7 @@ _emco_children() {
     "cluster sync-object") echo "create delete get list update" ;;
     "controller") echo "delete dtc get list register update" ;;
     "controller dtc") echo "delete get list register update" ;;
-    "dig") echo "app-intent approve clone create delete emco-hook explain get history hook instantiate intent list migrate modify placement plan render rollback status stop terminate update workflow" ;;
+    "dig") echo "app-intent approve clone create delete diff emco-hook explain get history hook instantiate intent list migrate modify placement plan render rollback status stop sync terminate update workflow" ;;
     "dig app-intent") echo "create delete get list update" ;;
     "dig emco-hook") echo "create delete get list update" ;;
     "dig hook") echo "cancel create delete get list status update worker" ;;
@@ -161,6 +161,7 @@ _emco_flags() {
     "dig clone") echo "--output --prefix --count --start --workspace --help --quiet" ;;
     "dig create") echo "--composite-profile --release --logical-cloud --override --description --spec-file --output --workspace --help --quiet" ;;
     "dig delete") echo "--output --workspace --help --quiet" ;;
+    "dig diff") echo "--live --extra --app --cluster --parallel --output --workspace --help --quiet" ;;
     "dig emco-hook create") echo "--hook-type --command --url --timeout --non-blocking --description --spec-file --output --workspace --help --quiet" ;;
     "dig emco-hook delete") echo "--output --workspace --help --quiet" ;;
     "dig emco-hook get") echo "--output --show-secrets --workspace --help --quiet" ;;
@@ -198,8 +199,9 @@ _emco_flags() {
     "dig plan") echo "--output --workspace --help --quiet" ;;
     "dig render") echo "--cluster --app --workspace --help --quiet" ;;
     "dig rollback") echo "--timeout --no-wait --parallel --output --revision --workspace --help --quiet" ;;
-    "dig status") echo "--output --status --type --app --cluster --resource --instance --apps --clusters --resources --watch --workspace --help --quiet" ;;
+    "dig status") echo "--output --status --type --app --cluster --resource --instance --apps --clusters --resources --watch --drift --parallel --workspace --help --quiet" ;;
     "dig stop") echo "--output --workspace --help --quiet" ;;
+    "dig sync") echo "--repair --prune-extra --extra --app --cluster --parallel --output --workspace --help --quiet" ;;
     "dig terminate") echo "--timeout --no-wait --parallel --output --workspace --help --quiet" ;;
     "dig update") echo "--timeout --no-wait --parallel --output --workspace --help --quiet" ;;
     "dig workflow cancel") echo "--temporal-server --namespace --run-id --id --ca-file --cert-file --key-file --tls-server-name --insecure-skip-tls-verify --terminate --reason --workspace --help --quiet" ;;

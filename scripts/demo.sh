@@ -39,6 +39,13 @@ run "$emco" cluster check
 run "$emco" dig plan quickstart/hello-app/v1/hello-dig || true   # exit 2: changes to make
 run "$emco" apply -f 04-deploy.yaml -v values.yaml
 run "$emco" dig status quickstart/hello-app/v1/hello-dig
+run "$emco" dig diff --live quickstart/hello-app/v1/hello-dig   # exit 0: the clusters match the plan
+if command -v kubectl >/dev/null; then
+  # Drift: someone scales by hand; emco names who, and repairs only that.
+  run kubectl --kubeconfig "$work/sim/kubeconfigs/edge2.yaml" scale deployment r1-hello --replicas 5
+  run "$emco" dig diff --live quickstart/hello-app/v1/hello-dig || true   # exit 2: drift
+  run "$emco" dig sync --repair quickstart/hello-app/v1/hello-dig
+fi
 run "$emco" delete -f 04-deploy.yaml -v values.yaml
 say "re-applying unchanged files changes nothing"
 "$emco" apply -f 03-app.yaml -v values.yaml | sed -n '1,3p'

@@ -19,6 +19,7 @@
 #include "cli/status_view.hpp"
 #include "cli/table.hpp"
 #include "core/appcontext/appcontext.hpp"
+#include "core/lifecycle/drift.hpp"
 #include "core/lifecycle/lifecycle.hpp"
 #include "core/plan/plan.hpp"
 #include "core/plan/unified_diff.hpp"
@@ -51,6 +52,57 @@ json placement_elements(const std::vector<std::string>& items, const std::string
   return out;
 }
 
+lifecycle::drift::Options drift_options(const Invocation& inv);
+
+// `dig status --drift`: "driftStatus" (InSync, Drifted, Unknown when a
+// cluster could not be read) and "driftCounts", per cluster "drift" (InSync,
+// Drifted, or the read error's Unreachable/Unknown) and per resource "drift"
+// (InSync, changed, deleted; with "driftFields"), extra objects under their
+// cluster's "extra".
+void add_drift(json& s, const lifecycle::drift::Report& r) {
+  std::map<std::pair<std::string, std::string>, std::vector<const lifecycle::drift::Object*>> by_app_cluster;
+  json counts = json::object();
+  for (const auto& o : r.objects) {
+    by_app_cluster[{o.app, o.cluster}].push_back(&o);
+    counts[lifecycle::drift::kind_name(o.kind)] = counts.value(lifecycle::drift::kind_name(o.kind), 0) + 1;
+  }
+  std::map<std::string, const lifecycle::drift::ClusterResult*> clusters;
+  for (const auto& c : r.clusters) clusters[c.cluster] = &c;
+  s["driftStatus"] = r.drift() ? "Drifted" : r.unreachable() ? "Unknown" : "InSync";
+  s["driftCounts"] = counts;
+  json jr = lifecycle::drift::to_json(r);
+  std::map<std::tuple<std::string, std::string, std::string>, json> fields;
+  for (const auto& o : jr["objects"]) fields[{o["app"], o["cluster"], o["resource"]}] = o;
+  if (!s.contains("apps") || !s["apps"].is_array()) return;
+  for (auto& a : s["apps"]) {
+    if (!a.is_object()) continue;
+    for (auto& c : a["clusters"]) {
+      std::string cluster = c.value("clusterProvider", "") + "+" + c.value("cluster", "");
+      auto cr = clusters.find(cluster);
+      if (cr == clusters.end()) continue;
+      const auto& drifted = by_app_cluster[{a["name"], cluster}];
+      if (!cr->second->reachable) {
+        c["drift"] = cr->second->unreachable ? "Unreachable" : "Unknown";
+        c["driftError"] = cr->second->error;
+      } else {
+        c["drift"] = drifted.empty() ? "InSync" : "Drifted";
+      }
+      for (auto& res : c["resources"]) {
+        std::string name = res.value("name", "") + "+" + res["GVK"].value("Kind", "");
+        if (!cr->second->reachable) {
+          res["drift"] = "Unknown";
+          continue;
+        }
+        auto f = fields.find({a["name"], cluster, name});
+        res["drift"] = f == fields.end() ? "InSync" : f->second["drift"];
+        if (f != fields.end() && f->second.contains("fields")) res["driftFields"] = f->second["fields"];
+      }
+      for (const auto* o : drifted)
+        if (o->kind == lifecycle::drift::Kind::extra) c["extra"].push_back(o->resource);
+    }
+  }
+}
+
 int dig_status_cmd(Context& ctx, const Invocation& inv) {
   Key key = dig_key(inv.args[0]);
   Format f;
@@ -60,6 +112,7 @@ int dig_status_cmd(Context& ctx, const Invocation& inv) {
   if (q.ready() || q.output == "detail") live = lifecycle::live_targets(st, &ctx.runtime());
   return watchable(ctx, inv, [&](std::ostream& os) {
     json s = status::dig_status(st, key, q, live);
+    if (inv.has("drift")) add_drift(s, lifecycle::drift::check(st, ctx.runtime(), key, drift_options(inv)));
     // Before the first instantiation there is no deployment: show the
     // lifecycle state in its place.
     if (!q.deprecated_names() && !s.contains("deployedStatus") && s.contains("states")) {
@@ -69,6 +122,7 @@ int dig_status_cmd(Context& ctx, const Invocation& inv) {
     // The hooks of the current deployment's operations (emco's addition):
     // a non-blocking hook that failed shows here.
     if (json hooks = lifecycle::dig_hook_log(st, key); !hooks.empty()) s["hooks"] = hooks;
+    if (json repairs = lifecycle::drift::repair_log(st, key); !repairs.empty()) s["driftRepairs"] = repairs;
     if (f == Format::json) print_json(os, s);
     else if (f == Format::yaml) print_yaml(os, s);
     else {
@@ -185,9 +239,9 @@ std::vector<Change> changes_of(const appcontext::AppContext* old_ctx, const appc
   return out;
 }
 
-std::string cluster_list(const std::vector<std::string>& clusters) {
+std::string cluster_list(const std::vector<std::string>& clusters, const std::string& what = "change") {
   if (clusters.size() == 1) return "on " + clusters[0];
-  std::string s = "same change on " + std::to_string(clusters.size()) + " clusters: ";
+  std::string s = "same " + what + " on " + std::to_string(clusters.size()) + " clusters: ";
   size_t shown = std::min<size_t>(clusters.size(), 3);
   for (size_t i = 0; i < shown; ++i) s += (i ? ", " : "") + clusters[i];
   if (clusters.size() > shown) s += ", and " + std::to_string(clusters.size() - shown) + " more";
@@ -256,6 +310,145 @@ int plan_cmd(Context& ctx, const Invocation& inv) {
       ctx.out << "Plan: " << creates << " to create, " << updates << " to change, " << deletes << " to delete.\n";
   }
   return static_cast<int>(changes.empty() ? ExitCode::ok : ExitCode::changes);
+}
+
+// ---- dig diff --live, dig sync --repair ------------------------------------------------------
+
+lifecycle::drift::Options drift_options(const Invocation& inv) {
+  lifecycle::drift::Options o;
+  o.extra = inv.has("extra") || inv.has("prune-extra");
+  o.apps = inv.all("app");
+  o.clusters = inv.all("cluster");
+  for (auto& c : o.clusters)
+    if (std::count(c.begin(), c.end(), '/') == 1 && c.find('+') == std::string::npos) c[c.find('/')] = '+';
+  try {
+    o.parallel = std::stoi(inv.get("parallel", "16"));
+  } catch (const std::exception&) {
+    o.parallel = 0;
+  }
+  if (o.parallel < 1) fail(ErrorKind::usage, "'--parallel " + inv.get("parallel") + "' must be a positive number");
+  return o;
+}
+
+// One line per drifted field: ".spec.replicas: planned 2, live 5 (kubectl-edit)".
+std::string field_line(const lifecycle::drift::Field& f) {
+  std::string who = f.manager.empty() ? "removed; no manager owns it now" : f.manager;
+  return f.path + ": planned " + f.planned + ", live " + (f.live.empty() ? "absent" : f.live) + " (" + who + ")";
+}
+
+// The table form: per app, the clusters with the same drift folded as
+// `dig plan` folds the same change; then the clusters that could not be read.
+void print_drift(std::ostream& out, const lifecycle::drift::Report& r) {
+  using lifecycle::drift::Kind;
+  struct Group {
+    std::string app;
+    std::vector<std::string> clusters;
+    std::vector<const lifecycle::drift::Object*> objects;
+  };
+  std::vector<Group> groups;
+  std::map<std::pair<std::string, std::string>, size_t> by_signature;  // (app, signature) -> group
+  size_t i = 0;
+  while (i < r.objects.size()) {
+    size_t j = i;
+    std::string sig;
+    std::vector<const lifecycle::drift::Object*> objects;
+    for (; j < r.objects.size() && r.objects[j].app == r.objects[i].app && r.objects[j].cluster == r.objects[i].cluster; ++j) {
+      const auto& o = r.objects[j];
+      sig += std::string(lifecycle::drift::kind_name(o.kind)) + " " + o.resource + " " + o.where + "\n";
+      for (const auto& f : o.fields) sig += "  " + field_line(f) + "\n";
+      objects.push_back(&o);
+    }
+    auto [it, fresh] = by_signature.emplace(std::make_pair(r.objects[i].app, sig), groups.size());
+    if (fresh) groups.push_back({r.objects[i].app, {}, std::move(objects)});
+    groups[it->second].clusters.push_back(r.objects[i].cluster);
+    i = j;
+  }
+  std::stable_sort(groups.begin(), groups.end(), [](const Group& a, const Group& b) { return a.app < b.app; });
+  std::string last_app;
+  size_t counts[3] = {0, 0, 0};
+  std::set<std::string> drifted_clusters;
+  for (const auto& g : groups) {
+    if (g.app != last_app) out << "app " << g.app << "\n";
+    last_app = g.app;
+    out << "  " << cluster_list(g.clusters, "drift") << "\n";
+    for (const auto* o : g.objects) {
+      counts[static_cast<int>(o->kind)] += g.clusters.size();
+      const char* mark = o->kind == Kind::changed ? "~ changed" : o->kind == Kind::deleted ? "- deleted" : "+ extra  ";
+      out << "    " << mark << " " << o->resource << "\n";
+      for (const auto& f : o->fields) out << "        " << field_line(f) << "\n";
+      if (!o->where.empty())
+        out << "        " << (o->kind == Kind::deleted ? "removed from" : "edited in") << " the repository: " << o->where
+            << "\n";
+    }
+    drifted_clusters.insert(g.clusters.begin(), g.clusters.end());
+  }
+  size_t objects = 0, unreadable = 0;
+  for (const auto& c : r.clusters) {
+    objects += c.objects;
+    if (c.reachable) continue;
+    ++unreadable;
+    out << "not read: " << c.cluster << ": " << c.error << "\n";
+  }
+  auto n_of = [](size_t n, const char* word) { return std::to_string(n) + " " + word + (n == 1 ? "" : "s"); };
+  if (!r.drift())
+    out << "No drift: " << n_of(objects, "object") << " on " << n_of(r.clusters.size() - unreadable, "cluster")
+        << (objects == 1 ? " matches" : " match") << " the plan"
+        << (unreadable ? " (" + n_of(unreadable, "cluster") + " not read)" : "") << ".\n";
+  else
+    out << "Drift: " << counts[0] << " changed, " << counts[1] << " deleted, " << counts[2] << " extra on "
+        << drifted_clusters.size() << " of " << n_of(r.clusters.size(), "cluster") << ".\n";
+}
+
+// Clusters that could not be read: 1 when one refused the reads (403, a
+// kind it does not serve), else 7 when one could not be reached, else 0.
+int unread_exit(const lifecycle::drift::Report& r) {
+  bool refused = false, unreachable = false;
+  for (const auto& c : r.clusters)
+    if (!c.reachable) (c.unreachable ? unreachable : refused) = true;
+  if (refused) return static_cast<int>(ExitCode::failed);
+  return static_cast<int>(unreachable ? ExitCode::unreachable : ExitCode::ok);
+}
+
+// The CI contract: 2 when there is drift, else as unread_exit.
+int drift_exit(const lifecycle::drift::Report& r) {
+  return r.drift() ? static_cast<int>(ExitCode::changes) : unread_exit(r);
+}
+
+int diff_cmd(Context& ctx, const Invocation& inv) {
+  Key dig = dig_key(inv.args.at(0));
+  auto report = lifecycle::drift::check(ctx.store(), ctx.runtime(), dig, drift_options(inv));
+  if (inv.get("output", "text") == "json") print_json(ctx.out, lifecycle::drift::to_json(report));
+  else if (report.context.empty()) ctx.out << "Nothing deployed: no running revision to compare.\n";
+  else print_drift(ctx.out, report);
+  return drift_exit(report);
+}
+
+int dig_sync_cmd(Context& ctx, const Invocation& inv) {
+  if (!inv.has("repair"))
+    fail(ErrorKind::usage, "'emco dig sync' needs --repair",
+         "'emco dig sync DIG --repair' re-applies what drifted; 'emco sync' resumes queued deliveries");
+  Key dig = dig_key(inv.args.at(0));
+  auto& st = ctx.store();
+  auto options = drift_options(inv);
+  auto report = lifecycle::drift::check(st, ctx.runtime(), dig, options);
+  auto result = lifecycle::drift::repair(st, ctx.runtime(), report, options, inv.has("prune-extra"), ctx.clock());
+  if (inv.get("output", "text") == "json") {
+    json j = lifecycle::drift::to_json(report);
+    j["repair"] = {{"reapplied", result.reapplied}, {"recreated", result.recreated}, {"pruned", result.pruned},
+                   {"failures", result.failures}};
+    print_json(ctx.out, j);
+  } else {
+    if (report.context.empty()) ctx.out << "Nothing deployed: no running revision to repair.\n";
+    else print_drift(ctx.out, report);
+    if (report.drift())
+      ctx.out << "Repaired: " << result.reapplied << " re-applied, " << result.recreated << " recreated, " << result.pruned
+              << " extra deleted" << (result.failures.empty() ? "" : ", " + std::to_string(result.failures.size()) + " failed")
+              << ".\n";
+    for (const auto& f : result.failures) ctx.err << "emco: error: " << f << "\n";
+  }
+  // 0 once every drifted object was repaired, 1 when one failed; clusters
+  // that could not be read keep the diff's codes.
+  return result.failures.empty() ? unread_exit(report) : static_cast<int>(ExitCode::failed);
 }
 
 // ---- dig render -------------------------------------------------------------------------------
@@ -459,8 +652,16 @@ std::vector<CommandSpec> dig_commands() {
                               "  Deleted     a terminate or update removed it from the cluster\n"
                               "  Absent      a terminate or update found it not on the cluster: nothing to delete",
                .args = {{.name = k_dig_address, .help = "the deployment intent group (or its anchor)", .complete = Complete::anchor}},
-               .flags = status_flags(),
+               .flags = [] {
+                 auto f = status_flags();
+                 f.push_back({.name = "drift",
+                              .help = "also read every object live and show its drift (as 'emco dig diff --live')"});
+                 f.push_back({.name = "parallel", .value = "N", .help = "with --drift: clusters read at once",
+                              .default_value = "16"});
+                 return f;
+               }(),
                .examples = {"emco dig status proj1/collection/v1/dig1 --status ready",
+                            "emco dig status proj1/collection/v1/dig1 --drift",
                             "emco dig status proj1/collection/v1/dig1 --status deployed -o json -o summary"},
                .handler = dig_status_cmd});
   v.push_back({.path = {"dig", "history"},
@@ -483,6 +684,60 @@ std::vector<CommandSpec> dig_commands() {
                .flags = {output_flag({Format::table, Format::json}, "text")},
                .examples = {"emco dig plan proj1/collection/v1/dig1", "emco dig plan proj1/collection/v1/dig1 -o json"},
                .handler = plan_cmd});
+  std::vector<FlagSpec> drift_flags = {
+      {.name = "extra", .help = "also report live objects with this DIG's emco/deployment-id label that the plan lacks"},
+      {.name = "app", .value = "APP", .help = "only this app", .repeatable = true},
+      {.name = "cluster", .value = "PROVIDER+CLUSTER", .help = "only this cluster", .repeatable = true},
+      {.name = "parallel", .value = "N", .help = "clusters read at once", .default_value = "16"},
+      output_flag({Format::table, Format::json}, "text")};
+  v.push_back({.path = {"dig", "diff"},
+               .summary = "show what changed on the clusters behind emco's back (drift)",
+               .description =
+                   "Reads every object of the running revision live from its cluster (through the delivery's\n"
+                   "credentials, TLS and timeouts; --parallel clusters at once) and compares it with the plan. Only\n"
+                   "fields the plan sets count: status, defaults the server added and fields other managers own\n"
+                   "that emco never set are not drift. Per app, cluster and object:\n"
+                   "  changed  a field of the plan has another live value; the manager that owns it now\n"
+                   "           (metadata.managedFields: kubectl-edit, kubectl-patch, a controller) changed it\n"
+                   "  deleted  the object is not on the cluster\n"
+                   "  extra    (--extra) a live object of a kind the plan deploys there, labelled\n"
+                   "           emco/deployment-id for an app of this DIG, that the plan does not contain\n"
+                   "Clusters with the same drift are folded (\"same drift on 842 clusters\"). For clusters delivered by\n"
+                   "GitOps the repository is compared instead (its branch fetched now): an object's file edited by\n"
+                   "hand is changed, a removed file deleted. --live is the only mode (the plan's own changes are\n"
+                   "'emco dig plan'). Exit status 2 when there is drift (for CI); otherwise 1 when a cluster refused\n"
+                   "the reads, 7 when one could not be reached, 0 when everything matches.\n"
+                   "'emco dig sync DIG --repair' re-applies what drifted.",
+               .args = {dig_arg},
+               .flags = [&] {
+                 auto f = drift_flags;
+                 f.insert(f.begin(), {.name = "live", .help = "compare with the live clusters (the only mode)"});
+                 return f;
+               }(),
+               .examples = {"emco dig diff --live proj1/collection/v1/dig1",
+                            "emco dig diff --live proj1/collection/v1/dig1 --extra -o json"},
+               .handler = diff_cmd});
+  v.push_back({.path = {"dig", "sync"},
+               .summary = "repair drift: re-apply only the objects that changed or were deleted on the clusters",
+               .description =
+                   "Finds the drift as 'emco dig diff --live' does, then re-applies each changed object (server-side\n"
+                   "apply with force: emco's fields return to the plan, fields others own alone stay) and recreates\n"
+                   "each deleted one, through the clusters' delivery targets; on GitOps clusters the planned files\n"
+                   "are committed back (one commit per repository). --prune-extra also deletes the extra\n"
+                   "objects (implies --extra). The repair is recorded with the running revision ('emco dig status\n"
+                   "-o json' shows it under \"driftRepairs\"). Exit status 0 when everything that drifted was\n"
+                   "repaired, 1 when an object could not be, 7 when a cluster could not be reached. A following\n"
+                   "'emco dig diff --live' exits 0.",
+               .args = {dig_arg},
+               .flags = [&] {
+                 auto f = drift_flags;
+                 f.insert(f.begin(), {.name = "prune-extra", .help = "delete extra objects too"});
+                 f.insert(f.begin(), {.name = "repair", .help = "re-apply what drifted (required)"});
+                 return f;
+               }(),
+               .examples = {"emco dig sync --repair proj1/collection/v1/dig1",
+                            "emco dig sync --repair --prune-extra proj1/collection/v1/dig1"},
+               .handler = dig_sync_cmd});
   v.push_back({.path = {"dig", "render"},
                .summary = "print the manifests a deployment intent group would deploy",
                .description =

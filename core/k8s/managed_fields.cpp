@@ -525,6 +525,57 @@ void record_update(const json& old_object, json& new_object, const Schema& schem
   write_entries(new_object, entries);
 }
 
+namespace {
+
+bool owns(const FieldSet& set, const std::vector<std::string>& elements) {
+  const FieldSet* node = &set;
+  for (const auto& e : elements) {
+    auto it = node->children.find(e);
+    if (it == node->children.end()) return false;
+    node = &it->second;
+  }
+  return node->member;
+}
+
+void drift_walk(const FieldSet& set, const json* planned, const json* live, std::vector<std::string>& elements,
+                const std::string& path, const std::vector<Entry>& entries, std::vector<FieldDrift>& out) {
+  if (set.member && (!planned || !live || set.children.empty())) {
+    if (planned && live && *planned == *live) return;
+    FieldDrift d;
+    d.path = path;
+    d.planned = planned ? planned->dump() : "null";
+    if (live) d.live = live->dump();
+    // The writer that took the field last: its entry owns it (an Update
+    // takes a changed field from every other manager).
+    for (const auto& e : entries)
+      if (owns(e.set, elements)) {
+        d.manager = e.manager;
+        d.operation = e.operation;
+        d.time = e.time;
+        if (e.operation == "Update") break;  // prefer the non-apply writer over a shared Apply
+      }
+    out.push_back(std::move(d));
+    return;
+  }
+  for (const auto& [e, c] : set.children) {
+    elements.push_back(e);
+    drift_walk(c, child_of(planned, e), child_of(live, e), elements, path + element_display(e), entries, out);
+    elements.pop_back();
+  }
+}
+
+}  // namespace
+
+std::vector<FieldDrift> drifted_fields(const json& live, const json& intent, const Schema& schema) {
+  std::vector<FieldDrift> out;
+  FieldSet applied = object_fields(intent, schema, Scope::main);
+  json view = scoped_view(intent, Scope::main);
+  json live_view = live.is_null() ? json::object() : scoped_view(live, Scope::main);
+  std::vector<std::string> elements;
+  drift_walk(applied, &view, &live_view, elements, "", read_entries(live), out);
+  return out;
+}
+
 std::string conflict_message(const std::vector<Conflict>& conflicts) {
   if (conflicts.size() == 1)
     return "Apply failed with 1 conflict: conflict with " + conflicts[0].manager + ": " + conflicts[0].path;

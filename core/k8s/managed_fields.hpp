@@ -82,6 +82,24 @@ std::vector<Conflict> apply(nlohmann::json& live, const nlohmann::json& intent, 
 void record_update(const nlohmann::json& old_object, nlohmann::json& new_object, const Schema& schema,
                    const Manager& manager);
 
+// A field of a manager's applied intent whose live value differs: drift.
+struct FieldDrift {
+  std::string path;     // SMD's string form, ".spec.replicas"
+  std::string manager;  // the manager owning the live field now ("" when no one: it was removed)
+  std::string operation;  // that manager's entry: "Update" or "Apply"
+  std::string time;     // when that manager last wrote (RFC 3339, "" when unknown)
+  std::string planned;  // the intent's value, JSON text
+  std::string live;     // the live value, JSON text; "" when the field is absent
+};
+
+// The fields `intent` sets (as object_fields(intent) with Scope::main; the
+// intent defaulted with default_list_keys by the caller, as apply() wants
+// it) whose value in `live` differs, with who owns each now according to
+// live's metadata.managedFields. Fields the intent does not set (status,
+// server defaults, fields only other managers own) never count. A list item
+// or map missing from `live` is one drift, not one per field under it.
+std::vector<FieldDrift> drifted_fields(const nlohmann::json& live, const nlohmann::json& intent, const Schema& schema);
+
 // "Apply failed with 1 conflict: conflict with \"helm\": .spec.replicas", and
 // the grouped multi-conflict form, worded as kube-apiserver words them.
 std::string conflict_message(const std::vector<Conflict>& conflicts);

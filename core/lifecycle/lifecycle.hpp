@@ -185,7 +185,10 @@ nlohmann::json anchor_status(store::Store& st, const Runtime& runtime, const res
 // standard or privileged logical cloud (meta Level "1") reaches clusters
 // delivered directly with the cloud user's kubeconfig issued at the cloud's
 // instantiate (core/lifecycle/credentials.hpp); a cluster without one fails
-// its jobs with a hint to instantiate the cloud.
-sync::TargetFactory cluster_targets(store::Store& st, const std::string& ctx, const Runtime* runtime);
+// its jobs with a hint to instantiate the cloud. `at_rest`: `ctx` is not
+// being delivered (drift check and repair, drift.hpp): batching targets
+// describe their commits as an update to its revision.
+sync::TargetFactory cluster_targets(store::Store& st, const std::string& ctx, const Runtime* runtime,
+                                    bool at_rest = false);
 
 }  // namespace emco::lifecycle

@@ -100,14 +100,36 @@ std::string meta_of(const appcontext::Header& h, const char* name) {
   return it == h.meta.end() ? std::string() : it->second;
 }
 
+// An operation of kind `kind` on context `h`.
+OperationInfo describe(const appcontext::Header& h, OperationInfo::Kind kind) {
+  OperationInfo op;
+  op.kind = kind;
+  op.project = meta_of(h, "Project");
+  op.composite_app = meta_of(h, "CompositeApp");
+  op.composite_app_version = meta_of(h, "Version");
+  op.dig = meta_of(h, "DeploymentIntentGroup");
+  op.revision = h.revision > 0 ? static_cast<long>(h.revision) : 1;
+  op.status_context = h.status_context.empty() ? h.id : h.status_context;
+  op.ns = meta_of(h, "Namespace");
+  op.level = meta_of(h, "Level");
+  op.logical_cloud = meta_of(h, "LogicalCloud");
+  // Set on a level-1 logical cloud's own context (gitops.md: its Flux
+  // Kustomization lives in flux-system, with no GitRepository).
+  op.logical_cloud_namespace = meta_of(h, "LogicalCloudNamespace");
+  return op;
+}
+
 // The operation this process is delivering for the owner of `ctx`, read when
 // a batch commits: the owner's context whose queue head is running (status =
 // the event's "current" state). It names the status context (stable across
 // updates), so an update rewrites files in place.
-OperationInfo describe_operation(store::Store& st, const std::string& ctx) {
+// `at_rest`: nothing is being delivered (drift check and repair): `ctx`
+// itself, described as an update to its revision.
+OperationInfo describe_operation(store::Store& st, const std::string& ctx, bool at_rest) {
   namespace ac = emco::appcontext;
   auto head = ac::header(st, ctx);
   std::vector<std::string> candidates = {ctx};
+  if (at_rest) candidates.clear();
   for (const auto& id : ac::list(st, resource::Key::parse(head.owner_key)))
     if (id != ctx) candidates.push_back(id);
   for (const auto& id : candidates) {
@@ -116,28 +138,16 @@ OperationInfo describe_operation(store::Store& st, const std::string& ctx) {
     auto h = ac::header(st, id);
     const auto& t = sync::transition(entry->event);
     if (h.status != t.current) continue;
-    OperationInfo op;
-    op.kind = entry->event == ac::event::instantiate ? OperationInfo::Kind::instantiate
-              : entry->event == ac::event::terminate ? OperationInfo::Kind::terminate
-                                                     : OperationInfo::Kind::update;
-    op.project = meta_of(h, "Project");
-    op.composite_app = meta_of(h, "CompositeApp");
-    op.composite_app_version = meta_of(h, "Version");
-    op.dig = meta_of(h, "DeploymentIntentGroup");
-    op.revision = h.revision > 0 ? static_cast<long>(h.revision) : 1;
-    op.status_context = h.status_context.empty() ? h.id : h.status_context;
-    op.ns = meta_of(h, "Namespace");
-    op.level = meta_of(h, "Level");
-    op.logical_cloud = meta_of(h, "LogicalCloud");
-    // Set on a level-1 logical cloud's own context (gitops.md: its Flux
-    // Kustomization lives in flux-system, with no GitRepository).
-    op.logical_cloud_namespace = meta_of(h, "LogicalCloudNamespace");
+    OperationInfo op = describe(h, entry->event == ac::event::instantiate ? OperationInfo::Kind::instantiate
+                                   : entry->event == ac::event::terminate ? OperationInfo::Kind::terminate
+                                                                          : OperationInfo::Kind::update);
     if (entry->event == ac::event::update && ac::exists(st, entry->ucid)) {
       // Clusters the update leaves entirely: their Flux objects go too.
       for (auto& c : ac::departed_clusters(st, entry->ucid, id)) op.departed.insert(std::move(c));
     }
     return op;
   }
+  if (at_rest) return describe(head, OperationInfo::Kind::update);
   fail(ErrorKind::failed, "no operation of context " + ctx + " is being delivered");
 }
 
@@ -212,12 +222,12 @@ sync::TargetFactory live_targets(store::Store& st, const Runtime* runtime) {
   };
 }
 
-sync::TargetFactory cluster_targets(store::Store& st, const std::string& ctx, const Runtime* runtime) {
+sync::TargetFactory cluster_targets(store::Store& st, const std::string& ctx, const Runtime* runtime, bool at_rest) {
   const Runtime& rt = runtime_of(runtime);
   auto h = appcontext::header(st, ctx);
   auto meta = [&](const char* name) { return meta_of(h, name); };
   auto access = std::make_shared<std::map<std::string, ClusterAccess>>(cluster_access(st));
-  std::shared_ptr<Drive> drive = std::make_shared<Drive>(rt, DriveContext{st.data_dir(), [&st, ctx] { return describe_operation(st, ctx); }});
+  std::shared_ptr<Drive> drive = std::make_shared<Drive>(rt, DriveContext{st.data_dir(), [&st, ctx, at_rest] { return describe_operation(st, ctx, at_rest); }});
   auto by_registration = [access, drive](const std::string& cluster, const std::string& ns) -> std::shared_ptr<sync::Target> {
     auto it = access->find(cluster);
     if (it == access->end()) {

@@ -23,6 +23,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/util/error.hpp"
 
@@ -60,6 +61,16 @@ struct Staged {
   bool remove = false;   // delete it (else write it)
 };
 
+// A staged step whose file in the repository is not what commit() would
+// write (Batch::drifted).
+struct StagedDrift {
+  std::string app;
+  std::string cluster;
+  std::string resource;
+  bool deleted = false;  // the file is absent (else its content differs)
+  std::string where;     // the file's path in the repository
+};
+
 class Batch {
 public:
   virtual ~Batch() = default;
@@ -73,6 +84,15 @@ public:
   // Network waits end by `deadline` (the run's --timeout) with a transient
   // TargetError.
   virtual std::string commit(std::chrono::steady_clock::time_point deadline) = 0;
+  // Drift (lifecycle/drift.hpp): reads the repository as it is now and
+  // returns the staged steps whose file differs from what commit() would
+  // write; the steps stay staged, so a commit() afterwards writes them back.
+  // On the calling thread; throws TargetError as commit() does. Batches that
+  // cannot read their destination back keep this default (a permanent error).
+  virtual std::vector<StagedDrift> drifted(std::chrono::steady_clock::time_point deadline) {
+    (void)deadline;
+    throw TargetError(false, false, "this target cannot read its deliveries back");
+  }
 };
 
 class Target {

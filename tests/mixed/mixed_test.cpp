@@ -572,3 +572,61 @@ TEST_CASE("ssh with the key and known_hosts inline in the sync object, shown to 
   CHECK(f.emco({"get", "cluster-providers/edge/cluster-sync-objects/gitrepo", "-o", "json", "--show-secrets"}).out ==
         revealed.out);
 }
+
+TEST_CASE("drift on a mixed fleet: a hand edit and a removed file in the GitOps repository are drift, and "
+          "dig sync --repair commits the plan back",
+          "[mixed][gitops][drift]") {
+  TempDir remote_dir;
+  fs::path bare = remote_dir.path() / "fleet.git";
+  make_bare_repo(bare, true);
+  Fleet f({"{url: \"file://" + bare.string() + "\"}", "{branch: main}"});
+  auto r = f.emco({"dig", "instantiate", k_dig, "--timeout", "60s"});
+  INFO(r.out << r.err);
+  REQUIRE(r.status == 0);
+  r = f.emco({"dig", "diff", "--live", k_dig});
+  INFO(r.out << r.err);
+  CHECK(r.status == 0);
+  CHECK(contains(r.out, "No drift: 9 objects on 3 clusters match the plan."));
+
+  // By hand, in a clone: git2's ConfigMap edited, git3's Service removed.
+  TempDir work;
+  fs::path checkout = clone("file://" + bare.string(), "main", work.path() / "c");
+  auto files = files_at(bare, "main");
+  auto cm = with(with(files, "clusters/edge+git2/"), "r1-hello+ConfigMap");
+  auto svc = with(with(files, "clusters/edge+git3/"), "r1-hello+Service");
+  REQUIRE(cm.size() == 1);
+  REQUIRE(svc.size() == 1);
+  std::string text = show(bare, "main", cm[0]);
+  auto at = text.find("hello from git");
+  REQUIRE(at != std::string::npos);
+  write_file(checkout / cm[0], text.replace(at, 14, "edited by hand"));
+  git(checkout, {"rm", "-q", svc[0]});
+  git(checkout, {"commit", "-qam", "a hand edit"});
+  git(checkout, {"push", "-q", "origin", "main"});
+  const int commits = commit_count(bare, "main");
+
+  r = f.emco({"dig", "diff", "--live", k_dig, "-o", "json"});
+  INFO(r.out << r.err);
+  REQUIRE(r.status == 2);
+  json report = json::parse(r.out);
+  REQUIRE(report["objects"].size() == 2);
+  std::map<std::string, json> by_cluster;
+  for (const auto& o : report["objects"]) by_cluster[o["cluster"]] = o;
+  CHECK(by_cluster["edge+git2"]["resource"] == "r1-hello+ConfigMap");
+  CHECK(by_cluster["edge+git2"]["drift"] == "changed");
+  CHECK(by_cluster["edge+git2"]["file"] == cm[0]);
+  CHECK(by_cluster["edge+git3"]["resource"] == "r1-hello+Service");
+  CHECK(by_cluster["edge+git3"]["drift"] == "deleted");
+  for (const auto& c : report["clusters"]) CHECK(c["reachable"] == true);
+
+  r = f.emco({"dig", "sync", "--repair", k_dig});
+  INFO(r.out << r.err);
+  CHECK(r.status == 0);
+  CHECK(contains(r.out, "Repaired: 1 re-applied, 1 recreated, 0 extra deleted."));
+  CHECK(commit_count(bare, "main") == commits + 1);  // one commit for the repository
+  CHECK(contains(show(bare, "main", cm[0]), "hello from git"));
+  CHECK(with(files_at(bare, "main"), svc[0]).size() == 1);
+  r = f.emco({"dig", "diff", "--live", k_dig});
+  INFO(r.out << r.err);
+  CHECK(r.status == 0);
+}

@@ -868,6 +868,26 @@ void backoff(int attempt) {
   std::this_thread::sleep_for(std::chrono::milliseconds(base / 2 + jitter(rng)));
 }
 
+// The cache of a remote opened for a read or a delivery: the cache root
+// made, the lock other processes respect held for as long as this lives,
+// stale git locks and an interrupted local push cleaned up.
+struct LockedCache {
+  LockedCache(const fs::path& root, const fs::path& dir, const GitRemoteSpec& spec, const RemoteUrl& url)
+      : lock(lock_path(root, spec)) {
+    remove_stale_git_locks(dir);
+    if (url.scheme == "file") recover_interrupted_local_push(dir, url.path);
+    repo = open_cache(dir);
+  }
+  CacheLock lock;
+  RepoPtr repo;
+
+private:
+  static fs::path lock_path(const fs::path& root, const GitRemoteSpec& spec) {
+    make_private_dir(root);
+    return root / (cache_key(spec.url) + ".lock");
+  }
+};
+
 }  // namespace
 
 GitDelivery::GitDelivery(fs::path cache_root, DeliveryOptions options)
@@ -888,18 +908,48 @@ std::string GitDelivery::cached_head(const GitRemoteSpec& remote) const {
   return oid ? oid_hex(*oid) : std::string();
 }
 
+std::map<std::string, std::optional<std::string>> GitDelivery::read(const GitRemoteSpec& spec,
+                                                                     const std::vector<std::string>& paths) {
+  validate(spec);
+  const RemoteUrl url = parse_remote_url(spec.url);
+  const fs::path dir = cache_path(spec);
+  LockedCache cache(m_cache_root, dir, spec, url);
+  RepoPtr& repo = cache.repo;
+  RemoteHeads heads = fetch_heads(repo.get(), spec, url, false);
+  std::map<std::string, std::optional<std::string>> out;
+  for (const auto& p : paths) out[p] = std::nullopt;
+  if (!heads.branch) return out;
+  git_commit* c = nullptr;
+  check(git_commit_lookup(&c, repo.get(), &*heads.branch), "cannot read commit " + oid_hex(*heads.branch));
+  CommitPtr commit(c);
+  git_tree* t = nullptr;
+  check(git_commit_tree(&t, commit.get()), "cannot read tree of " + oid_hex(*heads.branch));
+  TreePtr tree(t);
+  for (auto& [path, content] : out) {
+    git_tree_entry* e = nullptr;
+    int rc = git_tree_entry_bypath(&e, tree.get(), path.c_str());
+    if (rc == GIT_ENOTFOUND) continue;
+    check(rc, "cannot look up '" + path + "'");
+    std::unique_ptr<git_tree_entry, Deleter<git_tree_entry, git_tree_entry_free>> entry(e);
+    if (git_tree_entry_type(entry.get()) != GIT_OBJECT_BLOB) continue;
+    git_blob* b = nullptr;
+    check(git_blob_lookup(&b, repo.get(), git_tree_entry_id(entry.get())), "cannot read '" + path + "'");
+    std::unique_ptr<git_blob, Deleter<git_blob, git_blob_free>> blob(b);
+    content.emplace(static_cast<const char*>(git_blob_rawcontent(blob.get())),
+                    static_cast<size_t>(git_blob_rawsize(blob.get())));
+  }
+  return out;
+}
+
 DeliveryResult GitDelivery::deliver(const GitRemoteSpec& spec, const CommitRequest& request) {
   validate(spec);
   const RemoteUrl url = parse_remote_url(spec.url);
   const DirNode trie = build_trie(request.changes);
   if (trim(request.message).empty()) fail(ErrorKind::invalid, "commit message is empty");
 
-  make_private_dir(m_cache_root);
   const fs::path dir = cache_path(spec);
-  CacheLock lock(m_cache_root / (cache_key(spec.url) + ".lock"));
-  remove_stale_git_locks(dir);
-  if (url.scheme == "file") recover_interrupted_local_push(dir, url.path);
-  RepoPtr repo = open_cache(dir);
+  LockedCache cache(m_cache_root, dir, spec, url);
+  RepoPtr& repo = cache.repo;
 
   // New objects live in memory until a push succeeds, so a failed attempt
   // leaves nothing behind in the cache.

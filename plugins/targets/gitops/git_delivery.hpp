@@ -33,6 +33,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "plugins/targets/gitops/git_remote.hpp"
 
@@ -86,6 +87,14 @@ public:
   // Applies `request` on top of `remote`'s branch and pushes one commit
   // (contract in the file comment). Throws emco::Error.
   DeliveryResult deliver(const GitRemoteSpec& remote, const CommitRequest& request);
+
+  // The content of `paths` in the branch head as the remote has it now
+  // (fetched into the cache; the record of what emco pushed, cached_head,
+  // is left alone): nullopt for a path that is not a file there, every
+  // path nullopt when the branch does not exist. Throws emco::Error as
+  // deliver() does for the fetch.
+  std::map<std::string, std::optional<std::string>> read(const GitRemoteSpec& remote,
+                                                         const std::vector<std::string>& paths);
 
   // The branch commit this cache last fetched or pushed, or "" (no network).
   std::string cached_head(const GitRemoteSpec& remote) const;

@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <unordered_map>
 #include <vector>
 
@@ -149,6 +150,50 @@ public:
       std::string message = e.message();
       if (!e.hint().empty()) message += " (" + e.hint() + ")";
       throw sync::TargetError(transport || disk, transport, message);
+    }
+  }
+
+  // The staged resources' files in the repository against what commit()
+  // would write for them (plan_commits of the operation at hand).
+  std::vector<sync::StagedDrift> drifted(std::chrono::steady_clock::time_point deadline) override {
+    std::lock_guard lock(m_mutex);
+    NetworkDeadline network(deadline);
+    try {
+      GitOpsOperation op = m_describe();
+      op.kind = GitOpsOperationKind::update;  // resources written, nothing removed
+      op.departed.clear();
+      op.clusters.clear();
+      for (const auto& id : m_order)
+        if (!m_clusters.at(id).resources.empty()) op.clusters.push_back(m_clusters.at(id));
+      std::vector<sync::StagedDrift> out;
+      for (const auto& commit : plan_commits(op)) {
+        std::vector<sync::StagedDrift> steps;
+        std::vector<std::string> paths;
+        for (const auto& work : op.clusters) {
+          if (std::find(commit.cluster_ids.begin(), commit.cluster_ids.end(), work.cluster.id()) == commit.cluster_ids.end())
+            continue;
+          for (const auto& r : work.resources) {
+            if (!r.object) continue;
+            steps.push_back({r.app, work.cluster.id(), r.name + "+" + r.kind, false,
+                             resource_path(work.cluster, op.context, r.app, r.name, r.kind)});
+            paths.push_back(steps.back().where);
+          }
+        }
+        auto found = m_delivery->read(commit.remote, paths);
+        for (auto& step : steps) {
+          const auto& have = found.at(step.where);
+          const auto& want = commit.request.changes.at(step.where);
+          if (have && want && *have == *want) continue;
+          step.deleted = !have;
+          out.push_back(std::move(step));
+        }
+      }
+      return out;
+    } catch (const Error& e) {
+      bool transport = e.kind() == ErrorKind::unreachable;
+      std::string message = e.message();
+      if (!e.hint().empty()) message += " (" + e.hint() + ")";
+      throw sync::TargetError(transport, transport, message);
     }
   }
 

@@ -1,0 +1,194 @@
+// Drift benchmark (issue 24, item 4): A apps (a ConfigMap and a Service
+// each) delivered to N simulated clusters; then, in one process, the status
+// read-back (status::dig_status at output=detail: every object read back,
+// one cluster after another, as `emco dig status -o detail` does) and the
+// drift check (lifecycle::drift::check: every object read back and compared,
+// --parallel clusters at once, as `emco dig diff --live` does), with the
+// requests each sent. Both run twice, alternating, on the same warm
+// connections; the second pair gives the ratio (goal: drift <= 2x the
+// read-back). Then one object per cluster is deleted behind emco's back and
+// the drift check must find exactly those.
+//
+// usage: drift_bench --clusters N --apps A --work DIR [--parallel P]
+// Prints one JSON object with the figures; exit 1 when a goal is missed.
+
+#include <chrono>
+#include <filesystem>
+#include <iostream>
+#include <sstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "core/appcontext/appcontext.hpp"
+#include "core/lifecycle/drift.hpp"
+#include "core/lifecycle/lifecycle.hpp"
+#include "core/manifest/batch.hpp"
+#include "core/manifest/manifest.hpp"
+#include "core/status/status.hpp"
+#include "core/store/store.hpp"
+#include "plugins/builtin.hpp"
+#include "sim/sim.hpp"
+
+using namespace emco;
+using nlohmann::json;
+using namespace std::chrono;
+namespace ac = emco::appcontext;
+namespace fs = std::filesystem;
+
+namespace {
+
+double secs(steady_clock::time_point a, steady_clock::time_point b) { return duration<double>(b - a).count(); }
+
+std::string arg(int argc, char** argv, const std::string& name, const std::string& fallback) {
+  for (int i = 1; i + 1 < argc; ++i)
+    if (argv[i] == "--" + name) return argv[i + 1];
+  return fallback;
+}
+
+const resource::Key& dig_key() {
+  static const resource::Key k =
+      resource::Key::parse("project=proj/compositeApp=ca/compositeAppVersion=v1/deploymentIntentGroup=dig1");
+  return k;
+}
+
+std::string setup_yaml(const std::vector<std::string>& names, const sim::Simulator& sim) {
+  std::ostringstream y;
+  y << "version: emco/v2\nresourceContext: {anchor: cluster-providers}\nmetadata: {name: p}\n";
+  for (const auto& n : names)
+    y << "---\nversion: emco/v2\nresourceContext: {anchor: cluster-providers/p/clusters}\nmetadata: {name: " << n
+      << "}\nfile: " << sim.kubeconfig_path(n) << "\n";
+  y << "---\nversion: emco/v2\nresourceContext: {anchor: projects}\nmetadata: {name: proj}\n"
+    << "---\nversion: emco/v2\nresourceContext: {anchor: projects/proj/logical-clouds}\nmetadata: {name: lc}\n"
+       "spec: {level: \"0\"}\n"
+    << "---\nversion: emco/v2\nresourceContext: {anchor: projects/proj/logical-clouds/lc/cluster-references}\n"
+       "metadata: {name: "
+    << names.front() << "}\nspec: {clusterProvider: p, cluster: " << names.front() << "}\n"
+    << "---\nversion: emco/v2\nresourceContext: {anchor: projects/proj/composite-apps}\nmetadata: {name: ca}\n"
+       "spec: {compositeAppVersion: v1}\n"
+    << "---\nversion: emco/v2\nresourceContext: {anchor: projects/proj/composite-apps/ca/v1/composite-profiles}\n"
+       "metadata: {name: prof}\n"
+    << "---\nversion: emco/v2\nresourceContext: {anchor: projects/proj/composite-apps/ca/v1/deployment-intent-groups}\n"
+    << "metadata: {name: dig1}\nspec: {compositeProfile: prof, version: r1, logicalCloud: lc}\n";
+  return y.str();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int clusters = std::stoi(arg(argc, argv, "clusters", "20"));
+  const int apps = std::stoi(arg(argc, argv, "apps", "10"));
+  const int parallel = std::stoi(arg(argc, argv, "parallel", "16"));
+  const fs::path work = arg(argc, argv, "work", "/tmp/emco-drift-bench");
+  fs::create_directories(work);
+  json out = {{"clusters", clusters}, {"apps", apps}, {"parallel", parallel}};
+
+  sim::SimOptions so;
+  so.clusters = clusters;
+  so.dir = (work / "sim").string();
+  sim::Simulator sim(so);
+  sim.start();
+  auto names = sim.cluster_names();
+  bool created = false;
+  auto ws = store::init_workspace(work / "ws", created);
+  auto st = store::Store::open(ws);
+  manifest::ReadOptions ro;
+  manifest::run_batch(*st, manifest::Verb::apply, {manifest::parse_text(setup_yaml(names, sim), "setup", work.string(), ro)}, {});
+  const lifecycle::Runtime& runtime = plugins::builtin_runtime();
+  lifecycle::OperationOptions o;
+  o.runtime = &runtime;
+  o.timeout = hours(1);
+  o.parallel = 64;
+  lifecycle::run(*st, resource::kind("logicalCloud"), resource::Key::parse("project=proj/logicalCloud=lc"), "instantiate",
+                 json::object(), emco::system_clock(), o);
+  lifecycle::run(*st, resource::kind("deploymentIntentGroup"), dig_key(), "approve", json::object(), emco::system_clock(), o);
+  o.planner = [&](store::Store&, const resource::Key& key, const std::string& status_ctx, const std::string&) {
+    ac::AppContext c;
+    c.id = random_context_id();
+    c.owner = {"deploymentIntentGroup", key};
+    c.meta["Namespace"] = "default";
+    c.created = "2026-01-01T00:00:00.000Z";
+    std::string label = status_ctx.empty() ? c.id : status_ctx;
+    for (int a = 0; a < apps; ++a) {
+      ac::App app;
+      app.name = "app" + std::to_string(a);
+      auto cm = c.intern("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: " + app.name + "-config\n  labels:\n"
+                         "    emco/deployment-id: " + label + "-" + app.name + "\ndata:\n  replicas: \"1\"\n");
+      auto svc = c.intern("apiVersion: v1\nkind: Service\nmetadata:\n  name: " + app.name + "\n  labels:\n"
+                          "    emco/deployment-id: " + label + "-" + app.name +
+                          "\nspec:\n  ports:\n  - port: 80\n  selector:\n    app: " + app.name + "\n");
+      for (const auto& n : names) {
+        ac::Cluster cl;
+        cl.name = "p+" + n;
+        cl.resources = {{app.name + "-config+ConfigMap", cm}, {app.name + "+Service", svc}};
+        app.clusters.push_back(std::move(cl));
+      }
+      c.apps.push_back(std::move(app));
+    }
+    return c;
+  };
+  auto requests = [&] {
+    uint64_t n = 0;
+    for (const auto& c : names) n += sim.requests_served(c);
+    return n;
+  };
+  auto t0 = steady_clock::now();
+  auto inst = lifecycle::run(*st, resource::kind("deploymentIntentGroup"), dig_key(), "instantiate", json::object(),
+                             emco::system_clock(), o);
+  out["instantiate"] = {{"status", inst.status}, {"seconds", secs(t0, steady_clock::now())}};
+
+  status::Query q;
+  q.status = "deployed";
+  q.output = "detail";
+  auto live = lifecycle::live_targets(*st, &runtime);
+  lifecycle::drift::Options d;
+  d.parallel = parallel;
+  lifecycle::drift::Options d1 = d;
+  d1.parallel = 1;
+  json runs = json::array();
+  double status_s = 0, drift_s = 0, drift1_s = 0;
+  size_t compared = 0;
+  bool clean = true;
+  for (int round = 0; round < 2; ++round) {
+    uint64_t r0 = requests();
+    auto a = steady_clock::now();
+    json s = status::dig_status(*st, dig_key(), q, live);
+    auto b = steady_clock::now();
+    uint64_t r1 = requests();
+    auto report = lifecycle::drift::check(*st, runtime, dig_key(), d);
+    auto c = steady_clock::now();
+    uint64_t r2 = requests();
+    auto report1 = lifecycle::drift::check(*st, runtime, dig_key(), d1);
+    auto e = steady_clock::now();
+    compared = 0;
+    for (const auto& cr : report.clusters) compared += cr.objects;
+    clean = clean && !report.drift() && !report.unreachable() && !report1.drift();
+    status_s = secs(a, b);
+    drift_s = secs(b, c);
+    drift1_s = secs(c, e);
+    runs.push_back({{"status_detail_s", status_s}, {"status_requests", r1 - r0}, {"drift_s", drift_s},
+                    {"drift_requests", r2 - r1}, {"drift_parallel_1_s", drift1_s}});
+  }
+  out["rounds"] = runs;
+  out["objects"] = compared;
+  out["ratio"] = drift_s / status_s;
+  out["ratio_parallel_1"] = drift1_s / status_s;
+
+  // One object per cluster deleted behind emco's back: the check finds
+  // exactly those.
+  for (const auto& n : names)
+    live("p+" + n, "default")->remove("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app0-config\n");
+  auto f0 = steady_clock::now();
+  auto drifted = lifecycle::drift::check(*st, runtime, dig_key(), d);
+  out["drifted"] = {{"objects", drifted.objects.size()}, {"seconds", secs(f0, steady_clock::now())}};
+  bool found = drifted.objects.size() == names.size();
+  for (const auto& obj : drifted.objects)
+    found = found && obj.kind == lifecycle::drift::Kind::deleted && obj.resource == "app0-config+ConfigMap";
+  out["drift_found_none_when_clean"] = clean;
+  bool ok = inst.status == "Instantiated" && clean && found && compared == static_cast<size_t>(clusters * apps * 2) &&
+            drift_s <= 2 * status_s;
+  out["ok"] = ok;
+  std::cout << out.dump(2) << std::endl;
+  sim.stop();
+  return ok ? 0 : 1;
+}
