@@ -90,6 +90,8 @@ struct Engine::Impl {
   bool has_function(const std::string& name) const { return find_function(name) != nullptr; }
   std::mutex tpl_mutex;
   std::unordered_map<std::string, std::vector<std::shared_ptr<Tree>>> tpl_cache;
+  // add()'s parses by text (the key views the trees' own copy of it); file tree first.
+  std::unordered_map<std::string_view, std::vector<std::shared_ptr<Tree>>> parsed_texts;
 
   void add_trees(TemplateSet& into, const std::vector<std::shared_ptr<Tree>>& trees) const {
     for (const auto& t : trees) {
@@ -678,8 +680,31 @@ Engine::Engine(Options options) : m_impl(std::make_unique<Impl>()) {
 Engine::~Engine() = default;
 
 void Engine::add(const std::string& name, std::string_view text) {
+  // A chart's subcharts often vendor the same library (every bitnami subchart carries its own
+  // copy of `common`): a text parsed before gives the same nodes, so its trees are shared and
+  // only the names differ -- the file's own tree takes `name`, and every tree reports errors
+  // under `name`, as a fresh parse would.
+  // (A define named like the file would make the two parses differ: such texts parse anew.)
+  auto& seen = m_impl->parsed_texts;
+  auto names_a_define = [&name](const std::vector<std::shared_ptr<Tree>>& trees) {
+    return std::any_of(trees.begin() + 1, trees.end(), [&name](const auto& t) { return t->name == name; });
+  };
+  if (auto it = seen.find(text); it != seen.end() && !names_a_define(it->second)) {
+    std::vector<std::shared_ptr<Tree>> trees;
+    trees.reserve(it->second.size());
+    for (const auto& t : it->second) {
+      auto copy = std::make_shared<Tree>(*t);
+      if (trees.empty()) copy->name = name;
+      copy->parse_name = name;
+      trees.push_back(std::move(copy));
+    }
+    m_impl->add_trees(m_impl->set, trees);
+    return;
+  }
   auto trees = parse_template(name, text, [this](const std::string& f) { return m_impl->has_function(f); });
   m_impl->add_trees(m_impl->set, trees);
+  if (!trees.empty() && trees.front()->name == name)
+    seen.emplace(std::string_view(*trees.front()->text), std::move(trees));
 }
 
 bool Engine::has(const std::string& name) const { return m_impl->set.find(name) != nullptr; }

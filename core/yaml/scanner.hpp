@@ -102,6 +102,7 @@ private:
 
   void skip();
   void skip_line();
+  void skip_to_break();  // skip() up to the next line break or the end of the input
   void read(std::string& s);
   void read_line(std::string& s);
 

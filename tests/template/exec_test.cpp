@@ -1,6 +1,7 @@
 // Execution semantics of Go's text/template, written from Go's documentation.
 #include <catch2/catch.hpp>
 
+#include "core/util/error.hpp"
 #include "helpers.hpp"
 
 using namespace emco::tmpl;
@@ -207,4 +208,32 @@ TEST_CASE("exec: execute is repeatable and engines are independent", "[template]
   CHECK(e.execute("t", yaml("x: two")) == "two");
   CHECK_THROWS_WITH(e.execute("nope", Value()), "template: no template \"nope\" associated with template \"gotpl\"");
   CHECK(e.names() == std::vector<std::string>{"t"});
+}
+
+TEST_CASE("exec: files with the same text are templates of their own names", "[template][exec]") {
+  // Go parses every file anew (template.New(name).Parse(text)); emco shares the nodes of a
+  // text it has parsed before (a subchart's copy of a library chart), so what a second file of
+  // the same text shows must be what its own parse would show: its own name as a template, its
+  // own name in execution errors (Go's ErrorContext is the file's ParseName), and the later
+  // file's define replacing the earlier one's (AddParseTree).
+  const std::string text = "{{ define \"lib.x\" }}x={{ .v.w }}{{ end }}file {{ template \"lib.x\" . }}";
+  Engine e;
+  e.add("a/_lib.tpl", text);
+  e.add("b/_lib.tpl", text);
+  CHECK(e.execute("a/_lib.tpl", yaml("v: {w: 1}")) == "file x=1");
+  CHECK(e.execute("b/_lib.tpl", yaml("v: {w: 2}")) == "file x=2");
+  try {
+    e.execute("lib.x", yaml("v: 3"));
+    FAIL("no error");
+  } catch (const emco::Error& err) {
+    CHECK(err.message() == "template: b/_lib.tpl:1:27: executing \"lib.x\" at <.v.w>: can't evaluate field w in type interface {}");
+  }
+  // a file named like a define in its own text: Go's parse of it fails (the file's tree and
+  // the define are two non-empty templates of one name), so sharing must not hide that
+  try {
+    e.add("lib.x", text);
+    FAIL("no error");
+  } catch (const emco::Error& err) {
+    CHECK(err.message() == "template: lib.x:1: template: multiple definition of template \"lib.x\"");
+  }
 }

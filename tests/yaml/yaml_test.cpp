@@ -246,6 +246,12 @@ TEST_CASE("spec corners: indentation, tabs, keys and line breaks", "[yaml]") {
   CHECK(one("a: 'x # y' # z\nb: c#d\n") == "{a: 'x # y, b: c#d}");
   // NEL is a line break that folds like \n
   CHECK(one("a: \"x\xC2\x85y\"\n") == "{a: \"x y}");
+  // a comment ends at any of goyaml.v2's line breaks (is_break: \r, \n, NEL, LS, PS), not
+  // only \n, and multi-byte characters in it count as one column each; the same for a
+  // block scalar's lines (where LS and PS stay in the text, as goyaml's read_line keeps them)
+  CHECK(one("a: 1 # d\xC3\xA9j\xC3\xA0\xE2\x80\xA8" "b: 2\n") == "{a: 1, b: 2}");
+  CHECK(one("a: 1 # x\rb: 2\r") == "{a: 1, b: 2}");
+  CHECK(one("# \xE2\x82\xAC\xC2\x85" "a: |\n  \xC3\xA9t\xC3\xA9\xE2\x80\xA9  x\n") == "{a: |\xC3\xA9t\xC3\xA9\xE2\x80\xA9" "x\n}");
   // "---" inside a line is text; at column 0 it starts a document
   CHECK(one("a: x --- y\n") == "{a: x --- y}");
   CHECK(parse("a\n--- b\n").size() == 2);
