@@ -8,9 +8,7 @@
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
-#include <openssl/core_names.h>
 #include <openssl/kdf.h>
-#include <openssl/param_build.h>
 #include <openssl/pem.h>
 #include <openssl/rsa.h>
 #include <openssl/x509.h>
@@ -123,13 +121,13 @@ std::string cert_pem(X509* x) {
 }
 
 // ---- RSA key generation ----
-// Keys are made as Go makes them (see generate(): about 100 ms of CPU for 2048 bits, most of
-// a second for 4096) and charts call genCA/genSignedCert
+// Keys come from OpenSSL's own generator (EVP_PKEY_keygen: FIPS 186-4 primes, a few hundred
+// milliseconds of CPU for 2048 bits, seconds for 4096) and charts call genCA/genSignedCert
 // several times per render, so keys are made ahead of need: the second request for a size
 // starts generating on as many other threads as the machine has spare cores, and every
 // request takes the oldest key under way (or made) and starts the next. Consecutive requests
 // then overlap with each other and with the rest of the render; on an idle machine the wait
-// for a key shrinks by the number of cores. Every key is its own generation on
+// for a key shrinks by the number of cores. Every key is its own EVP_PKEY_keygen call on
 // OpenSSL's RNG, independent of all others, and is handed out once. Keys still being made
 // when the process exits are abandoned through OpenSSL's progress callback.
 [[noreturn]] void keygen_fail() { func_fail("error generating RSA key"); }
@@ -170,85 +168,21 @@ public:
 private:
   RsaKeyPool() = default;
 
-  // A key as Go's rsa.GenerateKey (what Sprig calls) makes it: two random primes of bits/2
-  // bits with their top two bits set (so n has exactly `bits` bits), p != q, e = 65537 prime
-  // to p-1 and q-1, d = e^-1 mod (p-1)(q-1) (Go's totient, not lambda), and the CRT values.
-  // The primes come from OpenSSL's BN_generate_prime_ex2 (sieve, then 64 Miller-Rabin rounds
-  // at these sizes; Go does 20 and a Lucas test). EVP_PKEY_keygen would take the FIPS 186-4
-  // route of OpenSSL's default provider instead, whose enhanced Miller-Rabin test computes a
-  // constant-time gcd every round: 2.3-2.7x the CPU for the same kind of key on this VM
-  // (269 -> 100 ms at 2048 bits, 1.95 -> 0.87 s at 4096). A pool's background generation
-  // stops when the pool closes (the prime search's callback aborts it).
+  // A key from EVP_PKEY_keygen; a pool's background generation stops when the pool closes.
   static PkeyPtr generate(unsigned bits, RsaKeyPool* pool) {
     if (pool && pool->m_closing) keygen_fail();
-    struct CtxFree {
-      void operator()(BN_CTX* c) const { BN_CTX_free(c); }
-    };
-    struct GencbFree {
-      void operator()(BN_GENCB* c) const { BN_GENCB_free(c); }
-    };
-    struct BldFree {
-      void operator()(OSSL_PARAM_BLD* b) const { OSSL_PARAM_BLD_free(b); }
-    };
-    struct ParamFree {
-      void operator()(OSSL_PARAM* p) const { OSSL_PARAM_free(p); }
-    };
-    struct PctxFree {
-      void operator()(EVP_PKEY_CTX* c) const { EVP_PKEY_CTX_free(c); }
-    };
-    std::unique_ptr<BN_CTX, CtxFree> ctx(BN_CTX_secure_new());
-    std::unique_ptr<BN_GENCB, GencbFree> cb(BN_GENCB_new());
-    if (!ctx || !cb) keygen_fail();
-    BN_GENCB_set(
-        cb.get(), [](int, int, BN_GENCB* c) { return static_cast<RsaKeyPool*>(BN_GENCB_get_arg(c))->m_closing.load() ? 0 : 1; },
-        pool);
-    BN_CTX_start(ctx.get());
-    BIGNUM* p = BN_CTX_get(ctx.get());
-    BIGNUM* q = BN_CTX_get(ctx.get());
-    BIGNUM* pm1 = BN_CTX_get(ctx.get());
-    BIGNUM* qm1 = BN_CTX_get(ctx.get());
-    BIGNUM* phi = BN_CTX_get(ctx.get());
-    BIGNUM* g = BN_CTX_get(ctx.get());
-    BIGNUM* n = BN_CTX_get(ctx.get());
-    BIGNUM* d = BN_CTX_get(ctx.get());
-    BIGNUM* dp = BN_CTX_get(ctx.get());
-    BIGNUM* dq = BN_CTX_get(ctx.get());
-    BIGNUM* qinv = BN_CTX_get(ctx.get());
-    BIGNUM* e = BN_CTX_get(ctx.get());
-    bool ok = e && BN_set_word(e, RSA_F4) == 1;
-    // One prime of bits/2 bits with gcd(e, prime-1) = 1 into `prime`, prime-1 into `minus1`.
-    auto make_prime = [&](BIGNUM* prime, BIGNUM* minus1) {
-      do {
-        if (BN_generate_prime_ex2(prime, static_cast<int>(bits / 2), 0, nullptr, nullptr, pool ? cb.get() : nullptr,
-                                  ctx.get()) != 1 ||
-            !BN_sub(minus1, prime, BN_value_one()) || !BN_gcd(g, e, minus1, ctx.get()))
-          return false;
-      } while (!BN_is_one(g));
-      return true;
-    };
-    ok = ok && make_prime(p, pm1);
-    do {
-      ok = ok && make_prime(q, qm1);
-    } while (ok && BN_cmp(p, q) == 0);
-    ok = ok && BN_mul(n, p, q, ctx.get()) && BN_mul(phi, pm1, qm1, ctx.get()) &&
-         BN_mod_inverse(d, e, phi, ctx.get()) && BN_mod(dp, d, pm1, ctx.get()) && BN_mod(dq, d, qm1, ctx.get()) &&
-         BN_mod_inverse(qinv, q, p, ctx.get());
-    std::unique_ptr<OSSL_PARAM_BLD, BldFree> bld(ok ? OSSL_PARAM_BLD_new() : nullptr);
-    ok = bld && OSSL_PARAM_BLD_push_BN(bld.get(), OSSL_PKEY_PARAM_RSA_N, n) &&
-         OSSL_PARAM_BLD_push_BN(bld.get(), OSSL_PKEY_PARAM_RSA_E, e) &&
-         OSSL_PARAM_BLD_push_BN(bld.get(), OSSL_PKEY_PARAM_RSA_D, d) &&
-         OSSL_PARAM_BLD_push_BN(bld.get(), OSSL_PKEY_PARAM_RSA_FACTOR1, p) &&
-         OSSL_PARAM_BLD_push_BN(bld.get(), OSSL_PKEY_PARAM_RSA_FACTOR2, q) &&
-         OSSL_PARAM_BLD_push_BN(bld.get(), OSSL_PKEY_PARAM_RSA_EXPONENT1, dp) &&
-         OSSL_PARAM_BLD_push_BN(bld.get(), OSSL_PKEY_PARAM_RSA_EXPONENT2, dq) &&
-         OSSL_PARAM_BLD_push_BN(bld.get(), OSSL_PKEY_PARAM_RSA_COEFFICIENT1, qinv);
-    std::unique_ptr<OSSL_PARAM, ParamFree> params(ok ? OSSL_PARAM_BLD_to_param(bld.get()) : nullptr);
-    BN_CTX_end(ctx.get());
-    std::unique_ptr<EVP_PKEY_CTX, PctxFree> pctx(params ? EVP_PKEY_CTX_new_from_name(nullptr, "RSA", nullptr) : nullptr);
+    EVP_PKEY_CTX* ctx = EVP_PKEY_CTX_new_from_name(nullptr, "RSA", nullptr);
     EVP_PKEY* key = nullptr;
-    if (!pctx || EVP_PKEY_fromdata_init(pctx.get()) != 1 ||
-        EVP_PKEY_fromdata(pctx.get(), &key, EVP_PKEY_KEYPAIR, params.get()) != 1)
-      keygen_fail();
+    bool ok = ctx && EVP_PKEY_keygen_init(ctx) == 1 && EVP_PKEY_CTX_set_rsa_keygen_bits(ctx, static_cast<int>(bits)) == 1;
+    if (ok && pool) {
+      EVP_PKEY_CTX_set_app_data(ctx, pool);
+      EVP_PKEY_CTX_set_cb(ctx, [](EVP_PKEY_CTX* c) {
+        return static_cast<RsaKeyPool*>(EVP_PKEY_CTX_get_app_data(c))->m_closing.load() ? 0 : 1;
+      });
+    }
+    ok = ok && EVP_PKEY_keygen(ctx, &key) == 1;
+    EVP_PKEY_CTX_free(ctx);
+    if (!ok) keygen_fail();
     return PkeyPtr(key);
   }
 

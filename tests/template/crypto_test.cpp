@@ -2,8 +2,6 @@
 // full key check and the leaf certificate verifies against its CA.
 #include <catch2/catch.hpp>
 
-#include <openssl/bn.h>
-#include <openssl/core_names.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
@@ -88,55 +86,9 @@ TEST_CASE("crypto: genPrivateKey rsa gives a valid 4096-bit key whose primes pas
   check_rsa_key(e.execute("k", Value()), 4096);
 }
 
-TEST_CASE("crypto: RSA keys are built as Go's rsa.GenerateKey builds them", "[template][crypto]") {
-  // go1.23 crypto/rsa GenerateMultiPrimeKey (what Sprig's genPrivateKey/genCA call): e = 65537,
-  // primes of bits/2 bits whose product has exactly `bits` bits, and
-  // D.ModInverse(E, totient) with totient = (p-1)(q-1) -- Euler's, not Carmichael's lambda
-  // (which OpenSSL's own generator uses). Precompute: Dp = D mod (p-1), Dq = D mod (q-1),
-  // Qinv = q^-1 mod p.
-  EVP_PKEY* key = read_key(emco::tmpl::rsa_private_key_pem(2048));
-  REQUIRE(key != nullptr);
-  auto get = [key](const char* name) {
-    BIGNUM* v = nullptr;
-    REQUIRE(EVP_PKEY_get_bn_param(key, name, &v) == 1);
-    return v;
-  };
-  BIGNUM* n = get(OSSL_PKEY_PARAM_RSA_N);
-  BIGNUM* e = get(OSSL_PKEY_PARAM_RSA_E);
-  BIGNUM* d = get(OSSL_PKEY_PARAM_RSA_D);
-  BIGNUM* p = get(OSSL_PKEY_PARAM_RSA_FACTOR1);
-  BIGNUM* q = get(OSSL_PKEY_PARAM_RSA_FACTOR2);
-  BIGNUM* dp = get(OSSL_PKEY_PARAM_RSA_EXPONENT1);
-  BIGNUM* dq = get(OSSL_PKEY_PARAM_RSA_EXPONENT2);
-  BIGNUM* qinv = get(OSSL_PKEY_PARAM_RSA_COEFFICIENT1);
-  CHECK(BN_get_word(e) == 65537);
-  CHECK(BN_num_bits(n) == 2048);
-  CHECK(BN_num_bits(p) == 1024);
-  CHECK(BN_num_bits(q) == 1024);
-  BN_CTX* ctx = BN_CTX_new();
-  BIGNUM* pm1 = BN_dup(p);
-  BIGNUM* qm1 = BN_dup(q);
-  BN_sub_word(pm1, 1);
-  BN_sub_word(qm1, 1);
-  BIGNUM* phi = BN_new();
-  BN_mul(phi, pm1, qm1, ctx);
-  BIGNUM* want = BN_new();
-  REQUIRE(BN_mod_inverse(want, e, phi, ctx) != nullptr);
-  CHECK(BN_cmp(d, want) == 0);
-  BN_mod(want, d, pm1, ctx);
-  CHECK(BN_cmp(dp, want) == 0);
-  BN_mod(want, d, qm1, ctx);
-  CHECK(BN_cmp(dq, want) == 0);
-  REQUIRE(BN_mod_inverse(want, q, p, ctx) != nullptr);
-  CHECK(BN_cmp(qinv, want) == 0);
-  for (BIGNUM* b : {n, e, d, p, q, dp, dq, qinv, pm1, qm1, phi, want}) BN_free(b);
-  BN_CTX_free(ctx);
-  EVP_PKEY_free(key);
-}
-
 TEST_CASE("crypto: keys made ahead of need are valid and independent", "[template][crypto]") {
-  // The second request for a size starts the next key on another thread; the requests after
-  // it take those keys. Every one is a full key of its own, none handed out twice.
+  // The first request starts the next key of its size on another thread; the requests after
+  // it take those keys. Every one is a full EVP_PKEY_keygen key, none handed out twice.
   std::vector<std::string> pems;
   for (int i = 0; i < 4; ++i) pems.push_back(emco::tmpl::rsa_private_key_pem(2048));
   for (const auto& pem : pems) {
