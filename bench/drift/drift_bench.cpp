@@ -15,11 +15,11 @@
 #include <chrono>
 #include <filesystem>
 #include <iostream>
-#include <sstream>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
+#include "bench/support/sim_fleet.hpp"
 #include "core/appcontext/appcontext.hpp"
 #include "core/lifecycle/drift.hpp"
 #include "core/lifecycle/lifecycle.hpp"
@@ -33,44 +33,16 @@
 using namespace emco;
 using nlohmann::json;
 using namespace std::chrono;
-namespace ac = emco::appcontext;
 namespace fs = std::filesystem;
+
+using bench::arg;
+using bench::secs;
 
 namespace {
 
-double secs(steady_clock::time_point a, steady_clock::time_point b) { return duration<double>(b - a).count(); }
-
-std::string arg(int argc, char** argv, const std::string& name, const std::string& fallback) {
-  for (int i = 1; i + 1 < argc; ++i)
-    if (argv[i] == "--" + name) return argv[i + 1];
-  return fallback;
-}
-
 const resource::Key& dig_key() {
-  static const resource::Key k =
-      resource::Key::parse("project=proj/compositeApp=ca/compositeAppVersion=v1/deploymentIntentGroup=dig1");
+  static const resource::Key k = bench::dig_key("dig1");
   return k;
-}
-
-std::string setup_yaml(const std::vector<std::string>& names, const sim::Simulator& sim) {
-  std::ostringstream y;
-  y << "version: emco/v2\nresourceContext: {anchor: cluster-providers}\nmetadata: {name: p}\n";
-  for (const auto& n : names)
-    y << "---\nversion: emco/v2\nresourceContext: {anchor: cluster-providers/p/clusters}\nmetadata: {name: " << n
-      << "}\nfile: " << sim.kubeconfig_path(n) << "\n";
-  y << "---\nversion: emco/v2\nresourceContext: {anchor: projects}\nmetadata: {name: proj}\n"
-    << "---\nversion: emco/v2\nresourceContext: {anchor: projects/proj/logical-clouds}\nmetadata: {name: lc}\n"
-       "spec: {level: \"0\"}\n"
-    << "---\nversion: emco/v2\nresourceContext: {anchor: projects/proj/logical-clouds/lc/cluster-references}\n"
-       "metadata: {name: "
-    << names.front() << "}\nspec: {clusterProvider: p, cluster: " << names.front() << "}\n"
-    << "---\nversion: emco/v2\nresourceContext: {anchor: projects/proj/composite-apps}\nmetadata: {name: ca}\n"
-       "spec: {compositeAppVersion: v1}\n"
-    << "---\nversion: emco/v2\nresourceContext: {anchor: projects/proj/composite-apps/ca/v1/composite-profiles}\n"
-       "metadata: {name: prof}\n"
-    << "---\nversion: emco/v2\nresourceContext: {anchor: projects/proj/composite-apps/ca/v1/deployment-intent-groups}\n"
-    << "metadata: {name: dig1}\nspec: {compositeProfile: prof, version: r1, logicalCloud: lc}\n";
-  return y.str();
 }
 
 }  // namespace
@@ -93,7 +65,7 @@ int main(int argc, char** argv) {
   auto ws = store::init_workspace(work / "ws", created);
   auto st = store::Store::open(ws);
   manifest::ReadOptions ro;
-  manifest::run_batch(*st, manifest::Verb::apply, {manifest::parse_text(setup_yaml(names, sim), "setup", work.string(), ro)}, {});
+  manifest::run_batch(*st, manifest::Verb::apply, {manifest::parse_text(bench::setup_yaml(names, sim, {"dig1"}), "setup", work.string(), ro)}, {});
   const lifecycle::Runtime& runtime = plugins::builtin_runtime();
   lifecycle::OperationOptions o;
   o.runtime = &runtime;
@@ -103,29 +75,7 @@ int main(int argc, char** argv) {
                  json::object(), emco::system_clock(), o);
   lifecycle::run(*st, resource::kind("deploymentIntentGroup"), dig_key(), "approve", json::object(), emco::system_clock(), o);
   o.planner = [&](store::Store&, const resource::Key& key, const std::string& status_ctx, const std::string&) {
-    ac::AppContext c;
-    c.id = random_context_id();
-    c.owner = {"deploymentIntentGroup", key};
-    c.meta["Namespace"] = "default";
-    c.created = "2026-01-01T00:00:00.000Z";
-    std::string label = status_ctx.empty() ? c.id : status_ctx;
-    for (int a = 0; a < apps; ++a) {
-      ac::App app;
-      app.name = "app" + std::to_string(a);
-      auto cm = c.intern("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: " + app.name + "-config\n  labels:\n"
-                         "    emco/deployment-id: " + label + "-" + app.name + "\ndata:\n  replicas: \"1\"\n");
-      auto svc = c.intern("apiVersion: v1\nkind: Service\nmetadata:\n  name: " + app.name + "\n  labels:\n"
-                          "    emco/deployment-id: " + label + "-" + app.name +
-                          "\nspec:\n  ports:\n  - port: 80\n  selector:\n    app: " + app.name + "\n");
-      for (const auto& n : names) {
-        ac::Cluster cl;
-        cl.name = "p+" + n;
-        cl.resources = {{app.name + "-config+ConfigMap", cm}, {app.name + "+Service", svc}};
-        app.clusters.push_back(std::move(cl));
-      }
-      c.apps.push_back(std::move(app));
-    }
-    return c;
+    return bench::two_object_plan(key, status_ctx, names, apps, "1");
   };
   auto requests = [&] {
     uint64_t n = 0;
