@@ -121,6 +121,9 @@ std::vector<CommandSpec> cluster_commands();     // cli/nouns/cluster.cpp
 std::vector<CommandSpec> project_commands();     // cli/nouns/project.cpp
 std::vector<CommandSpec> app_commands();         // cli/nouns/app.cpp
 std::vector<CommandSpec> dig_commands();         // cli/nouns/dig.cpp
+std::vector<CommandSpec> dig_intent_commands();      // cli/nouns/dig.cpp: dig intent
+std::vector<CommandSpec> dig_placement_commands();   // cli/nouns/dig.cpp: dig placement
+std::vector<CommandSpec> dig_app_intent_commands();  // cli/nouns/dig.cpp: dig app-intent
 std::vector<CommandSpec> hook_commands();        // cli/nouns/hook.cpp: dig hook (tac)
 std::vector<CommandSpec> workflow_commands();    // cli/nouns/hook.cpp: dig workflow (workflow manager)
 std::vector<CommandSpec> emco_hook_commands();   // cli/nouns/hook.cpp: dig emco-hook (emco's own hooks)

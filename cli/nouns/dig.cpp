@@ -549,29 +549,6 @@ std::vector<CommandSpec> dig_commands() {
            .examples = {"emco dig create proj1/collection/v1/dig1 --composite-profile default --release r1 --logical-cloud lc0"}};
   add_verbs(v, dig_noun);
   add_operations(v, dig_noun, {{"approve", "approve a deployment intent group for instantiation"}});
-  add_verbs(v, {.words = {"dig", "intent"}, .kind = "groupIntent", .address = "PROJECT/COMPOSITE-APP/VERSION/DIG/INTENT",
-                .flags = {{.name = "placement", .value = "NAME", .help = "the generic placement intent"},
-                          {.name = "controller", .value = "CONTROLLER=INTENT", .help = "a controller's intent", .repeatable = true}},
-                .build = [](const Invocation& inv, json& spec, manifest::Document&) {
-                  if (!spec.contains("intent")) spec["intent"] = json::object();
-                  if (inv.has("placement")) spec["intent"]["genericPlacementIntent"] = inv.get("placement");
-                  for (const auto& [k, val] : key_values(inv.all("controller"), "controller")) spec["intent"][k] = val;
-                }});
-  add_verbs(v, {.words = {"dig", "placement"}, .kind = "genericPlacementIntent",
-                .address = "PROJECT/COMPOSITE-APP/VERSION/DIG/PLACEMENT"});
-  add_verbs(v, {.words = {"dig", "app-intent"}, .kind = "genericAppPlacementIntent",
-                .address = "PROJECT/COMPOSITE-APP/VERSION/DIG/PLACEMENT/APP-INTENT",
-                .flags = {{.name = "app", .value = "APP", .help = "the app placed by this intent"},
-                          {.name = "all-of", .value = "PROVIDER/CLUSTER", .help = "deploy on this cluster (PROVIDER/label=L: every cluster with label L)", .repeatable = true},
-                          {.name = "any-of", .value = "PROVIDER/CLUSTER", .help = "deploy on one of these clusters", .repeatable = true}},
-                .build = [](const Invocation& inv, json& spec, manifest::Document&) {
-                  if (inv.has("app")) spec["app"] = inv.get("app");
-                  if (inv.has("all-of") || inv.has("any-of")) spec["intent"] = json::object();
-                  if (inv.has("all-of")) spec["intent"]["allOf"] = placement_elements(inv.all("all-of"), "all-of");
-                  if (inv.has("any-of")) spec["intent"]["anyOf"] = placement_elements(inv.all("any-of"), "any-of");
-                },
-                .examples = {"emco dig app-intent create proj1/collection/v1/dig1/placement/collectd --app collectd "
-                             "--all-of edge-provider/label=edge"}});
 
   add_lifecycle_operations(v, {"dig"}, resource::kind("deploymentIntentGroup"), k_dig_address, "the deployment intent group",
                            "proj1/collection/v1/dig1", {
@@ -764,6 +741,46 @@ std::vector<CommandSpec> dig_commands() {
                          output_flag({Format::table, Format::json})},
                .examples = {"emco dig explain proj1/collection/v1/dig1 --app collectd"},
                .handler = explain_cmd});
+  return v;
+}
+
+// The intents' sub-nouns, each its own section of the table: a command of
+// another (`emco dig status`) does not build them.
+std::vector<CommandSpec> dig_intent_commands() {
+  std::vector<CommandSpec> v;
+  add_verbs(v, {.words = {"dig", "intent"}, .kind = "groupIntent", .address = "PROJECT/COMPOSITE-APP/VERSION/DIG/INTENT",
+                .flags = {{.name = "placement", .value = "NAME", .help = "the generic placement intent"},
+                          {.name = "controller", .value = "CONTROLLER=INTENT", .help = "a controller's intent", .repeatable = true}},
+                .build = [](const Invocation& inv, json& spec, manifest::Document&) {
+                  if (!spec.contains("intent")) spec["intent"] = json::object();
+                  if (inv.has("placement")) spec["intent"]["genericPlacementIntent"] = inv.get("placement");
+                  for (const auto& [k, val] : key_values(inv.all("controller"), "controller")) spec["intent"][k] = val;
+                }});
+  return v;
+}
+
+std::vector<CommandSpec> dig_placement_commands() {
+  std::vector<CommandSpec> v;
+  add_verbs(v, {.words = {"dig", "placement"}, .kind = "genericPlacementIntent",
+                .address = "PROJECT/COMPOSITE-APP/VERSION/DIG/PLACEMENT"});
+  return v;
+}
+
+std::vector<CommandSpec> dig_app_intent_commands() {
+  std::vector<CommandSpec> v;
+  add_verbs(v, {.words = {"dig", "app-intent"}, .kind = "genericAppPlacementIntent",
+                .address = "PROJECT/COMPOSITE-APP/VERSION/DIG/PLACEMENT/APP-INTENT",
+                .flags = {{.name = "app", .value = "APP", .help = "the app placed by this intent"},
+                          {.name = "all-of", .value = "PROVIDER/CLUSTER", .help = "deploy on this cluster (PROVIDER/label=L: every cluster with label L)", .repeatable = true},
+                          {.name = "any-of", .value = "PROVIDER/CLUSTER", .help = "deploy on one of these clusters", .repeatable = true}},
+                .build = [](const Invocation& inv, json& spec, manifest::Document&) {
+                  if (inv.has("app")) spec["app"] = inv.get("app");
+                  if (inv.has("all-of") || inv.has("any-of")) spec["intent"] = json::object();
+                  if (inv.has("all-of")) spec["intent"]["allOf"] = placement_elements(inv.all("all-of"), "all-of");
+                  if (inv.has("any-of")) spec["intent"]["anyOf"] = placement_elements(inv.all("any-of"), "any-of");
+                },
+                .examples = {"emco dig app-intent create proj1/collection/v1/dig1/placement/collectd --app collectd "
+                             "--all-of edge-provider/label=edge"}});
   return v;
 }
 
