@@ -7,7 +7,9 @@
 #include <catch2/catch.hpp>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
+#include <stdexcept>
 #include <string>
 
 #include <sys/wait.h>
@@ -46,12 +48,22 @@ inline pid_t spawn(const std::filesystem::path& cwd, const std::string& line, co
   return pid;
 }
 
-// The kubectl binary the tests run: a fixed 1.32 release, the checkout's
-// .tools/bin/kubectl, or /usr/bin/kubectl; "" when there is none.
+// The kubectl binary the tests run: $EMCO_KUBECTL, a fixed 1.32 release, the
+// checkout's .tools/bin/kubectl, the one `make helm-client` fetched
+// (~/.cache/emco-tools/bin) or /usr/bin/kubectl; "" when there is none, and
+// then the tests that need it pass with a warning -- unless
+// EMCO_REQUIRE_KUBECTL is set (CI, after `make helm-client`): then a missing
+// kubectl fails them.
 inline std::string find_kubectl() {
+  if (const char* given = std::getenv("EMCO_KUBECTL"); given && *given) return given;
+  std::string cache;
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) cache = std::string(xdg) + "/emco-tools/bin/kubectl";
+  else if (const char* home = std::getenv("HOME"); home && *home) cache = std::string(home) + "/.cache/emco-tools/bin/kubectl";
   for (std::string p : {std::string("/usr/lib/google-cloud-sdk/bin/kubectl.1.32"),
-                        std::string(EMCO_SOURCE_DIR) + "/.tools/bin/kubectl", std::string("/usr/bin/kubectl")})
-    if (::access(p.c_str(), X_OK) == 0) return p;
+                        std::string(EMCO_SOURCE_DIR) + "/.tools/bin/kubectl", cache, std::string("/usr/bin/kubectl")})
+    if (!p.empty() && ::access(p.c_str(), X_OK) == 0) return p;
+  if (std::getenv("EMCO_REQUIRE_KUBECTL"))
+    throw std::runtime_error("EMCO_REQUIRE_KUBECTL is set and no kubectl binary was found (set EMCO_KUBECTL)");
   return {};
 }
 

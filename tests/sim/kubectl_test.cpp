@@ -21,8 +21,7 @@ using emco::test::find_kubectl;
 #define KUBECTL_OR_SKIP()                                                                          \
   const std::string kubectl = find_kubectl();                                                      \
   if (kubectl.empty()) {                                                                           \
-    WARN("SKIPPED: no kubectl binary (looked for /usr/lib/google-cloud-sdk/bin/kubectl.1.32, "     \
-         ".tools/bin/kubectl, /usr/bin/kubectl)");                                                 \
+    WARN("SKIPPED: no kubectl binary (see find_kubectl in tests/shell.hpp)");                      \
     return;                                                                                        \
   }
 
