@@ -57,23 +57,47 @@ std::string drain(int fd) {
   return out;
 }
 
-// Environment for every child: no user or system git config, fixed identity.
-void child_env(const std::map<std::string, std::string>& env) {
-  ::setenv("GIT_CONFIG_NOSYSTEM", "1", 1);
-  ::setenv("GIT_CONFIG_GLOBAL", "/dev/null", 1);
-  ::setenv("GIT_AUTHOR_NAME", "tester", 1);
-  ::setenv("GIT_AUTHOR_EMAIL", "tester@example.invalid", 1);
-  ::setenv("GIT_COMMITTER_NAME", "tester", 1);
-  ::setenv("GIT_COMMITTER_EMAIL", "tester@example.invalid", 1);
-  ::setenv("GIT_TERMINAL_PROMPT", "0", 1);
-  for (const auto& [k, v] : env) ::setenv(k.c_str(), v.c_str(), 1);
+// Environment for every child: this process's, with no user or system git
+// config, a fixed identity and `env` on top, as "NAME=VALUE" strings.
+std::vector<std::string> child_env(const std::map<std::string, std::string>& env) {
+  std::map<std::string, std::string> vars;
+  for (char** e = environ; *e; ++e) {
+    std::string entry = *e;
+    auto eq = entry.find('=');
+    if (eq != std::string::npos) vars[entry.substr(0, eq)] = entry.substr(eq + 1);
+  }
+  vars["GIT_CONFIG_NOSYSTEM"] = "1";
+  vars["GIT_CONFIG_GLOBAL"] = "/dev/null";
+  vars["GIT_AUTHOR_NAME"] = "tester";
+  vars["GIT_AUTHOR_EMAIL"] = "tester@example.invalid";
+  vars["GIT_COMMITTER_NAME"] = "tester";
+  vars["GIT_COMMITTER_EMAIL"] = "tester@example.invalid";
+  vars["GIT_TERMINAL_PROMPT"] = "0";
+  for (const auto& [k, v] : env) vars[k] = v;
+  std::vector<std::string> out;
+  for (const auto& [k, v] : vars) out.push_back(k + "=" + v);
+  return out;
 }
 
-std::vector<char*> c_argv(std::vector<std::string>& argv) {
+std::vector<char*> c_strings(std::vector<std::string>& strings) {
   std::vector<char*> out;
-  for (auto& a : argv) out.push_back(a.data());
+  for (auto& a : strings) out.push_back(a.data());
   out.push_back(nullptr);
   return out;
+}
+
+// `program` found on PATH as execvp would ("" when it is not there), or as
+// given when it names a path.
+std::string resolve_program(const std::string& program) {
+  if (program.find('/') != std::string::npos) return program;
+  const char* path = std::getenv("PATH");
+  std::stringstream dirs(path ? path : "/usr/bin:/bin");
+  std::string dir;
+  while (std::getline(dirs, dir, ':')) {
+    std::string candidate = (dir.empty() ? "." : dir) + "/" + program;
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  return "";
 }
 
 }  // namespace
@@ -82,7 +106,14 @@ RunResult run(const std::vector<std::string>& argv_in, const fs::path& cwd,
               const std::map<std::string, std::string>& env) {
   int out_pipe[2], err_pipe[2];
   if (::pipe(out_pipe) != 0 || ::pipe(err_pipe) != 0) throw std::runtime_error("pipe failed");
+  // Everything the child needs is made before fork: another thread (a
+  // simulator, a drain) may hold the allocator's lock at that moment, and a
+  // child that allocates before exec then waits for it forever.
   std::vector<std::string> argv = argv_in;
+  std::vector<std::string> envv = child_env(env);
+  const std::string program = resolve_program(argv.at(0));
+  auto args = c_strings(argv);
+  auto envp = c_strings(envv);
   pid_t pid = ::fork();
   if (pid == 0) {
     ::dup2(out_pipe[1], 1);
@@ -92,9 +123,7 @@ RunResult run(const std::vector<std::string>& argv_in, const fs::path& cwd,
     int devnull = ::open("/dev/null", O_RDONLY);
     ::dup2(devnull, 0);
     if (!cwd.empty() && ::chdir(cwd.c_str()) != 0) ::_exit(126);
-    child_env(env);
-    auto args = c_argv(argv);
-    ::execvp(args[0], args.data());
+    if (!program.empty()) ::execve(program.c_str(), args.data(), envp.data());
     ::_exit(127);
   }
   ::close(out_pipe[1]);
@@ -174,7 +203,11 @@ int free_port() {
 bool have_program(const std::string& path) { return ::access(path.c_str(), X_OK) == 0; }
 
 Process::Process(const std::vector<std::string>& argv_in, const fs::path& log) {
+  // Made before fork, as in run().
   std::vector<std::string> argv = argv_in;
+  std::vector<std::string> envv = child_env({});
+  auto args = c_strings(argv);
+  auto envp = c_strings(envv);
   m_pid = ::fork();
   if (m_pid == 0) {
     int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
@@ -182,9 +215,7 @@ Process::Process(const std::vector<std::string>& argv_in, const fs::path& log) {
     ::dup2(fd, 2);
     int devnull = ::open("/dev/null", O_RDONLY);
     ::dup2(devnull, 0);
-    child_env({});
-    auto args = c_argv(argv);
-    ::execv(args[0], args.data());
+    ::execve(args[0], args.data(), envp.data());
     ::_exit(127);
   }
 }
