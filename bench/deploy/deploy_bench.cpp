@@ -44,23 +44,13 @@ int main(int argc, char** argv) {
   fs::create_directories(work);
   json out = {{"clusters", clusters}, {"apps", apps}};
 
-  sim::SimOptions so;
-  so.clusters = clusters;
-  so.dir = (work / "sim").string();
-  sim::Simulator sim(so);
-  sim.start();
-  auto names = sim.cluster_names();
-  bool created = false;
-  auto ws = store::init_workspace(work / "ws", created);
-  auto st = store::Store::open(ws);
-  manifest::ReadOptions ro;
-  manifest::run_batch(*st, manifest::Verb::apply, {manifest::parse_text(bench::setup_yaml(names, sim, {"dig1", "big"}), "setup", work.string(), ro)}, {});
+  auto fleet = bench::start_fleet(work, clusters, {"dig1", "big"});
+  sim::Simulator& sim = *fleet.sim;
+  const auto& names = fleet.names;
+  auto& st = fleet.store;
+  const store::Workspace& ws = fleet.workspace;
   lifecycle::OperationOptions setup;
   setup.runtime = &plugins::builtin_runtime();
-  lifecycle::run(*st, resource::kind("logicalCloud"), resource::Key::parse("project=proj/logicalCloud=lc"), "instantiate",
-                 json::object(), emco::system_clock(), setup);
-  for (const char* d : {"dig1", "big"})
-    lifecycle::run(*st, resource::kind("deploymentIntentGroup"), dig_key(d), "approve", json::object(), emco::system_clock(), setup);
 
   std::string value = "1";
   lifecycle::OperationOptions o = setup;

@@ -55,25 +55,15 @@ int main(int argc, char** argv) {
   fs::create_directories(work);
   json out = {{"clusters", clusters}, {"apps", apps}, {"parallel", parallel}};
 
-  sim::SimOptions so;
-  so.clusters = clusters;
-  so.dir = (work / "sim").string();
-  sim::Simulator sim(so);
-  sim.start();
-  auto names = sim.cluster_names();
-  bool created = false;
-  auto ws = store::init_workspace(work / "ws", created);
-  auto st = store::Store::open(ws);
-  manifest::ReadOptions ro;
-  manifest::run_batch(*st, manifest::Verb::apply, {manifest::parse_text(bench::setup_yaml(names, sim, {"dig1"}), "setup", work.string(), ro)}, {});
+  auto fleet = bench::start_fleet(work, clusters, {"dig1"});
+  sim::Simulator& sim = *fleet.sim;
+  const auto& names = fleet.names;
+  auto& st = fleet.store;
   const lifecycle::Runtime& runtime = plugins::builtin_runtime();
   lifecycle::OperationOptions o;
   o.runtime = &runtime;
   o.timeout = hours(1);
   o.parallel = 64;
-  lifecycle::run(*st, resource::kind("logicalCloud"), resource::Key::parse("project=proj/logicalCloud=lc"), "instantiate",
-                 json::object(), emco::system_clock(), o);
-  lifecycle::run(*st, resource::kind("deploymentIntentGroup"), dig_key(), "approve", json::object(), emco::system_clock(), o);
   o.planner = [&](store::Store&, const resource::Key& key, const std::string& status_ctx, const std::string&) {
     return bench::two_object_plan(key, status_ctx, names, apps, "1");
   };

@@ -2,7 +2,13 @@
 
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
+#include "core/lifecycle/lifecycle.hpp"
+#include "core/manifest/batch.hpp"
+#include "core/manifest/manifest.hpp"
 #include "core/util/clock.hpp"
+#include "plugins/builtin.hpp"
 
 namespace emco::bench {
 
@@ -70,6 +76,30 @@ appcontext::AppContext two_object_plan(const resource::Key& key, const std::stri
     c.apps.push_back(std::move(app));
   }
   return c;
+}
+
+SimFleet start_fleet(const std::filesystem::path& work, int clusters, const std::vector<std::string>& digs) {
+  SimFleet f;
+  sim::SimOptions so;
+  so.clusters = clusters;
+  so.dir = (work / "sim").string();
+  f.sim = std::make_unique<sim::Simulator>(so);
+  f.sim->start();
+  f.names = f.sim->cluster_names();
+  bool created = false;
+  f.workspace = store::init_workspace(work / "ws", created);
+  f.store = store::Store::open(f.workspace);
+  manifest::ReadOptions ro;
+  manifest::run_batch(*f.store, manifest::Verb::apply,
+                      {manifest::parse_text(setup_yaml(f.names, *f.sim, digs), "setup", work.string(), ro)}, {});
+  lifecycle::OperationOptions setup;
+  setup.runtime = &plugins::builtin_runtime();
+  lifecycle::run(*f.store, resource::kind("logicalCloud"), resource::Key::parse("project=proj/logicalCloud=lc"),
+                 "instantiate", nlohmann::json::object(), system_clock(), setup);
+  for (const auto& d : digs)
+    lifecycle::run(*f.store, resource::kind("deploymentIntentGroup"), dig_key(d), "approve", nlohmann::json::object(),
+                   system_clock(), setup);
+  return f;
 }
 
 }  // namespace emco::bench

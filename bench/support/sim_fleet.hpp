@@ -4,11 +4,14 @@
 // and a synthetic plan that skips Helm (what they measure is delivery).
 
 #include <chrono>
+#include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "core/appcontext/appcontext.hpp"
 #include "core/resource/kinds.hpp"
+#include "core/store/store.hpp"
 #include "sim/sim.hpp"
 
 namespace emco::bench {
@@ -30,5 +33,17 @@ std::string setup_yaml(const std::vector<std::string>& clusters, const sim::Simu
 appcontext::AppContext two_object_plan(const resource::Key& key, const std::string& status_ctx,
                                        const std::vector<std::string>& clusters, int apps,
                                        const std::string& first_value);
+
+// A workspace over simulated clusters, set up by start_fleet.
+struct SimFleet {
+  std::unique_ptr<sim::Simulator> sim;
+  std::vector<std::string> names;  // the clusters (provider p)
+  store::Workspace workspace;
+  std::unique_ptr<store::Store> store;
+};
+// Starts `clusters` simulated clusters under WORK/sim, makes a workspace at
+// WORK/ws with setup_yaml(digs), instantiates the logical cloud lc and
+// approves the DIGs (with the built-in plugins).
+SimFleet start_fleet(const std::filesystem::path& work, int clusters, const std::vector<std::string>& digs);
 
 }  // namespace emco::bench
