@@ -1,6 +1,9 @@
 #include "core/manifest/manifest.hpp"
 
 #include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <iterator>
@@ -96,7 +99,15 @@ json scalar(const yaml::Document& d, yaml::NodeId id) {
       return v;
     }
   }
-  if (is_float(v)) return std::stod(v);
+  if (is_float(v)) {
+    // Go's decoder keeps a float only when strconv.ParseFloat has no error:
+    // one past the double range ("9e999") stays a string; one below it
+    // rounds to zero or a denormal, as strtod gives it.
+    errno = 0;
+    double number = std::strtod(v.c_str(), nullptr);
+    if (errno == ERANGE && std::isinf(number)) return v;
+    return number;
+  }
   if (v == ".inf" || v == ".Inf" || v == ".INF" || v == "+.inf") return std::numeric_limits<double>::infinity();
   if (v == "-.inf" || v == "-.Inf" || v == "-.INF") return -std::numeric_limits<double>::infinity();
   return v;
