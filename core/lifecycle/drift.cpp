@@ -5,11 +5,9 @@
 #include "core/lifecycle/drift.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <map>
 #include <mutex>
 #include <set>
-#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -18,9 +16,12 @@
 #include "core/k8s/schema.hpp"
 #include "core/k8s/yaml.hpp"
 #include "core/lifecycle/lifecycle.hpp"
+#include "core/plan/object.hpp"
 #include "core/plan/plan.hpp"
 #include "core/util/base64.hpp"
 #include "core/util/error.hpp"
+#include "core/util/parallel.hpp"
+#include "core/util/strings.hpp"
 
 namespace emco::lifecycle::drift {
 
@@ -31,11 +32,6 @@ namespace {
 
 constexpr const char* k_repairs_meta = "drift.repairs";
 constexpr const char* k_deployment_label = "emco/deployment-id";  // core/plan's label on every object
-
-std::string group_of(const std::string& api_version) {
-  auto slash = api_version.find('/');
-  return slash == std::string::npos ? "" : api_version.substr(0, slash);
-}
 
 // The intent as the API server takes it: list-map keys defaulted, a Secret's
 // stringData folded into data (the server stores only data).
@@ -51,7 +47,7 @@ json prepared(json intent, const k8s::Schema& schema) {
 }
 
 const k8s::Schema& schema_of(const json& object) {
-  return k8s::Schema::for_kind(group_of(object.value("apiVersion", "")), object.value("kind", ""));
+  return k8s::Schema::for_kind(controllers::api_group(object.value("apiVersion", "")), object.value("kind", ""));
 }
 
 std::vector<Field> fields_of(const json& intent, const json& live) {
@@ -60,27 +56,6 @@ std::vector<Field> fields_of(const json& intent, const json& live) {
     out.push_back({std::move(d.path), std::move(d.manager), std::move(d.operation), std::move(d.time),
                    std::move(d.planned), std::move(d.live)});
   return out;
-}
-
-// Runs fn(i) for i in [0, n) on at most `parallel` threads.
-template <class F>
-void parallel_for(size_t n, int parallel, F&& fn) {
-  size_t threads = std::min<size_t>(n, static_cast<size_t>(std::max(1, parallel)));
-  std::atomic<size_t> next{0};
-  auto work = [&] {
-    for (size_t i; (i = next.fetch_add(1)) < n;) fn(i);
-  };
-  if (threads <= 1) {
-    work();
-    return;
-  }
-  std::vector<std::thread> pool;
-  for (size_t t = 0; t < threads; ++t) pool.emplace_back(work);
-  for (auto& t : pool) t.join();
-}
-
-bool wanted(const std::vector<std::string>& filter, const std::string& v) {
-  return filter.empty() || std::find(filter.begin(), filter.end(), v) != filter.end();
 }
 
 struct Planned {
@@ -177,9 +152,9 @@ Report check(store::Store& st, const Runtime& runtime, const resource::Key& dig,
   std::set<std::string> label_values;     // emco/deployment-id of this DIG's apps
   for (const auto& a : c.apps) {
     label_values.insert(report.status_context + "-" + a.name);
-    if (!wanted(options.apps, a.name)) continue;
+    if (!selected(options.apps, a.name)) continue;
     for (const auto& cl : a.clusters) {
-      if (!wanted(options.clusters, cl.name)) continue;
+      if (!selected(options.clusters, cl.name)) continue;
       auto& list = by_cluster[cl.name];
       for (const auto& r : cl.resources) {
         list.push_back({a.name, &r});
@@ -191,7 +166,7 @@ Report check(store::Store& st, const Runtime& runtime, const resource::Key& dig,
           it->second.api_version = o.value("apiVersion", "");
           it->second.kind = o.value("kind", "");
           it->second.name = o.value("metadata", json::object()).value("name", "");
-          it->second.object = prepared(std::move(o), k8s::Schema::for_kind(group_of(it->second.api_version), it->second.kind));
+          it->second.object = prepared(std::move(o), k8s::Schema::for_kind(controllers::api_group(it->second.api_version), it->second.kind));
         } catch (const Error&) {
           // Delivery failed it the same way; nothing on the cluster to compare.
         }
@@ -205,7 +180,7 @@ Report check(store::Store& st, const Runtime& runtime, const resource::Key& dig,
   std::vector<std::vector<Object>> found(names.size());
   // GitOps clusters: their targets (which keep the repository's batch) by cluster.
   std::vector<std::shared_ptr<sync::Target>> batching(names.size());
-  parallel_for(names.size(), options.parallel, [&](size_t i) {
+  parallel_for(names.size(), static_cast<size_t>(std::max(1, options.parallel)), [&](size_t i) {
     const std::string& cluster = names[i];
     ClusterResult& result = report.clusters[i];
     result.cluster = cluster;
@@ -270,7 +245,7 @@ Report check(store::Store& st, const Runtime& runtime, const resource::Key& dig,
           std::string label = meta.value("labels", json::object()).value(k_deployment_label, "");
           if (!label_values.count(label)) continue;
           std::string app = label.substr(report.status_context.size() + 1);
-          if (!wanted(options.apps, app)) continue;
+          if (!selected(options.apps, app)) continue;
           std::string name = meta.value("name", "");
           if (known.count({app, kind, name})) continue;
           json shown = item;
@@ -317,7 +292,7 @@ RepairResult repair(store::Store& st, const Runtime& runtime, const Report& repo
   std::mutex mutex;
   json repaired = json::array();
   std::vector<std::pair<std::shared_ptr<sync::Target>, const std::vector<const Object*>*>> batching;  // GitOps clusters
-  parallel_for(names.size(), options.parallel, [&](size_t i) {
+  parallel_for(names.size(), static_cast<size_t>(std::max(1, options.parallel)), [&](size_t i) {
     const auto& list = by_cluster.at(names[i]);
     auto fail_all = [&](size_t from, const std::string& why) {
       std::lock_guard lock(mutex);

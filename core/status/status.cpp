@@ -77,10 +77,6 @@ std::pair<std::string, std::string> split_cluster(const std::string& c) {
   return {c.substr(0, plus), plus == std::string::npos ? "" : c.substr(plus + 1)};
 }
 
-bool wanted(const std::vector<std::string>& filter, const std::string& v) {
-  return filter.empty() || std::find(filter.begin(), filter.end(), v) != filter.end();
-}
-
 // Child contexts (lifecycle.md §7): upstream's ChildContextIDs, and seed
 // 002's `nested` with each child's state (query one with instance=<id>).
 void add_children(store::Store& st, const std::vector<std::string>& children, json& out) {
@@ -221,10 +217,10 @@ json history_status(store::Store& st, const resource::Kind& k, const resource::K
   if (q.list_clusters) {
     json by_app = json::array();
     for (const auto& a : c.apps) {
-      if (!wanted(q.apps, a.name)) continue;
+      if (!selected(q.apps, a.name)) continue;
       json clusters = json::array();
       for (const auto& cl : a.clusters) {
-        if (!wanted(q.clusters, cl.name)) continue;
+        if (!selected(q.clusters, cl.name)) continue;
         auto [p, n] = split_cluster(cl.name);
         clusters.push_back({{"clusterProvider", p}, {"cluster", n}});
       }
@@ -236,13 +232,13 @@ json history_status(store::Store& st, const resource::Kind& k, const resource::K
   if (q.list_resources) {
     json by_app = json::array();
     for (const auto& a : c.apps) {
-      if (!wanted(q.apps, a.name)) continue;
+      if (!selected(q.apps, a.name)) continue;
       for (const auto& cl : a.clusters) {
-        if (!wanted(q.clusters, cl.name)) continue;
+        if (!selected(q.clusters, cl.name)) continue;
         json res = json::array();
         for (const auto& rs : cl.resources) {
           const auto& id = ids.of(rs);
-          if (!wanted(q.resources, id.name)) continue;
+          if (!selected(q.resources, id.name)) continue;
           res.push_back({{"name", id.name}, {"GVK", gvk_json(id)}});
         }
         auto [p, n] = split_cluster(cl.name);
@@ -296,10 +292,10 @@ json history_status(store::Store& st, const resource::Kind& k, const resource::K
   std::map<std::string, std::shared_ptr<sync::Target>> targets;
   std::string ns = c.meta.count("Namespace") ? c.meta.at("Namespace") : "";
   for (const auto& a : c.apps) {
-    if (!wanted(q.apps, a.name)) continue;
+    if (!selected(q.apps, a.name)) continue;
     json clusters = json::array();
     for (const auto& cl : a.clusters) {
-      if (!wanted(q.clusters, cl.name)) continue;
+      if (!selected(q.clusters, cl.name)) continue;
       std::shared_ptr<sync::Target> target;
       if ((ready || q.output == "detail") && live) {
         try {
@@ -314,7 +310,7 @@ json history_status(store::Store& st, const resource::Kind& k, const resource::K
       json resources = json::array();
       for (const auto& rs : cl.resources) {
         const auto& id = ids.of(rs);
-        if (!wanted(q.resources, id.name)) continue;
+        if (!selected(q.resources, id.name)) continue;
         json item = {{"GVK", gvk_json(id)}, {"name", id.name}};
         auto it = deployed.find({a.name, cl.name, rs.name});
         std::string ds = it == deployed.end() ? unrecorded : it->second;

@@ -12,6 +12,8 @@ std::vector<std::string> split(std::string_view text, char sep);          // kee
 std::string join(const std::vector<std::string>& parts, std::string_view sep);
 bool starts_with(std::string_view text, std::string_view prefix);
 bool ends_with(std::string_view text, std::string_view suffix);
+// True when `filter` is empty (no filter given) or holds `value`.
+bool selected(const std::vector<std::string>& filter, const std::string& value);
 std::string to_lower(std::string_view text);
 std::string trim(std::string_view text);                                  // ASCII whitespace
 // The parameters of a URL query string ("a=1&b&c=x%2By"), in order, empty

@@ -4,9 +4,8 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <atomic>
-#include <thread>
 
+#include "core/util/parallel.hpp"
 #include "core/util/strings.hpp"
 #include "plugins/targets/kube/pem.hpp"
 
@@ -219,15 +218,8 @@ ClusterCheckResult check_cluster(const ClusterCheckInput& in, const ClusterCheck
 std::vector<ClusterCheckResult> check_clusters(const std::vector<ClusterCheckInput>& clusters,
                                                const ClusterCheckOptions& options) {
   std::vector<ClusterCheckResult> results(clusters.size());
-  std::atomic<size_t> next{0};
-  auto worker = [&] {
-    for (size_t i; (i = next++) < clusters.size();) results[i] = check_cluster(clusters[i], options);
-  };
-  size_t threads = std::max<size_t>(1, std::min(options.parallelism, clusters.size()));
-  std::vector<std::thread> pool;
-  for (size_t t = 1; t < threads; ++t) pool.emplace_back(worker);
-  worker();
-  for (auto& t : pool) t.join();
+  parallel_for(clusters.size(), options.parallelism,
+               [&](size_t i) { results[i] = check_cluster(clusters[i], options); });
   return results;
 }
 
