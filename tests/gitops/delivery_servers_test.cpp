@@ -12,6 +12,8 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdio>
+#include <fstream>
 
 #include "core/util/error.hpp"
 #include "plugins/targets/gitops/git_delivery.hpp"
@@ -373,4 +375,126 @@ TEST_CASE("a git remote that never answers or trickles ends at the deadline, for
       CHECK_THAT(e.message(), Catch::Contains("deadline"));
       CHECK(delivery.cached_head(spec).empty());
     }
+}
+
+namespace {
+
+// Peak resident memory of this process (VmHWM), in MiB.
+long peak_rss_mib() {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("VmHWM:", 0) == 0) return std::stol(line.substr(6)) / 1024;
+  return -1;
+}
+
+// An HTTP server on loopback whose every answer is a smart-HTTP ref
+// advertisement that does not end: the service line, then ref lines (valid
+// pkt-lines naming ever new branches) until `limit` bytes were sent or the
+// client goes. What it sent is counted.
+class FloodServer {
+public:
+  explicit FloodServer(size_t limit) : m_limit(limit) {
+    m_fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    REQUIRE(::bind(m_fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+    socklen_t len = sizeof a;
+    ::getsockname(m_fd, reinterpret_cast<sockaddr*>(&a), &len);
+    m_port = ntohs(a.sin_port);
+    REQUIRE(::listen(m_fd, 16) == 0);
+    m_thread = std::thread([this] { serve(); });
+  }
+  ~FloodServer() {
+    m_stop = true;
+    ::shutdown(m_fd, SHUT_RDWR);
+    m_thread.join();
+    ::close(m_fd);
+  }
+  int port() const { return m_port; }
+  size_t sent() const { return m_sent; }
+
+private:
+  static std::string pkt(const std::string& payload) {
+    char len[5];
+    std::snprintf(len, sizeof len, "%04zx", payload.size() + 4);
+    return len + payload;
+  }
+  void serve() {
+    while (!m_stop) {
+      pollfd p{m_fd, POLLIN, 0};
+      if (::poll(&p, 1, 100) <= 0) continue;
+      const int c = ::accept4(m_fd, nullptr, nullptr, SOCK_CLOEXEC);
+      if (c < 0) return;
+      char request[4096];
+      const ssize_t n = ::recv(c, request, sizeof request, 0);
+      const std::string head(request, n > 0 ? static_cast<size_t>(n) : 0);
+      const std::string service = head.find("git-receive-pack") != std::string::npos ? "git-receive-pack" : "git-upload-pack";
+      std::string out = "HTTP/1.1 200 OK\r\nContent-Type: application/x-" + service +
+                        "-advertisement\r\nCache-Control: no-cache\r\nConnection: close\r\n\r\n" +
+                        pkt("# service=" + service + "\n") + "0000";
+      const std::string oid(40, 'a');
+      out += pkt(oid + " refs/heads/main" + std::string(1, '\0') + "report-status side-band-64k ofs-delta\n");
+      for (size_t branch = 0; !m_stop && m_sent < m_limit; ++branch) {
+        while (out.size() < (1 << 16)) out += pkt(oid + " refs/heads/flood-" + std::to_string(branch++) + "\n");
+        size_t off = 0;
+        while (off < out.size()) {
+          const ssize_t w = ::send(c, out.data() + off, out.size() - off, MSG_NOSIGNAL);
+          if (w <= 0) break;
+          off += static_cast<size_t>(w);
+          m_sent += static_cast<size_t>(w);
+        }
+        if (off < out.size()) break;  // the client went
+        out.clear();
+      }
+      ::close(c);
+    }
+  }
+  size_t m_limit;
+  int m_fd = -1, m_port = 0;
+  std::atomic<size_t> m_sent{0};
+  std::atomic<bool> m_stop{false};
+  std::thread m_thread;
+};
+
+}  // namespace
+
+TEST_CASE("a git remote that sends a 1 GiB answer does not grow memory past a bound", "[gitops][hostile]") {
+  TempDir tmp;
+  // With the default bound (256 MiB, as a Kubernetes API answer), and with a smaller one: the remote's
+  // answer is a ref advertisement that never ends, which libgit2 would keep
+  // in memory at about twice its size.
+  // The smaller bound first: the peak only grows.
+  for (const long bound_mib : {64L, k_default_max_answer_mib}) {
+    CAPTURE(bound_mib);
+    if (bound_mib != k_default_max_answer_mib) ::setenv("EMCO_GIT_MAX_ANSWER_MIB", std::to_string(bound_mib).c_str(), 1);
+    FloodServer flood(size_t{1} << 30);
+    GitRemoteSpec spec;
+    spec.url = "http://127.0.0.1:" + std::to_string(flood.port()) + "/repo.git";
+    GitDelivery delivery(tmp.path() / ("cache-" + std::to_string(bound_mib)));
+    const long before = peak_rss_mib();
+    NetworkDeadline deadline(std::chrono::steady_clock::now() + std::chrono::seconds(120));
+    auto e = expect_error(delivery, spec, commit_request({{"a", "a"}}));
+    ::unsetenv("EMCO_GIT_MAX_ANSWER_MIB");
+    const long after = peak_rss_mib();
+    INFO(e.message());
+    INFO("peak RSS before " << before << " MiB, after " << after << " MiB; the remote sent " << (flood.sent() >> 20)
+                            << " MiB");
+    CHECK(e.kind() == emco::ErrorKind::unreachable);
+    CHECK_THAT(e.message(), Catch::Contains("sent more than " + std::to_string(bound_mib) + " MiB in one answer"));
+    // Reading stopped at the bound (plus what the sockets held), not at the
+    // end of the GiB, and memory grew by less than three times the bound.
+    CHECK(flood.sent() < (static_cast<size_t>(bound_mib) << 20) + (size_t{16} << 20));
+    CHECK(after - before < 3 * bound_mib);
+  }
+  // A bound that is not a number of MiB is named, not ignored.
+  ::setenv("EMCO_GIT_MAX_ANSWER_MIB", "lots", 1);
+  FloodServer flood(1 << 20);
+  GitRemoteSpec spec;
+  spec.url = "http://127.0.0.1:" + std::to_string(flood.port()) + "/repo.git";
+  GitDelivery delivery(tmp.path() / "cache-bad");
+  auto e = expect_error(delivery, spec, commit_request({{"a", "a"}}));
+  ::unsetenv("EMCO_GIT_MAX_ANSWER_MIB");
+  CHECK_THAT(e.message(), Catch::Contains("EMCO_GIT_MAX_ANSWER_MIB='lots' is not a positive number of MiB"));
 }

@@ -80,6 +80,8 @@ struct BoundedStream {
   char* port;
   int s;
   steady_clock::time_point deadline;  // the creating thread's network deadline
+  size_t answer_bytes;                 // read since emco last wrote
+  size_t max_answer_bytes;
 };
 
 int fail_net(const std::string& message) {
@@ -116,8 +118,24 @@ int await(BoundedStream& st, short events, const char* doing) {
   }
 }
 
+// The bound on one answer: EMCO_GIT_MAX_ANSWER_MIB when set, else the
+// default; 0 when the variable is not a positive number of MiB (the
+// connection then fails saying so).
+size_t max_answer_bytes() {
+  const char* env = std::getenv("EMCO_GIT_MAX_ANSWER_MIB");
+  if (!env || !*env) return static_cast<size_t>(k_default_max_answer_mib) << 20;
+  char* end = nullptr;
+  errno = 0;
+  const long mib = std::strtol(env, &end, 10);
+  if (errno != 0 || *end != '\0' || mib <= 0 || mib >= (1L << 30)) return 0;
+  return static_cast<size_t>(mib) << 20;
+}
+
 int bounded_connect(git_stream* stream) {
   BoundedStream& st = *self(stream);
+  if (st.max_answer_bytes == 0)
+    return fail_net(std::string("EMCO_GIT_MAX_ANSWER_MIB='") + std::getenv("EMCO_GIT_MAX_ANSWER_MIB") +
+                    "' is not a positive number of MiB");
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
@@ -166,6 +184,12 @@ ssize_t bounded_read(git_stream* stream, void* data, size_t len) {
     const ssize_t n = ::recv(st.s, data, len, 0);
     if (n == 0 && steady_clock::now() >= st.deadline)  // the watchdog shut it
       return fail_net("the git remote " + where(st) + " did not finish before the deadline");
+    if (n > 0) {
+      st.answer_bytes += static_cast<size_t>(n);
+      if (st.answer_bytes > st.max_answer_bytes)
+        return fail_net("the git remote " + where(st) + " sent more than " + std::to_string(st.max_answer_bytes >> 20) +
+                        " MiB in one answer; emco stops reading there (EMCO_GIT_MAX_ANSWER_MIB raises the bound)");
+    }
     if (n >= 0) return n;
     if (errno == EINTR) continue;
     return fail_net("reading from git remote " + where(st) + ": " + std::strerror(errno));
@@ -174,6 +198,7 @@ ssize_t bounded_read(git_stream* stream, void* data, size_t len) {
 
 ssize_t bounded_write(git_stream* stream, const char* data, size_t len, int) {
   BoundedStream& st = *self(stream);
+  st.answer_bytes = 0;
   size_t off = 0;
   while (off < len) {
     if (await(st, POLLOUT, "sending to it") < 0) return -1;
@@ -215,6 +240,7 @@ int bounded_new(git_stream** out, const char* host, const char* port) {
   st->port = ::strdup(port);
   st->s = -1;
   st->deadline = t_deadline;
+  st->max_answer_bytes = max_answer_bytes();
   *out = &st->parent;
   return 0;
 }

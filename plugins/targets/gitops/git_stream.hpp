@@ -10,12 +10,21 @@
 // ends at the deadline too. Either way libgit2 gets a network error whose
 // message says what happened, which GitDelivery reports as unreachable
 // (transient: the engine retries until its own deadline).
+//
+// One answer (what the remote sends between two of emco's writes on a
+// connection) is read up to k_default_max_answer_mib MiB, or
+// EMCO_GIT_MAX_ANSWER_MIB: libgit2 keeps a ref advertisement in memory (about
+// twice its size), so a remote that never ends one would otherwise grow emco
+// without bound until the deadline. A pack arrives as one answer too: a
+// repository whose fetch is larger needs the variable raised. ssh:// is not
+// bounded this way: libssh2 reads the socket itself.
 
 #include <chrono>
 
 namespace emco::gitops {
 
 inline constexpr std::chrono::seconds k_idle{30};
+inline constexpr long k_default_max_answer_mib = 256;
 
 // Registers the stream with libgit2 (once; ensure_libgit2 calls it).
 void install_bounded_stream();
