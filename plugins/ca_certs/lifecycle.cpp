@@ -114,7 +114,13 @@ Reading read_issued(store::Store& st, const Intent& in, const std::string& ctx, 
       }
       std::string problem;
       std::optional<Issued> is;
-      if (!text.empty()) is = issued_by(json::parse(text), problem);
+      if (!text.empty()) {
+        const json live = json::parse(text, nullptr, false);
+        if (live.is_discarded())
+          problem = "the issuing cluster answered something that is not a JSON object";
+        else
+          is = issued_by(live, problem);
+      }
       if (is) {
         auto key = store::credential(st, in.cert.key.str(), cr);
         if (!key) {

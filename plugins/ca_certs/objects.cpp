@@ -278,20 +278,35 @@ ac::AppContext distribution_context(const Intent& in, const std::string& id, con
 
 std::optional<Issued> issued_by(const json& live, std::string& problem) {
   problem.clear();
+  // The object is the cluster's answer: every field is read by its type, so
+  // a value of another type than cert-manager's reads as absent rather than
+  // throwing from the JSON library.
+  static const json k_none = json::array();
+  auto field = [](const json& object, const char* key) -> const json& {
+    if (!object.is_object()) return k_none;
+    auto it = object.find(key);
+    return it == object.end() ? k_none : *it;
+  };
+  auto text = [&](const json& object, const char* key) {
+    const json& v = field(object, key);
+    return v.is_string() ? v.get<std::string>() : std::string();
+  };
+  const json& status = field(live, "status");
   bool ready = false;
-  for (const auto& c : live.value("/status/conditions"_json_pointer, json::array())) {
-    const std::string type = c.value("type", ""), status = c.value("status", "");
-    if ((type == "Denied" || type == "InvalidRequest") && status == "True")
-      problem = type + ": " + c.value("message", c.value("reason", ""));
-    if (type == "Ready") {
-      ready = status == "True";
-      if (status == "False" && (c.value("reason", "") == "Failed" || c.value("reason", "") == "Denied"))
-        problem = c.value("reason", "") + ": " + c.value("message", "");
+  if (const json& conditions = field(status, "conditions"); conditions.is_array())
+    for (const auto& c : conditions) {
+      const std::string type = text(c, "type"), state = text(c, "status");
+      const std::string message = text(c, "message"), why = message.empty() ? text(c, "reason") : message;
+      if ((type == "Denied" || type == "InvalidRequest") && state == "True") problem = type + ": " + why;
+      if (type == "Ready") {
+        ready = state == "True";
+        if (state == "False" && (text(c, "reason") == "Failed" || text(c, "reason") == "Denied"))
+          problem = text(c, "reason") + ": " + message;
+      }
     }
-  }
   if (!ready) return std::nullopt;
-  auto cert = base64_decode(str_at(live, "/status/certificate"_json_pointer), {.lenient = true});
-  auto ca = base64_decode(str_at(live, "/status/ca"_json_pointer), {.lenient = true});
+  auto cert = base64_decode(text(status, "certificate"), {.lenient = true});
+  auto ca = base64_decode(text(status, "ca"), {.lenient = true});
   if (!cert || cert->empty()) {
     problem = "Ready without status.certificate";
     return std::nullopt;

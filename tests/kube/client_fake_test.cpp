@@ -409,3 +409,29 @@ TEST_CASE("client: answers of the wrong shape from a broken or hostile server", 
                          "<html>proxy: Authorization: Bearer ***</html>");
   }
 }
+
+TEST_CASE("signed_certificate: a live CSR of any shape is read without throwing anything but an Error",
+          "[client][bad]") {
+  auto outcome = [](const std::string& text) {
+    try {
+      return "cert:" + signed_certificate(json::parse(text), "csr 'u'");
+    } catch (const Error& e) {
+      return "error:" + e.message();
+    }
+  };
+  // Pending: nothing signed yet, whatever the status looks like.
+  CHECK(outcome(R"({"status":{}})") == "cert:");
+  CHECK(outcome(R"({"status":"pending"})") == "cert:");
+  CHECK(outcome(R"({"status":{"conditions":[1,"x",null,{"type":7}]}})") == "cert:");
+  CHECK(outcome(R"({"status":{"certificate":42}})") == "cert:");
+  CHECK(outcome(R"([])") == "cert:");
+  // Refused, with the cluster's reason; terminal control characters are not passed on.
+  CHECK(outcome(R"({"status":{"conditions":[{"type":"Denied","status":"True","message":"policy\u001b[2J says no"}]}})") ==
+        "error:csr 'u' was denied: policy\xEF\xBF\xBD[2J says no");
+  CHECK(outcome(R"({"status":{"conditions":[{"type":"Failed","status":"True","reason":"SignerValidationFailure"}]}})") ==
+        "error:csr 'u' was not signed: SignerValidationFailure");
+  // Signed with something that is not a certificate.
+  CHECK(outcome(R"({"status":{"certificate":"%%%"}})") == "error:csr 'u' holds a status.certificate that is not base64");
+  CHECK(outcome(R"({"status":{"certificate":"bm90IGEgY2VydA=="}})") ==
+        "error:csr 'u''s status.certificate is not a PEM certificate");
+}

@@ -2,6 +2,8 @@
 
 #include <chrono>
 
+#include <nlohmann/json.hpp>
+
 #include "core/util/error.hpp"
 #include "helpers.hpp"
 #include "pki.hpp"
@@ -103,6 +105,43 @@ TEST_CASE("exec plugin: failures name the cluster and the problem", "[exec][bad]
                                "' cannot be started: No such file or directory");
     CHECK(err.hint() == "install it with 'apt install foo'");
   }
+}
+
+TEST_CASE("exec credential output of the wrong shape is the plugin's error, never an internal one", "[exec][bad]") {
+  const std::string who = "cluster 'e': exec credential plugin 'p'";
+  auto answer = [&](const std::string& out) { return error_of([&] { parse_exec_credential(out, who, "hint"); }); };
+  // Every field of another JSON type than the API's (nlohmann's value() would
+  // throw a type_error for these).
+  CHECK(answer(R"({"kind":5,"status":{"token":"t"}})") == who + " printed an object whose kind is not 'ExecCredential'");
+  CHECK(answer(R"({"kind":"ExecCredential","status":"t"})") == who + " printed an ExecCredential without a status");
+  CHECK(answer(R"({"kind":"ExecCredential","status":[1]})") == who + " printed an ExecCredential without a status");
+  CHECK(answer(R"({"kind":"ExecCredential","status":{"token":7}})") ==
+        who + " returned neither a token nor a client certificate and key");
+  CHECK(answer(R"([{"kind":"ExecCredential"}])") == who + " printed something that is not an ExecCredential JSON object");
+  CHECK(answer(R"({"kind":"ExecCredential","status":{"token":"t","expirationTimestamp":"soon"}})") ==
+        who + " returned an expirationTimestamp that is not RFC 3339");
+  // A token with an expirationTimestamp of the wrong type: no expiry known.
+  CHECK_FALSE(parse_exec_credential(R"({"kind":"ExecCredential","status":{"token":"t","expirationTimestamp":1}})", who, "")
+                  .expiry);
+
+  // Certificate material that is not PEM, or a certificate of another key.
+  KeyPair ca = make_ca("ca");
+  KeyPair one = make_cert(ca, "one"), two = make_cert(ca, "two");
+  auto with_pair = [](const std::string& cert, const std::string& key) {
+    return nlohmann::json{{"kind", "ExecCredential"},
+                          {"status", {{"clientCertificateData", cert}, {"clientKeyData", key}}}}
+        .dump();
+  };
+  CHECK(answer(with_pair("not a certificate", one.key_pem)) ==
+        who + " returned a client certificate emco cannot use: its clientCertificateData is not a PEM certificate");
+  CHECK(answer(with_pair(one.cert_pem, "not a key")).rfind(
+            who + " returned a client certificate emco cannot use: its clientKeyData", 0) == 0);
+  CHECK(answer(with_pair(one.cert_pem, two.key_pem)) ==
+        who + " returned a client certificate emco cannot use: its client certificate does not match its key");
+  Credentials good = parse_exec_credential(with_pair(one.cert_pem, one.key_pem), who, "");
+  CHECK(good.client_cert_pem == one.cert_pem);
+  // The output is never quoted: it holds the key.
+  CHECK(answer(with_pair(one.cert_pem, two.key_pem)).find("PRIVATE KEY") == std::string::npos);
 }
 
 TEST_CASE("exec plugin: a plugin that hangs is stopped at the time limit", "[exec][bad]") {

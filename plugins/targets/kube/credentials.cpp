@@ -178,21 +178,42 @@ Credentials run_exec_plugin(const ExecConfig& exec, const std::string& cluster_l
     problem("failed with exit code " + std::to_string(WEXITSTATUS(status)) + (why.empty() ? "" : ": " + why));
   }
 
-  json doc = json::parse(stdout_text, nullptr, false);
+  return parse_exec_credential(stdout_text, who, exec.install_hint);
+}
+
+Credentials parse_exec_credential(std::string_view output, const std::string& who, const std::string& hint) {
+  auto problem = [&](const std::string& msg) { fail(ErrorKind::unreachable, who + " " + msg, hint); };
+  // Every field is read by its type: a value of another JSON type than the
+  // API's is the plugin's error, not an exception from the JSON library.
+  auto string_field = [](const json& object, const char* key) {
+    auto it = object.find(key);
+    return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
+  };
+  const json doc = json::parse(output, nullptr, false);
   if (doc.is_discarded() || !doc.is_object()) problem("printed something that is not an ExecCredential JSON object");
-  if (doc.value("kind", "") != "ExecCredential") problem("printed an object whose kind is not 'ExecCredential'");
-  const json& st = doc.contains("status") ? doc["status"] : json::object();
-  if (!st.is_object()) problem("printed an ExecCredential without a status");
+  if (string_field(doc, "kind") != "ExecCredential") problem("printed an object whose kind is not 'ExecCredential'");
+  auto status = doc.find("status");
+  if (status == doc.end() || !status->is_object()) problem("printed an ExecCredential without a status");
   Credentials creds;
-  auto str = [&](const char* key) { return st.contains(key) && st[key].is_string() ? st[key].get<std::string>() : ""; };
-  creds.token = str("token");
-  creds.client_cert_pem = str("clientCertificateData");
-  creds.client_key_pem = str("clientKeyData");
+  creds.token = string_field(*status, "token");
+  creds.client_cert_pem = string_field(*status, "clientCertificateData");
+  creds.client_key_pem = string_field(*status, "clientKeyData");
   if (creds.token.empty() && (creds.client_cert_pem.empty() || creds.client_key_pem.empty()))
     problem("returned neither a token nor a client certificate and key");
   if (creds.client_cert_pem.empty() != creds.client_key_pem.empty())
     problem("returned a client certificate without its key, or a key without its certificate");
-  if (std::string ts = str("expirationTimestamp"); !ts.empty()) {
+  if (!creds.client_cert_pem.empty()) {
+    // Checked here so that a bad pair is named as the plugin's, not found
+    // later as a TLS handshake failure with the server.
+    try {
+      inspect_certificates(creds.client_cert_pem, "its clientCertificateData");
+      check_private_key(creds.client_key_pem, "its clientKeyData");
+      check_key_matches(creds.client_cert_pem, creds.client_key_pem, "its client certificate");
+    } catch (const Error& e) {
+      problem("returned a client certificate emco cannot use: " + e.message());
+    }
+  }
+  if (std::string ts = string_field(*status, "expirationTimestamp"); !ts.empty()) {
     auto when = parse_rfc3339(ts);
     if (!when) problem("returned an expirationTimestamp that is not RFC 3339");
     creds.expiry = when;

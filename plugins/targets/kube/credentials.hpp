@@ -13,6 +13,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "plugins/targets/kube/kubeconfig.hpp"
 
@@ -34,6 +35,13 @@ struct Credentials {
 // ExecCredential with a token or a certificate/key pair.
 Credentials run_exec_plugin(const ExecConfig& exec, const std::string& cluster_label, const std::string& server,
                             const std::string& ca_pem, std::chrono::milliseconds time_limit);
+
+// Reads what a plugin printed: an ExecCredential JSON object whose status has
+// a token or a client certificate and key (PEM, the certificate belonging to
+// the key), and optionally an RFC 3339 expirationTimestamp. Whatever the
+// output's shape, anything else throws Error(unreachable) "<who> <what is
+// wrong>" with `hint`; the output itself is never quoted (it holds secrets).
+Credentials parse_exec_credential(std::string_view output, const std::string& who, const std::string& hint);
 
 // Thread-safe source of the credentials for one cluster.
 class CredentialSource {

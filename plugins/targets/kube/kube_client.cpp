@@ -9,6 +9,7 @@
 
 #include "core/k8s/resources.hpp"
 #include "core/util/base64.hpp"
+#include "core/util/error.hpp"
 #include "core/util/printable.hpp"
 #include "core/util/strings.hpp"
 #include "core/util/utf8.hpp"
@@ -687,6 +688,29 @@ void KubeClient::approve_csr(const std::string& name, const std::string& message
   ResourceInfo info = resource_for(gvk);
   HttpResponse r = send("PUT", path_for(info, "", name) + "/approval", csr.dump(), "application/json");
   if (r.status != 200 && r.status != 201) raise(r, describe(info, "", name) + " (approval)");
+}
+
+std::string signed_certificate(const json& live, const std::string& what) {
+  static const json k_none;
+  const json& status = live.is_object() && live.contains("status") ? live["status"] : k_none;
+  for (const auto& c : array_field(status, "conditions")) {
+    const std::string type = str_field(c, "type");
+    if ((type == "Denied" || type == "Failed") && str_field(c, "status") == "True") {
+      std::string why = str_field(c, "message");
+      if (why.empty()) why = str_field(c, "reason");
+      fail(ErrorKind::failed, what + " was " + (type == "Denied" ? "denied" : "not signed") + ": " + printable(why, 300));
+    }
+  }
+  const std::string cert = status.is_object() ? str_field(status, "certificate") : std::string();
+  if (cert.empty()) return cert;
+  auto pem = base64_decode(cert);
+  if (!pem) fail(ErrorKind::failed, what + " holds a status.certificate that is not base64");
+  try {
+    inspect_certificates(*pem, what + "'s status.certificate");
+  } catch (const Error& e) {
+    fail(ErrorKind::failed, e.message(), "the cluster's signer issued something that is not a certificate");
+  }
+  return cert;
 }
 
 void KubeClient::wait_established(const std::string& crd_name) {

@@ -212,4 +212,12 @@ private:
   std::set<std::string> m_known_namespaces;
 };
 
+// What a live CertificateSigningRequest (as the cluster answered it) says:
+// the issued certificate (status.certificate, base64 as the API carries it,
+// checked to decode to a PEM certificate) once signed, empty while it is not.
+// Throws Error(failed) naming `what` when a Denied or Failed condition is True
+// or the certificate is not one; any JSON shape is read without throwing
+// anything else.
+std::string signed_certificate(const nlohmann::json& live_csr, const std::string& what);
+
 }  // namespace emco::kube

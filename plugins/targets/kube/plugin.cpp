@@ -170,15 +170,7 @@ public:
     for (;;) {
       json live = client.get(gvk, "", csr);
       if (live.is_null()) fail(ErrorKind::failed, "certificatesigningrequest '" + csr + "' disappeared");
-      json status = live.value("status", json::object());
-      for (const auto& c : status.value("conditions", json::array())) {
-        std::string type = c.value("type", "");
-        if ((type == "Denied" || type == "Failed") && c.value("status", "") == "True")
-          fail(ErrorKind::failed, "certificatesigningrequest '" + csr + "' was " +
-                                      (type == "Denied" ? "denied" : "not signed") + ": " +
-                                      c.value("message", c.value("reason", "")));
-      }
-      std::string cert = status.value("certificate", "");
+      std::string cert = signed_certificate(live, "certificatesigningrequest '" + csr + "'");
       if (!cert.empty()) return cert;
       if (steady_clock::now() >= deadline || (interrupt && interrupt->load()))
         fail(ErrorKind::pending, "certificatesigningrequest '" + csr + "' has no certificate yet");
