@@ -13,12 +13,12 @@
 
 #include <atomic>
 #include <cstdio>
-#include <fstream>
 
 #include "core/util/error.hpp"
 #include "plugins/targets/gitops/git_delivery.hpp"
 #include "plugins/targets/gitops/git_stream.hpp"
 #include "support.hpp"
+#include "tests/raw_server.hpp"
 
 using namespace emco::gitops;
 using namespace gitops_test;
@@ -295,58 +295,17 @@ TEST_CASE("https: an untrusted certificate is refused by default", "[gitops][htt
 
 namespace {
 
-// A TCP server on loopback that accepts and then never answers (or, with
-// `trickle`, answers an HTTP status line one byte every 300 ms, for ever).
-class HostileServer {
-public:
-  explicit HostileServer(bool trickle) : m_trickle(trickle) {
-    m_fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    REQUIRE(::bind(m_fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
-    socklen_t len = sizeof a;
-    ::getsockname(m_fd, reinterpret_cast<sockaddr*>(&a), &len);
-    m_port = ntohs(a.sin_port);
-    REQUIRE(::listen(m_fd, 16) == 0);
-    m_thread = std::thread([this] { serve(); });
-  }
-  ~HostileServer() {
-    m_stop = true;
-    ::shutdown(m_fd, SHUT_RDWR);
-    m_thread.join();
-    ::close(m_fd);
-    for (int c : m_clients) ::close(c);
-  }
-  int port() const { return m_port; }
-
-private:
-  void serve() {
-    for (;;) {
-      pollfd p{m_fd, POLLIN, 0};
-      if (::poll(&p, 1, 100) <= 0) {
-        if (m_stop) return;
-        for (int c : m_clients)
-          if (m_trickle) {
-            const std::string line = "HTTP/1.1 200 OK\r\nX-Slow: ";
-            (void)::send(c, &line[m_sent % line.size()], 1, MSG_NOSIGNAL);
-          }
-        ++m_sent;
-        if (m_stop) return;
-        continue;
-      }
-      const int c = ::accept4(m_fd, nullptr, nullptr, SOCK_CLOEXEC);
-      if (c < 0) return;
-      m_clients.push_back(c);
+// Accepts and then never answers (or, with `trickle`, answers an HTTP status
+// line one byte every 100 ms, for ever).
+emco::test::RawServer::Behaviour silent_or_trickling(bool trickle) {
+  return [trickle](int fd, const std::atomic<bool>& stop) {
+    const std::string line = "HTTP/1.1 200 OK\r\nX-Slow: ";
+    for (size_t sent = 0; !stop; ++sent) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      if (trickle) (void)::send(fd, &line[sent % line.size()], 1, MSG_NOSIGNAL);
     }
-  }
-  bool m_trickle;
-  int m_fd = -1, m_port = 0;
-  size_t m_sent = 0;
-  std::atomic<bool> m_stop{false};
-  std::vector<int> m_clients;
-  std::thread m_thread;
-};
+  };
+}
 
 }  // namespace
 
@@ -358,7 +317,7 @@ TEST_CASE("a git remote that never answers or trickles ends at the deadline, for
     for (const std::string scheme : {"git", "http", "https", "ssh"}) {
       if (trickle && scheme != "http") continue;
       CAPTURE(scheme, trickle);
-      HostileServer server(trickle);
+      emco::test::RawServer server(silent_or_trickling(trickle));
       GitRemoteSpec spec;
       spec.url = scheme + "://" + (scheme == "ssh" ? "git@" : "") + "127.0.0.1:" + std::to_string(server.port()) +
                  "/repo.git";
@@ -379,84 +338,29 @@ TEST_CASE("a git remote that never answers or trickles ends at the deadline, for
 
 namespace {
 
-// Peak resident memory of this process (VmHWM), in MiB.
-long peak_rss_mib() {
-  std::ifstream in("/proc/self/status");
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind("VmHWM:", 0) == 0) return std::stol(line.substr(6)) / 1024;
-  return -1;
-}
-
-// An HTTP server on loopback whose every answer is a smart-HTTP ref
-// advertisement that does not end: the service line, then ref lines (valid
-// pkt-lines naming ever new branches) until `limit` bytes were sent or the
-// client goes. What it sent is counted.
-class FloodServer {
-public:
-  explicit FloodServer(size_t limit) : m_limit(limit) {
-    m_fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    REQUIRE(::bind(m_fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
-    socklen_t len = sizeof a;
-    ::getsockname(m_fd, reinterpret_cast<sockaddr*>(&a), &len);
-    m_port = ntohs(a.sin_port);
-    REQUIRE(::listen(m_fd, 16) == 0);
-    m_thread = std::thread([this] { serve(); });
-  }
-  ~FloodServer() {
-    m_stop = true;
-    ::shutdown(m_fd, SHUT_RDWR);
-    m_thread.join();
-    ::close(m_fd);
-  }
-  int port() const { return m_port; }
-  size_t sent() const { return m_sent; }
-
-private:
-  static std::string pkt(const std::string& payload) {
-    char len[5];
-    std::snprintf(len, sizeof len, "%04zx", payload.size() + 4);
-    return len + payload;
-  }
-  void serve() {
-    while (!m_stop) {
-      pollfd p{m_fd, POLLIN, 0};
-      if (::poll(&p, 1, 100) <= 0) continue;
-      const int c = ::accept4(m_fd, nullptr, nullptr, SOCK_CLOEXEC);
-      if (c < 0) return;
-      char request[4096];
-      const ssize_t n = ::recv(c, request, sizeof request, 0);
-      const std::string head(request, n > 0 ? static_cast<size_t>(n) : 0);
-      const std::string service = head.find("git-receive-pack") != std::string::npos ? "git-receive-pack" : "git-upload-pack";
-      std::string out = "HTTP/1.1 200 OK\r\nContent-Type: application/x-" + service +
-                        "-advertisement\r\nCache-Control: no-cache\r\nConnection: close\r\n\r\n" +
-                        pkt("# service=" + service + "\n") + "0000";
-      const std::string oid(40, 'a');
-      out += pkt(oid + " refs/heads/main" + std::string(1, '\0') + "report-status side-band-64k ofs-delta\n");
-      for (size_t branch = 0; !m_stop && m_sent < m_limit; ++branch) {
-        while (out.size() < (1 << 16)) out += pkt(oid + " refs/heads/flood-" + std::to_string(branch++) + "\n");
-        size_t off = 0;
-        while (off < out.size()) {
-          const ssize_t w = ::send(c, out.data() + off, out.size() - off, MSG_NOSIGNAL);
-          if (w <= 0) break;
-          off += static_cast<size_t>(w);
-          m_sent += static_cast<size_t>(w);
-        }
-        if (off < out.size()) break;  // the client went
-        out.clear();
-      }
-      ::close(c);
+// A smart-HTTP ref advertisement that does not end: the service line, then
+// ref lines (valid pkt-lines naming ever new branches) until `limit` bytes
+// were sent or the client goes; `sent` counts them.
+emco::test::RawServer::Behaviour endless_advertisement(size_t limit, std::atomic<size_t>& sent) {
+  return [limit, &sent](int fd, const std::atomic<bool>& stop) {
+    auto pkt = [](const std::string& payload) {
+      char len[5];
+      std::snprintf(len, sizeof len, "%04zx", payload.size() + 4);
+      return len + payload;
+    };
+    const std::string oid(40, 'a');
+    std::string out =
+        "HTTP/1.1 200 OK\r\nContent-Type: application/x-git-upload-pack-advertisement\r\nCache-Control: no-cache\r\n"
+        "Connection: close\r\n\r\n" +
+        pkt("# service=git-upload-pack\n") + "0000" +
+        pkt(oid + " refs/heads/main" + std::string(1, '\0') + "side-band-64k ofs-delta\n");
+    for (size_t branch = 0; !stop && sent < limit; out.clear()) {
+      while (out.size() < (1 << 16)) out += pkt(oid + " refs/heads/flood-" + std::to_string(branch++) + "\n");
+      if (!emco::test::send_all(fd, out)) return;  // the client went
+      sent += out.size();
     }
-  }
-  size_t m_limit;
-  int m_fd = -1, m_port = 0;
-  std::atomic<size_t> m_sent{0};
-  std::atomic<bool> m_stop{false};
-  std::thread m_thread;
-};
+  };
+}
 
 }  // namespace
 
@@ -469,30 +373,32 @@ TEST_CASE("a git remote that sends a 1 GiB answer does not grow memory past a bo
   for (const long bound_mib : {64L, k_default_max_answer_mib}) {
     CAPTURE(bound_mib);
     if (bound_mib != k_default_max_answer_mib) ::setenv("EMCO_GIT_MAX_ANSWER_MIB", std::to_string(bound_mib).c_str(), 1);
-    FloodServer flood(size_t{1} << 30);
+    std::atomic<size_t> sent{0};
+    emco::test::RawServer flood(endless_advertisement(size_t{1} << 30, sent));
     GitRemoteSpec spec;
-    spec.url = "http://127.0.0.1:" + std::to_string(flood.port()) + "/repo.git";
+    spec.url = flood.url() + "/repo.git";
     GitDelivery delivery(tmp.path() / ("cache-" + std::to_string(bound_mib)));
-    const long before = peak_rss_mib();
+    const long before = emco::test::peak_rss_mib();
     NetworkDeadline deadline(std::chrono::steady_clock::now() + std::chrono::seconds(120));
     auto e = expect_error(delivery, spec, commit_request({{"a", "a"}}));
     ::unsetenv("EMCO_GIT_MAX_ANSWER_MIB");
-    const long after = peak_rss_mib();
+    const long after = emco::test::peak_rss_mib();
     INFO(e.message());
-    INFO("peak RSS before " << before << " MiB, after " << after << " MiB; the remote sent " << (flood.sent() >> 20)
+    INFO("peak RSS before " << before << " MiB, after " << after << " MiB; the remote sent " << (sent >> 20)
                             << " MiB");
     CHECK(e.kind() == emco::ErrorKind::unreachable);
     CHECK_THAT(e.message(), Catch::Contains("sent more than " + std::to_string(bound_mib) + " MiB in one answer"));
     // Reading stopped at the bound (plus what the sockets held), not at the
     // end of the GiB, and memory grew by less than three times the bound.
-    CHECK(flood.sent() < (static_cast<size_t>(bound_mib) << 20) + (size_t{16} << 20));
+    CHECK(sent < (static_cast<size_t>(bound_mib) << 20) + (size_t{16} << 20));
     CHECK(after - before < 3 * bound_mib);
   }
   // A bound that is not a number of MiB is named, not ignored.
   ::setenv("EMCO_GIT_MAX_ANSWER_MIB", "lots", 1);
-  FloodServer flood(1 << 20);
+  std::atomic<size_t> sent{0};
+  emco::test::RawServer flood(endless_advertisement(1 << 20, sent));
   GitRemoteSpec spec;
-  spec.url = "http://127.0.0.1:" + std::to_string(flood.port()) + "/repo.git";
+  spec.url = flood.url() + "/repo.git";
   GitDelivery delivery(tmp.path() / "cache-bad");
   auto e = expect_error(delivery, spec, commit_request({{"a", "a"}}));
   ::unsetenv("EMCO_GIT_MAX_ANSWER_MIB");
