@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <set>
 
+#include "core/k8s/fields.hpp"
 #include "core/util/base64.hpp"
 #include "core/util/error.hpp"
 #include "core/util/go_duration.hpp"
@@ -281,32 +282,22 @@ std::optional<Issued> issued_by(const json& live, std::string& problem) {
   // The object is the cluster's answer: every field is read by its type, so
   // a value of another type than cert-manager's reads as absent rather than
   // throwing from the JSON library.
-  static const json k_none = json::array();
-  auto field = [](const json& object, const char* key) -> const json& {
-    if (!object.is_object()) return k_none;
-    auto it = object.find(key);
-    return it == object.end() ? k_none : *it;
-  };
-  auto text = [&](const json& object, const char* key) {
-    const json& v = field(object, key);
-    return v.is_string() ? v.get<std::string>() : std::string();
-  };
-  const json& status = field(live, "status");
+  using k8s::str_field;
+  const json& status = k8s::field(live, "status");
   bool ready = false;
-  if (const json& conditions = field(status, "conditions"); conditions.is_array())
-    for (const auto& c : conditions) {
-      const std::string type = text(c, "type"), state = text(c, "status");
-      const std::string message = text(c, "message"), why = message.empty() ? text(c, "reason") : message;
-      if ((type == "Denied" || type == "InvalidRequest") && state == "True") problem = type + ": " + why;
-      if (type == "Ready") {
-        ready = state == "True";
-        if (state == "False" && (text(c, "reason") == "Failed" || text(c, "reason") == "Denied"))
-          problem = text(c, "reason") + ": " + message;
-      }
+  for (const auto& c : k8s::array_field(status, "conditions")) {
+    const std::string type = str_field(c, "type"), state = str_field(c, "status");
+    const std::string message = str_field(c, "message"), reason = str_field(c, "reason");
+    if ((type == "Denied" || type == "InvalidRequest") && state == "True")
+      problem = type + ": " + (message.empty() ? reason : message);
+    if (type == "Ready") {
+      ready = state == "True";
+      if (state == "False" && (reason == "Failed" || reason == "Denied")) problem = reason + ": " + message;
     }
+  }
   if (!ready) return std::nullopt;
-  auto cert = base64_decode(text(status, "certificate"), {.lenient = true});
-  auto ca = base64_decode(text(status, "ca"), {.lenient = true});
+  auto cert = base64_decode(str_field(status, "certificate"), {.lenient = true});
+  auto ca = base64_decode(str_field(status, "ca"), {.lenient = true});
   if (!cert || cert->empty()) {
     problem = "Ready without status.certificate";
     return std::nullopt;

@@ -14,6 +14,7 @@
 #include <cstring>
 #include <vector>
 
+#include "core/k8s/fields.hpp"
 #include "core/util/base64.hpp"
 #include "core/util/error.hpp"
 #include "core/util/strings.hpp"
@@ -183,21 +184,19 @@ Credentials run_exec_plugin(const ExecConfig& exec, const std::string& cluster_l
 
 Credentials parse_exec_credential(std::string_view output, const std::string& who, const std::string& hint) {
   auto problem = [&](const std::string& msg) { fail(ErrorKind::unreachable, who + " " + msg, hint); };
-  // Every field is read by its type: a value of another JSON type than the
-  // API's is the plugin's error, not an exception from the JSON library.
-  auto string_field = [](const json& object, const char* key) {
-    auto it = object.find(key);
-    return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
-  };
+  // Every field is read by its type (k8s::str_field): a value of another
+  // JSON type than the API's is the plugin's error, not an exception from
+  // the JSON library.
+  using k8s::str_field;
   const json doc = json::parse(output, nullptr, false);
   if (doc.is_discarded() || !doc.is_object()) problem("printed something that is not an ExecCredential JSON object");
-  if (string_field(doc, "kind") != "ExecCredential") problem("printed an object whose kind is not 'ExecCredential'");
-  auto status = doc.find("status");
-  if (status == doc.end() || !status->is_object()) problem("printed an ExecCredential without a status");
+  if (str_field(doc, "kind") != "ExecCredential") problem("printed an object whose kind is not 'ExecCredential'");
+  const json& status = k8s::field(doc, "status");
+  if (!status.is_object()) problem("printed an ExecCredential without a status");
   Credentials creds;
-  creds.token = string_field(*status, "token");
-  creds.client_cert_pem = string_field(*status, "clientCertificateData");
-  creds.client_key_pem = string_field(*status, "clientKeyData");
+  creds.token = str_field(status, "token");
+  creds.client_cert_pem = str_field(status, "clientCertificateData");
+  creds.client_key_pem = str_field(status, "clientKeyData");
   if (creds.token.empty() && (creds.client_cert_pem.empty() || creds.client_key_pem.empty()))
     problem("returned neither a token nor a client certificate and key");
   if (creds.client_cert_pem.empty() != creds.client_key_pem.empty())
@@ -213,7 +212,7 @@ Credentials parse_exec_credential(std::string_view output, const std::string& wh
       problem("returned a client certificate emco cannot use: " + e.message());
     }
   }
-  if (std::string ts = string_field(*status, "expirationTimestamp"); !ts.empty()) {
+  if (std::string ts = str_field(status, "expirationTimestamp"); !ts.empty()) {
     auto when = parse_rfc3339(ts);
     if (!when) problem("returned an expirationTimestamp that is not RFC 3339");
     creds.expiry = when;

@@ -7,6 +7,7 @@
 #include <cctype>
 #include <thread>
 
+#include "core/k8s/fields.hpp"
 #include "core/k8s/resources.hpp"
 #include "core/util/base64.hpp"
 #include "core/util/error.hpp"
@@ -18,6 +19,8 @@
 namespace emco::kube {
 namespace {
 
+using k8s::array_field;
+using k8s::str_field;
 using json = nlohmann::json;
 using std::chrono::milliseconds;
 
@@ -54,21 +57,6 @@ std::string escape(std::string_view s) {
   return out;
 }
 
-std::string str_field(const json& j, const char* key) {
-  auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
-// The array under `key` of an object; an empty one when `j` is not an object
-// or the field is absent or not an array. What a server answers is read
-// through this and str_field: a value of another type than the API's must not
-// throw anything but a KubeError.
-const json& array_field(const json& j, const char* key) {
-  static const json k_empty = json::array();
-  if (!j.is_object()) return k_empty;
-  auto it = j.find(key);
-  return it != j.end() && it->is_array() ? *it : k_empty;
-}
 
 // What a server wrote (a Status message, a header) as messages show it.
 constexpr std::size_t k_max_server_text = 1024;
@@ -691,8 +679,7 @@ void KubeClient::approve_csr(const std::string& name, const std::string& message
 }
 
 std::string signed_certificate(const json& live, const std::string& what) {
-  static const json k_none;
-  const json& status = live.is_object() && live.contains("status") ? live["status"] : k_none;
+  const json& status = k8s::field(live, "status");
   for (const auto& c : array_field(status, "conditions")) {
     const std::string type = str_field(c, "type");
     if ((type == "Denied" || type == "Failed") && str_field(c, "status") == "True") {
@@ -701,7 +688,7 @@ std::string signed_certificate(const json& live, const std::string& what) {
       fail(ErrorKind::failed, what + " was " + (type == "Denied" ? "denied" : "not signed") + ": " + printable(why, 300));
     }
   }
-  const std::string cert = status.is_object() ? str_field(status, "certificate") : std::string();
+  const std::string cert = str_field(status, "certificate");
   if (cert.empty()) return cert;
   auto pem = base64_decode(cert);
   if (!pem) fail(ErrorKind::failed, what + " holds a status.certificate that is not base64");
