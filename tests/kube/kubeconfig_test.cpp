@@ -419,6 +419,21 @@ TEST_CASE("pem: base64 round trip and rfc3339", "[pem]") {
   CHECK(format_rfc3339(*t) == "2026-11-22T03:04:05Z");
   CHECK(format_rfc3339(*parse_rfc3339("2026-11-22T05:04:05.123+02:00")) == "2026-11-22T03:04:05Z");
   CHECK_FALSE(parse_rfc3339("yesterday"));
+  // Beyond what system_clock holds (found by exec_credential_fuzz: a signed
+  // overflow): its latest and earliest points.
+  CHECK(parse_rfc3339("4198-01-01T00:00:00Z") == std::chrono::system_clock::time_point::max());
+  CHECK(parse_rfc3339("9999-12-31T23:59:59Z") == std::chrono::system_clock::time_point::max());
+  CHECK(parse_rfc3339("0001-01-01T00:00:00Z") == std::chrono::system_clock::time_point::min());
+  CHECK(format_rfc3339(*parse_rfc3339("2261-12-31T00:00:00Z")) == "2261-12-31T00:00:00Z");
+}
+
+TEST_CASE("kubeconfig: a certificate valid for thousands of years (RFC 5280's 'no expiry' is 9999) is read", "[kubeconfig]") {
+  // Its notAfter is past system_clock's range: the latest point it has.
+  const long until_9999 = 7900L * 365 * 86400;  // to about 9920
+  KeyPair ca = make_ca("forever", -3600, until_9999);
+  CertInfo info = inspect_certificates(ca.cert_pem, "ca");
+  CHECK(info.not_after == std::chrono::system_clock::time_point::max());
+  CHECK(info.not_before < std::chrono::system_clock::now());
 }
 
 TEST_CASE("kubeconfig: flatten inlines files and keeps one context", "[kubeconfig]") {

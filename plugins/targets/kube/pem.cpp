@@ -27,10 +27,23 @@ BioPtr memory_bio(std::string_view data) {
   return BioPtr(BIO_new_mem_buf(data.data(), static_cast<int>(data.size())));
 }
 
+// system_clock counts nanoseconds: about 292 years either side of 1970. A
+// time past that (a certificate valid until 9999-12-31, as RFC 5280 writes
+// "no expiry"; an exec credential "expiring" in 4198, found by
+// exec_credential_fuzz) is the furthest time point it has, not a signed
+// overflow.
+std::chrono::system_clock::time_point time_point_of(std::time_t when) {
+  using Clock = std::chrono::system_clock;
+  constexpr std::time_t k_latest = std::chrono::duration_cast<std::chrono::seconds>(Clock::duration::max()).count() - 1;
+  if (when >= k_latest) return Clock::time_point::max();
+  if (when <= -k_latest) return Clock::time_point::min();
+  return Clock::from_time_t(when);
+}
+
 std::chrono::system_clock::time_point to_time_point(const ASN1_TIME* t) {
   struct tm parts {};
   ASN1_TIME_to_tm(t, &parts);
-  return std::chrono::system_clock::from_time_t(timegm(&parts));
+  return time_point_of(timegm(&parts));
 }
 
 // A password callback that refuses: encrypted keys cannot be used unattended
@@ -123,7 +136,7 @@ std::optional<std::chrono::system_clock::time_point> parse_rfc3339(std::string_v
   } else {
     return std::nullopt;
   }
-  return std::chrono::system_clock::from_time_t(base - offset);
+  return time_point_of(base - offset);
 }
 
 std::string format_rfc3339(std::chrono::system_clock::time_point when) {

@@ -36,7 +36,8 @@ void check_private_key(std::string_view pem, const std::string& what);
 void check_key_matches(std::string_view cert_pem, std::string_view key_pem, const std::string& what);
 
 // RFC 3339 "2026-11-22T03:04:05Z" (UTC, also with fractional seconds or an
-// offset) to a time point; nullopt when it does not parse.
+// offset) to a time point; nullopt when it does not parse. A time beyond what
+// system_clock holds (about 1678 to 2262) is its latest or earliest point.
 std::optional<std::chrono::system_clock::time_point> parse_rfc3339(std::string_view text);
 std::string format_rfc3339(std::chrono::system_clock::time_point when);
 
