@@ -61,7 +61,7 @@ for name in "$@"; do
   # Archives and scripted API conversations need more room than a YAML document.
   case "$name" in
     chart_archive_fuzz) max_len=16384 ;;
-    kube_api_fuzz|batch_fuzz) max_len=8192 ;;
+    kube_api_fuzz|batch_fuzz|exec_credential_fuzz|live_objects_fuzz) max_len=8192 ;;
     *) max_len=4096 ;;
   esac
   if [ "$seconds" -gt 0 ]; then
