@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -121,8 +122,8 @@ manifest::File request_document(const http::Request& req, const std::string& anc
   else if (!files.empty()) doc["files"] = files;
   manifest::ReadOptions ro;
   ro.strict_top_level = false;  // as emcoctl mode: upstream's clients send what upstream ignores
-  manifest::File file = manifest::parse_text(doc.dump(), req.method + " /v2/" + anchor,
-                                             files.empty() && single.empty() ? fs::current_path().string() : uploads.dir(), ro);
+  const std::string base = files.empty() && single.empty() ? fs::current_path().string() : uploads.dir();
+  manifest::File file = manifest::parse_text(doc.dump(), req.method + " /v2/" + anchor, base, ro);
   // The document was made here: its positions would point nowhere.
   for (auto& d : file.documents) {
     d.line = 0;
@@ -130,6 +131,17 @@ manifest::File request_document(const http::Request& req, const std::string& anc
     d.warnings.clear();
   }
   return file;
+}
+
+// The methods each kind of anchor answers (upstream's routes).
+std::vector<std::string> methods_of(AnchorTarget t) {
+  switch (t) {
+    case AnchorTarget::collection: return {"GET", "POST"};
+    case AnchorTarget::resource: return {"GET", "PUT", "DELETE"};
+    case AnchorTarget::operation: return {"POST"};
+    case AnchorTarget::status: return {"GET"};
+  }
+  return {};
 }
 
 }  // namespace
@@ -185,24 +197,16 @@ http::Response handle(Context& request_ctx, const http::Request& req, const ApiO
       return text(404, e.message());  // what a router answers for a path it has no route for
     }
     const std::string method = req.method == "HEAD" ? "GET" : req.method;
+    const std::vector<std::string> allowed = methods_of(a.target);
+    if (std::find(allowed.begin(), allowed.end(), method) == allowed.end())
+      return not_allowed(req.method, anchor_text, join(allowed, ", "));
     if (method == "GET") {
-      if (a.target == AnchorTarget::operation) return not_allowed(req.method, anchor_text, "POST");
-      run_anchor(ctx, manifest::Verb::get, req.query.empty() ? anchor_text : anchor_text + "?" + req.query, Format::json, {});
+      const std::string target = req.query.empty() ? anchor_text : anchor_text + "?" + req.query;
+      run_anchor(ctx, manifest::Verb::get, target, Format::json, {});
       return {.status = 200, .body = out.str()};
     }
-    manifest::Verb verb = manifest::Verb::apply;
     const bool declarative = a.target == AnchorTarget::collection || a.target == AnchorTarget::resource;
-    if (method == "POST") {
-      if (a.target == AnchorTarget::resource) return not_allowed(req.method, anchor_text, "GET, PUT, DELETE");
-      if (a.target == AnchorTarget::status) return not_allowed(req.method, anchor_text, "GET");
-    } else if (method == "PUT") {
-      if (a.target != AnchorTarget::resource) return not_allowed(req.method, anchor_text, a.target == AnchorTarget::collection ? "GET, POST" : a.target == AnchorTarget::operation ? "POST" : "GET");
-    } else if (method == "DELETE") {
-      if (a.target != AnchorTarget::resource) return not_allowed(req.method, anchor_text, a.target == AnchorTarget::collection ? "GET, POST" : a.target == AnchorTarget::operation ? "POST" : "GET");
-      verb = manifest::Verb::remove;
-    } else {
-      return not_allowed(req.method, anchor_text, "GET, POST, PUT, DELETE");
-    }
+    const manifest::Verb verb = method == "DELETE" ? manifest::Verb::remove : manifest::Verb::apply;
     Uploads uploads;
     manifest::File file;
     if (verb == manifest::Verb::remove) {

@@ -135,7 +135,8 @@ Address parse_address(const std::string& text) {
     a.host = colon == 0 ? "127.0.0.1" : text.substr(0, colon);
     port = text.substr(colon + 1);
   }
-  if (port.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos || std::stoi(port) > 65535)
+  const bool number = !port.empty() && port.size() <= 5 && port.find_first_not_of("0123456789") == std::string::npos;
+  if (!number || std::stoi(port) > 65535)
     fail(ErrorKind::usage, "invalid port in '" + text + "'", "a port is a number from 0 to 65535 (0: any free port)");
   a.port = std::stoi(port);
   return a;

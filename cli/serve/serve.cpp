@@ -154,7 +154,8 @@ int run_serve(Context& ctx, const Invocation& inv) {
       std::ostringstream sink;
       res = serve::handle(*ctx.sibling(sink, sink), req, api);
     }
-    if (!quiet) log.line(req.method + " " + req.path + (req.query.empty() ? "" : "?" + req.query) + " " + std::to_string(res.status));
+    if (!quiet)
+      log.line(req.method + " " + req.path + (req.query.empty() ? "" : "?" + req.query) + " " + std::to_string(res.status));
     return res;
   });
   InterruptGuard guard;
