@@ -21,6 +21,7 @@
 
 #include "sim/sim.hpp"
 #include "tests/shell.hpp"
+#include "tests/test_store.hpp"
 
 using nlohmann::json;
 namespace fs = std::filesystem;
@@ -133,7 +134,10 @@ struct Fleet {
     o.dir = (dir / "sim").string();
     sim = std::make_unique<emco::sim::Simulator>(o);
     sim->start();
-    REQUIRE(run("init").code == 0);
+    // On the run's backend (tests/test_store.hpp): SQLite, or a schema of
+    // its own on the PostgreSQL server of the store-postgresql runs.
+    const std::string store = emco::test::fresh_store();
+    REQUIRE(run(store.empty() ? "init" : "init --store '" + store + "' --no-encrypt").code == 0);
     // The packages upstream's clients upload.
     REQUIRE(sh(dir, "tar -czf hello.tgz -C quickstart/charts hello && tar -czf profile.tgz -C quickstart/profiles/hello .").code == 0);
   }
