@@ -860,7 +860,7 @@ complete -c emco -n '__emco_path_is ctl' -l waitTime -s w -r -f -d 'sleep after 
 complete -c emco -n '__emco_path_is workspace export' -l plaintext-secrets -d 'allow secrets that are not encrypted into the archive (in clear)'
 complete -c emco -n '__emco_path_is workspace import' -l replace -d 'drop everything the workspace holds before loading'
 complete -c emco -n '__emco_path_is workspace rotate-key' -l new-key-file -r -F -d 'the new key (from 'emco workspace key generate')'
-complete -c emco -n '__emco_path_is serve' -l listen -r -f -d 'address to listen on (repeatable; port 0: any free port)'
+complete -c emco -n '__emco_path_is serve' -l listen -r -f -d 'address to listen on (port 0: any free port)'
 complete -c emco -n '__emco_path_is serve' -l token-file -r -F -d 'require 'Authorization: Bearer <token>' with the token in FILE'
 complete -c emco -n '__emco_path_is serve' -l tls-cert -r -F -d 'serve HTTPS with this PEM certificate (and chain)'
 complete -c emco -n '__emco_path_is serve' -l tls-key -r -F -d 'the PEM private key of --tls-cert'

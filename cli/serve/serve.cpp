@@ -191,7 +191,7 @@ std::vector<CommandSpec> serve_commands() {
                "loopback: any other address needs --token-file and --tls-cert/--tls-key. Runs until Ctrl-C;\n"
                "one line per request on stderr (not with --quiet).",
            .flags = {{.name = "listen", .value = "HOST:PORT",
-                      .help = "address to listen on (repeatable; port 0: any free port)", .repeatable = true,
+                      .help = "address to listen on (port 0: any free port)", .repeatable = true,
                       .default_value = "127.0.0.1:9015"},
                      {.name = "token-file", .value = "FILE",
                       .help = "require 'Authorization: Bearer <token>' with the token in FILE", .complete = Complete::file},

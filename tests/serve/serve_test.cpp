@@ -219,6 +219,13 @@ TEST_CASE("emco serve: the quickstart over HTTP with curl reaches the clusters, 
   auto cli = f.run("get cluster-providers/edge/clusters -o json");
   REQUIRE(cli.code == 0);
   CHECK(json::parse(cli.out) == clusters.parsed());
+  // clm's list queries: the names carrying a label, or every cluster with its labels.
+  CHECK(s.get("/v2/cluster-providers/edge/clusters?label=edge-cluster").parsed() == json{"edge1", "edge2", "edge3"});
+  CHECK(s.get("/v2/cluster-providers/edge/clusters?label=other").parsed() == json::array());
+  Reply labelled = s.get("/v2/cluster-providers/edge/clusters?withLabels=true");
+  REQUIRE(labelled.status == 200);
+  CHECK(labelled.parsed()[1]["metadata"]["name"] == "edge2");
+  CHECK(labelled.parsed()[1]["labels"] == json{{{"clusterLabel", "edge-cluster"}}});
   CHECK(f.run("dig plan quickstart/hello-app/v1/hello-dig").code == 2);  // the CLI plans from what HTTP stored
 
   // Lifecycle: approve, instantiate (answered at once; delivered in the background).
