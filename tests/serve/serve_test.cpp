@@ -240,7 +240,12 @@ TEST_CASE("emco serve: the quickstart over HTTP with curl reaches the clusters, 
     CHECK(f.sim->list(c, "apps/v1", "Deployment", "default").size() == 1);
     CHECK(f.sim->list(c, "v1", "Service", "default").size() == 1);
   }
-  // The status over HTTP is the CLI's, query for query.
+  // The status over HTTP is the CLI's, query for query, once the simulated
+  // workloads are ready (readiness moves between two reads before that).
+  REQUIRE(eventually([&] {
+    Reply r = s.get(k_dig + "/status?status=ready&output=summary");
+    return r.status == 200 && r.parsed().value("readyStatus", "") == "Ready";
+  }));
   for (const std::string q : {"status=deployed", "status=deployed&output=all", "status=ready&output=summary",
                               "status=deployed&apps", "status=deployed&clusters&app=hello"}) {
     std::string flags = "--status " + std::string(q.find("ready") != std::string::npos ? "ready" : "deployed");
@@ -264,11 +269,13 @@ TEST_CASE("emco serve: the quickstart over HTTP with curl reaches the clusters, 
   CHECK(again.status == 409);
   CHECK(again.body.find("hello-dig") != std::string::npos);
   CHECK(s.call("POST", k_dig + "/terminate").status == 202);
-  REQUIRE(eventually([&] {
+  const bool terminated = eventually([&] {
     for (const auto& c : f.sim->cluster_names())
       if (!f.sim->list(c, "apps/v1", "Deployment", "default").empty()) return false;
     return deployed_status(s) == "Terminated";
-  }));
+  });
+  INFO("the server's log:\n" << read_text(s.log) << "status: " << s.get(k_dig + "/status?status=deployed&output=summary").body);
+  REQUIRE(terminated);
   CHECK(s.call("DELETE", k_dig + "/generic-placement-intents/hello-placement/app-intents/hello-placement").status == 204);
   CHECK(s.get(k_dig + "/generic-placement-intents/hello-placement/app-intents/hello-placement").status == 404);
   CHECK(s.stop() == 0);
