@@ -49,8 +49,10 @@ asan-test: deps $(ASAN_BUILD)/build.ninja
 conformance: build
 	bash scripts/conformance.sh $(BUILD)
 
+# The upstream flows through `emco apply -f`, then over HTTP through `emco serve`.
 flows: build
 	bash scripts/flows.sh $(BUILD)/emco
+	bash scripts/flows.sh $(BUILD)/emco --http
 
 # The real helm and kubectl against emco sim (fetches them with ../shared/tools/get-helm).
 helm-client: build

@@ -7,11 +7,59 @@
 #include "cli/table.hpp"
 #include "core/lifecycle/lifecycle.hpp"
 #include "core/util/error.hpp"
+#include "core/util/strings.hpp"
 
 namespace emco::cli {
 
 using nlohmann::json;
 using resource::AnchorTarget;
+
+namespace {
+
+// A cluster list's query, as upstream's clm answers it: ?label=L gives the
+// names of the provider's clusters carrying label L, ?withLabels=true every
+// cluster as {metadata, labels: [{clusterLabel}]}; other parameters are
+// ignored, as upstream ignores them.
+int print_cluster_query(Context& ctx, store::Store& st, const std::vector<store::Resource>& clusters,
+                        const std::string& query, Format format) {
+  std::string label;
+  bool with_labels = false;
+  for (const auto& pair : split(query, '&')) {
+    const auto eq = pair.find('=');
+    const std::string key = pair.substr(0, eq), value = eq == std::string::npos ? "" : pair.substr(eq + 1);
+    if (key == "label") label = value;
+    if (key == "withLabels") with_labels = value == "true";
+  }
+  if (label.empty() && !with_labels) {
+    print_resources(ctx, clusters, format, true);
+    return 0;
+  }
+  const resource::Kind& label_kind = resource::kind("clusterLabel");
+  json out = json::array();
+  for (const auto& c : clusters) {
+    json labels = json::array();
+    bool has = false;
+    for (const auto& l : st.list(label_kind, c.key)) {
+      labels.push_back({{"clusterLabel", l.key.parts.back().second}});
+      has = has || l.key.parts.back().second == label;
+    }
+    if (!label.empty()) {
+      if (has) out.push_back(c.key.parts.back().second);
+    } else {
+      out.push_back({{"metadata", json::parse(c.data)["metadata"]}, {"labels", labels}});
+    }
+  }
+  if (format == Format::yaml) {
+    print_yaml(ctx.out, out);
+  } else if (format == Format::json || label.empty()) {  // the labelled list has no table form
+    print_json(ctx.out, out);
+  } else {
+    for (const auto& name : out) ctx.out << name.get<std::string>() << "\n";  // names, one a line
+  }
+  return 0;
+}
+
+}  // namespace
 
 int run_anchor(Context& ctx, manifest::Verb verb, const std::string& text, Format format, const manifest::BatchOptions& opts) {
   auto anchor = resource::parse_anchor(text);
@@ -22,6 +70,8 @@ int run_anchor(Context& ctx, manifest::Verb verb, const std::string& text, Forma
         if (!anchor.key.parts.empty() && !st.get(anchor.key))
           fail(ErrorKind::not_found, store::describe(resource::kind(anchor.kind->parent), anchor.key) + " does not exist");
         auto items = st.list(*anchor.kind, anchor.key);
+        if (anchor.kind->id == "cluster" && !anchor.query.empty())
+          return print_cluster_query(ctx, st, items, anchor.query, format);
         print_resources(ctx, items, format, true, opts.show_secrets);
         return 0;
       }

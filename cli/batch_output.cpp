@@ -28,6 +28,29 @@ void print_line(Context& ctx, const manifest::ItemResult& it, Format format) {
 
 }  // namespace
 
+int http_status(ErrorKind kind) {
+  switch (kind) {
+    case ErrorKind::not_found: return 404;
+    case ErrorKind::conflict: return 409;
+    case ErrorKind::invalid:
+    case ErrorKind::usage: return 400;
+    case ErrorKind::unsupported: return 501;
+    // Accepted and still being delivered: upstream answers every accepted
+    // lifecycle call so; the work continues in a later invocation.
+    case ErrorKind::pending: return 202;
+    default: return 500;
+  }
+}
+
+int http_status(const manifest::ItemResult& it) {
+  if (it.outcome == "error") return http_status(static_cast<ErrorKind>(it.exit_kind));
+  if (it.outcome == "skipped") return 0;
+  if (it.outcome == "deleted") return 204;
+  if (it.outcome == "created") return 201;
+  if (it.outcome == "configured" || it.outcome == "unchanged" || it.outcome == "found") return 200;
+  return 202;  // lifecycle operations
+}
+
 int run_and_print(Context& ctx, manifest::Verb verb, const std::vector<manifest::File>& files, manifest::BatchOptions opts,
                   Format format) {
   bool streaming = format == Format::table || format == Format::name;

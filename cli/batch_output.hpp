@@ -8,6 +8,7 @@
 #include "cli/context.hpp"
 #include "cli/output.hpp"
 #include "core/manifest/batch.hpp"
+#include "core/util/error.hpp"
 
 namespace emco::cli {
 
@@ -30,6 +31,15 @@ void print_resources(Context& ctx, const std::vector<store::Resource>& resources
 }  // namespace emco::cli
 
 namespace emco::cli {
+// EMCO's HTTP status codes, one place for emcoctl mode (the codes it prints)
+// and `emco serve` (the codes it answers): for an error kind 404 not found,
+// 409 conflict, 400 invalid or usage, 501 not implemented, 202 pending
+// (accepted, still being delivered), else 500; for a batch item 201 created,
+// 200 updated, unchanged or read, 204 deleted, 202 a lifecycle operation,
+// 0 skipped (no request), or the error's code.
+int http_status(ErrorKind kind);
+int http_status(const manifest::ItemResult& it);
+
 // `emco get|apply|delete ANCHOR` (cli/anchor.cpp).
 int run_anchor(Context& ctx, manifest::Verb verb, const std::string& anchor, Format format, const manifest::BatchOptions& opts);
 }  // namespace emco::cli

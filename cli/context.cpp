@@ -11,6 +11,13 @@ Context::Context(std::ostream& o, std::ostream& e, std::optional<std::string> wo
 Context::Context(std::ostream& o, std::ostream& e, Context& parent)
     : out(o), err(e), m_parent(&parent), m_runtime(parent.m_runtime) {}
 
+std::unique_ptr<Context> Context::sibling(std::ostream& o, std::ostream& e) {
+  auto c = std::make_unique<Context>(o, e, std::nullopt, m_runtime);
+  c->m_workspace = workspace();
+  c->quiet = quiet;
+  return c;
+}
+
 const store::Workspace& Context::workspace() {
   if (m_parent) return m_parent->workspace();
   if (!m_workspace) m_workspace = store::find_workspace(m_workspace_flag, std::filesystem::current_path());

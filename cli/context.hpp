@@ -21,6 +21,10 @@ public:
           const lifecycle::Runtime& (*plugins)());
   // A context writing to other streams over the same workspace as `parent`.
   Context(std::ostream& out, std::ostream& err, Context& parent);
+  // A context over the same workspace and plugins with a connection to the
+  // store of its own (opened on first use): for another thread, as the
+  // store's contract is one thread per connection.
+  std::unique_ptr<Context> sibling(std::ostream& out, std::ostream& err);
 
   std::ostream& out;
   std::ostream& err;

@@ -64,6 +64,7 @@ constexpr Section k_sections[] = {
     {"sim", nullptr, sim_commands},
     {"ctl", nullptr, ctl_commands},
     {"workspace", nullptr, workspace_commands},
+    {"serve", nullptr, serve_commands},
 };
 constexpr size_t k_section_count = sizeof k_sections / sizeof k_sections[0];
 

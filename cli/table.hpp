@@ -133,5 +133,6 @@ std::vector<CommandSpec> controller_commands();  // cli/nouns/controller.cpp
 std::vector<CommandSpec> sim_commands();         // cli/nouns/sim.cpp
 std::vector<CommandSpec> ctl_commands();         // cli/nouns/ctl.cpp: emcoctl compatibility
 std::vector<CommandSpec> workspace_commands();   // cli/nouns/workspace.cpp: export, import, key
+std::vector<CommandSpec> serve_commands();       // cli/serve/serve.cpp: the REST API server
 
 }  // namespace emco::cli

@@ -17,6 +17,9 @@ _emco() {
     --new-key-file) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     --profile) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     --spec-file) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+    --tls-cert) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+    --tls-key) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+    --token-file) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     --values|-f) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     --values|-v) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     --dir) COMPREPLY=($(compgen -d -- "$cur")); return ;;
@@ -40,7 +43,7 @@ _emco() {
 }
 _emco_children() {
   case "$1" in
-    "") echo "app apply cert cluster controller ctl delete dig get init lc project sim status sync template update version workspace" ;;
+    "") echo "app apply cert cluster controller ctl delete dig get init lc project serve sim status sync template update version workspace" ;;
     "app") echo "composite composite-profile create delete dependency get list profile update" ;;
     "app composite") echo "create delete get list update" ;;
     "app composite-profile") echo "create delete get list update" ;;
@@ -250,6 +253,7 @@ _emco_flags() {
     "project get") echo "--output --show-secrets --workspace --help --quiet" ;;
     "project list") echo "--output --workspace --help --quiet" ;;
     "project update") echo "--description --spec-file --output --workspace --help --quiet" ;;
+    "serve") echo "--listen --token-file --tls-cert --tls-key --workers --workspace --help --quiet" ;;
     "sim fault") echo "--dir --clear --latency-ms --error-rate --error-code --refuse --down-for-ms --flap-period-ms --flap-down-ms --expired-credentials --workspace --help --quiet" ;;
     "sim node") echo "--dir --workspace --help --quiet" ;;
     "sim start") echo "--clusters --name --dir --port --own-ports --auth --ready-delay-ms --kube-version --nodes --lb-delay-ms --lb-ip-range --preinstall --persist --latency-ms --error-rate --error-code --refuse --down-for-ms --flap-period-ms --flap-down-ms --expired-credentials --workspace --help --quiet" ;;

@@ -3,21 +3,39 @@
 # through `emco apply -f FILE -v values.yaml`, against simulated clusters
 # (`emco sim`), with assertions on what every cluster holds after each step.
 #
-# usage: scripts/flows.sh BUILD/emco [FLOW...]     (flows: test-update multi-cluster test-gac)
+# usage: scripts/flows.sh BUILD/emco [--http] [FLOW...]     (flows: test-update multi-cluster test-gac)
 # By default all three run.
+# --http: the same files go over HTTP to `emco serve` instead of `emco apply -f`,
+# sent the way upstream's emcoctl sends them (its URL paths, JSON and multipart
+# uploads, `delete` in reverse with instantiate turned into terminate) by
+# scripts/emcoctl-http (built with Debian's golang-go and golang-gopkg-yaml.v3-dev)
+# or by the emcoctl binary EMCOCTL names (upstream's, see
+# scripts/build-upstream-emcoctl.sh). The emcoctl config gives every EMCO
+# service a port of its own, all served by the one `emco serve`; the clusters
+# must end as with `emco apply -f`. Lifecycle calls are answered 202 and
+# delivered in the background, so each file is followed by a wait until the
+# DIG's status settles (as upstream users poll the status).
 # EMCO_FLOWS overrides the flows directory; KEEP=1 keeps the work directory.
 set -euo pipefail
 
-EMCO=$(realpath "${1:?usage: scripts/flows.sh BUILD/emco [FLOW...]}")
+EMCO=$(realpath "${1:?usage: scripts/flows.sh BUILD/emco [--http] [FLOW...]}")
 shift
+HTTP=0
+if [ "${1:-}" = --http ]; then
+  HTTP=1
+  shift
+fi
 FLOWS=${EMCO_FLOWS:-$(cd "$(dirname "$0")/../.." && pwd)/shared/emco-flows}
 [ -d "$FLOWS" ] || FLOWS=/work/shared/emco-flows
+FLOWS=$(realpath "$FLOWS")
 SELECTED=("$@")
 [ ${#SELECTED[@]} -gt 0 ] || SELECTED=(test-update test-gac multi-cluster)
 
 WORK=$(mktemp -d /tmp/emco-flows.XXXXXX)
 SIM=""
+SERVER=""
 cleanup() {
+  if [ -n "$SERVER" ]; then kill "$SERVER" 2>/dev/null || true; wait "$SERVER" 2>/dev/null || true; fi
   if [ -n "$SIM" ]; then "$EMCO" sim stop --dir "$SIM" >/dev/null 2>&1 || true; fi
   if [ "${KEEP:-0}" = 1 ]; then echo "kept $WORK"; else rm -rf "$WORK"; fi
 }
@@ -84,11 +102,90 @@ dig_state() {  # dig_state DIG-ADDRESS -> deployedStatus
 apply() {  # apply FILE [emco apply flags]
   local f=$1
   shift
+  if [ "$HTTP" = 1 ]; then
+    ctl apply "$f"
+    return
+  fi
   em apply -f "$f" -v "$VALUES" "$@"
+}
+remove() {  # remove FILE: emco delete -f, or emcoctl's delete over HTTP
+  if [ "$HTTP" = 1 ]; then
+    ctl delete "$1" >/dev/null
+    return
+  fi
+  em delete -f "$1" -v "$VALUES" >/dev/null
 }
 new_workspace() {
   WS=$WORK/ws-$1
   "$EMCO" init "$WS" >/dev/null
+  if [ "$HTTP" = 1 ]; then start_server; fi
+}
+
+# ---- HTTP mode: one `emco serve`, a port per EMCO service ----
+SERVICES=(orchestrator clm ncm dcm rsync ovnaction gac dtc hpaPlacement sfc sfcClient workflowMgr tac caCert policy)
+CTL=""
+if [ "$HTTP" = 1 ]; then
+  if [ -n "${EMCOCTL:-}" ]; then
+    CTL=$(realpath "$EMCOCTL")
+  else
+    command -v go >/dev/null || fail "--http needs Go to build scripts/emcoctl-http (apt-get install golang-go golang-gopkg-yaml.v3-dev), or EMCOCTL"
+    CTL=$WORK/emcoctl-http
+    (cd "$(dirname "$0")/emcoctl-http" && GO111MODULE=off GOPATH=/usr/share/gocode GOCACHE=$WORK/gocache go build -o "$CTL" .) ||
+      fail "cannot build scripts/emcoctl-http"
+  fi
+  echo "== HTTP mode: client $CTL"
+fi
+start_server() {
+  local args=() i port
+  for _ in "${SERVICES[@]}"; do args+=(--listen 127.0.0.1:0); done
+  EMCO_WORKSPACE="$WS" "$EMCO" serve "${args[@]}" -q >"$WS.serve.out" 2>"$WS.serve.log" &
+  SERVER=$!
+  for _ in $(seq 1 100); do
+    [ "$(grep -c "serving EMCO's REST API" "$WS.serve.out" 2>/dev/null)" = ${#SERVICES[@]} ] && break
+    sleep 0.1
+  done
+  [ "$(grep -c "serving EMCO's REST API" "$WS.serve.out" 2>/dev/null)" = ${#SERVICES[@]} ] || {
+    cat "$WS.serve.log" >&2
+    fail "emco serve did not start"
+  }
+  CFG=$WS.emcoctl.yaml
+  : >"$CFG"
+  i=0
+  while read -r line; do
+    port=${line##*:}
+    port=${port%%/*}
+    echo "${SERVICES[$i]}: {host: 127.0.0.1, port: $port}" >>"$CFG"
+    i=$((i + 1))
+  done <"$WS.serve.out"
+}
+stop_server() {
+  if [ -n "$SERVER" ]; then
+    kill "$SERVER"
+    wait "$SERVER" || true
+    SERVER=""
+  fi
+}
+ctl() {  # ctl apply|delete FILE: the client over HTTP, then wait for the delivery
+  local out
+  out=$(cd "$(dirname "$2")" && "$CTL" --config "$CFG" "$1" -f "$2" -v "$VALUES") || fail "$CTL $1 -f $2 failed: $out"
+  # Upstream's answers to what these files do: 201, 200 (emco: re-applied)
+  # and 202 (lifecycle) to apply; 202 (terminate), 204 and 404 (a delete of
+  # what is gone already) to delete.
+  local ok='200|201|202'
+  [ "$1" = apply ] || ok='202|204|404'
+  ! grep -E '^Response Code: ([0-9]+)' <<<"$out" | grep -vE " ($ok)\$" >/dev/null ||
+    fail "$1 -f $2 over HTTP: $(grep -B3 -A1 -E '^Response Code: (4|5)' <<<"$out" | head -20)"
+  settle
+  echo "$out"
+}
+settle() {  # until the flow's DIG (if it exists yet) is no longer *ing
+  local state=""
+  [ -n "${DIG:-}" ] || return 0
+  for _ in $(seq 1 1200); do
+    state=$(em dig status "$DIG" --status deployed -o json 2>/dev/null | jq -r .deployedStatus 2>/dev/null || true)
+    case $state in *ing) sleep 0.1 ;; *) return 0 ;; esac
+  done
+  fail "the DIG is still $state"
 }
 
 # ---- test-update: instantiate on cluster1, move to cluster2 with update, roll back ----
@@ -134,7 +231,7 @@ EOF
   for f in 00-controllers 02-deployment-intent; do
     out=$(apply "$F/$f.yaml")
     [ -n "$out" ] || fail "re-applying $f printed nothing"
-    ! grep -v ' unchanged$' <<<"$out" >/dev/null || fail "re-applying $f changed something: $(grep -v ' unchanged$' <<<"$out")"
+    [ "$HTTP" = 1 ] || ! grep -v ' unchanged$' <<<"$out" >/dev/null || fail "re-applying $f changed something: $(grep -v ' unchanged$' <<<"$out")"
   done
   step "test-update: instantiate"
   apply "$F/03-instantiation.yaml"
@@ -145,7 +242,7 @@ EOF
   first=$(objects cluster1)
   step "test-update: move collectd to cluster2 and update"
   out=$(apply "$F/04-update-deployment-intent.yaml")
-  grep -q 'app-intents/collectd-placement-intent configured$' <<<"$out" || fail "04 did not reconfigure the app intent: $out"
+  [ "$HTTP" = 1 ] || grep -q 'app-intents/collectd-placement-intent configured$' <<<"$out" || fail "04 did not reconfigure the app intent: $out"
   [ "$(em get "projects/proj-update-1/composite-apps/test-composite-app/v1/deployment-intent-groups/test-deployment-intent/generic-placement-intents/test-placement-intent/app-intents/collectd-placement-intent" -o json |
       jq -r '.spec.intent.allOf[0].cluster')" = cluster2 ] || fail "the app intent does not name cluster2 after 04"
   apply "$F/05-update.yaml"
@@ -158,12 +255,13 @@ EOF
   expect_empty cluster2
   em dig history "$DIG"
   step "test-update: teardown (delete in reverse terminates)"
-  em delete -f "$F/03-instantiation.yaml" -v "$VALUES" >/dev/null
+  remove "$F/03-instantiation.yaml"
   expect_empty cluster1
   expect_empty cluster2
   for f in 02-deployment-intent 01-prerequisites; do
-    em delete -f "$F/$f.yaml" -v "$VALUES" >/dev/null
+    remove "$F/$f.yaml"
   done
+  stop_server
   stop_sim
 }
 
@@ -220,7 +318,7 @@ EOF
     fail "netpol-db-customization's patch"
   local out
   out=$(apply "$F/test-gac.yaml")
-  ! grep -v ' unchanged$' <<<"$out" >/dev/null || fail "re-applying test-gac.yaml changed something: $(grep -v ' unchanged$' <<<"$out")"
+  [ "$HTTP" = 1 ] || ! grep -v ' unchanged$' <<<"$out" >/dev/null || fail "re-applying test-gac.yaml changed something: $(grep -v ' unchanged$' <<<"$out")"
   step "test-gac: instantiate"
   apply "$F/instantiate.yaml"
   [ "$(dig_state $DIG)" = Instantiated ] || fail "DIG is $(dig_state $DIG) after instantiate"
@@ -246,6 +344,7 @@ EOF
   apply "$F/terminate.yaml"
   expect_empty cluster1
   apply "$F/terminatelc.yaml" >/dev/null
+  stop_server
   stop_sim
 }
 
@@ -296,9 +395,10 @@ EOF
   em dig status "$DIG" --status ready --output summary
   step "multi-cluster: teardown"
   for f in 04-deployment-instantiate 03-deployment-intent 02-instantiate-lc 01-prerequisites 00-controllers; do
-    em delete -f "$F/$f.yaml" -v "$VALUES" >/dev/null
+    remove "$F/$f.yaml"
   done
   for c in cluster1 cluster2 cluster3; do expect_empty $c; done
+  stop_server
   stop_sim
 }
 
@@ -309,5 +409,5 @@ for flow in "${SELECTED[@]}"; do
     multi-cluster) flow_multi_cluster ;;
     *) fail "unknown flow '$flow'" ;;
   esac
-  echo "PASS: $flow"
+  echo "PASS: $flow$([ "$HTTP" = 1 ] && echo " (over HTTP)")"
 done

@@ -112,27 +112,6 @@ std::string base_url(const std::map<std::string, Endpoint>& eps, const std::stri
   return "http://" + host + ":" + std::to_string(it->second.port) + "/v2/";
 }
 
-int status_code(const manifest::ItemResult& it, manifest::Verb verb) {
-  if (it.outcome == "error") {
-    switch (static_cast<ErrorKind>(it.exit_kind)) {
-      case ErrorKind::not_found: return 404;
-      case ErrorKind::conflict: return 409;
-      case ErrorKind::invalid: return 400;
-      case ErrorKind::unsupported: return 501;
-      // Accepted and still being delivered: upstream answers every accepted
-      // lifecycle call so; the work continues in a later invocation.
-      case ErrorKind::pending: return 202;
-      default: return 500;
-    }
-  }
-  if (it.outcome == "skipped") return 0;
-  if (it.outcome == "deleted") return 204;
-  if (it.anchor != it.document_anchor && verb == manifest::Verb::apply && it.outcome == "created") return 201;
-  if (it.outcome == "created") return 201;
-  if (it.outcome == "configured" || it.outcome == "unchanged" || it.outcome == "found") return 200;
-  return 202;  // lifecycle operations
-}
-
 int run_ctl(Context& ctx, const Invocation& inv) {
   const std::string verb_word = inv.args.at(0);
   manifest::Verb verb;
@@ -238,7 +217,7 @@ int run_ctl(Context& ctx, const Invocation& inv) {
   opts.on_warning = [&](const std::string& w) { ctx.warn(w); };
   auto result = manifest::run_batch(ctx.store(), verb, files, opts);
   for (const auto& it : result.items) {
-    int code = status_code(it, verb);
+    int code = http_status(it);
     if (code == 0) continue;
     resource::Anchor a;
     try {

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <filesystem>
 #include <iterator>
+#include <mutex>
+#include <optional>
 #include <set>
 
 #include <unordered_map>
@@ -202,9 +204,15 @@ ItemResult error_item(const Document& d, const Error& e) {
 // attaches one kubeconfig to thousands of clusters, and the result depends on
 // the content and the directory it was read from only (the label just names
 // the resource in errors).
+// Shared by every thread running batches (`emco serve`'s workers): guarded by
+// prepared_mutex().
 std::unordered_map<std::string, std::string>& prepared_contents() {
   static std::unordered_map<std::string, std::string> prepared;
   return prepared;
+}
+std::mutex& prepared_mutex() {
+  static std::mutex m;
+  return m;
 }
 std::string prepared_key(const std::string& kind_id, const std::string& path, const std::string& data) {
   return kind_id + '\0' + fs::path(path).parent_path().string() + '\0' + data;
@@ -292,8 +300,13 @@ store::Resource prepare_resource(const Document& doc, Clock& clock, const lifecy
     if (preparer) {
       const std::string path = fs::absolute(resolve_path(doc, p)).string();
       std::string key = prepared_key(k.id, path, c.data);
-      if (auto known = prepared_contents().find(key); known != prepared_contents().end()) {
-        c.data = known->second;
+      std::optional<std::string> known;
+      {
+        std::lock_guard lock(prepared_mutex());
+        if (auto it = prepared_contents().find(key); it != prepared_contents().end()) known = it->second;
+      }
+      if (known) {
+        c.data = std::move(*known);
       } else {
         std::vector<std::string> values;
         for (const auto& part : r.key.parts) values.push_back(part.second);
@@ -305,6 +318,10 @@ store::Resource prepare_resource(const Document& doc, Clock& clock, const lifecy
           if (k.id == "cluster" && spec.contains("gitOps") && e.kind() == ErrorKind::invalid) continue;
           throw e.with_context(where);
         }
+        std::lock_guard lock(prepared_mutex());
+        // A long-running process (`emco serve`) prepares each upload in a
+        // directory of its own: bounded, so memory stays flat.
+        if (prepared_contents().size() >= 4096) prepared_contents().clear();
         prepared_contents().emplace(std::move(key), c.data);
       }
     }
@@ -532,7 +549,19 @@ BatchResult run_batch(store::Store& st, Verb verb, const std::vector<File>& file
     }
     try {
       if (!opts.runtime) fail(ErrorKind::internal, "lifecycle anchors need the runtime");
-      it.outcome = lifecycle::run_operation(st, *d.anchor.kind, d.anchor.key, op, *d.body, clock, *opts.runtime);
+      if (opts.deliver) {
+        it.outcome = lifecycle::run_operation(st, *d.anchor.kind, d.anchor.key, op, *d.body, clock, *opts.runtime);
+      } else {
+        lifecycle::OperationOptions o;
+        o.runtime = opts.runtime;
+        o.wait = false;
+        try {
+          it.outcome = lifecycle::run(st, *d.anchor.kind, d.anchor.key, op, *d.body, clock, o).message;
+        } catch (const Error& e) {
+          if (e.kind() != ErrorKind::pending) throw;
+          fail(ErrorKind::conflict, e.message(), "the earlier operation is still being delivered; retry once its status shows it ended");
+        }
+      }
     } catch (const Error& e) {
       throw e.with_context(d.where());
     }

@@ -38,6 +38,13 @@ struct BatchOptions {
   // The plugins' content preparers and what lifecycle anchors run with
   // (required for files with lifecycle anchors; plugins/builtin.cpp).
   const lifecycle::Runtime* runtime = nullptr;
+  // Lifecycle anchors: true = run and deliver them here (lifecycle::run_operation,
+  // waiting up to its timeout); false = record the operation and queue its
+  // delivery only (lifecycle::run without waiting: `emco serve`, whose
+  // delivery thread drives the queue as 'emco sync' does). Then earlier work
+  // still queued on the resource is a conflict (the operation is not
+  // recorded) rather than work in progress.
+  bool deliver = true;
   // Called for each finished item as soon as it is final (declarative items
   // after their transaction committed), so output survives a later error.
   std::function<void(const ItemResult&)> on_item;

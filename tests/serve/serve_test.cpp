@@ -1,0 +1,387 @@
+// `emco serve` driven by the real curl as upstream's emcoctl drives EMCO:
+// JSON bodies, multipart uploads (a kubeconfig per cluster, a Helm chart and
+// a profile as .tgz, each in a "file" part next to a "metadata" part),
+// lifecycle POSTs and status queries, over three simulated clusters. What
+// reaches the clusters and what the status says over HTTP is checked against
+// the simulator and `emco dig status`; then the error codes, concurrent
+// requests, and the token and TLS required beyond loopback.
+
+#include <catch2/catch.hpp>
+
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/sim.hpp"
+#include "tests/shell.hpp"
+#include "tests/test_store.hpp"
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+using emco::test::Ran;
+using emco::test::sh;
+
+std::string read_text(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void write_text(const fs::path& p, const std::string& text) { std::ofstream(p, std::ios::binary) << text; }
+
+// Polls `done` every 100 ms, at most `tries` times: waiting for the
+// background delivery, whose duration is not what these tests measure.
+template <class F>
+bool eventually(F done, int tries = 1200) {
+  for (int i = 0; i < tries; ++i) {
+    if (done()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return false;
+}
+
+struct Reply {
+  int status = 0;
+  std::string body;
+  json parsed() const { return json::parse(body, nullptr, false); }
+};
+
+// A running `emco serve` over a workspace in `dir`.
+struct Server {
+  fs::path dir;
+  std::string emco;
+  pid_t pid = -1;
+  std::string url;  // http(s)://HOST:PORT
+  fs::path log;
+
+  Server(const fs::path& d, const std::string& emco_cmd, const std::string& flags, const std::string& name = "serve")
+      : dir(d), emco(emco_cmd), log(d / (name + ".log")) {
+    pid = emco::test::spawn(dir, "env " + emco + " serve " + flags, log);
+    REQUIRE(pid > 0);
+    const bool up = eventually([&] {
+      std::string text = read_text(log);
+      auto at = text.find("serving EMCO's REST API on ");
+      if (at == std::string::npos) return false;
+      auto start = at + std::string("serving EMCO's REST API on ").size();
+      auto end = text.find("/v2/", start);
+      if (end == std::string::npos) return false;
+      url = text.substr(start, end - start);
+      return true;
+    }, 300);
+    INFO(read_text(log));
+    REQUIRE(up);
+  }
+  ~Server() { stop(); }
+  int stop() {
+    if (pid <= 0) return -1;
+    ::kill(pid, SIGTERM);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    pid = -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+
+  // curl -X METHOD with `args`, the reply body in a file of its own (calls
+  // may run at once).
+  Reply call(const std::string& method, const std::string& path, const std::string& args = "") {
+    static int n = 0;
+    const fs::path out = dir / ("reply-" + std::to_string(++n));
+    Ran r = sh(dir, "curl -sS -o '" + out.string() + "' -w '%{http_code}' -X " + method + " " + args + " '" + url + path + "'");
+    INFO(method << " " << path << ": " << r.out);
+    REQUIRE(r.code == 0);
+    return {std::stoi(r.out), read_text(out)};
+  }
+  Reply get(const std::string& path) { return call("GET", path); }
+  Reply post_json(const std::string& path, const json& body) {
+    write_text(dir / "request.json", body.dump());
+    return call("POST", path, "-H 'Content-Type: application/json' --data-binary @request.json");
+  }
+  // emcoctl's multipart upload: a "metadata" field with the JSON body and a
+  // "file" part whose name is "filename", whatever the file is called.
+  Reply post_file(const std::string& path, const json& body, const fs::path& file) {
+    write_text(dir / "metadata.json", body.dump());
+    return call("POST", path, "-F 'metadata=<metadata.json' -F 'file=@" + file.string() + ";filename=filename'");
+  }
+};
+
+struct Fleet {
+  fs::path dir;
+  std::string emco;
+  std::unique_ptr<emco::sim::Simulator> sim;
+
+  Fleet() {
+    dir = fs::temp_directory_path() / ("emco-serve-" + std::to_string(::getpid()) + "-" + std::to_string(std::rand()));
+    fs::create_directories(dir);
+    fs::copy(fs::path(EMCO_SOURCE_DIR) / "examples/quickstart", dir / "quickstart", fs::copy_options::recursive);
+    emco = "LSAN_OPTIONS=suppressions='" EMCO_SOURCE_DIR "/tests/lsan.supp' EMCO_WORKSPACE='" + dir.string() +
+           "' EMCO_AUTO_RESUME=0 " + std::string(EMCO_BINARY_DIR) + "/emco";
+    emco::sim::SimOptions o;
+    o.names = {"edge1", "edge2", "edge3"};
+    o.clusters = 3;
+    o.ready_delay_ms = 50;
+    o.finalize_delay_ms = 0;
+    o.dir = (dir / "sim").string();
+    sim = std::make_unique<emco::sim::Simulator>(o);
+    sim->start();
+    // On the run's backend (tests/test_store.hpp): SQLite, or a schema of
+    // its own on the PostgreSQL server of the store-postgresql runs.
+    const std::string store = emco::test::fresh_store();
+    REQUIRE(run(store.empty() ? "init" : "init --store '" + store + "' --no-encrypt").code == 0);
+    // The packages upstream's clients upload.
+    REQUIRE(sh(dir, "tar -czf hello.tgz -C quickstart/charts hello && tar -czf profile.tgz -C quickstart/profiles/hello .").code == 0);
+  }
+  ~Fleet() {
+    sim->stop();
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+  }
+  Ran run(const std::string& args) { return sh(dir, emco + " " + args); }
+};
+
+const std::string k_ca = "/v2/projects/quickstart/composite-apps/hello-app/v1";
+const std::string k_dig = k_ca + "/deployment-intent-groups/hello-dig";
+
+// The quickstart, as HTTP requests: clusters with their kubeconfigs, a
+// project, an admin logical cloud, the app with its chart, a profile, a DIG
+// placing the app on every cluster labelled edge-cluster.
+void create_quickstart(Fleet& f, Server& s) {
+  auto created = [](const Reply& r) {
+    INFO(r.body);
+    CHECK(r.status == 201);
+  };
+  created(s.post_json("/v2/cluster-providers", {{"metadata", {{"name", "edge"}}}}));
+  for (const auto& c : f.sim->cluster_names()) {
+    created(s.post_file("/v2/cluster-providers/edge/clusters", {{"metadata", {{"name", c}}}}, f.sim->kubeconfig_path(c)));
+    created(s.post_json("/v2/cluster-providers/edge/clusters/" + c + "/labels", {{"clusterLabel", "edge-cluster"}}));
+  }
+  created(s.post_json("/v2/projects", {{"metadata", {{"name", "quickstart"}}}}));
+  created(s.post_json("/v2/projects/quickstart/logical-clouds", {{"metadata", {{"name", "admin"}}}, {"spec", {{"level", "0"}}}}));
+  for (const auto& c : f.sim->cluster_names())
+    created(s.post_json("/v2/projects/quickstart/logical-clouds/admin/cluster-references",
+                        {{"metadata", {{"name", c}}}, {"spec", {{"clusterProvider", "edge"}, {"cluster", c}}}}));
+  CHECK(s.call("POST", "/v2/projects/quickstart/logical-clouds/admin/instantiate").status == 202);
+  created(s.post_json("/v2/projects/quickstart/composite-apps",
+                      {{"metadata", {{"name", "hello-app"}}}, {"spec", {{"compositeAppVersion", "v1"}}}}));
+  created(s.post_file(k_ca + "/apps", {{"metadata", {{"name", "hello"}, {"description", "the chart"}}}}, f.dir / "hello.tgz"));
+  created(s.post_json(k_ca + "/composite-profiles", {{"metadata", {{"name", "hello-profile"}}}}));
+  created(s.post_file(k_ca + "/composite-profiles/hello-profile/profiles",
+                      {{"metadata", {{"name", "hello-profile"}}}, {"spec", {{"app", "hello"}}}}, f.dir / "profile.tgz"));
+  created(s.post_json(k_ca + "/deployment-intent-groups",
+                      {{"metadata", {{"name", "hello-dig"}}},
+                       {"spec",
+                        {{"compositeProfile", "hello-profile"},
+                         {"version", "r1"},
+                         {"logicalCloud", "admin"},
+                         {"overrideValues", {{{"app", "hello"}, {"values", {{"replicaCount", "2"}}}}}}}}}));
+  created(s.post_json(k_dig + "/intents",
+                      {{"metadata", {{"name", "intent"}}}, {"spec", {{"intent", {{"genericPlacementIntent", "hello-placement"}}}}}}));
+  created(s.post_json(k_dig + "/generic-placement-intents", {{"metadata", {{"name", "hello-placement"}}}}));
+  created(s.post_json(k_dig + "/generic-placement-intents/hello-placement/app-intents",
+                      {{"metadata", {{"name", "hello-placement"}}},
+                       {"spec",
+                        {{"app", "hello"},
+                         {"intent", {{"allOf", {{{"clusterProvider", "edge"}, {"clusterLabel", "edge-cluster"}}}}}}}}}));
+}
+
+std::string deployed_status(Server& s) {
+  Reply r = s.get(k_dig + "/status?status=deployed");
+  return r.status == 200 ? r.parsed().value("deployedStatus", "") : "";
+}
+
+}  // namespace
+
+TEST_CASE("emco serve: the quickstart over HTTP with curl reaches the clusters, and the status over HTTP is "
+          "emco dig status's",
+          "[serve][sim]") {
+  Fleet f;
+  Server s(f.dir, f.emco, "--listen 127.0.0.1:0");
+  create_quickstart(f, s);
+
+  // What was uploaded is what the CLI stores: the cluster's kubeconfig, the
+  // app's chart (GET gives the metadata, as upstream's with Accept: JSON).
+  Reply app = s.call("GET", k_ca + "/apps/hello", "-H 'Accept: application/json'");
+  REQUIRE(app.status == 200);
+  CHECK(app.parsed()["metadata"]["description"] == "the chart");
+  Reply clusters = s.get("/v2/cluster-providers/edge/clusters");
+  REQUIRE(clusters.status == 200);
+  CHECK(clusters.parsed().size() == 3);
+  auto cli = f.run("get cluster-providers/edge/clusters -o json");
+  REQUIRE(cli.code == 0);
+  CHECK(json::parse(cli.out) == clusters.parsed());
+  // clm's list queries: the names carrying a label, or every cluster with its labels.
+  CHECK(s.get("/v2/cluster-providers/edge/clusters?label=edge-cluster").parsed() == json{"edge1", "edge2", "edge3"});
+  CHECK(s.get("/v2/cluster-providers/edge/clusters?label=other").parsed() == json::array());
+  Reply labelled = s.get("/v2/cluster-providers/edge/clusters?withLabels=true");
+  REQUIRE(labelled.status == 200);
+  CHECK(labelled.parsed()[1]["metadata"]["name"] == "edge2");
+  CHECK(labelled.parsed()[1]["labels"] == json{{{"clusterLabel", "edge-cluster"}}});
+  CHECK(f.run("dig plan quickstart/hello-app/v1/hello-dig").code == 2);  // the CLI plans from what HTTP stored
+
+  // Lifecycle: approve, instantiate (answered at once; delivered in the background).
+  CHECK(s.call("POST", k_dig + "/approve").status == 202);
+  CHECK(s.call("POST", k_dig + "/instantiate").status == 202);
+  REQUIRE(eventually([&] {
+    Reply r = s.get(k_dig + "/status?status=deployed&output=summary");
+    return r.status == 200 && r.parsed().value("deployedStatus", "") == "Instantiated" &&
+           r.parsed()["deployedCounts"].value("Applied", 0) == 9;
+  }));
+  for (const auto& c : f.sim->cluster_names()) {
+    CHECK(f.sim->list(c, "apps/v1", "Deployment", "default").size() == 1);
+    CHECK(f.sim->list(c, "v1", "Service", "default").size() == 1);
+  }
+  // The status over HTTP is the CLI's, query for query, once the simulated
+  // workloads are ready (readiness moves between two reads before that).
+  REQUIRE(eventually([&] {
+    Reply r = s.get(k_dig + "/status?status=ready&output=summary");
+    return r.status == 200 && r.parsed().value("readyStatus", "") == "Ready";
+  }));
+  for (const std::string q : {"status=deployed", "status=deployed&output=all", "status=ready&output=summary",
+                              "status=deployed&apps", "status=deployed&clusters&app=hello"}) {
+    std::string flags = "--status " + std::string(q.find("ready") != std::string::npos ? "ready" : "deployed");
+    if (q.find("output=all") != std::string::npos) flags += " --output all";
+    if (q.find("output=summary") != std::string::npos) flags += " --output summary";
+    if (q.find("&apps") != std::string::npos) flags += " --apps";
+    if (q.find("&clusters") != std::string::npos) flags += " --clusters";
+    if (q.find("app=hello") != std::string::npos) flags += " --app hello";
+    Reply r = s.get(k_dig + "/status?" + q);
+    INFO(q << ": " << r.body);
+    REQUIRE(r.status == 200);
+    auto status = f.run("dig status quickstart/hello-app/v1/hello-dig -o json " + flags);
+    INFO(status.out);
+    REQUIRE(status.code == 0);
+    CHECK(r.parsed() == json::parse(status.out));
+  }
+
+  // A state that refuses the operation is a conflict; terminate empties the clusters.
+  Reply again = s.call("POST", k_dig + "/instantiate");
+  INFO(again.body);
+  CHECK(again.status == 409);
+  CHECK(again.body.find("hello-dig") != std::string::npos);
+  CHECK(s.call("POST", k_dig + "/terminate").status == 202);
+  const bool terminated = eventually([&] {
+    for (const auto& c : f.sim->cluster_names())
+      if (!f.sim->list(c, "apps/v1", "Deployment", "default").empty()) return false;
+    return deployed_status(s) == "Terminated";
+  });
+  INFO("the server's log:\n" << read_text(s.log) << "status: " << s.get(k_dig + "/status?status=deployed&output=summary").body);
+  REQUIRE(terminated);
+  CHECK(s.call("DELETE", k_dig + "/generic-placement-intents/hello-placement/app-intents/hello-placement").status == 204);
+  CHECK(s.get(k_dig + "/generic-placement-intents/hello-placement/app-intents/hello-placement").status == 404);
+  CHECK(s.stop() == 0);
+}
+
+TEST_CASE("emco serve: upstream's status codes and plain-text errors", "[serve]") {
+  Fleet f;
+  Server s(f.dir, f.emco, "--listen 127.0.0.1:0");
+  Reply created = s.post_json("/v2/projects", {{"metadata", {{"name", "p1"}, {"description", "first"}}}});
+  CHECK(created.status == 201);
+  CHECK(created.parsed()["metadata"]["name"] == "p1");
+  // Re-posting: 200 (emco's documented difference from upstream's 409, as in emcoctl mode).
+  CHECK(s.post_json("/v2/projects", {{"metadata", {{"name", "p1"}, {"description", "first"}}}}).status == 200);
+  // PUT names the resource; the body's name must match it.
+  write_text(f.dir / "put.json", json{{"metadata", {{"name", "p1"}, {"description", "second"}}}}.dump());
+  Reply put = s.call("PUT", "/v2/projects/p1", "-H 'Content-Type: application/json' --data-binary @put.json");
+  CHECK(put.status == 200);
+  CHECK(put.parsed()["metadata"]["description"] == "second");
+  write_text(f.dir / "put2.json", json{{"metadata", {{"name", "p2"}}}}.dump());
+  CHECK(s.call("PUT", "/v2/projects/p1", "-H 'Content-Type: application/json' --data-binary @put2.json").status == 400);
+  CHECK(s.call("PUT", "/v2/projects/p3", "-H 'Content-Type: application/json' --data-binary @put2.json").status == 400);
+
+  Reply missing = s.get("/v2/projects/nope");
+  CHECK(missing.status == 404);
+  CHECK(missing.body.find("nope") != std::string::npos);
+  CHECK(s.get("/v2/projects/nope/composite-apps").status == 404);
+  CHECK(s.get("/v2/no-such-root").status == 404);
+  CHECK(s.get("/healthz").status == 404);
+  // Bad bodies: 400 with the reason, nothing stored.
+  Reply bad_field = s.post_json("/v2/projects", {{"metadata", {{"name", "Bad Name"}}}});
+  CHECK(bad_field.status == 400);
+  CHECK(bad_field.body.find("invalid name") != std::string::npos);
+  CHECK(s.call("POST", "/v2/projects", "-H 'Content-Type: application/json' --data-binary '{not json'").status == 400);
+  CHECK(s.call("POST", "/v2/projects").status == 400);  // Empty body
+  CHECK(s.post_json("/v2/projects/p1/composite-apps", {{"metadata", {{"name", "ca"}}}}).status == 400);  // no version
+  // A reference to a missing parent: 404; the wrong method: 405 with Allow.
+  CHECK(s.post_json("/v2/projects/nope/composite-apps", {{"metadata", {{"name", "ca"}}}, {"spec", {{"compositeAppVersion", "v1"}}}})
+            .status == 404);
+  CHECK(s.call("POST", "/v2/projects/p1").status == 405);
+  CHECK(s.call("DELETE", "/v2/projects").status == 405);
+  CHECK(s.get("/v2/projects/p1/composite-apps/ca/v1/deployment-intent-groups/d/approve").status == 405);
+  // A chart that is not a gzip tar, a cluster without its kubeconfig: 400.
+  CHECK(s.post_json("/v2/projects/p1/composite-apps", {{"metadata", {{"name", "ca"}}}, {"spec", {{"compositeAppVersion", "v1"}}}})
+            .status == 201);
+  write_text(f.dir / "not-a-chart", "hello");
+  Reply chart = s.post_file("/v2/projects/p1/composite-apps/ca/v1/apps", {{"metadata", {{"name", "a"}}}}, f.dir / "not-a-chart");
+  CHECK(chart.status == 400);
+  CHECK(chart.body.find("gzip") != std::string::npos);
+  CHECK(s.post_json("/v2/cluster-providers", {{"metadata", {{"name", "cp"}}}}).status == 201);
+  CHECK(s.post_json("/v2/cluster-providers/cp/clusters", {{"metadata", {{"name", "c1"}}}}).status == 400);
+  // Deleting what is still referenced is a conflict; in order, it goes.
+  CHECK(s.call("DELETE", "/v2/projects/p1").status == 409);
+  CHECK(s.call("DELETE", "/v2/projects/p1/composite-apps/ca/v1").status == 204);
+  CHECK(s.call("DELETE", "/v2/projects/p1").status == 204);
+  CHECK(s.call("DELETE", "/v2/projects/p1").status == 404);
+  // Lifecycle operations on what does not exist: 404.
+  CHECK(s.call("POST", "/v2/projects/p9/composite-apps/ca/v1/deployment-intent-groups/d/approve").status == 404);
+  auto cli = f.run("get projects -o json");
+  CHECK(json::parse(cli.out).empty());
+}
+
+TEST_CASE("emco serve: concurrent requests from many clients all land", "[serve]") {
+  Fleet f;
+  Server s(f.dir, f.emco, "--listen 127.0.0.1:0 --workers 4 -q");
+  // 24 curl processes at once, each creating a project and reading the list.
+  write_text(f.dir / "run.sh",
+             "for i in $(seq 1 24); do\n"
+             "  ( curl -sS -o /dev/null -w '%{http_code}' -H 'Content-Type: application/json' "
+             "--data-binary \"{\\\"metadata\\\":{\\\"name\\\":\\\"p$i\\\"}}\" " + s.url + "/v2/projects > code-$i;\n"
+             "    curl -sS -o /dev/null -w '%{http_code}' " + s.url + "/v2/projects > list-$i ) &\n"
+             "done\nwait\n");
+  REQUIRE(sh(f.dir, "sh run.sh").code == 0);
+  for (int i = 1; i <= 24; ++i) {
+    CHECK(read_text(f.dir / ("code-" + std::to_string(i))) == "201");
+    CHECK(read_text(f.dir / ("list-" + std::to_string(i))) == "200");
+  }
+  Reply all = s.get("/v2/projects");
+  REQUIRE(all.status == 200);
+  CHECK(all.parsed().size() == 24);
+}
+
+TEST_CASE("emco serve: beyond loopback it needs a token and TLS, and refuses requests without the token",
+          "[serve]") {
+  Fleet f;
+  // 127.0.0.2 is a loopback address to Linux, but not to emco serve: only
+  // 127.0.0.1, ::1 and localhost are.
+  auto refused = f.run("serve --listen 127.0.0.2:0");
+  CHECK(refused.code == 64);
+  CHECK(refused.out.find("needs a token and TLS") != std::string::npos);
+  write_text(f.dir / "token", "s3cret-token\n");
+  CHECK(f.run("serve --listen 127.0.0.2:0 --token-file token").code == 64);
+  REQUIRE(sh(f.dir, "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout server.key -out server.crt "
+                    "-days 1 -subj /CN=emco-serve -addext subjectAltName=IP:127.0.0.2 2>&1")
+              .code == 0);
+  Server s(f.dir, f.emco, "--listen 127.0.0.2:0 --token-file token --tls-cert server.crt --tls-key server.key");
+  REQUIRE(s.url.rfind("https://127.0.0.2:", 0) == 0);
+  Reply none = s.call("GET", "/v2/projects", "--cacert server.crt");
+  CHECK(none.status == 401);
+  CHECK(s.call("GET", "/v2/projects", "--cacert server.crt -H 'Authorization: Bearer wrong'").status == 401);
+  Reply ok = s.call("GET", "/v2/projects", "--cacert server.crt -H 'Authorization: Bearer s3cret-token'");
+  CHECK(ok.status == 200);
+  CHECK(ok.body == "[]\n");
+  // Plain HTTP to the TLS port gets no answer.
+  CHECK(sh(f.dir, "curl -sS -o /dev/null " + std::string("http") + s.url.substr(5) + "/v2/projects").code != 0);
+  // A token on loopback is required too.
+  Server local(f.dir, f.emco, "--listen 127.0.0.1:0 --token-file token", "local");
+  CHECK(local.get("/v2/projects").status == 401);
+  CHECK(local.call("GET", "/v2/projects", "-H 'Authorization: Bearer s3cret-token'").status == 200);
+}
