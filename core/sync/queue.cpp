@@ -369,7 +369,67 @@ std::string first_failures(const std::vector<std::string>& failures) {
   return s;
 }
 
+constexpr const char* k_stage_meta = "sync.stage";
+
+// "<seq> <final> <ended>" and then one cluster per line.
+std::string stage_text(const Stage& s) {
+  std::string out = std::to_string(s.seq) + " " + (s.final ? "1" : "0") + " " + (s.ended ? "1" : "0");
+  for (const auto& c : s.clusters) out += "\n" + c;
+  return out;
+}
+
+std::optional<Stage> parse_stage(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  Stage s;
+  size_t nl = text.find('\n');
+  long long seq = 0;
+  int fin = 0, ended = 0;
+  if (std::sscanf(text.substr(0, nl).c_str(), "%lld %d %d", &seq, &fin, &ended) != 3) return std::nullopt;
+  s.seq = seq;
+  s.final = fin != 0;
+  s.ended = ended != 0;
+  while (nl != std::string::npos) {
+    size_t next = text.find('\n', nl + 1);
+    s.clusters.push_back(text.substr(nl + 1, next == std::string::npos ? std::string::npos : next - nl - 1));
+    nl = next;
+  }
+  return s;
+}
+
+std::optional<Stage> stage_of(const ac::Header& h) {
+  auto it = h.meta.find(k_stage_meta);
+  return it == h.meta.end() ? std::nullopt : parse_stage(it->second);
+}
+
+// The stage of `entry`, when one is open for it.
+std::optional<Stage> stage_for(const ac::Header& h, const ac::QueueEntry& entry) {
+  auto s = stage_of(h);
+  if (!s || s->seq != entry.seq) return std::nullopt;
+  if (entry.event != ac::event::instantiate && entry.event != ac::event::update && entry.event != ac::event::terminate)
+    return std::nullopt;
+  return s;
+}
+
+void only_clusters(Work& w, const std::vector<std::string>& clusters) {
+  const std::set<std::string> keep(clusters.begin(), clusters.end());
+  std::vector<Job> jobs;
+  for (auto& j : w.jobs)
+    if (keep.count(j.cluster)) jobs.push_back(std::move(j));
+  w.jobs = std::move(jobs);
+}
+
 }  // namespace
+
+void open_stage(store::Store& st, const std::string& ctx, const Stage& stage) {
+  st.write([&] {
+    if (auto before = stage_of(ac::header(st, ctx))) ac::jobs::forget(st, ctx, before->seq);
+    Stage s = stage;
+    s.ended = false;
+    ac::set_meta(st, ctx, k_stage_meta, stage_text(s));
+  });
+}
+
+std::optional<Stage> current_stage(store::Store& st, const std::string& ctx) { return stage_of(ac::header(st, ctx)); }
 
 EventWork event_work(store::Store& st, const std::string& ctx, const ac::QueueEntry& entry) {
   EventWork ew;
@@ -390,6 +450,7 @@ EventWork event_work(store::Store& st, const std::string& ctx, const ac::QueueEn
       ew.work = terminate_work(ew.context);
     // Read has no executor work (read_back).
   }
+  if (auto stage = stage_for(ac::header(st, ctx), entry)) only_clusters(ew.work, stage->clusters);
   ew.status_ctx = ew.context.status_id();
   return ew;
 }
@@ -483,6 +544,15 @@ DriveResult drive(store::Store& st, const std::string& ctx, const DriveOptions& 
         });
         continue;
       }
+      // A staged event's stage that ended waits for its owner to open the next.
+      const std::optional<Stage> stage = stage_for(h, *entry);
+      const bool staged = stage && !stage->final;
+      if (staged && stage->ended && resumed) {
+        result.end = DriveEnd::stage;
+        result.status = h.status;
+        release(st, ctx);
+        return result;
+      }
       st.write([&] {
         ac::set_desired(st, ctx, t.desired);
         ac::set_status(st, ctx, t.current);
@@ -561,6 +631,18 @@ DriveResult drive(store::Store& st, const std::string& ctx, const DriveOptions& 
       result.failures = r.failures;
       if (r.outcome == Outcome::interrupted) {
         result.end = DriveEnd::interrupted;
+        result.status = t.current;
+        release(st, ctx);
+        return result;
+      }
+      if (staged && r.outcome != Outcome::stopped) {
+        st.write([&] {
+          ac::jobs::forget(st, ctx, entry->seq);
+          Stage ended = *stage;
+          ended.ended = true;
+          ac::set_meta(st, ctx, k_stage_meta, stage_text(ended));
+        });
+        result.end = DriveEnd::stage;
         result.status = t.current;
         release(st, ctx);
         return result;
