@@ -18,6 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/lifecycle/rollout.hpp"
 #include "sim/sim.hpp"
 #include "tests/shell.hpp"
 
@@ -346,4 +347,64 @@ TEST_CASE("a bad strategy is refused when stored, naming the field", "[rollout]"
   r = f.run("apply -f bad.yaml");
   CHECK(r.code == 3);
   CHECK(r.out.find("splits the clusters one way") != std::string::npos);
+}
+
+TEST_CASE("a terminate ends a paused rollout: every cluster is cleaned and the rollout shows it ended", "[rollout][sim]") {
+  Fleet f;
+  f.strategy("  waves: 3\n");
+  emco::sim::Fault refused;
+  refused.expired_credentials = true;
+  f.sim->set_fault("edge3", refused);
+  REQUIRE(f.run("dig instantiate " + k_dig).code == 1);
+  CHECK(f.rollout()["state"] == "paused");
+  auto update = f.run("dig update " + k_dig);
+  CHECK(update.code == 5);  // the rollout must be resumed or aborted first
+  CHECK(update.out.find("its rollout is paused at wave 2 (2 of 3)") != std::string::npos);
+  f.sim->set_fault("edge3", {});
+  auto term = f.run("dig terminate " + k_dig);
+  INFO(term.out);
+  CHECK(term.code == 0);
+  CHECK(f.delivered_clusters().empty());
+  CHECK(f.rollout()["state"] == "ended");
+}
+
+TEST_CASE("waves: by count, by size, by label, capped; every cluster in exactly one wave", "[rollout]") {
+  namespace ro = emco::lifecycle::rollout;
+  std::vector<std::string> ten;
+  for (int i = 0; i < 10; ++i) ten.push_back("p+c" + std::to_string(i));
+  auto sizes = [](const std::vector<ro::Wave>& waves) {
+    std::vector<size_t> out;
+    for (const auto& w : waves) out.push_back(w.clusters.size());
+    return out;
+  };
+  auto no_labels = [](const std::string&) { return std::vector<std::string>{}; };
+  ro::Strategy s;
+  CHECK(sizes(ro::plan_waves(s, ten, no_labels)) == std::vector<size_t>{10});  // none: all at once
+  s.waves = 3;
+  CHECK(sizes(ro::plan_waves(s, ten, no_labels)) == std::vector<size_t>{4, 4, 2});
+  s.waves = 20;  // more waves than clusters: one each
+  CHECK(sizes(ro::plan_waves(s, ten, no_labels)).size() == 10);
+  s.waves = 0;
+  s.wave_size = ro::Amount{30, true};  // 30% of 10, rounded up
+  CHECK(sizes(ro::plan_waves(s, ten, no_labels)) == std::vector<size_t>{3, 3, 3, 1});
+  s.wave_size = ro::Amount{4, false};
+  s.max_unavailable = ro::Amount{3, false};  // caps every wave
+  auto capped = ro::plan_waves(s, ten, no_labels);
+  CHECK(sizes(capped) == std::vector<size_t>{3, 1, 3, 1, 2});
+  CHECK(capped[0].name == "wave 1");
+  s = {};
+  s.groups = {"b", "a"};
+  auto labels = [](const std::string& c) {
+    if (c == "p+c1" || c == "p+c7") return std::vector<std::string>{"a", "b"};  // the first listed group wins
+    if (c == "p+c2") return std::vector<std::string>{"a"};
+    return std::vector<std::string>{};
+  };
+  auto groups = ro::plan_waves(s, ten, labels);
+  REQUIRE(groups.size() == 3);
+  CHECK(groups[0].name == "group b");
+  CHECK(groups[0].clusters == std::vector<std::string>{"p+c1", "p+c7"});
+  CHECK(groups[1].clusters == std::vector<std::string>{"p+c2"});
+  CHECK(groups[2].name == "the other clusters");
+  CHECK(groups[2].clusters.size() == 7);
+  CHECK(ro::plan_waves(s, {}, labels).empty());
 }
