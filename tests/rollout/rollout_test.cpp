@@ -21,6 +21,7 @@
 #include "core/lifecycle/rollout.hpp"
 #include "sim/sim.hpp"
 #include "tests/shell.hpp"
+#include "tests/test_store.hpp"
 
 using nlohmann::json;
 namespace fs = std::filesystem;
@@ -62,7 +63,8 @@ struct Fleet {
     values += "Clusters:\n";
     for (const auto& n : sim->cluster_names()) values += "  - {Name: " + n + ", KubeConfig: " + sim->kubeconfig_path(n) + "}\n";
     std::ofstream(dir / "values.yaml") << values;
-    REQUIRE(run("init").code == 0);
+    const std::string store = emco::test::fresh_store();  // a PostgreSQL workspace in the pg: run
+    REQUIRE(run(store.empty() ? "init" : "init --store '" + store + "' --no-encrypt").code == 0);
     for (const char* f : {"01-clusters.yaml", "02-project.yaml", "03-app.yaml"}) {
       auto r = run(std::string("apply -f ") + f + " -v values.yaml");
       INFO(f << ": " << r.out);
@@ -368,7 +370,7 @@ TEST_CASE("a terminate ends a paused rollout: every cluster is cleaned and the r
   CHECK(f.rollout()["state"] == "ended");
 }
 
-TEST_CASE("waves: by count, by size, by label, capped; every cluster in exactly one wave", "[rollout]") {
+TEST_CASE("waves by count, by size and by label order, capped, put every cluster in exactly one wave", "[rollout]") {
   namespace ro = emco::lifecycle::rollout;
   std::vector<std::string> ten;
   for (int i = 0; i < 10; ++i) ten.push_back("p+c" + std::to_string(i));
