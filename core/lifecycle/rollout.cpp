@@ -217,10 +217,11 @@ std::string end_rollout(store::Store& st, const std::string& ctx, json& r, bool 
   return from;
 }
 
-enum class GateEnd { passed, failed, pending };
+enum class GateEnd { passed, failed, pending, cancelled };
 
 // Reads the wave's objects until they are all ready for minSuccessTime, its
-// progress deadline passes, or the operation's deadline or an interrupt.
+// progress deadline passes, the operation's deadline or an interrupt, or the
+// context is stopped or a terminate is pending (cancelled).
 // Records readySince, the failed clusters, the end and the time spent.
 GateEnd gate(store::Store& st, const std::string& ctx, json& r, const OperationOptions& o,
              steady_clock::time_point deadline, const sync::TargetFactory& factory) {
@@ -288,6 +289,11 @@ GateEnd gate(store::Store& st, const std::string& ctx, json& r, const OperationO
     if ((o.interrupt && o.interrupt->load()) || steady_clock::now() >= deadline) {
       spent();
       return GateEnd::pending;
+    }
+    // 'emco dig stop' or a terminate: the next drive ends the operation.
+    if (const ac::Header now_h = ac::header(st, ctx); now_h.stop || now_h.pending_terminate) {
+      spent();
+      return GateEnd::cancelled;
     }
     // Poll again: sooner when the wait that is left is shorter.
     int64_t wait = 500;
@@ -405,6 +411,10 @@ RolloutTurn rollout_turn(store::Store& st, const std::string& ctx, const Operati
       st.write([&] { save(st, ctx, r); });
     }
     const GateEnd g = gate(st, ctx, r, o, deadline, factory);
+    if (g == GateEnd::cancelled) {
+      st.write([&] { save(st, ctx, r); });
+      return turn;
+    }
     if (g == GateEnd::pending) {
       st.write([&] { save(st, ctx, r); });
       turn.stop = stopped(st, ctx, Delivery::pending,

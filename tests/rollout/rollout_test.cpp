@@ -410,3 +410,34 @@ TEST_CASE("waves by count, by size and by label order, capped, put every cluster
   CHECK(groups[2].clusters.size() == 7);
   CHECK(ro::plan_waves(s, {}, labels).empty());
 }
+
+TEST_CASE("emco dig stop ends a rollout waiting in a gate", "[rollout][sim]") {
+  Fleet f;
+  f.strategy("  waves: 3\n  minSuccessTime: 10m\n");
+  const fs::path log = f.dir / "instantiate.log";
+  pid_t pid = emco::test::spawn(f.dir, "env " + f.emco + " dig instantiate " + k_dig + " --timeout 20m", log);
+  bool gating = false;
+  for (int i = 0; i < 600 && !gating; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    auto r = f.run("dig rollout status " + k_dig + " -o json 2>/dev/null");
+    gating = r.code == 0 && json::parse(r.out)["waves"][0]["state"] == "gating";
+  }
+  REQUIRE(gating);
+  auto stop = f.run("dig stop " + k_dig);
+  INFO(stop.out);
+  CHECK(stop.code == 0);
+  // The process ends long before the gate's 10 minutes (waited for up to a minute).
+  int status = 0;
+  pid_t done = 0;
+  for (int i = 0; i < 600 && done == 0; ++i) {
+    done = ::waitpid(pid, &status, WNOHANG);
+    if (done == 0) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  if (done == 0) {
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, &status, 0);
+  }
+  CHECK(done == pid);
+  CHECK(f.rollout()["state"] == "ended");
+  CHECK(f.delivered_clusters() == V{"edge1", "edge2"});
+}
