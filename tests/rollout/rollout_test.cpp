@@ -441,3 +441,24 @@ TEST_CASE("emco dig stop ends a rollout waiting in a gate", "[rollout][sim]") {
   CHECK(f.rollout()["state"] == "ended");
   CHECK(f.delivered_clusters() == V{"edge1", "edge2"});
 }
+
+TEST_CASE("rollbackOnFailure: too many failures abort the rollout and undo the waves that started", "[rollout][sim]") {
+  Fleet f;
+  auto made = f.run("dig rollout-strategy create " + k_dig + "/waves --waves 3 --rollback-on-failure");
+  INFO(made.out);
+  REQUIRE(made.code == 0);
+  emco::sim::Fault refused;
+  refused.expired_credentials = true;
+  f.sim->set_fault("edge4", refused);
+  auto inst = f.run("dig instantiate " + k_dig);
+  INFO(inst.out);
+  CHECK(inst.code == 1);
+  CHECK(inst.out.find("rolled back: its objects are deleted from the 4 clusters of the waves that started") !=
+        std::string::npos);
+  CHECK(f.delivered_clusters().empty());
+  json r = f.rollout();
+  CHECK(r["state"] == "aborted");
+  CHECK(names(r["waves"][1]["failed"]) == V{"edge+edge4"});
+  auto history = json::parse(f.run("dig history " + k_dig + " -o json").out);
+  CHECK(history["actions"].back()["state"] == "Terminated");
+}
