@@ -145,7 +145,8 @@ int report_op(Context& ctx, const Invocation& inv, const resource::Kind& k, cons
     counts = status::dig_status(ctx.store(), key, summary).value("deployedCounts", json::object());
     // A rollout in waves: where it stands; one waiting for 'emco dig rollout
     // resume' after a wave passed (--wait-wave) is a success.
-    rollout = lifecycle::rollout::of_dig(ctx.store(), key);
+    if (op == "instantiate" || op == "update" || op.rfind("rollout ", 0) == 0)
+      rollout = lifecycle::rollout::of_dig(ctx.store(), key);
     if (!rollout.is_null() && rollout.value("state", "") == "waiting") {
       code = 0;
       r.failures.clear();
