@@ -12,7 +12,6 @@
 
 #include <algorithm>
 #include <limits>
-#include <ctime>
 #include <map>
 #include <set>
 #include <thread>
@@ -108,16 +107,6 @@ constexpr const char* aborted = "aborted";
 
 int64_t now_ms() { return system_clock().now_unix_ms(); }
 
-std::string rfc3339(int64_t ms) {
-  if (ms <= 0) return "";
-  time_t secs = static_cast<time_t>(ms / 1000);
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char buf[40];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
-  return std::string(buf) + "Z";
-}
-
 std::optional<json> load(store::Store& st, const std::string& ctx) {
   if (!ac::exists(st, ctx)) return std::nullopt;
   auto h = ac::header(st, ctx);
@@ -202,6 +191,8 @@ std::string end_rollout(store::Store& st, const std::string& ctx, json& r, bool 
   // replaced back, as 'emco dig rollback' delivers it (a new revision).
   const std::string from = r.value("from", "");
   if (!ac::exists(st, from)) fail(ErrorKind::failed, "cannot roll back: the context the update replaced is gone");
+  // Update accepts the context it delivers again only from Created or
+  // Updated (as a rollback's target is): the replaced revision is Updated.
   ac::set_status(st, from, ac::status::updated);
   ac::set_stop(st, from, false);
   const int64_t up = ac::enqueue(st, from, ac::event::update, ctx);
@@ -509,8 +500,8 @@ json view(const json& r, bool clusters) {
               {"state", w.value("state", "")},
               {"failed", w.value("failed", json::array())}};
     if (clusters) v["clusters"] = w["clusters"];
-    if (w.value("started", int64_t{0})) v["started"] = rfc3339(w.value("started", int64_t{0}));
-    if (w.value("ended", int64_t{0})) v["ended"] = rfc3339(w.value("ended", int64_t{0}));
+    if (w.value("started", int64_t{0})) v["started"] = rfc3339_ms(w.value("started", int64_t{0}));
+    if (w.value("ended", int64_t{0})) v["ended"] = rfc3339_ms(w.value("ended", int64_t{0}));
     if (w.contains("gateMs")) v["gateMs"] = w["gateMs"];
     out["waves"].push_back(std::move(v));
   }

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <csignal>
-#include <ctime>
 #include <map>
 #include <set>
 #include <string_view>
@@ -17,6 +16,7 @@
 #include "core/appcontext/job_rows.hpp"
 #include "core/sync/work.hpp"
 #include "core/sync/worker.hpp"
+#include "core/util/clock.hpp"
 #include "core/util/error.hpp"
 
 namespace emco::sync {
@@ -52,17 +52,6 @@ const Transition& transition(const std::string& event) {
 }
 
 namespace {
-
-std::string rfc3339(int64_t ms) {
-  time_t secs = static_cast<time_t>(ms / 1000);
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char buf[40];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
-  char out[48];
-  std::snprintf(out, sizeof out, "%s.%03dZ", buf, static_cast<int>(ms % 1000));
-  return out;
-}
 
 int64_t now_ms() { return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count(); }
 
@@ -134,7 +123,7 @@ void release(store::Store& st, const std::string& ctx) {
 // (its cluster unreachable) was never created and is no longer retried, so
 // it is NotCreated (issue 23: each state means one thing).
 void settle_stopped_apply(store::Store& st, const std::string& status_ctx) {
-  const std::string now = rfc3339(now_ms());
+  const std::string now = rfc3339_ms(now_ms());
   for (const auto& s : ac::resource_states(st, status_ctx))
     if (s.status == ac::resource_status::retrying)
       ac::set_resource_status(st, status_ctx, s.app, s.cluster, s.resource, ac::resource_status::not_created,
@@ -313,7 +302,7 @@ bool read_back(store::Store& st, const ac::AppContext& c, const std::string& sta
   for (const auto& a : c.apps)
     for (const auto& cl : a.clusters) {
       if ((o.engine.interrupt && o.engine.interrupt->load()) || steady_clock::now() >= o.engine.deadline) return false;
-      std::string now = rfc3339(now_ms());
+      std::string now = rfc3339_ms(now_ms());
       try {
         auto& t = targets[cl.name];
         if (!t) t = o.factory(cl.name, ns);
@@ -459,10 +448,10 @@ void record_updates(store::Store& st, const std::string& status_ctx, const std::
   st.write([&] {
     for (const auto& u : batch) {
       if (u.connectivity)
-        ac::set_cluster_state(st, status_ctx, u.app, u.cluster, connectivity_name(u.conn), rfc3339(u.time_ms));
+        ac::set_cluster_state(st, status_ctx, u.app, u.cluster, connectivity_name(u.conn), rfc3339_ms(u.time_ms));
       else
         ac::set_resource_status(st, status_ctx, u.app, u.cluster, u.resource, status_name(u.status), u.message,
-                                rfc3339(u.time_ms));
+                                rfc3339_ms(u.time_ms));
     }
   });
 }
