@@ -462,3 +462,25 @@ TEST_CASE("rollbackOnFailure: too many failures abort the rollout and undo the w
   auto history = json::parse(f.run("dig history " + k_dig + " -o json").out);
   CHECK(history["actions"].back()["state"] == "Terminated");
 }
+
+TEST_CASE("an unreachable cluster fails its wave at the progress deadline and the rollout pauses there",
+          "[rollout][sim]") {
+  Fleet f;
+  f.strategy("  waves: 3\n  progressDeadline: 3s\n");
+  emco::sim::Fault down;
+  down.refuse = true;
+  f.sim->set_fault("edge2", down);
+  auto inst = f.run("dig instantiate " + k_dig);
+  INFO(inst.out);
+  CHECK(inst.code == 1);
+  json r = f.rollout();
+  CHECK(r["state"] == "paused");
+  CHECK(r["wave"] == 1);
+  CHECK(names(r["waves"][0]["failed"]) == V{"edge+edge2"});
+  CHECK(f.delivered_clusters() == V{"edge1"});
+  f.sim->set_fault("edge2", {});
+  auto resumed = f.run("dig rollout resume " + k_dig);
+  INFO(resumed.out);
+  CHECK(resumed.code == 0);
+  CHECK(f.delivered_clusters().size() == 6);
+}
