@@ -8,6 +8,7 @@
 #include "cli/address.hpp"
 #include "cli/interrupt.hpp"
 #include "cli/output.hpp"
+#include "core/lifecycle/rollout.hpp"
 #include "core/status/status.hpp"
 #include "core/util/error.hpp"
 #include "core/util/strings.hpp"
@@ -52,6 +53,12 @@ std::vector<FlagSpec> wait_flags() {
           output_flag({Format::table, Format::json, Format::yaml})};
 }
 
+FlagSpec wait_wave_flag() {
+  return {.name = "wait-wave",
+          .help = "with a rollout strategy: return once the current wave's gate passed (exit 0; 'emco dig rollout "
+                  "resume' starts the next) or failed (exit 1)"};
+}
+
 lifecycle::OperationOptions options_of(Context& ctx, const Invocation& inv, ProgressView& view) {
   lifecycle::OperationOptions o;
   o.runtime = &ctx.runtime();
@@ -66,6 +73,7 @@ lifecycle::OperationOptions options_of(Context& ctx, const Invocation& inv, Prog
   if (parallel < 1) fail(ErrorKind::usage, "'--parallel " + inv.get("parallel") + "' must be a positive number");
   o.parallel = parallel;
   o.interrupt = &g_interrupted;
+  o.wait_wave = inv.has("wait-wave");
   o.progress = [&view](const std::string&, const std::string& event, const sync::Progress& p) { view.update(event, p); };
   (void)ctx;
   return o;
@@ -106,7 +114,6 @@ int run_op(Context& ctx, const Invocation& inv, const resource::Kind& k, const K
   ctx.delivers = true;
   ProgressView view(ctx, true);
   auto o = options_of(ctx, inv, view);
-  Format f = parse_format(inv.get("output", "table"));
   // stop and clone deliver nothing: they must not first wait for queued
   // work (stopping it is what `stop` is for).
   const bool delivers = op != "stop" && op != "clone";
@@ -117,16 +124,33 @@ int run_op(Context& ctx, const Invocation& inv, const resource::Kind& k, const K
   }
   auto r = lifecycle::run(ctx.store(), k, key, op, body, ctx.clock(), o);
   view.finish();
+  return report_op(ctx, inv, k, key, op, r, o);
+}
+
+int report_op(Context& ctx, const Invocation& inv, const resource::Kind& k, const Key& key, const std::string& op,
+              lifecycle::OperationResult& r, const lifecycle::OperationOptions& o) {
+  Format f = parse_format(inv.get("output", "table"));
+  const bool delivers = op != "stop" && op != "clone";
   std::string anchor = resource::resource_anchor(k, key);
   // A DIG operation says what became of its resources ("Terminated: 57
   // Deleted, 73 Absent"): after a partly failed instantiate, what a terminate
   // deleted and what was never there.
   json counts = json::object();
+  json rollout;
+  int code = exit_of(r.delivery);
   if (k.id == "deploymentIntentGroup" && delivers && !r.context.empty()) {
     status::Query summary;
     summary.status = "deployed";
     summary.output = "summary";
     counts = status::dig_status(ctx.store(), key, summary).value("deployedCounts", json::object());
+    // A rollout in waves: where it stands; one waiting for 'emco dig rollout
+    // resume' after a wave passed (--wait-wave) is a success.
+    if (op == "instantiate" || op == "update" || op.rfind("rollout ", 0) == 0)
+      rollout = lifecycle::rollout::of_dig(ctx.store(), key);
+    if (!rollout.is_null() && rollout.value("state", "") == "waiting") {
+      code = 0;
+      r.failures.clear();
+    }
   }
   if (f == Format::json || f == Format::yaml) {
     json out = {{"anchor", anchor}, {"operation", op}, {"message", r.message}, {"delivery", delivery_name(r.delivery)}};
@@ -134,6 +158,9 @@ int run_op(Context& ctx, const Invocation& inv, const resource::Kind& k, const K
     if (!r.status.empty()) out["deployedStatus"] = r.status;
     if (!counts.empty()) out["deployedCounts"] = counts;
     if (r.revision) out["revision"] = r.revision;
+    if (!rollout.is_null())
+      out["rollout"] = {{"state", rollout["state"]}, {"wave", rollout["wave"]}, {"waveCount", rollout["waveCount"]},
+                        {"failures", rollout["failures"]}, {"message", rollout["message"]}};
     if (!r.failures.empty()) out["failures"] = r.failures;
     if (f == Format::json) print_json(ctx.out, out);
     else print_yaml(ctx.out, out);
@@ -143,12 +170,19 @@ int run_op(Context& ctx, const Invocation& inv, const resource::Kind& k, const K
     for (const auto& [state, n] : counts.items()) tally += (tally.empty() ? ": " : ", ") + n.dump() + " " + state;
     if (!r.status.empty()) line += " (" + r.status + tally + ")";
     ctx.out << line << "\n";
+    if (!rollout.is_null())
+      ctx.out << "rollout " << rollout.value("state", "") << " at wave " << rollout.value("wave", 0) << " of "
+              << rollout.value("waveCount", 0)
+              << (rollout.value("message", "").empty() ? "" : ": " + rollout.value("message", "")) << "\n";
     for (const auto& fl : r.failures) ctx.err << "emco: failed: " << fl << "\n";
   }
-  if (r.delivery == lifecycle::Delivery::pending) explain_pending(ctx, anchor, o);
-  if (r.delivery == lifecycle::Delivery::failed)
+  if (r.delivery == lifecycle::Delivery::pending && code != 0) explain_pending(ctx, anchor, o);
+  if (!rollout.is_null() && rollout.value("state", "") == "paused")
+    ctx.note("see 'emco dig rollout status'; fix what failed and run 'emco dig rollout resume', or 'emco dig rollout "
+             "abort [--rollback]'");
+  else if (r.delivery == lifecycle::Delivery::failed)
     ctx.note("see 'emco dig status " + anchor + " --output detail' for each resource");
-  return exit_of(r.delivery);
+  return code;
 }
 
 void add_lifecycle_operations(std::vector<CommandSpec>& out, const std::vector<std::string>& noun, const resource::Kind& k,

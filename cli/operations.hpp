@@ -19,7 +19,9 @@ namespace emco::cli {
 
 // --timeout, --no-wait, --parallel and -o table|json|yaml.
 std::vector<FlagSpec> wait_flags();
-// The operation options of those flags, reporting progress to `view` and
+// --wait-wave: a rollout in waves stops after the current wave's gate.
+FlagSpec wait_wave_flag();
+// The operation options of those flags (and --wait-wave where a command has it), reporting progress to `view` and
 // stopping at Ctrl-C (an InterruptGuard must be alive). Error(usage) for a
 // bad --timeout or --parallel.
 lifecycle::OperationOptions options_of(Context& ctx, const Invocation& inv, ProgressView& view);
@@ -35,6 +37,13 @@ void explain_pending(Context& ctx, const std::string& what, const lifecycle::Ope
 // prints the result in the -o format. Returns the exit status.
 int run_op(Context& ctx, const Invocation& inv, const resource::Kind& k, const resource::Key& key, const std::string& op,
            const nlohmann::json& body);
+
+// Prints the result `r` of operation `op` on `key` in the -o format (a DIG's
+// resource counts and rollout) and returns the exit status: exit_of, except
+// that a rollout waiting for 'emco dig rollout resume' (--wait-wave: its
+// wave passed) is 0.
+int report_op(Context& ctx, const Invocation& inv, const resource::Kind& k, const resource::Key& key,
+              const std::string& op, lifecycle::OperationResult& r, const lifecycle::OperationOptions& o);
 
 // A lifecycle operation offered as `emco NOUN NAME ADDRESS`.
 struct LifecycleOperation {

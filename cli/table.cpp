@@ -58,6 +58,8 @@ constexpr Section k_sections[] = {
     {"dig", "hook", hook_commands},
     {"dig", "workflow", workflow_commands},
     {"dig", "emco-hook", emco_hook_commands},
+    {"dig", "rollout", rollout_commands},
+    {"dig", "rollout-strategy", rollout_strategy_commands},
     {"lc", nullptr, lc_commands},
     {"cert", nullptr, cert_commands},
     {"controller", nullptr, controller_commands},

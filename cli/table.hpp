@@ -126,7 +126,9 @@ std::vector<CommandSpec> dig_placement_commands();   // cli/nouns/dig.cpp: dig p
 std::vector<CommandSpec> dig_app_intent_commands();  // cli/nouns/dig.cpp: dig app-intent
 std::vector<CommandSpec> hook_commands();        // cli/nouns/hook.cpp: dig hook (tac)
 std::vector<CommandSpec> workflow_commands();    // cli/nouns/hook.cpp: dig workflow (workflow manager)
-std::vector<CommandSpec> emco_hook_commands();   // cli/nouns/hook.cpp: dig emco-hook (emco's own hooks)
+std::vector<CommandSpec> emco_hook_commands();
+std::vector<CommandSpec> rollout_commands();           // cli/nouns/rollout.cpp: dig rollout (status, resume, abort)
+std::vector<CommandSpec> rollout_strategy_commands();  // cli/nouns/rollout.cpp: dig rollout-strategy (the resources)   // cli/nouns/hook.cpp: dig emco-hook (emco's own hooks)
 std::vector<CommandSpec> lc_commands();          // cli/nouns/lc.cpp
 std::vector<CommandSpec> cert_commands();        // cli/nouns/cert.cpp
 std::vector<CommandSpec> controller_commands();  // cli/nouns/controller.cpp

@@ -12,6 +12,7 @@
 #include "plugins/hpa/plugin.hpp"
 #include "plugins/ncm/plugin.hpp"
 #include "plugins/ovnaction/plugin.hpp"
+#include "plugins/rollout/plugin.hpp"
 #include "plugins/sfc/plugin.hpp"
 #include "plugins/tac/plugin.hpp"
 #include "plugins/targets/gitops/plugin.hpp"
@@ -37,6 +38,7 @@ lifecycle::Runtime build() {
   ca_certs::install(rt);
   tac::install(rt);
   hooks::install(rt);
+  rollout::install(rt);
   resource::install_kinds(std::move(rt.kinds));
   rt.kinds.clear();
   return rt;

@@ -4,11 +4,20 @@
 //  2. `emco dig status` (deployed counts) for a context of N clusters x R
 //     resources vs the equivalent aggregate query in the sqlite3 shell.
 //
+//  3. (--mode rollout, issue 24) instantiate of A apps onto N clusters all at
+//     once vs in 10 waves (a rollout strategy with no minSuccessTime), side
+//     by side, --runs times each (terminated in between): medians of the
+//     wall time, of the time the gates took, and the rollout's overhead
+//     beyond its gates relative to the plain instantiate.
+//
 // usage: deploy_bench --clusters N --apps A --resources R --work DIR [--parallel P]
+//        deploy_bench --mode rollout --clusters N --apps A --work DIR [--parallel P] [--runs R]
 // Prints one JSON object with the figures.
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 #include <filesystem>
 #include <iostream>
 #include <string>
@@ -18,6 +27,7 @@
 #include "bench/support/sim_fleet.hpp"
 #include "core/appcontext/appcontext.hpp"
 #include "core/lifecycle/lifecycle.hpp"
+#include "core/lifecycle/rollout.hpp"
 #include "core/manifest/batch.hpp"
 #include "core/manifest/manifest.hpp"
 #include "core/status/status.hpp"
@@ -35,7 +45,95 @@ using bench::arg;
 using bench::dig_key;
 using bench::secs;
 
+namespace {
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+}
+
+std::string loadavg() {
+  std::ifstream in("/proc/loadavg");
+  std::string a, b, c;
+  in >> a >> b >> c;
+  return a + " " + b + " " + c;
+}
+
+int rollout_mode(int argc, char** argv) {
+  const int clusters = std::stoi(arg(argc, argv, "clusters", "20"));
+  const int apps = std::stoi(arg(argc, argv, "apps", "10"));
+  const int parallel = std::stoi(arg(argc, argv, "parallel", "32"));
+  const int runs = std::stoi(arg(argc, argv, "runs", "3"));
+  const fs::path work = arg(argc, argv, "work", "/tmp/emco-rollout-bench");
+  fs::create_directories(work);
+  const auto& runtime = plugins::builtin_runtime();
+  auto fleet = bench::start_fleet(work, clusters, {"plain", "waves"});
+  auto& st = fleet.store;
+  manifest::ReadOptions ro;
+  manifest::BatchOptions bo;
+  bo.runtime = &runtime;
+  manifest::run_batch(*st, manifest::Verb::apply,
+                      {manifest::parse_text("version: emco/v2\nresourceContext: {anchor: projects/proj/composite-apps/ca/"
+                                            "v1/deployment-intent-groups/waves/emco-rollout-strategies}\n"
+                                            "metadata: {name: ten}\nspec: {waves: 10, minSuccessTime: 0s}\n",
+                                            "strategy", work.string(), ro)},
+                      bo);
+  lifecycle::OperationOptions o;
+  o.runtime = &runtime;
+  o.timeout = hours(1);
+  o.parallel = parallel;
+  o.planner = [&](store::Store&, const resource::Key& key, const std::string& status_ctx, const std::string&) {
+    return bench::two_object_plan(key, status_ctx, fleet.names, apps, "1");
+  };
+  const auto& dig = resource::kind("deploymentIntentGroup");
+  std::vector<double> plain, waves, gates;
+  bool ok = true;
+  const std::string load_before = loadavg();
+  for (int i = 0; i < runs; ++i)
+    for (const char* which : {"plain", "waves"}) {
+      auto t0 = steady_clock::now();
+      auto r = lifecycle::run(*st, dig, dig_key(which), "instantiate", json::object(), emco::system_clock(), o);
+      auto t1 = steady_clock::now();
+      ok = ok && r.status == "Instantiated" && r.delivery == lifecycle::Delivery::done;
+      if (std::string(which) == "plain") {
+        plain.push_back(secs(t0, t1));
+      } else {
+        waves.push_back(secs(t0, t1));
+        json ro_state = lifecycle::rollout::of_context(*st, r.context);
+        double gate = 0;
+        for (const auto& w : ro_state["waves"]) gate += w.value("gateMs", 0) / 1000.0;
+        gates.push_back(gate);
+        ok = ok && ro_state.value("state", "") == "done" && ro_state["waves"].size() == 10;
+      }
+      auto term = lifecycle::run(*st, dig, dig_key(which), "terminate", json::object(), emco::system_clock(), o);
+      ok = ok && term.status == "Terminated";
+    }
+  const double p = median(plain), w = median(waves), g = median(gates);
+  json out = {{"mode", "rollout"},
+              {"clusters", clusters},
+              {"apps", apps},
+              {"objects", apps * 2 * clusters},
+              {"runs", runs},
+              {"parallel", parallel},
+              {"plain_instantiate_seconds", plain},
+              {"rollout_instantiate_seconds", waves},
+              {"rollout_gate_seconds", gates},
+              {"median_plain_seconds", p},
+              {"median_rollout_seconds", w},
+              {"median_gate_seconds", g},
+              {"overhead_beyond_gates", p > 0 ? (w - g - p) / p : 0},
+              {"overhead_with_gates", p > 0 ? (w - p) / p : 0},
+              {"loadavg_before", load_before},
+              {"loadavg_after", loadavg()}};
+  std::cout << out.dump(2) << "\n";
+  fleet.sim->stop();
+  return ok ? 0 : 1;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
+  if (arg(argc, argv, "mode", "deploy") == "rollout") return rollout_mode(argc, argv);
   const int clusters = std::stoi(arg(argc, argv, "clusters", "20"));
   const int apps = std::stoi(arg(argc, argv, "apps", "10"));
   const int resources = std::stoi(arg(argc, argv, "resources", "100"));

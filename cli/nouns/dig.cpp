@@ -21,6 +21,7 @@
 #include "core/appcontext/appcontext.hpp"
 #include "core/lifecycle/drift.hpp"
 #include "core/lifecycle/lifecycle.hpp"
+#include "core/lifecycle/rollout.hpp"
 #include "core/plan/plan.hpp"
 #include "core/plan/unified_diff.hpp"
 #include "core/status/status.hpp"
@@ -123,12 +124,19 @@ int dig_status_cmd(Context& ctx, const Invocation& inv) {
     // a non-blocking hook that failed shows here.
     if (json hooks = lifecycle::dig_hook_log(st, key); !hooks.empty()) s["hooks"] = hooks;
     if (json repairs = lifecycle::drift::repair_log(st, key); !repairs.empty()) s["driftRepairs"] = repairs;
+    // The rollout of the current deployment (emco's addition): where it stands.
+    if (json ro = lifecycle::rollout::of_dig(st, key); !ro.is_null()) s["rollout"] = ro;
     if (f == Format::json) print_json(os, s);
     else if (f == Format::yaml) print_yaml(os, s);
     else {
       print_status_heading(os, "DIG " + s.value("project", "") + "/" + s.value("compositeApp", "") + "/" +
                                    s.value("compositeAppVersion", "") + "/" + s.value("name", ""), s);
       print_status_table(os, s, q);
+      if (s.contains("rollout"))
+        os << "rollout " << s["rollout"].value("strategy", "") << ": " << s["rollout"].value("state", "") << " at wave "
+           << s["rollout"].value("wave", 0) << " of " << s["rollout"].value("waveCount", 0) << " ("
+           << s["rollout"]["waves"][s["rollout"].value("wave", 1) - 1].value("name", "") << ", "
+           << s["rollout"].value("failures", 0) << " failed cluster(s))\n";
       for (const auto& op : s.value("hooks", json::array()))
         for (const auto& step : op.value("steps", json::array()))
           if (step.value("state", "") != "done")
@@ -559,7 +567,11 @@ std::vector<CommandSpec> dig_commands() {
        "child contexts are made and delivered: dtc's service discovery (sds) waits for the server app to be\n"
        "ready (EMCO_SDS_SERVER_TIMEOUT, default 300 s), reads its Service (a LoadBalancer's ingress IP within\n"
        "EMCO_SDS_LB_TIMEOUT, default 120 s; polling every EMCO_SDS_POLL_MS, default 5000) and gives every\n"
-       "client cluster a Service and Endpoints; 'emco dig status' lists them (ChildContextIDs, nested)."},
+       "client cluster a Service and Endpoints; 'emco dig status' lists them (ChildContextIDs, nested).\n"
+       "With a rollout strategy (emco-rollout-strategies, see 'emco dig rollout') the clusters are delivered\n"
+       "in waves, each gated on its workloads' readiness; --wait-wave returns once the first wave's gate\n"
+       "passed (exit 0; 'emco dig rollout resume' goes on) or failed (exit 1).",
+       {wait_wave_flag()}},
       {"terminate", "delete a deployment intent group's resources from its clusters",
        "Deletes in reverse order (dependent apps first, the last-applied resource first); child contexts first."},
       {"stop", "stop an instantiate or terminate in progress",
@@ -570,7 +582,9 @@ std::vector<CommandSpec> dig_commands() {
        "placement intent, DIG, logical cloud, cluster labels) did not change keep their plan without being\n"
        "rendered again, unless controllers are named in the group intents. GitOps repositories get one\n"
        "commit per update with the changed and deleted files. Child contexts of the running revision are\n"
-       "terminated and made again for the new one."},
+       "terminated and made again for the new one. With a rollout strategy the update is delivered in\n"
+       "waves, as instantiate is (--wait-wave likewise).",
+       {wait_wave_flag()}},
       {"rollback", "redeploy an earlier revision of a deployment intent group",
        "Delivers the difference between the current revision and --revision N (as an update does).",
        {{.name = "revision", .value = "N", .help = "the revision to return to (see 'emco dig history')"}},

@@ -84,4 +84,12 @@ void deactivate(store::Store& st, const std::string& ctx) {
   });
 }
 
+void activate(store::Store& st, const std::string& ctx) {
+  st.write([&] {
+    auto& s = st.database().statement("INSERT INTO ac_active(ctx) VALUES(?) ON CONFLICT DO NOTHING");
+    s.bind(1, ctx);
+    s.exec();
+  });
+}
+
 }  // namespace emco::appcontext

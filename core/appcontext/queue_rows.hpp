@@ -30,5 +30,8 @@ void mark(store::Store& st, const std::string& ctx, int64_t seq, const std::stri
 std::vector<QueueEntry> queue(store::Store& st, const std::string& ctx);
 std::vector<std::string> active_contexts(store::Store& st);
 void deactivate(store::Store& st, const std::string& ctx);
+// Puts `ctx` back in the active set (its queued work is resumed again: a
+// rollout that was waiting for 'emco dig rollout resume').
+void activate(store::Store& st, const std::string& ctx);
 
 }  // namespace emco::appcontext

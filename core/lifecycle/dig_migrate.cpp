@@ -106,6 +106,7 @@ OperationResult migrate_dig(store::Store& st, const Kind& k, const Key& key, con
            "migrate moves a running deployment; instantiate it first");
     from = last_instance(json::parse(source.state_info));
     if (!ac::exists(st, from)) fail(ErrorKind::failed, what + ": its deployment context " + from + " is missing");
+    refuse_during_rollout(st, from, what, "migrate");
     if (sync::held_by_live_process(st, from))
       fail(ErrorKind::conflict, "cannot migrate " + what + ": it is still being delivered", busy_hint(st, from));
     std::string target_state = current_state(dest.state_info);

@@ -38,6 +38,33 @@ Delivered with_children(store::Store& st, const std::string& parent, Clock& cloc
 // Terminates the children of `ctx` (an update or migrate replaced their parent).
 Delivered terminate_children(store::Store& st, const std::string& ctx, const OperationOptions& o,
                              std::chrono::steady_clock::time_point deadline);
+// What follows the delivery `d` of DIG context `to`: on an update (`from`
+// the replaced context, else "") the children of `from` are terminated, then
+// `to`'s children made (with_children). Returns how that ended.
+Delivered after_delivery(store::Store& st, const std::string& to, const std::string& from, Clock& clock,
+                         const OperationOptions& o, std::chrono::steady_clock::time_point deadline, Delivered d);
+
+// Rollouts (rollout.cpp, rollout.hpp). Inside the write transaction that
+// records instantiate or update, after its event `seq` was queued on `ctx`
+// (`from`: the context an update replaces, else ""): when the runtime has a
+// strategy for `dig`, plans the waves, stores the rollout with `ctx` and
+// opens the first wave.
+void record_rollout(store::Store& st, const Runtime* runtime, const resource::Key& dig, const std::string& ctx,
+                    const std::string& op, int64_t seq, const std::string& from);
+// Called by deliver() before each drive of `ctx`: moves its rollout on (runs
+// the open wave's gate, opens the next wave, pauses...) holding the
+// context's lease. A context without a rollout in progress is driven as is.
+// Error(conflict) when `ctx` (a DIG's current context) has a rollout in
+// progress (running, waiting or paused): `op` (update, rollback, migrate)
+// would build on a revision only some clusters have. `what` names the DIG.
+void refuse_during_rollout(store::Store& st, const std::string& ctx, const std::string& what, const std::string& op);
+struct RolloutTurn {
+  std::chrono::steady_clock::time_point deadline;  // for the drive: the operation's, or the wave's progress deadline
+  std::optional<Delivered> stop;                   // set: deliver() returns it (waiting, paused, gate unfinished)
+};
+RolloutTurn rollout_turn(store::Store& st, const std::string& ctx, const OperationOptions& o,
+                         std::chrono::steady_clock::time_point deadline, const sync::TargetFactory& factory);
+
 // Copies a delivery's outcome into the operation result.
 void fill(OperationResult& out, const std::string& ctx, const Delivered& d);
 

@@ -87,9 +87,17 @@ Delivered deliver(store::Store& st, const std::string& ctx, const std::string& g
   drive.factory = o.factory ? o.factory : cluster_targets(st, ctx, o.runtime);
   drive.progress = o.progress;
   for (;;) {
+    // A rollout in waves (rollout.cpp) runs its gates and opens its waves between drives.
+    const RolloutTurn turn = rollout_turn(st, ctx, o, deadline, drive.factory);
+    if (turn.stop) return *turn.stop;
+    drive.engine.deadline = turn.deadline;
     auto r = sync::drive(st, ctx, drive);
     d.status = r.status;
     d.failures = r.failures;
+    if (r.end == sync::DriveEnd::stage) continue;
+    // The open wave's progress deadline ended the drive: its gate decides.
+    const bool wave_over = turn.deadline < deadline && steady_clock::now() >= turn.deadline;
+    if (r.end == sync::DriveEnd::interrupted && wave_over && !(o.interrupt && o.interrupt->load())) continue;
     if (r.end == sync::DriveEnd::interrupted) return d;
     if (r.end == sync::DriveEnd::drained) {
       bool reached = goal.empty() ? !ends_with(d.status, "Failed") : d.status == goal;
@@ -106,6 +114,16 @@ Delivered deliver(store::Store& st, const std::string& ctx, const std::string& g
   }
 }
 
+
+Delivered after_delivery(store::Store& st, const std::string& to, const std::string& from, Clock& clock,
+                         const OperationOptions& o, steady_clock::time_point deadline, Delivered d) {
+  if (d.delivery != Delivery::done) return d;
+  if (!from.empty()) {
+    Delivered old = terminate_children(st, from, o, deadline);
+    if (old.delivery != Delivery::done) return old;
+  }
+  return with_children(st, to, clock, o, deadline, d);
+}
 
 void fill(OperationResult& out, const std::string& ctx, const Delivered& d) {
   out.context = ctx;
@@ -403,14 +421,15 @@ OperationResult dig_operation(store::Store& st, const Kind& k, const Key& key, c
       for (const auto& old : ac::list(st, key))
         if (!sync::held_by_live_process(st, old)) ac::remove(st, old);
       ac::save(st, ctx);
-      ac::enqueue(st, ctx.id, ac::event::instantiate);
+      const int64_t seq = ac::enqueue(st, ctx.id, ac::event::instantiate);
+      record_rollout(st, o.runtime, key, ctx.id, op, seq, "");
       record_hooks(st, o.runtime, key, ctx.id, op, 1, {{"pop", 1}, {"statusctxid", si.value("statusctxid", "")}, {"remove", true}});
       append_action(si, "Instantiated", ctx.id, 1, clock);
       si["statusctxid"] = ctx.id;
       st.set_state_info(key, si.dump());
     });
     Delivered d = refused_by_hook(deliver(st, ctx.id, ac::status::instantiated, o, deadline), what, op);
-    fill(out, ctx.id, with_children(st, ctx.id, clock, o, deadline, d));
+    fill(out, ctx.id, after_delivery(st, ctx.id, "", clock, o, deadline, d));
     out.message = "instantiated";
     out.revision = 1;
     return out;
@@ -493,6 +512,7 @@ OperationResult dig_operation(store::Store& st, const Kind& k, const Key& key, c
       json si = json::parse(r.state_info);
       std::string state = current_state(r.state_info);
       from = last_instance(si);
+      if (ac::exists(st, from)) refuse_during_rollout(st, from, what, op);
       if (op == "update") {
         if (state != "Instantiated" && state != "InstantiateStopped")
           fail(ErrorKind::conflict, what + " is not instantiated (state " + state + ")",
@@ -541,7 +561,8 @@ OperationResult dig_operation(store::Store& st, const Kind& k, const Key& key, c
         ac::set_stop(st, to, false);
       }
       ac::set_stop(st, from, false);
-      ac::enqueue(st, to, ac::event::update, from);
+      const int64_t seq = ac::enqueue(st, to, ac::event::update, from);
+      if (op == "update") record_rollout(st, o.runtime, key, to, op, seq, from);
       if (op == "update") record_hooks(st, o.runtime, key, to, op, rev + 1, {{"pop", 2}, {"remove", true}});
       else record_hooks(st, o.runtime, key, to, op, rev + 1, {{"pop", 2}, {"remove", false}});  // post steps only
       append_action(si, "Updated", from, rev, clock);
@@ -551,11 +572,7 @@ OperationResult dig_operation(store::Store& st, const Kind& k, const Key& key, c
     });
     // The running context's children go with it; the new one gets its own.
     Delivered d = refused_by_hook(deliver(st, to, ac::status::instantiated, o, deadline), what, op);
-    if (d.delivery == Delivery::done) {
-      Delivered old = terminate_children(st, from, o, deadline);
-      d = old.delivery == Delivery::done ? with_children(st, to, clock, o, deadline, d) : old;
-    }
-    fill(out, to, d);
+    fill(out, to, after_delivery(st, to, from, clock, o, deadline, d));
     out.message = (op == "update" ? "updated to revision " : "rolled back as revision ") + std::to_string(out.revision);
     return out;
   }

@@ -71,6 +71,9 @@ struct OperationOptions {
   // A context another live process is delivering is waited for (false:
   // left to it and reported pending; delivery workers, work()).
   bool wait_for_others = true;
+  // A rollout in waves (rollout.hpp): stop once the current wave's gate has
+  // passed (the rollout then waits for 'emco dig rollout resume') or failed.
+  bool wait_wave = false;
 };
 
 enum class Delivery {

@@ -23,6 +23,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "core/appcontext/appcontext.hpp"
+#include "core/lifecycle/rollout_strategy.hpp"
 #include "core/plan/controllers.hpp"
 #include "core/resource/kinds.hpp"
 #include "core/sync/target.hpp"
@@ -251,6 +252,17 @@ struct HookOutcome {
   std::string log;      // output kept in the operation's log (a command's stdout/stderr)
 };
 
+// Where a DIG's rollout strategy comes from (rollout.hpp; plugins/rollout:
+// the emco-rollout-strategies resource under the DIG). Asked inside the
+// transaction that records an instantiate or update.
+class RolloutSource {
+public:
+  virtual ~RolloutSource() = default;
+  // The strategy of `dig`, none when it has none (delivered all at once).
+  // Error(invalid) naming the resource when it cannot be used.
+  virtual std::optional<rollout::Strategy> strategy(const store::Store& st, const resource::Key& dig) const = 0;
+};
+
 // Work a plugin runs around DIG operations (tac's workflow hooks and worker
 // DIGs, emco's exec hooks). When instantiate, update or terminate is
 // recorded, core asks every provider for its steps at the operation's pre
@@ -292,6 +304,7 @@ struct Runtime {
   std::vector<std::unique_ptr<ResourcePlanner>> resource_planners;  // at most one per kind
   std::vector<std::unique_ptr<OperationOwner>> operation_owners;  // run the operations of their own kinds
   std::vector<std::unique_ptr<OperationHooks>> hooks;              // asked in order when a DIG operation is recorded
+  std::unique_ptr<RolloutSource> rollouts;                         // none: every DIG is delivered all at once
   std::vector<PluginInfo> plugins;
 };
 

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <csignal>
-#include <ctime>
 #include <map>
 #include <set>
 #include <string_view>
@@ -17,6 +16,7 @@
 #include "core/appcontext/job_rows.hpp"
 #include "core/sync/work.hpp"
 #include "core/sync/worker.hpp"
+#include "core/util/clock.hpp"
 #include "core/util/error.hpp"
 
 namespace emco::sync {
@@ -52,17 +52,6 @@ const Transition& transition(const std::string& event) {
 }
 
 namespace {
-
-std::string rfc3339(int64_t ms) {
-  time_t secs = static_cast<time_t>(ms / 1000);
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char buf[40];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
-  char out[48];
-  std::snprintf(out, sizeof out, "%s.%03dZ", buf, static_cast<int>(ms % 1000));
-  return out;
-}
 
 int64_t now_ms() { return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count(); }
 
@@ -134,7 +123,7 @@ void release(store::Store& st, const std::string& ctx) {
 // (its cluster unreachable) was never created and is no longer retried, so
 // it is NotCreated (issue 23: each state means one thing).
 void settle_stopped_apply(store::Store& st, const std::string& status_ctx) {
-  const std::string now = rfc3339(now_ms());
+  const std::string now = rfc3339_ms(now_ms());
   for (const auto& s : ac::resource_states(st, status_ctx))
     if (s.status == ac::resource_status::retrying)
       ac::set_resource_status(st, status_ctx, s.app, s.cluster, s.resource, ac::resource_status::not_created,
@@ -313,7 +302,7 @@ bool read_back(store::Store& st, const ac::AppContext& c, const std::string& sta
   for (const auto& a : c.apps)
     for (const auto& cl : a.clusters) {
       if ((o.engine.interrupt && o.engine.interrupt->load()) || steady_clock::now() >= o.engine.deadline) return false;
-      std::string now = rfc3339(now_ms());
+      std::string now = rfc3339_ms(now_ms());
       try {
         auto& t = targets[cl.name];
         if (!t) t = o.factory(cl.name, ns);
@@ -369,7 +358,67 @@ std::string first_failures(const std::vector<std::string>& failures) {
   return s;
 }
 
+constexpr const char* k_stage_meta = "sync.stage";
+
+// "<seq> <final> <ended>" and then one cluster per line.
+std::string stage_text(const Stage& s) {
+  std::string out = std::to_string(s.seq) + " " + (s.final ? "1" : "0") + " " + (s.ended ? "1" : "0");
+  for (const auto& c : s.clusters) out += "\n" + c;
+  return out;
+}
+
+std::optional<Stage> parse_stage(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  Stage s;
+  size_t nl = text.find('\n');
+  long long seq = 0;
+  int fin = 0, ended = 0;
+  if (std::sscanf(text.substr(0, nl).c_str(), "%lld %d %d", &seq, &fin, &ended) != 3) return std::nullopt;
+  s.seq = seq;
+  s.final = fin != 0;
+  s.ended = ended != 0;
+  while (nl != std::string::npos) {
+    size_t next = text.find('\n', nl + 1);
+    s.clusters.push_back(text.substr(nl + 1, next == std::string::npos ? std::string::npos : next - nl - 1));
+    nl = next;
+  }
+  return s;
+}
+
+std::optional<Stage> stage_of(const ac::Header& h) {
+  auto it = h.meta.find(k_stage_meta);
+  return it == h.meta.end() ? std::nullopt : parse_stage(it->second);
+}
+
+// The stage of `entry`, when one is open for it.
+std::optional<Stage> stage_for(const ac::Header& h, const ac::QueueEntry& entry) {
+  auto s = stage_of(h);
+  if (!s || s->seq != entry.seq) return std::nullopt;
+  if (entry.event != ac::event::instantiate && entry.event != ac::event::update && entry.event != ac::event::terminate)
+    return std::nullopt;
+  return s;
+}
+
+void only_clusters(Work& w, const std::vector<std::string>& clusters) {
+  const std::set<std::string> keep(clusters.begin(), clusters.end());
+  std::vector<Job> jobs;
+  for (auto& j : w.jobs)
+    if (keep.count(j.cluster)) jobs.push_back(std::move(j));
+  w.jobs = std::move(jobs);
+}
+
 }  // namespace
+
+void open_stage(store::Store& st, const std::string& ctx, const Stage& stage) {
+  st.write([&] {
+    if (auto before = stage_of(ac::header(st, ctx))) ac::jobs::forget(st, ctx, before->seq);
+    Stage s = stage;
+    s.ended = false;
+    ac::set_meta(st, ctx, k_stage_meta, stage_text(s));
+  });
+}
+
+std::optional<Stage> current_stage(store::Store& st, const std::string& ctx) { return stage_of(ac::header(st, ctx)); }
 
 EventWork event_work(store::Store& st, const std::string& ctx, const ac::QueueEntry& entry) {
   EventWork ew;
@@ -390,6 +439,7 @@ EventWork event_work(store::Store& st, const std::string& ctx, const ac::QueueEn
       ew.work = terminate_work(ew.context);
     // Read has no executor work (read_back).
   }
+  if (auto stage = stage_for(ac::header(st, ctx), entry)) only_clusters(ew.work, stage->clusters);
   ew.status_ctx = ew.context.status_id();
   return ew;
 }
@@ -398,10 +448,10 @@ void record_updates(store::Store& st, const std::string& status_ctx, const std::
   st.write([&] {
     for (const auto& u : batch) {
       if (u.connectivity)
-        ac::set_cluster_state(st, status_ctx, u.app, u.cluster, connectivity_name(u.conn), rfc3339(u.time_ms));
+        ac::set_cluster_state(st, status_ctx, u.app, u.cluster, connectivity_name(u.conn), rfc3339_ms(u.time_ms));
       else
         ac::set_resource_status(st, status_ctx, u.app, u.cluster, u.resource, status_name(u.status), u.message,
-                                rfc3339(u.time_ms));
+                                rfc3339_ms(u.time_ms));
     }
   });
 }
@@ -483,6 +533,15 @@ DriveResult drive(store::Store& st, const std::string& ctx, const DriveOptions& 
         });
         continue;
       }
+      // A staged event's stage that ended waits for its owner to open the next.
+      const std::optional<Stage> stage = stage_for(h, *entry);
+      const bool staged = stage && !stage->final;
+      if (staged && stage->ended && resumed) {
+        result.end = DriveEnd::stage;
+        result.status = h.status;
+        release(st, ctx);
+        return result;
+      }
       st.write([&] {
         ac::set_desired(st, ctx, t.desired);
         ac::set_status(st, ctx, t.current);
@@ -561,6 +620,18 @@ DriveResult drive(store::Store& st, const std::string& ctx, const DriveOptions& 
       result.failures = r.failures;
       if (r.outcome == Outcome::interrupted) {
         result.end = DriveEnd::interrupted;
+        result.status = t.current;
+        release(st, ctx);
+        return result;
+      }
+      if (staged && r.outcome != Outcome::stopped) {
+        st.write([&] {
+          ac::jobs::forget(st, ctx, entry->seq);
+          Stage ended = *stage;
+          ended.ended = true;
+          ac::set_meta(st, ctx, k_stage_meta, stage_text(ended));
+        });
+        result.end = DriveEnd::stage;
         result.status = t.current;
         release(st, ctx);
         return result;

@@ -35,6 +35,7 @@
 
 #include <chrono>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -63,6 +64,7 @@ enum class DriveEnd {
   drained,      // the queue is empty: every event ran (look at the context status for the result)
   interrupted,  // interrupt/deadline: an element is still Pending
   busy,         // another live process holds the context (nothing was done)
+  stage,        // a staged event's open stage ended (see Stage): the event is still Pending
 };
 
 struct DriveResult {
@@ -71,8 +73,33 @@ struct DriveResult {
   std::vector<std::string> failures;  // of the last event run
 };
 
-// Processes the queue of `ctx` until it drains, is interrupted, or another
-// process holds it.
+// Staged events (lifecycle/rollout.hpp delivers an operation in waves). A
+// context may have one open stage (its meta "sync.stage"): a queued event (by
+// seq) and the clusters that event may deliver now. The event's work is
+// built with only the (app, cluster) jobs of those clusters (event_work, so
+// delivery workers on other machines run the same jobs). The run of a stage
+// that is not `final` ends the stage, not the event: whatever its jobs'
+// outcome (their statuses are recorded), the stage is recorded ended in the
+// transaction that forgets its job rows, the event stays Pending in its
+// current state, and drive() returns DriveEnd::stage -- at once, running
+// nothing, while the stage stays ended. Its owner then opens the next stage. A
+// final stage's run ends the event as usual. A stop or an interrupt ends the
+// run as for any event. Stages apply to Instantiate, Update and Terminate.
+struct Stage {
+  int64_t seq = 0;                    // the event (queue element) it belongs to
+  std::vector<std::string> clusters;  // "<provider>+<cluster>", the clusters delivered in this stage
+  bool final = false;                 // this stage's run ends the event
+  bool ended = false;                 // its run ended (not final: the owner opens the next)
+};
+// Opens `stage` (its `ended` is ignored) on `ctx`, replacing the stage before
+// and forgetting the event's job rows of that one; in one transaction (the
+// caller's when it holds one).
+void open_stage(store::Store& st, const std::string& ctx, const Stage& stage);
+// The stage of `ctx`, if any.
+std::optional<Stage> current_stage(store::Store& st, const std::string& ctx);
+
+// Processes the queue of `ctx` until it drains, is interrupted, another
+// process holds it, or an open stage that is not final ended (DriveEnd::stage).
 DriveResult drive(store::Store& st, const std::string& ctx, const DriveOptions& options);
 
 // Contexts in the active set that no live process holds (resumable now).

@@ -15,12 +15,7 @@ class SystemClock : public Clock {
 public:
   std::string now_rfc3339() override {
     if (const char* fixed = std::getenv("EMCO_FAKE_NOW"); fixed && *fixed) return fixed;
-    auto ms = now_unix_ms();
-    std::time_t secs = static_cast<std::time_t>(ms / 1000);
-    std::tm tm{};
-    gmtime_r(&secs, &tm);
-    return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
-                       tm.tm_min, tm.tm_sec, static_cast<int>(ms % 1000));
+    return rfc3339_ms(now_unix_ms());
   }
   int64_t now_unix_ms() override {
     return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -33,6 +28,14 @@ std::mt19937_64& rng() {
 }
 
 }  // namespace
+
+std::string rfc3339_ms(int64_t unix_ms) {
+  std::time_t secs = static_cast<std::time_t>(unix_ms / 1000);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+                     tm.tm_min, tm.tm_sec, static_cast<int>(unix_ms % 1000));
+}
 
 Clock& system_clock() {
   static SystemClock clock;

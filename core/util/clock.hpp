@@ -14,6 +14,9 @@ public:
   virtual int64_t now_unix_ms() = 0;
 };
 
+// `unix_ms` as RFC 3339 with milliseconds, UTC ("2026-11-22T03:11:23.591Z").
+std::string rfc3339_ms(int64_t unix_ms);
+
 // The system clock; EMCO_FAKE_NOW=<RFC3339> pins it (used by e2e tests for
 // byte-stable output).
 Clock& system_clock();

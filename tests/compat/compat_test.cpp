@@ -253,7 +253,8 @@ TEST_CASE("the list of features emco stores but cannot run is what really has no
     // Plugins with intent kinds: runs exactly when a controller of theirs is
     // registered, a planner of the lifecycle of the resources its kinds hang
     // under (ncm), an owner of their lifecycle operations (ca-certs), or
-    // hooks around DIG operations (tac, hooks).
+    // hooks around DIG operations (tac, hooks), or the runtime's rollout
+    // strategies (rollout).
     bool has_kinds = false;
     for (const auto& k : emco::resource::all_kinds())
       for (const auto& s : p.services) has_kinds = has_kinds || k.service == s;
@@ -269,6 +270,7 @@ TEST_CASE("the list of features emco stores but cannot run is what really has no
           implemented = implemented || emco::resource::kind(input).service == s;
     for (const auto& owner : rt.operation_owners) implemented = implemented || owner->name() == p.name;
     for (const auto& hooks : rt.hooks) implemented = implemented || hooks->name() == p.name;
+    implemented = implemented || (rt.rollouts && p.name == "rollout");
     INFO("plugin " << p.name);
     CHECK(p.runs == implemented);
     CHECK((std::find(stored_only.begin(), stored_only.end(), p.name) != stored_only.end()) == !p.runs);
