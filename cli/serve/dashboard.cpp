@@ -4,12 +4,14 @@
 #include <cctype>
 #include <map>
 #include <set>
+#include <sstream>
 #include <stdexcept>
 
 #include <nlohmann/json.hpp>
 
 #include "cli/batch_output.hpp"
 #include "cli/serve/dashboard_assets.hpp"
+#include "cli/table.hpp"
 #include "core/lifecycle/lifecycle.hpp"
 #include "core/status/status.hpp"
 #include "core/util/error.hpp"
@@ -190,6 +192,20 @@ json matrix(Context& ctx, const std::map<std::string, std::string>& p) {
   return out;
 }
 
+// What `emco dig plan DIG -o json` prints, run through the command table (the
+// command's own code, not a copy of it).
+json plan(Context& ctx, const std::map<std::string, std::string>& p) {
+  auto it = p.find("dig");
+  if (it == p.end() || it->second.empty()) fail(ErrorKind::invalid, "the plan needs ?dig=<the DIG's anchor>");
+  std::ostringstream out, err;
+  Context c(out, err, ctx);
+  c.quiet = true;
+  auto inv = parse({"dig", "plan", it->second, "-o", "json"}, out);
+  if (!inv || !inv->command) fail(ErrorKind::invalid, "'" + it->second + "' is not a deployment intent group");
+  inv->command->handler(c, *inv);  // exit status 2: changes to make, as the plan says
+  return json::parse(out.str());
+}
+
 bool from_browser(const http::Request& req) {
   return !req.header("origin").empty() || !req.header("sec-fetch-site").empty() || !req.header("x-emco-client").empty();
 }
@@ -238,6 +254,7 @@ std::optional<http::Response> dashboard_api(Context& ctx, const http::Request& r
   try {
     if (req.path == "/dashboard/overview") return json_reply(status::workspace_status(ctx.store()));
     if (req.path == "/dashboard/matrix") return json_reply(matrix(ctx, parameters(req.query)));
+    if (req.path == "/dashboard/plan") return json_reply(plan(ctx, parameters(req.query)));
   } catch (const Error& e) {
     return text(http_status(e.kind()), e.message());
   } catch (const std::logic_error&) {  // std::stol

@@ -19,6 +19,10 @@
 //       at most 500) from `offset`. The cell status of an app on a cluster is
 //       the worst of its resources' (the same status JSON as
 //       .../status?status=...&output=all, lifecycle::anchor_status).
+//   GET /dashboard/plan?dig=<anchor>
+//       what `emco dig plan <anchor> -o json` prints (the command itself, run
+//       through the command table): the changes an instantiate or update of
+//       the DIG's current intents would make, per app and cluster
 //
 // Actions: the dashboard's writes are EMCO's lifecycle POSTs on /v2/. A
 // request from a browser (it carries Origin, Sec-Fetch-Site or the
@@ -48,7 +52,7 @@ std::optional<http::Response> dashboard_public(const http::Request& req, const D
 // The 403 of a browser's write (see above); nullopt when the request may go on.
 std::optional<http::Response> refuse_browser_write(const http::Request& req, const DashboardOptions& options);
 
-// /dashboard/overview and /dashboard/matrix on `ctx` (a request's context);
+// /dashboard/overview, /dashboard/matrix and /dashboard/plan on `ctx` (a request's context);
 // nullopt for a path outside /dashboard/.
 std::optional<http::Response> dashboard_api(Context& ctx, const http::Request& req);
 

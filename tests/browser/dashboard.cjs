@@ -4,7 +4,7 @@
 // and TLS. Every check throws on failure; screenshots go to SHOTS.
 'use strict';
 const puppeteer = require('puppeteer-core');
-const { execFileSync } = require('child_process');
+const { execFileSync, spawnSync } = require('child_process');
 const path = require('path');
 
 const env = (k) => { if (!process.env[k]) throw new Error('missing ' + k); return process.env[k]; };
@@ -106,6 +106,13 @@ function cliCells(status) {
       check(notice[0] === op + ': accepted', op + ' from the dashboard is accepted (' + notice[0] + ')');
     }
     await act('approve');
+    // The plan of the pending instantiate, as `emco dig plan` prints it.
+    await go(rw, '#/dig/' + DIG + '?plan=1', '#plan');
+    // (exit status 2: changes to make)
+    const cliPlan = JSON.parse(spawnSync(EMCO, ['dig', 'plan', 'quickstart/hello-app/v1/hello-dig', '-o', 'json'], { encoding: 'utf8' }).stdout);
+    check((await texts(rw, '#plan p b'))[0] === `${cliPlan.summary.create} to create, 0 to change, 0 to delete`,
+      'the plan shows what emco dig plan prints: ' + (await texts(rw, '#plan p b'))[0]);
+    await shot(rw, 'dig-plan');
     emco('sim', 'fault', '*', '--latency-ms', '300', '--dir', env('SIM'));
     await act('instantiate');
     // The page polls the status anchor while the operation runs; what it

@@ -471,6 +471,14 @@ TEST_CASE("emco serve: the dashboard is read-only unless --allow-actions, and it
   }
   Server s(f.dir, f.emco, "--listen 127.0.0.1:0 --allow-actions", "allowed");
   CHECK(s.get("/dashboard/config").parsed()["actions"] == true);
+  // The plan of the approved DIG is `emco dig plan`'s: everything to create.
+  Reply planned = s.get("/dashboard/plan?dig=" + k_dig.substr(4));
+  INFO(planned.body);
+  REQUIRE(planned.status == 200);
+  CHECK(f.run("dig plan quickstart/hello-app/v1/hello-dig -o json > plan.json").code == 2);  // 2: changes to make
+  CHECK(planned.parsed() == json::parse(read_text(f.dir / "plan.json")));
+  CHECK(planned.parsed()["summary"]["create"] == 9);
+  CHECK(s.get("/dashboard/plan?dig=projects/quickstart").status == 400);
   // Another site's page may not post to the server even so.
   Reply cross = s.call("POST", k_dig + "/instantiate", "-H 'Origin: http://evil.example' -H 'X-EMCO-Client: dashboard'");
   CHECK(cross.status == 403);

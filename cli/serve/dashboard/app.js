@@ -170,7 +170,8 @@ const RUNNING = /ing$/;  // Instantiating, Updating, Terminating
 
 async function dig(anchor, params) {
   const view = { status: params.get('status') || 'deployed', by: params.get('by') || 'provider',
-    group: params.get('group'), offset: Number(params.get('offset') || 0), app: params.get('app'), cluster: params.get('cluster') };
+    group: params.get('group'), offset: Number(params.get('offset') || 0), app: params.get('app'), cluster: params.get('cluster'),
+    plan: params.get('plan') };
   const here = (over) => '#/dig/' + anchor + '?' + new URLSearchParams(Object.entries(Object.assign({}, view, over))
     .filter(([, v]) => v !== null && v !== undefined && v !== ''));
   const summary = await api('/v2/' + anchor + '/status?status=deployed&output=summary');
@@ -188,6 +189,8 @@ async function dig(anchor, params) {
       summary.deployedCounts ? h('span', { id: 'progress', 'data-running': running }, progress(summary.deployedCounts)) : null,
       h('span', { class: 'counts' }, countsText(summary.deployedCounts)), running ? h('span', { class: 'muted' }, 'refreshing every second') : null)];
   out.push(actionBar(anchor, last.state));
+  out.push(planBox(anchor, view.plan === '1', here));
+  if (view.plan === '1') out.push(await planOf(anchor));
   out.push(h('h2', {}, 'Apps × clusters'));
   out.push(h('div', { class: 'toolbar' },
     'status', ['deployed', 'ready'].map((s) => h('a', { class: 'chip' + (s === view.status ? ' on' : ''), href: here({ status: s, offset: 0 }) }, s)),
@@ -232,6 +235,26 @@ function matrixTable(m, view, here) {
     parts.push(h('p', { class: 'muted' }, `${m.total} ${m.by === 'cluster' ? 'clusters' : m.by + 's'}: click a column or cell to see its clusters`));
   }
   return h('div', {}, ...parts);
+}
+
+// The plan of an instantiate or update of the DIG's current intents (what
+// `emco dig plan` prints), on demand: it renders every app.
+function planBox(anchor, shown, here) {
+  return h('div', { class: 'toolbar' }, h('b', {}, 'Plan'),
+    shown ? link(here({ plan: null }), 'hide') : link(here({ plan: '1' }), 'show what an instantiate or update would change'));
+}
+
+async function planOf(anchor) {
+  const p = await api('/dashboard/plan?dig=' + enc(anchor));
+  const s = p.summary || {};
+  const box = h('div', { id: 'plan' }, h('p', {}, p.running ? `against the running context ${p.running}: ` : 'nothing running: ',
+    h('b', {}, `${s.create || 0} to create, ${s.change || 0} to change, ${s.delete || 0} to delete`)));
+  for (const c of p.changes || []) {
+    box.append(h('div', {}, h('b', {}, c.app), ' on ', c.clusters.join(', ')),
+      h('ul', {}, (c.create || []).map((r) => h('li', {}, '+ create ' + r)), (c.delete || []).map((r) => h('li', {}, '- delete ' + r)),
+        (c.change || []).map((d) => h('li', {}, '~ change ' + d.resource, h('pre', {}, d.diff)))));
+  }
+  return box;
 }
 
 async function detail(anchor, view) {
