@@ -192,18 +192,35 @@ json matrix(Context& ctx, const std::map<std::string, std::string>& p) {
   return out;
 }
 
-// What `emco dig plan DIG -o json` prints, run through the command table (the
-// command's own code, not a copy of it).
-json plan(Context& ctx, const std::map<std::string, std::string>& p) {
-  auto it = p.find("dig");
-  if (it == p.end() || it->second.empty()) fail(ErrorKind::invalid, "the plan needs ?dig=<the DIG's anchor>");
+// What the command `argv` (with -o json) prints, run through the command
+// table: the command's own code, not a copy of it. Its exit status is not an
+// error (dig plan: 2 when there are changes; cluster check: 1 when a check
+// failed): the JSON says so.
+json command_json(Context& ctx, std::vector<std::string> argv) {
+  argv.insert(argv.end(), {"-o", "json"});
   std::ostringstream out, err;
   Context c(out, err, ctx);
   c.quiet = true;
-  auto inv = parse({"dig", "plan", it->second, "-o", "json"}, out);
-  if (!inv || !inv->command) fail(ErrorKind::invalid, "'" + it->second + "' is not a deployment intent group");
-  inv->command->handler(c, *inv);  // exit status 2: changes to make, as the plan says
+  auto inv = parse(argv, out);
+  if (!inv || !inv->command) fail(ErrorKind::invalid, "'" + join(argv, " ") + "' is not a command");
+  inv->command->handler(c, *inv);
   return json::parse(out.str());
+}
+
+std::string required(const std::map<std::string, std::string>& p, const std::string& key, const std::string& what) {
+  auto it = p.find(key);
+  if (it == p.end() || it->second.empty()) fail(ErrorKind::invalid, "this needs ?" + key + "=<" + what + ">");
+  return it->second;
+}
+
+// `emco cluster check` of one provider's clusters.
+json check(Context& ctx, const std::map<std::string, std::string>& p) {
+  const std::string provider = required(p, "provider", "a cluster provider");
+  std::vector<std::string> argv = {"cluster", "check"};
+  for (const auto& c : ctx.store().list(resource::kind("cluster")))
+    if (c.key.get("clusterProvider") == provider) argv.push_back(provider + "/" + c.key.parts.back().second);
+  if (argv.size() == 2) fail(ErrorKind::not_found, "cluster provider '" + provider + "' has no clusters");
+  return command_json(ctx, argv);
 }
 
 bool from_browser(const http::Request& req) {
@@ -254,7 +271,9 @@ std::optional<http::Response> dashboard_api(Context& ctx, const http::Request& r
   try {
     if (req.path == "/dashboard/overview") return json_reply(status::workspace_status(ctx.store()));
     if (req.path == "/dashboard/matrix") return json_reply(matrix(ctx, parameters(req.query)));
-    if (req.path == "/dashboard/plan") return json_reply(plan(ctx, parameters(req.query)));
+    if (req.path == "/dashboard/plan")
+      return json_reply(command_json(ctx, {"dig", "plan", required(parameters(req.query), "dig", "the DIG's anchor")}));
+    if (req.path == "/dashboard/check") return json_reply(check(ctx, parameters(req.query)));
   } catch (const Error& e) {
     return text(http_status(e.kind()), e.message());
   } catch (const std::logic_error&) {  // std::stol

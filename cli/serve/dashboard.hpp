@@ -23,6 +23,10 @@
 //       what `emco dig plan <anchor> -o json` prints (the command itself, run
 //       through the command table): the changes an instantiate or update of
 //       the DIG's current intents would make, per app and cluster
+//   GET /dashboard/check?provider=P
+//       what `emco cluster check P/C1 P/C2 ... -o json` prints for the
+//       provider's clusters (reachability, TLS, credentials, version,
+//       permissions; contacts every one of them, 16 at a time)
 //
 // Actions: the dashboard's writes are EMCO's lifecycle POSTs on /v2/. A
 // request from a browser (it carries Origin, Sec-Fetch-Site or the
@@ -52,7 +56,7 @@ std::optional<http::Response> dashboard_public(const http::Request& req, const D
 // The 403 of a browser's write (see above); nullopt when the request may go on.
 std::optional<http::Response> refuse_browser_write(const http::Request& req, const DashboardOptions& options);
 
-// /dashboard/overview, /dashboard/matrix and /dashboard/plan on `ctx` (a request's context);
+// /dashboard/overview, /dashboard/matrix, /dashboard/plan and /dashboard/check on `ctx` (a request's context);
 // nullopt for a path outside /dashboard/.
 std::optional<http::Response> dashboard_api(Context& ctx, const http::Request& req);
 

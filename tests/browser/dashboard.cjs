@@ -68,6 +68,9 @@ function cliCells(status) {
     check((await texts(rw, 'table.clusters td:first-child')).join(',') === 'edge1,edge2,edge3', 'fleet lists edge1..3 under edge');
     await go(rw, '#/fleet?label=edge-cluster', 'a.chip.on');
     check((await texts(rw, 'a.chip.on')).includes('edge-cluster'), 'fleet filters by label');
+    await rw.click('button.check[data-provider=edge]');
+    await rw.waitForFunction(() => document.querySelectorAll('td.reachable .st-reachable').length === 3, { timeout: 30000, polling: 100 });
+    check(true, 'fleet: check reachability shows edge1..3 reachable (emco cluster check)');
     await shot(rw, 'fleet');
     await go(rw, '#/fleet?label=none', 'h2');
     check((await rw.$$('table.clusters')).length === 0, 'a label no cluster has shows no cluster');

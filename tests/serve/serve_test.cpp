@@ -479,6 +479,14 @@ TEST_CASE("emco serve: the dashboard is read-only unless --allow-actions, and it
   CHECK(planned.parsed() == json::parse(read_text(f.dir / "plan.json")));
   CHECK(planned.parsed()["summary"]["create"] == 9);
   CHECK(s.get("/dashboard/plan?dig=projects/quickstart").status == 400);
+  // Reachability: `emco cluster check` of the provider's clusters.
+  Reply checked = s.get("/dashboard/check?provider=edge");
+  INFO(checked.body);
+  REQUIRE(checked.status == 200);
+  REQUIRE(checked.parsed()["clusters"].size() == 3);
+  for (const auto& c : checked.parsed()["clusters"]) CHECK(c["checks"]["reachable"]["status"] == "ok");
+  CHECK(checked.parsed()["failed"] == 0);
+  CHECK(s.get("/dashboard/check?provider=none").status == 404);
   // Another site's page may not post to the server even so.
   Reply cross = s.call("POST", k_dig + "/instantiate", "-H 'Origin: http://evil.example' -H 'X-EMCO-Client: dashboard'");
   CHECK(cross.status == 403);
