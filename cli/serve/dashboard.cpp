@@ -154,38 +154,34 @@ json matrix(Context& ctx, const std::map<std::string, std::string>& p) {
   json out = {{"dig", dig}, {"status", status}, {"by", by}, {"apps", apps}};
   for (const char* k : {"deployedStatus", "readyStatus", "states"})
     if (st.contains(k)) out[k] = st[k];
+  // One page of columns, `limit` from `offset`, in either form: by cluster
+  // (or by label, with many labels) there may be thousands of them.
+  std::vector<std::string> page;
+  long i = 0;
+  for (const auto& [c, unused] : column_clusters) {
+    if (i++ < offset) continue;
+    if (static_cast<long>(page.size()) >= limit) break;
+    page.push_back(c);
+  }
+  out["total"] = column_clusters.size();
+  out["offset"] = offset;
+  if (grouped) out["group"] = group;
   json columns = json::array(), rows = json::array();
-  if (!grouped) {
-    for (const auto& [g, cs] : column_clusters) columns.push_back({{"name", g}, {"clusters", cs.size()}});
-    for (const auto& app : apps) {
-      json row = {{"app", app}, {"cells", json::array()}};
-      for (const auto& [g, cs] : column_clusters) {
-        auto& by_status = counts[app][g];
-        row["cells"].push_back(json(by_status));
+  for (const auto& c : page) {
+    if (grouped) columns.push_back({{"name", c}});
+    else columns.push_back({{"name", c}, {"clusters", column_clusters[c].size()}});
+  }
+  for (const auto& app : apps) {
+    json row = {{"app", app}, {"cells", json::array()}};
+    for (const auto& c : page) {
+      if (!grouped) {
+        row["cells"].push_back(json(counts[app][c]));
+        continue;
       }
-      rows.push_back(std::move(row));
+      auto it = cells.find({app, c});
+      row["cells"].push_back(it == cells.end() ? json(nullptr) : json(it->second));
     }
-    out["total"] = column_clusters.size();
-  } else {
-    out["group"] = group;
-    out["total"] = column_clusters.size();
-    out["offset"] = offset;
-    std::vector<std::string> page;
-    long i = 0;
-    for (const auto& [c, unused] : column_clusters) {
-      if (i++ < offset) continue;
-      if (static_cast<long>(page.size()) >= limit) break;
-      page.push_back(c);
-    }
-    for (const auto& c : page) columns.push_back({{"name", c}});
-    for (const auto& app : apps) {
-      json row = {{"app", app}, {"cells", json::array()}};
-      for (const auto& c : page) {
-        auto it = cells.find({app, c});
-        row["cells"].push_back(it == cells.end() ? json(nullptr) : json(it->second));
-      }
-      rows.push_back(std::move(row));
-    }
+    rows.push_back(std::move(row));
   }
   out["columns"] = columns;
   out["rows"] = rows;

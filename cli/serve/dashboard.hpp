@@ -15,8 +15,9 @@
 //       a DIG's apps x clusters, aggregated: without `group`, one column per
 //       provider (or per label; a cluster carrying no label is in "(none)")
 //       with each app's clusters counted by status; with `group`, that
-//       provider's or label's clusters one column each, `limit` (default 100,
-//       at most 500) from `offset`. The cell status of an app on a cluster is
+//       provider's or label's clusters one column each. Either way one page
+//       of columns: `limit` (default 100, at most 500) from `offset`, and
+//       "total" columns in all. The cell status of an app on a cluster is
 //       the worst of its resources' (the same status JSON as
 //       .../status?status=...&output=all, lifecycle::anchor_status).
 //   GET /dashboard/plan?dig=<anchor>

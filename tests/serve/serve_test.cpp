@@ -545,6 +545,11 @@ TEST_CASE("emco serve: the dashboard is read-only unless --allow-actions, and it
   REQUIRE(eventually([&] {
     return s.get(k_dig + "/status?status=ready&output=summary").parsed().value("readyStatus", "") == "Ready";
   }));
+  // Per cluster the columns come a page at a time too.
+  json first = s.get("/dashboard/matrix?dig=" + dig + "&by=cluster&limit=2").parsed();
+  CHECK(first["total"] == 3);
+  CHECK(first["columns"] == json{{{"name", "edge+edge1"}, {"clusters", 1}}, {{"name", "edge+edge2"}, {"clusters", 1}}});
+  CHECK(s.get("/dashboard/matrix?dig=" + dig + "&by=cluster&offset=2").parsed()["columns"].size() == 1);
   json ready = s.get("/dashboard/matrix?dig=" + dig + "&status=ready&by=cluster").parsed();
   CHECK(ready["rows"][0]["cells"].size() == 3);
   CHECK(ready["rows"][0]["cells"][0] == json{{"Ready", 1}});

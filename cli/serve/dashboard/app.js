@@ -248,14 +248,13 @@ function matrixTable(m, view, here) {
       h('div', { class: 'counts' }, countsText(cell) || '—'));
   })));
   const parts = [h('table', { class: 'matrix', id: 'matrix', 'data-by': m.by, 'data-status': m.status }, head, rows)];
-  if (drill) {
-    const shown = m.columns.length;
-    parts.push(h('div', { class: 'toolbar' }, `clusters ${m.total ? m.offset + 1 : 0}–${m.offset + shown} of ${m.total}`,
-      m.offset > 0 ? link(here({ offset: Math.max(0, m.offset - 50) }), '← previous') : null,
-      m.offset + shown < m.total ? link(here({ offset: m.offset + 50 }), 'next →') : null));
-  } else {
-    parts.push(h('p', { class: 'muted' }, `${m.total} ${m.by === 'cluster' ? 'clusters' : m.by + 's'}: click a column or cell to see its clusters`));
-  }
+  // Columns come a page of 50 at a time, whatever the fleet's size.
+  const shown = m.columns.length;
+  const what = drill || m.by === 'cluster' ? 'clusters' : m.by + 's';
+  parts.push(h('div', { class: 'toolbar', id: 'pager' }, `${what} ${m.total ? m.offset + 1 : 0}–${m.offset + shown} of ${m.total}`,
+    m.offset > 0 ? link(here({ offset: Math.max(0, m.offset - 50) }), '← previous') : null,
+    m.offset + shown < m.total ? link(here({ offset: m.offset + 50 }), 'next →') : null,
+    drill ? null : h('span', { class: 'muted' }, 'click a column or cell to see its clusters')));
   return h('div', {}, ...parts);
 }
 
