@@ -2,7 +2,7 @@
 #   make demo   install packages, build, run the quickstart
 #   make test   install packages (PostgreSQL and libpq-dev among them), build, run every
 #               self-contained test, on SQLite and on a throwaway PostgreSQL server
-# Further targets: build, asan-test, conformance, flows, helm-client, bench-smoke, clean.
+# Further targets: build, asan-test, conformance, flows, browser-test, helm-client, bench-smoke, clean.
 
 # ccache: hash paths relative to the checkout, so a fresh clone (CI) reuses
 # the objects a build elsewhere on this machine already made.
@@ -14,7 +14,7 @@ ASAN_BUILD ?= build-asan
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build test demo asan-test conformance flows helm-client bench-smoke clean
+.PHONY: all deps build test demo asan-test conformance flows browser-test helm-client bench-smoke clean
 
 all: build
 
@@ -53,6 +53,10 @@ conformance: build
 flows: build
 	bash scripts/flows.sh $(BUILD)/emco
 	bash scripts/flows.sh $(BUILD)/emco --http
+
+# The dashboard of `emco serve` in headless Chromium (screenshots in $(BUILD)/browser-test/screenshots).
+browser-test: build
+	bash scripts/browser-test.sh $(BUILD)
 
 # The real helm and kubectl against emco sim (fetches them with ../shared/tools/get-helm).
 helm-client: build

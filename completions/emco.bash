@@ -263,7 +263,7 @@ _emco_flags() {
     "project get") echo "--output --show-secrets --workspace --help --quiet" ;;
     "project list") echo "--output --workspace --help --quiet" ;;
     "project update") echo "--description --spec-file --output --workspace --help --quiet" ;;
-    "serve") echo "--listen --token-file --tls-cert --tls-key --workers --workspace --help --quiet" ;;
+    "serve") echo "--listen --token-file --tls-cert --tls-key --workers --allow-actions --workspace --help --quiet" ;;
     "sim fault") echo "--dir --clear --latency-ms --error-rate --error-code --refuse --down-for-ms --flap-period-ms --flap-down-ms --expired-credentials --workspace --help --quiet" ;;
     "sim node") echo "--dir --workspace --help --quiet" ;;
     "sim start") echo "--clusters --name --dir --port --own-ports --auth --ready-delay-ms --kube-version --nodes --lb-delay-ms --lb-ip-range --preinstall --persist --latency-ms --error-rate --error-code --refuse --down-for-ms --flap-period-ms --flap-down-ms --expired-credentials --workspace --help --quiet" ;;

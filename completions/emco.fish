@@ -916,6 +916,7 @@ complete -c emco -n '__emco_path_is serve' -l token-file -r -F -d 'require 'Auth
 complete -c emco -n '__emco_path_is serve' -l tls-cert -r -F -d 'serve HTTPS with this PEM certificate (and chain)'
 complete -c emco -n '__emco_path_is serve' -l tls-key -r -F -d 'the PEM private key of --tls-cert'
 complete -c emco -n '__emco_path_is serve' -l workers -r -f -d 'requests served at once'
+complete -c emco -n '__emco_path_is serve' -l allow-actions -d 'let the dashboard (and any browser) run lifecycle operations and other writes'
 complete -c emco -l workspace -r -d 'use the workspace in DIR instead of searching upwards (also EMCO_WORKSPACE)'
 complete -c emco -l help -s h -d 'show help for the command'
 complete -c emco -l quiet -s q -d 'print only errors and requested data'

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The quickstart, end to end, on embedded defaults: a fresh workspace, three
 # simulated clusters (emco sim), a composite app made of one Helm chart placed
-# by label, then check, plan, deploy, status and terminate.
+# by label, then check, plan, deploy, status and terminate; it ends with how to
+# open the dashboard of `emco serve` (DEMO_SERVE=1: serve the deployed demo).
 # Usage: scripts/demo.sh [path/to/emco]
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
@@ -46,8 +47,20 @@ if command -v kubectl >/dev/null; then
   run "$emco" dig diff --live quickstart/hello-app/v1/hello-dig || true   # exit 2: drift
   run "$emco" dig sync --repair quickstart/hello-app/v1/hello-dig
 fi
+if [ "${DEMO_SERVE:-0}" = 1 ]; then
+  say "$emco serve --allow-actions     # open http://127.0.0.1:9015/ ; Ctrl-C goes on with the demo"
+  "$emco" serve --allow-actions || true
+fi
 run "$emco" delete -f 04-deploy.yaml -v values.yaml
 say "re-applying unchanged files changes nothing"
 "$emco" apply -f 03-app.yaml -v values.yaml | sed -n '1,3p'
 echo
 echo "demo finished: workspace was $work"
+cat <<EOF
+
+The dashboard: in a workspace run
+  emco serve                    # read-only
+  emco serve --allow-actions    # with approve/instantiate/update/rollback/stop/terminate buttons
+and open http://127.0.0.1:9015/ in a browser (README, "Dashboard").
+DEMO_SERVE=1 make demo serves this demo's deployed quickstart before it is terminated.
+EOF

@@ -37,6 +37,7 @@ const char* reason_phrase(int code) {
     case 201: return "Created";
     case 202: return "Accepted";
     case 204: return "No Content";
+    case 304: return "Not Modified";
     case 400: return "Bad Request";
     case 401: return "Unauthorized";
     case 403: return "Forbidden";
@@ -212,7 +213,7 @@ struct Server::Impl {
     if (!res.content_type.empty() && res.status != 204) evhttp_add_header(out, "Content-Type", res.content_type.c_str());
     for (const auto& [k, v] : res.headers) evhttp_add_header(out, k.c_str(), v.c_str());
     evbuffer* buf = evbuffer_new();
-    if (res.status != 204) evbuffer_add(buf, res.body.data(), res.body.size());
+    if (res.status != 204 && res.status != 304) evbuffer_add(buf, res.body.data(), res.body.size());
     evhttp_send_reply(req, res.status, reason_phrase(res.status), buf);
     evbuffer_free(buf);
   }

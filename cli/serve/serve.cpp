@@ -12,6 +12,7 @@
 
 #include "cli/interrupt.hpp"
 #include "cli/serve/api.hpp"
+#include "cli/serve/dashboard.hpp"
 #include "cli/serve/http.hpp"
 #include "cli/table.hpp"
 #include "core/lifecycle/lifecycle.hpp"
@@ -142,9 +143,12 @@ int run_serve(Context& ctx, const Invocation& inv) {
   api.queued = [&deliverer] { deliverer.kick(); };
   api.warn = [&log](const std::string& w) { log.warn(w); };
   const bool quiet = ctx.quiet;
+  const serve::DashboardOptions dashboard{.allow_actions = inv.has("allow-actions"), .token = !token.empty()};
   http::Server server(ho, [&](const http::Request& req) {
     http::Response res;
-    if (!token.empty() && !authorized(req, token)) {
+    if (auto page = serve::dashboard_public(req, dashboard)) {
+      res = *page;
+    } else if (!token.empty() && !authorized(req, token)) {
       res = {.status = 401, .content_type = "text/plain; charset=utf-8", .body = "Unauthorized\n",
              .headers = {{"WWW-Authenticate", "Bearer"}}};
     } else {
@@ -152,7 +156,13 @@ int run_serve(Context& ctx, const Invocation& inv) {
       // thread (one thread per connection): a connection kept open could
       // go on reading an old snapshot (a cached statement left pending).
       std::ostringstream sink;
-      res = serve::handle(*ctx.sibling(sink, sink), req, api);
+      if (auto refused = serve::refuse_browser_write(req, dashboard)) {
+        res = *refused;
+      } else {
+        auto request_ctx = ctx.sibling(sink, sink);
+        if (auto answer = serve::dashboard_api(*request_ctx, req)) res = *answer;
+        else res = serve::handle(*request_ctx, req, api);
+      }
     }
     if (!quiet)
       log.line(req.method + " " + req.path + (req.query.empty() ? "" : "?" + req.query) + " " + std::to_string(res.status));
@@ -162,6 +172,8 @@ int run_serve(Context& ctx, const Invocation& inv) {
   server.start();
   deliverer.start();
   for (const auto& u : server.urls()) ctx.out << "serving EMCO's REST API on " << u << "/v2/\n";
+  for (const auto& u : server.urls())
+    ctx.out << "dashboard on " << u << "/ (" << (dashboard.allow_actions ? "actions allowed" : "read-only") << ")\n";
   ctx.out << std::flush;
   while (!g_interrupted) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   server.stop();
@@ -189,7 +201,13 @@ std::vector<CommandSpec> serve_commands() {
                "delivers it (as 'emco sync' would) and its progress shows in .../status. Every service's port\n"
                "may point at the one server (repeat --listen). Only 127.0.0.1, ::1 and localhost count as\n"
                "loopback: any other address needs --token-file and --tls-cert/--tls-key. Runs until Ctrl-C;\n"
-               "one line per request on stderr (not with --quiet).",
+               "one line per request on stderr (not with --quiet).\n"
+               "The dashboard is at / on the same address: the fleet, projects, DIGs with an apps x clusters\n"
+               "matrix (aggregated by provider or label), logical clouds, live progress. It is read-only: a\n"
+               "write from a browser (a request with Origin, Sec-Fetch-Site or X-EMCO-Client) is refused 403\n"
+               "unless --allow-actions, and then still when it comes from another site's page. Clients that\n"
+               "are not browsers (curl, emcoctl) are not affected. With --token-file the dashboard asks for\n"
+               "the token.",
            .flags = {{.name = "listen", .value = "HOST:PORT",
                       .help = "address to listen on (port 0: any free port)", .repeatable = true,
                       .default_value = "127.0.0.1:9015"},
@@ -198,10 +216,13 @@ std::vector<CommandSpec> serve_commands() {
                      {.name = "tls-cert", .value = "FILE", .help = "serve HTTPS with this PEM certificate (and chain)",
                       .complete = Complete::file},
                      {.name = "tls-key", .value = "FILE", .help = "the PEM private key of --tls-cert", .complete = Complete::file},
-                     {.name = "workers", .value = "N", .help = "requests served at once", .default_value = "4"}},
+                     {.name = "workers", .value = "N", .help = "requests served at once", .default_value = "4"},
+                     {.name = "allow-actions",
+                      .help = "let the dashboard (and any browser) run lifecycle operations and other writes"}},
            .examples = {"emco serve",
                         "emco serve --listen 127.0.0.1:9015 --listen 127.0.0.1:9061 --listen 127.0.0.1:9077",
                         "emco serve --listen 0.0.0.0:9015 --token-file token --tls-cert server.crt --tls-key server.key",
+                        "emco serve --allow-actions   # then open http://127.0.0.1:9015/",
                         "curl -s localhost:9015/v2/projects",
                         "curl -s -X POST localhost:9015/v2/projects/p1/composite-apps/ca/v1/deployment-intent-groups/dig/instantiate"},
            .handler = run_serve}};

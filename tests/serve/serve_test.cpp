@@ -11,6 +11,7 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <thread>
 
@@ -384,4 +385,179 @@ TEST_CASE("emco serve: beyond loopback it needs a token and TLS, and refuses req
   Server local(f.dir, f.emco, "--listen 127.0.0.1:0 --token-file token", "local");
   CHECK(local.get("/v2/projects").status == 401);
   CHECK(local.call("GET", "/v2/projects", "-H 'Authorization: Bearer s3cret-token'").status == 200);
+  // The dashboard's files hold no data and load without the token; its data does not.
+  CHECK(local.get("/").status == 200);
+  CHECK(local.get("/dashboard/config").parsed() == json{{"actions", false}, {"token", true}});
+  CHECK(local.get("/dashboard/overview").status == 401);
+  CHECK(local.call("GET", "/dashboard/overview", "-H 'Authorization: Bearer s3cret-token'").status == 200);
+}
+
+// The response's headers (names in lower case) and status of a GET with `args`.
+static std::map<std::string, std::string> head_of(Server& s, const std::string& path, const std::string& args, int& status) {
+  Ran r = sh(s.dir, "curl -sS -o /dev/null -D - " + args + " '" + s.url + path + "'");
+  REQUIRE(r.code == 0);
+  std::map<std::string, std::string> out;
+  std::istringstream in(r.out);
+  std::string line;
+  std::getline(in, line);
+  status = std::stoi(line.substr(line.find(' ') + 1, 3));
+  while (std::getline(in, line)) {
+    auto colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    std::string k = line.substr(0, colon), v = line.substr(colon + 1);
+    for (auto& ch : k) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    while (!v.empty() && (v.front() == ' ')) v.erase(0, 1);
+    while (!v.empty() && (v.back() == '\r' || v.back() == ' ')) v.pop_back();
+    out[k] = v;
+  }
+  return out;
+}
+
+TEST_CASE("emco serve: the dashboard's files are served from the binary, refer to nothing outside it, and are "
+          "cached by ETag",
+          "[serve][dashboard]") {
+  Fleet f;
+  Server s(f.dir, f.emco, "--listen 127.0.0.1:0");
+  const std::vector<std::pair<std::string, std::string>> files = {
+      {"/", "text/html; charset=utf-8"}, {"/index.html", "text/html; charset=utf-8"},
+      {"/app.js", "text/javascript; charset=utf-8"}, {"/app.css", "text/css; charset=utf-8"}};
+  for (const auto& [path, type] : files) {
+    INFO(path);
+    Reply r = s.get(path);
+    REQUIRE(r.status == 200);
+    CHECK(!r.body.empty());
+    // Offline: no address of another server, no protocol-relative one.
+    for (const std::string external : {"http:", "https:", "src=\"//", "href=\"//", "url(//", "@import"})
+      CHECK(r.body.find(external) == std::string::npos);
+    int status = 0;
+    auto headers = head_of(s, path, "", status);
+    CHECK(status == 200);
+    CHECK(headers["content-type"] == type);
+    CHECK(headers["cache-control"] == "no-cache");
+    REQUIRE(!headers["etag"].empty());
+    head_of(s, path, "-H 'If-None-Match: " + headers["etag"] + "'", status);
+    CHECK(status == 304);
+    head_of(s, path, "-H 'If-None-Match: \"other\"'", status);
+    CHECK(status == 200);
+  }
+  const std::string index = s.get("/").body;
+  CHECK(index.find("src=\"app.js\"") != std::string::npos);
+  CHECK(index.find("href=\"app.css\"") != std::string::npos);
+  CHECK(s.get("/nothing.js").status == 404);
+  CHECK(s.get("/dashboard/config").parsed() == json{{"actions", false}, {"token", false}});
+}
+
+TEST_CASE("emco serve: the dashboard is read-only unless --allow-actions, and its matrix is emco dig status's",
+          "[serve][dashboard][sim]") {
+  Fleet f;
+  {
+    Server s(f.dir, f.emco, "--listen 127.0.0.1:0");
+    create_quickstart(f, s);
+    // A browser's write (Origin, Sec-Fetch-Site or the dashboard's header) is refused ...
+    for (const std::string& header : std::vector<std::string>{"Origin: " + s.url, "Sec-Fetch-Site: same-origin", "X-EMCO-Client: dashboard"}) {
+      Reply r = s.call("POST", k_dig + "/approve", "-H '" + header + "'");
+      INFO(header << ": " << r.body);
+      CHECK(r.status == 403);
+      CHECK(r.body.find("--allow-actions") != std::string::npos);
+    }
+    CHECK(s.call("DELETE", k_dig + "/intents/intent", "-H 'X-EMCO-Client: dashboard'").status == 403);
+    CHECK(s.get(k_dig + "/intents/intent").status == 200);
+    auto states = [&] { return s.get(k_dig + "/status?status=deployed&output=summary").parsed()["states"]["actions"]; };
+    CHECK(states().size() == 1);  // only Created: nothing was approved
+    // ... its reads are not, and clients that are not browsers are not affected.
+    CHECK(s.call("GET", k_dig + "/status", "-H 'X-EMCO-Client: dashboard'").status == 200);
+    CHECK(s.call("POST", k_dig + "/approve").status == 202);
+    CHECK(s.stop() == 0);
+  }
+  Server s(f.dir, f.emco, "--listen 127.0.0.1:0 --allow-actions", "allowed");
+  CHECK(s.get("/dashboard/config").parsed()["actions"] == true);
+  // The plan of the approved DIG is `emco dig plan`'s: everything to create.
+  Reply planned = s.get("/dashboard/plan?dig=" + k_dig.substr(4));
+  INFO(planned.body);
+  REQUIRE(planned.status == 200);
+  CHECK(f.run("dig plan quickstart/hello-app/v1/hello-dig -o json > plan.json").code == 2);  // 2: changes to make
+  CHECK(planned.parsed() == json::parse(read_text(f.dir / "plan.json")));
+  CHECK(planned.parsed()["summary"]["create"] == 9);
+  CHECK(s.get("/dashboard/plan?dig=projects/quickstart").status == 400);
+  // Reachability: `emco cluster check` of the provider's clusters.
+  Reply checked = s.get("/dashboard/check?provider=edge");
+  INFO(checked.body);
+  REQUIRE(checked.status == 200);
+  REQUIRE(checked.parsed()["clusters"].size() == 3);
+  for (const auto& c : checked.parsed()["clusters"]) CHECK(c["checks"]["reachable"]["status"] == "ok");
+  CHECK(checked.parsed()["failed"] == 0);
+  CHECK(s.get("/dashboard/check?provider=none").status == 404);
+  // Another site's page may not post to the server even so.
+  Reply cross = s.call("POST", k_dig + "/instantiate", "-H 'Origin: http://evil.example' -H 'X-EMCO-Client: dashboard'");
+  CHECK(cross.status == 403);
+  CHECK(cross.body.find("another site") != std::string::npos);
+  CHECK(s.call("POST", k_dig + "/instantiate", "-H 'Origin: " + s.url + "' -H 'X-EMCO-Client: dashboard'").status == 202);
+  REQUIRE(eventually([&] {
+    Reply r = s.get(k_dig + "/status?status=deployed&output=summary");
+    return r.parsed().value("deployedStatus", "") == "Instantiated" && r.parsed()["deployedCounts"].value("Applied", 0) == 9;
+  }));
+
+  // The overview: the DIG with its state and revision.
+  Reply overview = s.get("/dashboard/overview");
+  REQUIRE(overview.status == 200);
+  bool found = false;
+  const json rows = overview.parsed()["resources"];
+  for (const auto& row : rows)
+    if (row["anchor"].get<std::string>().find("hello-dig") != std::string::npos) {
+      found = true;
+      CHECK(row["state"] == "Instantiated");
+      CHECK(row["revision"] == 1);
+    }
+  CHECK(found);
+
+  // The matrix, aggregated and drilled down, against the CLI's status: each
+  // cell is the worst status of the app's resources on the cluster.
+  const std::string dig = k_dig.substr(4);
+  auto cli = f.run("dig status quickstart/hello-app/v1/hello-dig -o json --status deployed --output all");
+  REQUIRE(cli.code == 0);
+  std::map<std::string, std::string> expected;  // "provider+cluster" -> status
+  const json clusters = json::parse(cli.out)["apps"][0]["clusters"];
+  for (const auto& c : clusters) {
+    std::string worst = "Applied";
+    for (const auto& r : c["resources"])
+      if (r["deployedStatus"] != "Applied") worst = r["deployedStatus"];
+    expected[c["clusterProvider"].get<std::string>() + "+" + c["cluster"].get<std::string>()] = worst;
+  }
+  REQUIRE(expected.size() == 3);
+  Reply by_provider = s.get("/dashboard/matrix?dig=" + dig + "&status=deployed&by=provider");
+  INFO(by_provider.body);
+  REQUIRE(by_provider.status == 200);
+  json m = by_provider.parsed();
+  CHECK(m["columns"] == json{{{"name", "edge"}, {"clusters", 3}}});
+  CHECK(m["rows"] == json{{{"app", "hello"}, {"cells", {{{"Applied", 3}}}}}});
+  json by_label = s.get("/dashboard/matrix?dig=" + dig + "&by=label").parsed();
+  CHECK(by_label["columns"] == json{{{"name", "edge-cluster"}, {"clusters", 3}}});
+  json drill = s.get("/dashboard/matrix?dig=" + dig + "&by=label&group=edge-cluster&limit=2").parsed();
+  CHECK(drill["total"] == 3);
+  REQUIRE(drill["columns"].size() == 2);
+  json rest = s.get("/dashboard/matrix?dig=" + dig + "&by=label&group=edge-cluster&offset=2&limit=2").parsed();
+  REQUIRE(rest["columns"].size() == 1);
+  std::map<std::string, std::string> shown;
+  for (const json* page : {&drill, &rest})
+    for (size_t i = 0; i < (*page)["columns"].size(); ++i)
+      shown[(*page)["columns"][i]["name"]] = (*page)["rows"][0]["cells"][i];
+  CHECK(shown == expected);
+  REQUIRE(eventually([&] {
+    return s.get(k_dig + "/status?status=ready&output=summary").parsed().value("readyStatus", "") == "Ready";
+  }));
+  // Per cluster the columns come a page at a time too.
+  json first = s.get("/dashboard/matrix?dig=" + dig + "&by=cluster&limit=2").parsed();
+  CHECK(first["total"] == 3);
+  CHECK(first["columns"] == json{{{"name", "edge+edge1"}, {"clusters", 1}}, {{"name", "edge+edge2"}, {"clusters", 1}}});
+  CHECK(s.get("/dashboard/matrix?dig=" + dig + "&by=cluster&offset=2").parsed()["columns"].size() == 1);
+  json ready = s.get("/dashboard/matrix?dig=" + dig + "&status=ready&by=cluster").parsed();
+  CHECK(ready["rows"][0]["cells"].size() == 3);
+  CHECK(ready["rows"][0]["cells"][0] == json{{"Ready", 1}});
+  // Bad parameters name what was expected.
+  Reply bad = s.get("/dashboard/matrix?dig=" + dig + "&by=zone");
+  CHECK(bad.status == 400);
+  CHECK(bad.body.find("provider, label or cluster") != std::string::npos);
+  CHECK(s.get("/dashboard/matrix?dig=projects/quickstart/composite-apps/hello-app/v1/deployment-intent-groups/none").status == 404);
+  CHECK(s.call("POST", k_dig + "/terminate", "-H 'Origin: " + s.url + "'").status == 202);
+  REQUIRE(eventually([&] { return deployed_status(s) == "Terminated"; }));
 }
