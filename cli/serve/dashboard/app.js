@@ -202,12 +202,17 @@ async function dig(anchor, params) {
   const matrix = await api('/dashboard/matrix?' + q);
   const actions = (summary.states && summary.states.actions) || [];
   const last = actions.length ? actions[actions.length - 1] : {};
+  // The state is recorded when the operation is accepted (a terminate reads
+  // Terminated at once) and the deployed status follows as the server
+  // delivers: until it has caught up, the operation is still running.
+  const goal = { Instantiated: 'Instantiated', Terminated: 'Terminated' }[last.state];
+  const catchingUp = goal !== undefined && summary.deployedStatus !== goal && !/Failed$/.test(summary.deployedStatus || '');
   const running = RUNNING.test(summary.deployedStatus || '') || ((summary.deployedCounts || {}).Pending || 0) > 0 ||
-    RUNNING.test(last.state || '');
+    RUNNING.test(last.state || '') || catchingUp;
   const x = digParts(anchor);
   const out = [h('h1', {}, `DIG ${x.dig} `, h('span', { class: 'muted' }, `${x.project} / ${x.app} ${x.version}`)),
     h('div', { class: 'toolbar', id: 'summary' }, 'state', st(last.state), 'deployed', h('span', { id: 'deployed-status' }, st(summary.deployedStatus)),
-      'revision', String(actions.reduce((r, a) => (a.state === 'Instantiated' && a.revision ? a.revision : r), 0)),
+      'revision', h('span', { id: 'revision' }, String(actions.reduce((r, a) => (a.state === 'Instantiated' && a.revision ? a.revision : r), 0))),
       summary.deployedCounts ? h('span', { id: 'progress', 'data-running': running }, progress(summary.deployedCounts)) : null,
       h('span', { class: 'counts' }, countsText(summary.deployedCounts)), running ? h('span', { class: 'muted' }, 'refreshing every second') : null)];
   out.push(actionBar(anchor, last.state));
