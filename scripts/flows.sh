@@ -156,7 +156,7 @@ start_server() {
     port=${port%%/*}
     echo "${SERVICES[$i]}: {host: 127.0.0.1, port: $port}" >>"$CFG"
     i=$((i + 1))
-  done <"$WS.serve.out"
+  done < <(grep "serving EMCO's REST API" "$WS.serve.out")  # one line per port; "dashboard on ..." lines follow
 }
 stop_server() {
   if [ -n "$SERVER" ]; then
