@@ -483,9 +483,10 @@ TEST_CASE("emco serve: the dashboard is read-only unless --allow-actions, and it
   Reply checked = s.get("/dashboard/check?provider=edge");
   INFO(checked.body);
   REQUIRE(checked.status == 200);
-  REQUIRE(checked.parsed()["clusters"].size() == 3);
-  for (const auto& c : checked.parsed()["clusters"]) CHECK(c["checks"]["reachable"]["status"] == "ok");
-  CHECK(checked.parsed()["failed"] == 0);
+  const auto check_report = checked.parsed();  // the loop below must not range over a temporary's member
+  REQUIRE(check_report["clusters"].size() == 3);
+  for (const auto& c : check_report["clusters"]) CHECK(c["checks"]["reachable"]["status"] == "ok");
+  CHECK(check_report["failed"] == 0);
   CHECK(s.get("/dashboard/check?provider=none").status == 404);
   // Another site's page may not post to the server even so.
   Reply cross = s.call("POST", k_dig + "/instantiate", "-H 'Origin: http://evil.example' -H 'X-EMCO-Client: dashboard'");
