@@ -218,13 +218,7 @@ std::optional<Delivered> run_hooks(store::Store& st, const std::string& ctx, con
     }
     std::this_thread::sleep_for(milliseconds(250));
   }
-  struct Release {
-    store::Store& st;
-    const std::string& ctx;
-    ~Release() {
-      if (ac::exists(st, ctx)) sync::release_lease(st, ctx);
-    }
-  } release{st, ctx};
+  const sync::LeaseScope lease(st, ctx);
   // Another process may have run them while this one waited.
   log = read_log(st, ctx);
   if (log.size() != current + 1) return std::nullopt;

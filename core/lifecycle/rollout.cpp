@@ -378,13 +378,7 @@ RolloutTurn rollout_turn(store::Store& st, const std::string& ctx, const Operati
   }
   // One process moves the rollout on: the one holding the context's lease.
   if (!sync::take_lease(st, ctx)) return turn;  // drive() finds it busy and deliver() waits
-  struct Release {
-    store::Store& st;
-    const std::string& ctx;
-    ~Release() {
-      if (ac::exists(st, ctx)) sync::release_lease(st, ctx);
-    }
-  } release{st, ctx};
+  const sync::LeaseScope lease(st, ctx);
   r = *load(st, ctx);
   for (;;) {
     const size_t cur = r.value("current", 0);

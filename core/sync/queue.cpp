@@ -475,6 +475,10 @@ void renew_lease(store::Store& st, const std::string& ctx) {
 }
 void release_lease(store::Store& st, const std::string& ctx) { release(st, ctx); }
 
+LeaseScope::~LeaseScope() {
+  if (ac::exists(m_st, m_ctx)) release(m_st, m_ctx);
+}
+
 void request_terminate(store::Store& st, const std::string& ctx) {
   st.write([&] {
     // Work queued before the terminate (an interrupted instantiate) is

@@ -37,6 +37,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/store/store.hpp"
@@ -114,6 +115,21 @@ std::vector<std::string> resumable(store::Store& st);
 bool take_lease(store::Store& st, const std::string& ctx);
 void renew_lease(store::Store& st, const std::string& ctx);
 void release_lease(store::Store& st, const std::string& ctx);
+
+// Gives up the lease of `ctx` when it goes out of scope, unless the context
+// is gone by then (an undone operation may remove it). Releasing it earlier
+// with release_lease is allowed; the scope's end then releases nothing held.
+class LeaseScope {
+public:
+  LeaseScope(store::Store& st, std::string ctx) : m_st(st), m_ctx(std::move(ctx)) {}
+  ~LeaseScope();
+  LeaseScope(const LeaseScope&) = delete;
+  LeaseScope& operator=(const LeaseScope&) = delete;
+
+private:
+  store::Store& m_st;
+  std::string m_ctx;
+};
 
 // Whether a live process (possibly this one) holds the lease of `ctx`.
 bool held_by_live_process(store::Store& st, const std::string& ctx);
