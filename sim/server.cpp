@@ -36,6 +36,7 @@
 
 #include "core/util/base64.hpp"
 #include "core/util/error.hpp"
+#include "core/util/socket_port.hpp"
 #include "core/util/strings.hpp"
 #include "sim/cluster.hpp"
 #include "sim/sim.hpp"
@@ -94,15 +95,6 @@ const char* reason_phrase(int code) {
     case 503: return "Service Unavailable";
   }
   return "Status";
-}
-
-int local_port(evutil_socket_t fd) {
-  sockaddr_storage ss{};
-  socklen_t len = sizeof ss;
-  if (getsockname(fd, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return 0;
-  if (ss.ss_family == AF_INET) return ntohs(reinterpret_cast<sockaddr_in*>(&ss)->sin_port);
-  if (ss.ss_family == AF_INET6) return ntohs(reinterpret_cast<sockaddr_in6*>(&ss)->sin6_port);
-  return 0;
 }
 
 std::once_flag g_threads_once;
@@ -312,7 +304,7 @@ struct Simulator::Impl {
     return h;
   }
 
-  static int bound_port(evhttp_bound_socket* h) { return local_port(evhttp_bound_socket_get_fd(h)); }
+  static int bound_port(evhttp_bound_socket* h) { return emco::bound_port(evhttp_bound_socket_get_fd(h)); }
 
   // ---- request handling ----
 
@@ -411,7 +403,7 @@ struct Simulator::Impl {
     Conn& cs = conn_state(conn);
     if (cs.cluster == -2) {
       bufferevent* bev = evhttp_connection_get_bufferevent(conn);
-      int p = bev ? local_port(bufferevent_getfd(bev)) : 0;
+      int p = bev ? emco::bound_port(bufferevent_getfd(bev)) : 0;
       auto it = by_port.find(p);
       cs.cluster = it == by_port.end() ? -1 : static_cast<int>(it->second);
     }

@@ -25,6 +25,7 @@
 #include <thread>
 
 #include "core/util/error.hpp"
+#include "core/util/socket_port.hpp"
 #include "core/util/strings.hpp"
 
 namespace emco::cli::http {
@@ -65,15 +66,6 @@ const char* method_name(evhttp_cmd_type t) {
     case EVHTTP_REQ_PATCH: return "PATCH";
     default: return "OTHER";
   }
-}
-
-int bound_port(int fd) {
-  sockaddr_storage ss{};
-  socklen_t len = sizeof ss;
-  if (getsockname(fd, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return 0;
-  if (ss.ss_family == AF_INET) return ntohs(reinterpret_cast<sockaddr_in*>(&ss)->sin_port);
-  if (ss.ss_family == AF_INET6) return ntohs(reinterpret_cast<sockaddr_in6*>(&ss)->sin6_port);
-  return 0;
 }
 
 // A listening socket on `a` (non-blocking, close-on-exec); -1 with `why` set.
@@ -275,7 +267,7 @@ void Server::start() {
         fail(ErrorKind::unreachable, "cannot listen on " + a.host + ":" + std::to_string(a.port) + ": " + why,
              "is another server using the port? pick another with --listen");
       s.sockets.push_back(fd);
-      s.ports.push_back(bound_port(fd));
+      s.ports.push_back(emco::bound_port(fd));
     }
     for (std::size_t i = 0; i < std::max<std::size_t>(s.opts.workers, 1); ++i) {
       auto w = std::make_unique<Impl::Worker>();
