@@ -62,11 +62,11 @@ const std::vector<FlagSpec>& global_flags();
 // command line is parsed with commands_for).
 const std::vector<CommandSpec>& commands();
 // The commands that can start with `words` (a command line's leading words):
-// those of the sections filed under the first word (a noun's: "cluster",
-// "dig") and not under another second word ("dig hook" only when the second
-// is "hook"), or the top-level verbs' when no section is filed under the
-// first. Builds only those sections; every command whose path starts with
-// the words' first two is among them (tests/cli checks).
+// those of the sections filed under the first two words when there are any
+// ("dig hook", "dig status"), else those filed under the first word alone (a
+// noun's: "cluster", "dig"), or the top-level verbs' when no section is filed
+// under the first. Builds only those sections; every command whose path
+// starts with the words' first two is among them (tests/cli checks).
 std::vector<const CommandSpec*> commands_for(const std::vector<std::string>& words);
 
 // Noun groups ("cluster", "app", ...) with their one-line summary, for help
@@ -121,14 +121,15 @@ std::vector<CommandSpec> cluster_commands();     // cli/nouns/cluster.cpp
 std::vector<CommandSpec> project_commands();     // cli/nouns/project.cpp
 std::vector<CommandSpec> app_commands();         // cli/nouns/app.cpp
 std::vector<CommandSpec> dig_commands();         // cli/nouns/dig.cpp
+std::vector<CommandSpec> dig_status_commands();  // cli/nouns/dig.cpp: dig status
 std::vector<CommandSpec> dig_intent_commands();      // cli/nouns/dig.cpp: dig intent
 std::vector<CommandSpec> dig_placement_commands();   // cli/nouns/dig.cpp: dig placement
 std::vector<CommandSpec> dig_app_intent_commands();  // cli/nouns/dig.cpp: dig app-intent
 std::vector<CommandSpec> hook_commands();        // cli/nouns/hook.cpp: dig hook (tac)
 std::vector<CommandSpec> workflow_commands();    // cli/nouns/hook.cpp: dig workflow (workflow manager)
-std::vector<CommandSpec> emco_hook_commands();
+std::vector<CommandSpec> emco_hook_commands();   // cli/nouns/hook.cpp: dig emco-hook (emco's own hooks)
 std::vector<CommandSpec> rollout_commands();           // cli/nouns/rollout.cpp: dig rollout (status, resume, abort)
-std::vector<CommandSpec> rollout_strategy_commands();  // cli/nouns/rollout.cpp: dig rollout-strategy (the resources)   // cli/nouns/hook.cpp: dig emco-hook (emco's own hooks)
+std::vector<CommandSpec> rollout_strategy_commands();  // cli/nouns/rollout.cpp: dig rollout-strategy (the resources)
 std::vector<CommandSpec> lc_commands();          // cli/nouns/lc.cpp
 std::vector<CommandSpec> cert_commands();        // cli/nouns/cert.cpp
 std::vector<CommandSpec> controller_commands();  // cli/nouns/controller.cpp
