@@ -1,7 +1,8 @@
 #!/bin/sh
 # Builds the libFuzzer targets in tests/fuzz/ (one per *_fuzz.cpp) and runs each in turn.
 # Usage: scripts/fuzz.sh [--smoke | --long] [--seconds N] [--merge] [TARGET...]
-#   --smoke      10 s per target (CI); the committed corpora and seeds are replayed first.
+#   --smoke      10 s per target (CI); the committed corpora and seeds are replayed first,
+#                with a fixed seed (FUZZ_SEED, default 1) so that a CI finding can be replayed.
 #   --long       30 minutes per target, then --merge.
 #   --seconds N  N seconds per target (default 300; 0 with --merge: only minimise).
 #   --merge      minimise what the run found together with the committed corpus
@@ -49,6 +50,9 @@ fi
 
 bin="$out/tests/fuzz"
 status=0
+failed=""
+seed_flag=""
+[ "$smoke" = 0 ] || seed_flag="-seed=${FUZZ_SEED:-1}"
 for name in "$@"; do
   [ -x "$bin/$name" ] || { echo "fuzz: no target '$name'" >&2; exit 2; }
   work="$out/corpus/$name"
@@ -66,9 +70,13 @@ for name in "$@"; do
   esac
   if [ "$seconds" -gt 0 ]; then
     echo "fuzz: running $name for ${seconds}s"
+    # Shown as it runs and kept in $out/$name.log (the summary at the end quotes it and the
+    # inputs written after $out/$name.start).
+    : >"$out/$name.start"
     # shellcheck disable=SC2086
-    "$bin/$name" -max_total_time="$seconds" -max_len="$max_len" -timeout=10 -rss_limit_mb=2048 \
-      -print_final_stats=1 -artifact_prefix="$out/$name-" $dirs || status=1
+    { "$bin/$name" -max_total_time="$seconds" -max_len="$max_len" -timeout=10 -rss_limit_mb=2048 $seed_flag \
+        -print_final_stats=1 -artifact_prefix="$out/$name-" $dirs 2>&1; echo $? >"$out/$name.rc"; } | tee "$out/$name.log"
+    [ "$(cat "$out/$name.rc")" = 0 ] || { status=1; failed="$failed $name"; }
   fi
   if [ "$merge" = 1 ]; then
     # Keep only the inputs that add edge coverage beyond the seeds (-use_counters=0: hit counts
@@ -87,5 +95,13 @@ for name in "$@"; do
     echo "fuzz: $committed holds $(find "$committed" -type f | wc -l) inputs ($(du -sk "$committed" | cut -f1) KiB)"
   fi
 done
-[ "$smoke" = 0 ] || [ "$status" = 0 ] || echo "fuzz: a target failed; its input is in $out/" >&2
+# What failed, last, where a CI log's tail shows it: the sanitizer's summary and the input.
+for name in $failed; do
+  echo "fuzz: $name failed: $(grep -m1 -E '^(SUMMARY|==[0-9]+== ?ERROR)' "$out/$name.log" || tail -n 1 "$out/$name.log")" >&2
+  for artifact in "$out/$name"-crash-* "$out/$name"-leak-* "$out/$name"-timeout-* "$out/$name"-oom-* "$out/$name"-slow-unit-*; do
+    [ -f "$artifact" ] && [ "$artifact" -nt "$out/$name.start" ] || continue
+    echo "fuzz:   input $artifact ($(wc -c <"$artifact") bytes), base64: $(head -c 3072 "$artifact" | base64 -w0)" >&2
+  done
+done
+[ "$smoke" = 0 ] || [ "$status" = 0 ] || echo "fuzz: a target failed; its input is in $out/ (replay: $out/tests/fuzz/TARGET FILE)" >&2
 exit $status
