@@ -120,7 +120,10 @@ std::vector<CommandSpec> rollout_commands() {
                .summary = "end a deployment intent group's rollout in waves, optionally rolling back",
                .description =
                    "Ends the rollout's operation (its event is recorded failed, the context InstantiateFailed).\n"
-                   "Without rollback the waves that ran keep what they got and the others are never delivered.\n"
+                   "Without rollback the waves that ran keep what they got and the others are never delivered;\n"
+                   "until 'emco dig rollback --revision N' (N: the revision an update replaced) or, for an\n"
+                   "instantiate, a terminate brings the clusters together again, an update, a migrate and a\n"
+                   "rollback to another revision are refused (each delivers a difference from one revision).\n"
                    "With --rollback (or the strategy's rollbackOnFailure) the waves that started are undone and that\n"
                    "is delivered: an instantiate's objects are deleted from their clusters (the DIG becomes\n"
                    "Terminated), an update's clusters get the previous revision back (recorded as a new revision,\n"

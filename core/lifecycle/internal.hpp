@@ -55,9 +55,15 @@ void record_rollout(store::Store& st, const Runtime* runtime, const resource::Ke
 // the open wave's gate, opens the next wave, pauses...) holding the
 // context's lease. A context without a rollout in progress is driven as is.
 // Error(conflict) when `ctx` (a DIG's current context) has a rollout in
-// progress (running, waiting or paused): `op` (update, rollback, migrate)
-// would build on a revision only some clusters have. `what` names the DIG.
-void refuse_during_rollout(store::Store& st, const std::string& ctx, const std::string& what, const std::string& op);
+// progress (running, waiting or paused), or one aborted without rollback
+// (the clusters of the waves that started run its revision, the others the
+// one before): `op` (update, rollback, migrate) delivers a difference from
+// one revision, which only some clusters have. The one exception: a
+// rollback of an aborted update to the context it replaced
+// (`rollback_target`), which every cluster gets right (those the update
+// reached get the difference, the others already run it). `what` names the DIG.
+void refuse_during_rollout(store::Store& st, const std::string& ctx, const std::string& what, const std::string& op,
+                           const std::string& rollback_target = "");
 struct RolloutTurn {
   std::chrono::steady_clock::time_point deadline;  // for the drive: the operation's, or the wave's progress deadline
   std::optional<Delivered> stop;                   // set: deliver() returns it (waiting, paused, gate unfinished)

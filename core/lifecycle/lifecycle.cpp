@@ -512,7 +512,7 @@ OperationResult dig_operation(store::Store& st, const Kind& k, const Key& key, c
       json si = json::parse(r.state_info);
       std::string state = current_state(r.state_info);
       from = last_instance(si);
-      if (ac::exists(st, from)) refuse_during_rollout(st, from, what, op);
+      if (op == "update" && ac::exists(st, from)) refuse_during_rollout(st, from, what, op);
       if (op == "update") {
         if (state != "Instantiated" && state != "InstantiateStopped")
           fail(ErrorKind::conflict, what + " is not instantiated (state " + state + ")",
@@ -546,6 +546,7 @@ OperationResult dig_operation(store::Store& st, const Kind& k, const Key& key, c
                "it was removed by a later instantiate");
         if (to == from) fail(ErrorKind::conflict, what + " is already at revision " + std::to_string(n));
       }
+      if (op == "rollback" && ac::exists(st, from)) refuse_during_rollout(st, from, what, op, to);
       if (!ac::exists(st, from)) fail(ErrorKind::failed, what + ": its deployment context " + from + " is missing");
     }
     st.write([&] {

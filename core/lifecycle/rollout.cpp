@@ -170,6 +170,11 @@ std::string end_rollout(store::Store& st, const std::string& ctx, json& r, bool 
   if (!ac::next_pending(st, ctx)) ac::deactivate(st, ctx);
   r["state"] = state::aborted;
   r["message"] = why;
+  r["rolledBack"] = rollback;
+  // The revision an update replaced stays what the clusters it did not reach
+  // run: Updated, as after any update, so that 'emco dig rollback' to it is
+  // accepted (an Update event is valid only from Created or Updated).
+  if (op == "update" && !rollback && ac::exists(st, r.value("from", ""))) ac::set_status(st, r.value("from", ""), ac::status::updated);
   save(st, ctx, r);
   if (!rollback) return "";
   const std::vector<std::string> clusters = started_clusters(r);
@@ -348,10 +353,33 @@ void record_rollout(store::Store& st, const Runtime* runtime, const Key& dig, co
   save(st, ctx, r);
 }
 
-void refuse_during_rollout(store::Store& st, const std::string& ctx, const std::string& what, const std::string& op) {
+void refuse_during_rollout(store::Store& st, const std::string& ctx, const std::string& what, const std::string& op,
+                           const std::string& rollback_target) {
   auto r = load(st, ctx);
   if (!r) return;
   const std::string s = r->value("state", "");
+  if (s == state::aborted && !r->value("rolledBack", false)) {
+    const std::string operation = r->value("operation", "");
+    const std::string from = r->value("from", "");
+    if (op == "rollback" && operation == "update" && rollback_target == from) return;
+    size_t total = 0;
+    for (const auto& w : (*r)["waves"]) total += w["clusters"].size();
+    // The revision the update replaced, for the hint.
+    std::string replaced;
+    if (auto dig = st.get(Key::parse(r->value("dig", ""))); dig && !dig->state_info.empty())
+      for (const auto& a : json::parse(dig->state_info).value("actions", json::array()))
+        if (!from.empty() && a.value("instance", "") == from && a.value("revision", 0) > 0)
+          replaced = std::to_string(a.value("revision", 0));
+    fail(ErrorKind::conflict,
+         "cannot " + op + " " + what + ": its " + operation + " was aborted at " +
+             (*r)["waves"][r->value("current", 0)].value("name", "") + " (" + position(*r) + ") without rollback: " +
+             std::to_string(started_clusters(*r).size()) + " of " + std::to_string(total) +
+             " clusters run its revision, the others " + (operation == "update" ? "the one before" : "nothing"),
+         operation == "update"
+             ? "roll back to the revision the update replaced first ('emco dig rollback " + r->value("dig", "") +
+                   " --revision " + (replaced.empty() ? "N" : replaced) + "'), then " + op
+             : "terminate it ('emco dig terminate'), then instantiate it again");
+  }
   auto entry = ac::next_pending(st, ctx);
   if (s == state::done || s == state::aborted || !entry || entry->seq != r->value("seq", int64_t{0})) return;
   fail(ErrorKind::conflict,

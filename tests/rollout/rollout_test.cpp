@@ -278,6 +278,57 @@ TEST_CASE("an update goes in waves too, and abort with rollback gives the cluste
   CHECK(history["actions"].back()["revision"] == 3);
 }
 
+TEST_CASE("an update aborted without rollback leaves the waves as they are, and dig rollback returns every cluster",
+          "[rollout][sim]") {
+  Fleet f;
+  REQUIRE(f.run("dig instantiate " + k_dig).code == 0);
+  f.strategy("  waves: 3\n");
+  {
+    std::ofstream(f.dir / "profiles/hello/override_values.yaml") << "message: hello from revision 2\n";
+    auto r = f.run("apply -f 03-app.yaml -v values.yaml");
+    INFO(r.out);
+    REQUIRE(r.code == 0);
+  }
+  auto message = [&](const std::string& c) {
+    return f.sim->get(c, "v1", "ConfigMap", "default", "r1-hello")["data"].dump();
+  };
+  const std::string old_message = message("edge1");
+  REQUIRE(f.run("dig update " + k_dig + " --wait-wave").code == 0);
+  auto abort = f.run("dig rollout abort " + k_dig);
+  INFO(abort.out);
+  REQUIRE(abort.code == 0);
+  CHECK(f.rollout()["state"] == "aborted");
+  // The first wave keeps revision 2, the others never got it.
+  for (const char* c : {"edge1", "edge2"}) CHECK(message(c).find("revision 2") != std::string::npos);
+  for (const char* c : {"edge3", "edge4", "edge5", "edge6"}) CHECK(message(c) == old_message);
+  auto history = json::parse(f.run("dig history " + k_dig + " -o json").out);
+  CHECK(history["actions"].back()["revision"] == 2);
+  // An update, or a rollback to another revision, would deliver a difference from revision 2,
+  // which four clusters never got: refused, naming the way out.
+  for (const std::string& op : {"dig update " + k_dig, "dig rollback " + k_dig + " --revision 2"}) {
+    auto refused = f.run(op);
+    INFO(op << ": " << refused.out);
+    CHECK(refused.code == 5);
+  }
+  auto refused = f.run("dig update " + k_dig);
+  CHECK(refused.out.find("2 of 6 clusters run its revision") != std::string::npos);
+  CHECK(refused.out.find("--revision 1") != std::string::npos);
+  // A rollback to revision 1 brings every cluster to it, those the update never reached too.
+  auto back = f.run("dig rollback " + k_dig + " --revision 1");
+  INFO(back.out);
+  CHECK(back.code == 0);
+  for (const char* c : {"edge1", "edge2", "edge3", "edge4", "edge5", "edge6"}) CHECK(message(c) == old_message);
+  history = json::parse(f.run("dig history " + k_dig + " -o json").out);
+  CHECK(history["actions"].back()["state"] == "Instantiated");
+  CHECK(history["actions"].back()["revision"] == 3);
+  // From there an update goes on as usual: every cluster gets the intents' revision 2 message.
+  auto again = f.run("dig update " + k_dig);
+  INFO(again.out);
+  CHECK(again.code == 0);
+  for (const char* c : {"edge1", "edge2", "edge3", "edge4", "edge5", "edge6"})
+    CHECK(message(c).find("revision 2") != std::string::npos);
+}
+
 TEST_CASE("kill -9 in the middle of a wave and between waves: resume goes on without applying a passed wave again",
           "[rollout][sim]") {
   Fleet f;
