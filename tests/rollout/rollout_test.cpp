@@ -100,6 +100,17 @@ struct Fleet {
       if (delivered(c)) out.push_back(c);
     return out;
   }
+  // Changes the app profile's message (a new revision for the next update).
+  void change_message(const std::string& text) {
+    std::ofstream(dir / "profiles/hello/override_values.yaml") << "message: " << text << "\n";
+    auto r = run("apply -f 03-app.yaml -v values.yaml");
+    INFO(r.out);
+    REQUIRE(r.code == 0);
+  }
+  // The data of the app's ConfigMap on `cluster` (which revision it runs).
+  std::string message(const std::string& cluster) {
+    return sim->get(cluster, "v1", "ConfigMap", "default", "r1-hello")["data"].dump();
+  }
   // The writes each cluster served, per object path.
   std::map<std::string, std::map<std::string, uint64_t>> writes() {
     std::map<std::string, std::map<std::string, uint64_t>> out;
@@ -250,28 +261,20 @@ TEST_CASE("an update goes in waves too, and abort with rollback gives the cluste
   REQUIRE(f.run("dig instantiate " + k_dig).code == 0);  // no strategy yet: all at once
   CHECK(f.delivered_clusters().size() == 6);
   f.strategy("  waves: 3\n");
-  {
-    std::ofstream(f.dir / "profiles/hello/override_values.yaml") << "message: hello from revision 2\n";
-    auto r = f.run("apply -f 03-app.yaml -v values.yaml");
-    INFO(r.out);
-    REQUIRE(r.code == 0);
-  }
-  auto message = [&](const std::string& c) {
-    return f.sim->get(c, "v1", "ConfigMap", "default", "r1-hello")["data"].dump();
-  };
-  const std::string old_message = message("edge1");
+  f.change_message("hello from revision 2");
+  const std::string old_message = f.message("edge1");
   auto up = f.run("dig update " + k_dig + " --wait-wave");
   INFO(up.out);
   REQUIRE(up.code == 0);
-  CHECK(message("edge1").find("revision 2") != std::string::npos);
-  CHECK(message("edge2").find("revision 2") != std::string::npos);
-  CHECK(message("edge3") == old_message);
+  CHECK(f.message("edge1").find("revision 2") != std::string::npos);
+  CHECK(f.message("edge2").find("revision 2") != std::string::npos);
+  CHECK(f.message("edge3") == old_message);
   CHECK(f.rollout()["operation"] == "update");
   const auto before = f.writes();
   auto abort = f.run("dig rollout abort " + k_dig + " --rollback");
   INFO(abort.out);
   CHECK(abort.code == 0);
-  for (const char* c : {"edge1", "edge2", "edge3", "edge4", "edge5", "edge6"}) CHECK(message(c) == old_message);
+  for (const char* c : {"edge1", "edge2", "edge3", "edge4", "edge5", "edge6"}) CHECK(f.message(c) == old_message);
   for (const char* c : {"edge3", "edge4", "edge5", "edge6"}) CHECK(f.writes().at(c) == before.at(c));
   auto history = json::parse(f.run("dig history " + k_dig + " -o json").out);
   CHECK(history["actions"].back()["state"] == "Instantiated");
@@ -283,24 +286,16 @@ TEST_CASE("an update aborted without rollback leaves the waves as they are, and 
   Fleet f;
   REQUIRE(f.run("dig instantiate " + k_dig).code == 0);
   f.strategy("  waves: 3\n");
-  {
-    std::ofstream(f.dir / "profiles/hello/override_values.yaml") << "message: hello from revision 2\n";
-    auto r = f.run("apply -f 03-app.yaml -v values.yaml");
-    INFO(r.out);
-    REQUIRE(r.code == 0);
-  }
-  auto message = [&](const std::string& c) {
-    return f.sim->get(c, "v1", "ConfigMap", "default", "r1-hello")["data"].dump();
-  };
-  const std::string old_message = message("edge1");
+  f.change_message("hello from revision 2");
+  const std::string old_message = f.message("edge1");
   REQUIRE(f.run("dig update " + k_dig + " --wait-wave").code == 0);
   auto abort = f.run("dig rollout abort " + k_dig);
   INFO(abort.out);
   REQUIRE(abort.code == 0);
   CHECK(f.rollout()["state"] == "aborted");
   // The first wave keeps revision 2, the others never got it.
-  for (const char* c : {"edge1", "edge2"}) CHECK(message(c).find("revision 2") != std::string::npos);
-  for (const char* c : {"edge3", "edge4", "edge5", "edge6"}) CHECK(message(c) == old_message);
+  for (const char* c : {"edge1", "edge2"}) CHECK(f.message(c).find("revision 2") != std::string::npos);
+  for (const char* c : {"edge3", "edge4", "edge5", "edge6"}) CHECK(f.message(c) == old_message);
   auto history = json::parse(f.run("dig history " + k_dig + " -o json").out);
   CHECK(history["actions"].back()["revision"] == 2);
   // An update, or a rollback to another revision, would deliver a difference from revision 2,
@@ -317,7 +312,7 @@ TEST_CASE("an update aborted without rollback leaves the waves as they are, and 
   auto back = f.run("dig rollback " + k_dig + " --revision 1");
   INFO(back.out);
   CHECK(back.code == 0);
-  for (const char* c : {"edge1", "edge2", "edge3", "edge4", "edge5", "edge6"}) CHECK(message(c) == old_message);
+  for (const char* c : {"edge1", "edge2", "edge3", "edge4", "edge5", "edge6"}) CHECK(f.message(c) == old_message);
   history = json::parse(f.run("dig history " + k_dig + " -o json").out);
   CHECK(history["actions"].back()["state"] == "Instantiated");
   CHECK(history["actions"].back()["revision"] == 3);
@@ -326,7 +321,7 @@ TEST_CASE("an update aborted without rollback leaves the waves as they are, and 
   INFO(again.out);
   CHECK(again.code == 0);
   for (const char* c : {"edge1", "edge2", "edge3", "edge4", "edge5", "edge6"})
-    CHECK(message(c).find("revision 2") != std::string::npos);
+    CHECK(f.message(c).find("revision 2") != std::string::npos);
 }
 
 TEST_CASE("kill -9 in the middle of a wave and between waves: resume goes on without applying a passed wave again",
