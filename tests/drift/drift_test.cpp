@@ -15,6 +15,7 @@
 
 #include "core/lifecycle/drift.hpp"
 #include "sim/sim.hpp"
+#include "tests/example_fleet.hpp"
 #include "tests/shell.hpp"
 
 using nlohmann::json;
@@ -29,47 +30,11 @@ using emco::test::sh;
 
 const std::string k_dig = "quickstart/hello-app/v1/hello-dig";
 
-struct Fleet {
-  fs::path dir;
-  std::string emco;
-  std::unique_ptr<emco::sim::Simulator> sim;
-
-  Fleet() {
-    dir = fs::temp_directory_path() / ("emco-drift-" + std::to_string(::getpid()) + "-" + std::to_string(std::rand()));
-    fs::create_directories(dir);
-    fs::copy(fs::path(EMCO_SOURCE_DIR) / "examples/quickstart", dir, fs::copy_options::recursive);
-    emco = "LSAN_OPTIONS=suppressions='" EMCO_SOURCE_DIR "/tests/lsan.supp' EMCO_WORKSPACE='" + dir.string() +
-           "' EMCO_AUTO_RESUME=0 " + std::string(EMCO_BINARY_DIR) + "/emco";
-    emco::sim::SimOptions o;
-    o.clusters = 3;
-    o.names = {"edge1", "edge2", "edge3"};
-    o.ready_delay_ms = 50;
-    o.finalize_delay_ms = 0;
-    o.dir = (dir / "sim").string();
-    sim = std::make_unique<emco::sim::Simulator>(o);
-    sim->start();
-    std::string values;
-    {
-      std::ifstream in(dir / "values.yaml");
-      for (std::string line; std::getline(in, line);)
-        if (line.rfind("Clusters:", 0) != 0) values += line + "\n";
-    }
-    values += "Clusters:\n";
-    for (const auto& n : sim->cluster_names()) values += "  - {Name: " + n + ", KubeConfig: " + sim->kubeconfig_path(n) + "}\n";
-    std::ofstream(dir / "values.yaml") << values;
-    REQUIRE(run("init").code == 0);
-    for (const char* f : {"01-clusters.yaml", "02-project.yaml", "03-app.yaml", "04-deploy.yaml"}) {
-      auto r = run(std::string("apply -f ") + f + " -v values.yaml");
-      INFO(f << ": " << r.out);
-      REQUIRE(r.code == 0);
-    }
+struct Fleet : emco::test::ExampleFleet {
+  Fleet() : ExampleFleet("quickstart", "drift", emco::test::edge_clusters(3)) {
+    use_sim_clusters();
+    init_and_apply({"01-clusters.yaml", "02-project.yaml", "03-app.yaml", "04-deploy.yaml"});
   }
-  ~Fleet() {
-    sim->stop();
-    std::error_code ec;
-    fs::remove_all(dir, ec);
-  }
-  Ran run(const std::string& args) { return sh(dir, emco + " " + args); }
   Ran kubectl(const std::string& bin, const std::string& cluster, const std::string& args) {
     return sh(dir, "HOME='" + dir.string() + "' " + bin + " --kubeconfig " + sim->kubeconfig_path(cluster) + " " + args);
   }

@@ -25,6 +25,7 @@
 #include "core/store/store.hpp"
 #include "core/util/clock.hpp"
 #include "sim/sim.hpp"
+#include "tests/example_fleet.hpp"
 #include "tests/shell.hpp"
 
 using namespace emco;
@@ -38,52 +39,19 @@ using test::Ran;
 using test::sh;
 using test::spawn;
 
-struct Traffic {
-  sim::Simulator sim;
-  fs::path dir;
-  std::string emco;
-
+struct Traffic : test::ExampleFleet {
   static sim::SimOptions options(int ready_delay_ms) {
-    sim::SimOptions o;
-    o.clusters = 3;
-    o.names = {"edge1", "edge2", "edge3"};
+    auto o = test::edge_clusters(3, ready_delay_ms);
     o.nodes = 1;
-    o.ready_delay_ms = ready_delay_ms;
-    o.finalize_delay_ms = 0;
     o.preinstall = {"istio"};
     return o;
   }
 
-  explicit Traffic(int ready_delay_ms = 50) : sim(options(ready_delay_ms)) {
-    sim.start();
-    dir = fs::temp_directory_path() / ("emco-dtc-" + std::to_string(::getpid()) + "-" + std::to_string(std::rand()));
-    fs::create_directories(dir);
-    fs::copy(fs::path(EMCO_SOURCE_DIR) / "examples/traffic", dir, fs::copy_options::recursive);
-    std::ofstream(dir / "lsan.supp") << "leak:libgit2.so\nleak:libpcre2-8.so\nleak:libssh2.so\nleak:libcrypto.so\n";
-    emco = "LSAN_OPTIONS=suppressions='" + (dir / "lsan.supp").string() + "' EMCO_WORKSPACE='" + dir.string() +
-           "' EMCO_AUTO_RESUME=0 EMCO_SDS_POLL_MS=100 " + std::string(EMCO_BINARY_DIR) + "/emco";
-    std::string values;
-    {
-      std::ifstream in(dir / "values.yaml");
-      for (std::string line; std::getline(in, line);)
-        if (line.rfind("Clusters:", 0) != 0) values += line + "\n";
-    }
-    values += "Clusters:\n";
-    for (const auto& n : sim.cluster_names()) values += "  - {Name: " + n + ", KubeConfig: " + sim.kubeconfig_path(n) + "}\n";
-    std::ofstream(dir / "values.yaml") << values;
-    REQUIRE(run("init").code == 0);
-    for (const char* f : {"01-clusters.yaml", "02-project.yaml", "03-app.yaml"}) {
-      auto r = run(std::string("apply -f ") + f + " -v values.yaml");
-      INFO(f << ": " << r.out);
-      REQUIRE(r.code == 0);
-    }
+  explicit Traffic(int ready_delay_ms = 50)
+      : ExampleFleet("traffic", "dtc", options(ready_delay_ms), "EMCO_SDS_POLL_MS=100") {
+    use_sim_clusters();
+    init_and_apply({"01-clusters.yaml", "02-project.yaml", "03-app.yaml"});
   }
-  ~Traffic() {
-    sim.stop();
-    std::error_code ec;
-    fs::remove_all(dir, ec);
-  }
-  Ran run(const std::string& args) { return sh(dir, emco + " " + args); }
   json status(const std::string& extra = "") {
     auto r = run("dig status traffic/web-shop/v1/web-shop-dig -o json" + extra);
     INFO(r.out);
@@ -92,7 +60,7 @@ struct Traffic {
   }
   json get(const std::string& cluster, const std::string& api, const std::string& kind, const std::string& ns,
            const std::string& name) {
-    return sim.get(cluster, api, kind, ns, name);
+    return sim->get(cluster, api, kind, ns, name);
   }
 };
 
@@ -115,7 +83,7 @@ TEST_CASE("examples/traffic: policies, service discovery and Istio objects, then
   CHECK(np["spec"]["podSelector"]["matchLabels"]["app"] == "http-server");
   CHECK(np["spec"]["ingress"][0]["from"][0]["podSelector"]["matchLabels"]["app"] == "http-client");
   // SDS: the client's cluster reaches the server's NodePort on its node.
-  json node = t.sim.list("edge1", "v1", "Node").at(0);
+  json node = t.sim->list("edge1", "v1", "Node").at(0);
   std::string node_ip;
   for (const auto& a : node["status"]["addresses"])
     if (a["type"] == "InternalIP") node_ip = a["address"];
@@ -213,7 +181,7 @@ TEST_CASE("examples/traffic: kill -9 while the child context is delivered, then 
   }
   sim::Fault refuse;
   refuse.refuse = true;
-  t.sim.set_fault("edge2", refuse);
+  t.sim->set_fault("edge2", refuse);
   std::string child;
   for (;;) {
     REQUIRE(std::chrono::steady_clock::now() < deadline);
@@ -232,7 +200,7 @@ TEST_CASE("examples/traffic: kill -9 while the child context is delivered, then 
   CHECK(t.get("edge2", "v1", "Endpoints", "default", "http-service").is_null());
   CHECK(t.status(" --instance " + child)["deployedStatus"] != "Instantiated");
 
-  t.sim.set_fault("edge2", sim::Fault{});
+  t.sim->set_fault("edge2", sim::Fault{});
   auto sync = t.run("sync");
   INFO(sync.out);
   CHECK(sync.code == 0);

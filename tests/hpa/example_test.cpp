@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/sim.hpp"
+#include "tests/example_fleet.hpp"
 #include "tests/shell.hpp"
 
 using nlohmann::json;
@@ -28,26 +29,14 @@ using emco::test::sh;
 
 const std::string k_dig = "hardware/inference/v1/inference-dig";
 
-struct Hardware {
-  fs::path dir;
-  std::string emco;
-  std::unique_ptr<emco::sim::Simulator> sim;
+emco::sim::SimOptions one_node_clusters() {
+  auto o = emco::test::edge_clusters(3);
+  o.nodes = 1;
+  return o;
+}
 
-  Hardware() {
-    dir = fs::temp_directory_path() / ("emco-hpa-" + std::to_string(::getpid()) + "-" + std::to_string(std::rand()));
-    fs::create_directories(dir);
-    fs::copy(fs::path(EMCO_SOURCE_DIR) / "examples/hpa", dir, fs::copy_options::recursive);
-    emco = "LSAN_OPTIONS=suppressions='" EMCO_SOURCE_DIR "/tests/lsan.supp' EMCO_WORKSPACE='" + dir.string() +
-           "' EMCO_AUTO_RESUME=0 " + std::string(EMCO_BINARY_DIR) + "/emco";
-    emco::sim::SimOptions o;
-    o.clusters = 3;
-    o.names = {"edge1", "edge2", "edge3"};
-    o.nodes = 1;
-    o.ready_delay_ms = 50;
-    o.finalize_delay_ms = 0;
-    o.dir = (dir / "sim").string();
-    sim = std::make_unique<emco::sim::Simulator>(o);
-    sim->start();
+struct Hardware : emco::test::ExampleFleet {
+  Hardware() : ExampleFleet("hpa", "hpa", one_node_clusters()) {
     // The nodes as README.md gives them to the running simulator.
     for (const char* cmd : {"sim node label edge1 edge1-node-1 accelerator=gpu --dir sim",
                             "sim node label edge3 edge3-node-1 accelerator=gpu --dir sim",
@@ -58,28 +47,9 @@ struct Hardware {
     }
     REQUIRE(node_applied("edge3", "edge3-node-1", "16"));
     REQUIRE(node_applied("edge1", "edge1-node-1", "3800m"));
-    std::string values;
-    {
-      std::ifstream in(dir / "values.yaml");
-      for (std::string line; std::getline(in, line);)
-        if (line.rfind("Clusters:", 0) != 0) values += line + "\n";
-    }
-    values += "Clusters:\n";
-    for (const auto& n : sim->cluster_names()) values += "  - {Name: " + n + ", KubeConfig: " + sim->kubeconfig_path(n) + "}\n";
-    std::ofstream(dir / "values.yaml") << values;
-    REQUIRE(run("init").code == 0);
-    for (const char* f : {"01-clusters.yaml", "02-project.yaml", "03-app.yaml"}) {
-      auto r = run(std::string("apply -f ") + f + " -v values.yaml");
-      INFO(f << ": " << r.out);
-      REQUIRE(r.code == 0);
-    }
+    use_sim_clusters();
+    init_and_apply({"01-clusters.yaml", "02-project.yaml", "03-app.yaml"});
   }
-  ~Hardware() {
-    sim->stop();
-    std::error_code ec;
-    fs::remove_all(dir, ec);
-  }
-  Ran run(const std::string& args) { return sh(dir, emco + " " + args); }
   // Whether `node` of `cluster` shows label accelerator=gpu and `cpu` allocatable within 5 s.
   bool node_applied(const std::string& cluster, const std::string& node, const std::string& cpu) {
     for (int i = 0; i < 100; ++i) {

@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/sim.hpp"
+#include "tests/example_fleet.hpp"
 #include "tests/shell.hpp"
 
 using namespace emco;
@@ -27,51 +28,17 @@ using namespace std::chrono_literals;
 
 namespace {
 
-struct Network {
-  sim::Simulator sim;
-  fs::path dir;
-  std::string emco;
-
+struct Network : test::ExampleFleet {
   static sim::SimOptions options() {
-    sim::SimOptions o;
-    o.clusters = 2;
-    o.names = {"edge1", "edge2"};
-    o.ready_delay_ms = 50;
-    o.finalize_delay_ms = 0;
+    auto o = test::edge_clusters(2);
     o.preinstall = {"ovn4nfv"};
     return o;
   }
 
-  Network() : sim(options()) {
-    sim.start();
-    dir = fs::temp_directory_path() / ("emco-network-" + std::to_string(::getpid()) + "-" + std::to_string(std::rand()));
-    fs::create_directories(dir);
-    fs::copy(fs::path(EMCO_SOURCE_DIR) / "examples/network", dir, fs::copy_options::recursive);
-    std::ofstream(dir / "lsan.supp") << "leak:libgit2.so\nleak:libpcre2-8.so\nleak:libssh2.so\nleak:libcrypto.so\n";
-    emco = "LSAN_OPTIONS=suppressions='" + (dir / "lsan.supp").string() + "' EMCO_WORKSPACE='" + dir.string() +
-           "' EMCO_AUTO_RESUME=0 " + std::string(EMCO_BINARY_DIR) + "/emco";
-    std::string values;
-    {
-      std::ifstream in(dir / "values.yaml");
-      for (std::string line; std::getline(in, line);)
-        if (line.rfind("Clusters:", 0) != 0) values += line + "\n";
-    }
-    values += "Clusters:\n";
-    for (const auto& n : sim.cluster_names()) values += "  - {Name: " + n + ", KubeConfig: " + sim.kubeconfig_path(n) + "}\n";
-    std::ofstream(dir / "values.yaml") << values;
-    REQUIRE(run("init").code == 0);
-    for (const char* f : {"01-clusters.yaml", "03-project.yaml", "04-app.yaml"}) {
-      auto r = run(std::string("apply -f ") + f + " -v values.yaml");
-      INFO(f << ": " << r.out);
-      REQUIRE(r.code == 0);
-    }
+  Network() : ExampleFleet("network", "network", options()) {
+    use_sim_clusters();
+    init_and_apply({"01-clusters.yaml", "03-project.yaml", "04-app.yaml"});
   }
-  ~Network() {
-    sim.stop();
-    std::error_code ec;
-    fs::remove_all(dir, ec);
-  }
-  test::Ran run(const std::string& args) { return test::sh(dir, emco + " " + args); }
   json network_status(const std::string& cluster) {
     auto r = run("cluster network status edge/" + cluster + " -o json");
     INFO(r.out);
@@ -79,7 +46,7 @@ struct Network {
     return json::parse(r.out);
   }
   json get(const std::string& cluster, const std::string& api, const std::string& kind, const std::string& name) {
-    return sim.get(cluster, api, kind, "default", name);
+    return sim->get(cluster, api, kind, "default", name);
   }
 };
 
@@ -149,7 +116,7 @@ TEST_CASE("examples/network: networks applied, the firewall chain deployed, stat
     CHECK(chain["spec"]["routingSpec"]["networkChain"] == "net=unprotected-net,sfc=firewall,net=protected-net");
     CHECK(chain["spec"]["routingSpec"]["left"][0]["podSelector"]["matchLabels"]["app"] == "packetgen");
   }
-  auto kubectl = test::sh(t.dir, "kubectl --kubeconfig " + t.sim.kubeconfig_path("edge2") +
+  auto kubectl = test::sh(t.dir, "kubectl --kubeconfig " + t.sim->kubeconfig_path("edge2") +
                                      " get networkchainings,networks.k8s.plugin.opnfv.org,network-attachment-definitions");
   INFO(kubectl.out);
   if (kubectl.code != 127) {  // kubectl installed
@@ -175,7 +142,7 @@ TEST_CASE("examples/network: kill -9 during a network apply, then emco sync", "[
   // edge2 refuses connections: its network apply keeps retrying.
   sim::Fault refuse;
   refuse.refuse = true;
-  t.sim.set_fault("edge2", refuse);
+  t.sim->set_fault("edge2", refuse);
   pid_t pid = test::spawn(t.dir, "env " + t.emco + " cluster network apply edge/edge2", t.dir / "apply.log");
   REQUIRE(pid > 0);
   auto deadline = std::chrono::steady_clock::now() + 30s;
@@ -193,7 +160,7 @@ TEST_CASE("examples/network: kill -9 during a network apply, then emco sync", "[
   CHECK(WIFSIGNALED(wstatus));
   CHECK(t.network_status("edge2")["deployedStatus"] != "Instantiated");
 
-  t.sim.set_fault("edge2", sim::Fault{});
+  t.sim->set_fault("edge2", sim::Fault{});
   auto sync = t.run("sync");
   INFO(sync.out);
   CHECK(sync.code == 0);

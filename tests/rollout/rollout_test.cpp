@@ -20,6 +20,7 @@
 
 #include "core/lifecycle/rollout.hpp"
 #include "sim/sim.hpp"
+#include "tests/example_fleet.hpp"
 #include "tests/shell.hpp"
 #include "tests/test_store.hpp"
 
@@ -35,49 +36,13 @@ const std::string k_dig = "quickstart/hello-app/v1/hello-dig";
 const std::string k_strategy_anchor =
     "projects/quickstart/composite-apps/hello-app/v1/deployment-intent-groups/hello-dig/emco-rollout-strategies";
 
-struct Fleet {
-  fs::path dir;
-  std::string emco;
-  std::unique_ptr<emco::sim::Simulator> sim;
-
-  Fleet() {
-    dir = fs::temp_directory_path() / ("emco-rollout-" + std::to_string(::getpid()) + "-" + std::to_string(std::rand()));
-    fs::create_directories(dir);
-    fs::copy(fs::path(EMCO_SOURCE_DIR) / "examples/quickstart", dir, fs::copy_options::recursive);
-    emco = "LSAN_OPTIONS=suppressions='" EMCO_SOURCE_DIR "/tests/lsan.supp' EMCO_WORKSPACE='" + dir.string() +
-           "' EMCO_AUTO_RESUME=0 " + std::string(EMCO_BINARY_DIR) + "/emco";
-    emco::sim::SimOptions o;
-    o.clusters = 6;
-    o.names = {"edge1", "edge2", "edge3", "edge4", "edge5", "edge6"};
-    o.ready_delay_ms = 50;
-    o.finalize_delay_ms = 0;
-    o.dir = (dir / "sim").string();
-    sim = std::make_unique<emco::sim::Simulator>(o);
-    sim->start();
-    std::string values;
-    {
-      std::ifstream in(dir / "values.yaml");
-      for (std::string line; std::getline(in, line);)
-        if (line.rfind("Clusters:", 0) != 0) values += line + "\n";
-    }
-    values += "Clusters:\n";
-    for (const auto& n : sim->cluster_names()) values += "  - {Name: " + n + ", KubeConfig: " + sim->kubeconfig_path(n) + "}\n";
-    std::ofstream(dir / "values.yaml") << values;
-    const std::string store = emco::test::fresh_store();  // a PostgreSQL workspace in the pg: run
-    REQUIRE(run(store.empty() ? "init" : "init --store '" + store + "' --no-encrypt").code == 0);
-    for (const char* f : {"01-clusters.yaml", "02-project.yaml", "03-app.yaml"}) {
-      auto r = run(std::string("apply -f ") + f + " -v values.yaml");
-      INFO(f << ": " << r.out);
-      REQUIRE(r.code == 0);
-    }
+struct Fleet : emco::test::ExampleFleet {
+  Fleet() : ExampleFleet("quickstart", "rollout", emco::test::edge_clusters(6)) {
+    use_sim_clusters();
+    // A PostgreSQL workspace in the pg: run (tests/test_store.hpp).
+    init_and_apply({"01-clusters.yaml", "02-project.yaml", "03-app.yaml"}, emco::test::fresh_store());
     REQUIRE(run("dig approve " + k_dig).code == 0);
   }
-  ~Fleet() {
-    sim->stop();
-    std::error_code ec;
-    fs::remove_all(dir, ec);
-  }
-  Ran run(const std::string& args) { return sh(dir, emco + " " + args); }
   void strategy(const std::string& spec) {
     std::ofstream(dir / "strategy.yaml") << "version: emco/v2\nresourceContext:\n  anchor: " << k_strategy_anchor
                                          << "\nmetadata:\n  name: waves\nspec:\n" << spec;

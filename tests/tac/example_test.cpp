@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/sim.hpp"
+#include "tests/example_fleet.hpp"
 #include "tests/shell.hpp"
 #include "tests/tac/workflow_client.hpp"
 
@@ -26,43 +27,16 @@ using emco::test::sh;
 
 namespace {
 
-struct Example {
-  fs::path dir;
-  std::string emco;
-  std::unique_ptr<emco::sim::Simulator> sim;
+struct Example : emco::test::ExampleFleet {
   emco::test::WorkflowClient client;
 
-  Example() {
-    dir = fs::temp_directory_path() / ("emco-hooks-" + std::to_string(::getpid()) + "-" + std::to_string(std::rand()));
-    fs::create_directories(dir);
-    fs::copy(fs::path(EMCO_SOURCE_DIR) / "examples/workflow-hooks", dir, fs::copy_options::recursive);
-    emco = "LSAN_OPTIONS=suppressions='" EMCO_SOURCE_DIR "/tests/lsan.supp' EMCO_WORKSPACE='" + dir.string() +
-           "' EMCO_AUTO_RESUME=0 " + std::string(EMCO_BINARY_DIR) + "/emco";
-    emco::sim::SimOptions o;
-    o.clusters = 1;
-    o.names = {"edge1"};
-    o.ready_delay_ms = 20;
-    o.finalize_delay_ms = 0;
-    o.dir = (dir / "sim").string();
-    sim = std::make_unique<emco::sim::Simulator>(o);
-    sim->start();
+  Example() : ExampleFleet("workflow-hooks", "hooks", emco::test::edge_clusters(1, 20)) {
     std::ofstream(dir / "values.yaml") << "ProjectName: shop-project\nClusterProvider: edge\nAdminCloud: admin\n"
                                           "Clusters:\n  - {Name: edge1, KubeConfig: "
                                        << sim->kubeconfig_path("edge1")
                                        << "}\nWorkflowClient: {Host: 127.0.0.1, Port: " << client.server.port() << "}\n";
-    REQUIRE(run("init").code == 0);
-    for (const char* f : {"01-clusters.yaml", "02-project.yaml", "03-apps.yaml", "04-hooks.yaml"}) {
-      auto r = run(std::string("apply -f ") + f + " -v values.yaml");
-      INFO(f << ": " << r.out);
-      REQUIRE(r.code == 0);
-    }
+    init_and_apply({"01-clusters.yaml", "02-project.yaml", "03-apps.yaml", "04-hooks.yaml"});
   }
-  ~Example() {
-    sim->stop();
-    std::error_code ec;
-    fs::remove_all(dir, ec);
-  }
-  Ran run(const std::string& args) { return sh(dir, emco + " " + args); }
   bool has(const std::string& name) { return sim->get("edge1", "v1", "ConfigMap", "default", name).is_object(); }
   std::string state(const std::string& dig) {
     auto r = run("dig history " + dig + " -o json");
