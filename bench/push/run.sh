@@ -3,19 +3,26 @@
 # clusters with emco's Kubernetes client vs `kubectl apply --server-side -f`
 # run once per cluster with `xargs -P 16`, each against a fresh simulator
 # fleet (separate process). Also measures the simulator's own capacity.
-# usage: bench/push/run.sh [--smoke] BUILD_DIR
-#   full:  1000 clusters     smoke: 20 clusters
+# usage: bench/push/run.sh [--smoke | --clusters N] BUILD_DIR
+#   full:  1000 clusters     smoke: 20 clusters     --clusters N: N clusters (e.g. 10000);
+#   the kubectl comparison runs up to 1,000 clusters (one kubectl process per cluster).
 # Environment: KUBECTL (default /usr/lib/google-cloud-sdk/bin/kubectl.1.32),
 #   PARALLEL (emco workers, default 32).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 smoke=0
-if [ "${1:-}" = "--smoke" ]; then smoke=1; shift; fi
+clusters=1000
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --smoke) smoke=1; clusters=20 ;;
+    --clusters) clusters="$2"; shift ;;
+    *) break ;;
+  esac
+  shift
+done
 build="$(realpath "${1:-build}")"
 bin="$build/bench/push/push_bench"
 [ -x "$bin" ] || { echo "push bench: $bin not built (ninja -C $build push_bench)" >&2; exit 1; }
-clusters=1000
-[ $smoke = 1 ] && clusters=20
 parallel="${PARALLEL:-32}"
 kubectl="${KUBECTL:-/usr/lib/google-cloud-sdk/bin/kubectl.1.32}"
 [ -x "$kubectl" ] || kubectl="$(command -v kubectl || true)"
@@ -62,9 +69,19 @@ emco_rps="$(value requests_per_second "$work/emco.txt")"
 cap_rps="$(value capacity_apply_per_second "$work/capacity.txt")"
 rss_kb="$(value peak_rss_kb "$work/emco.txt")"
 
+summary_emco() {
+  printf 'summary: emco %s requests/s; simulator capacity %s no-op applies/s at %s connections (%.0f%%)\n' \
+    "$emco_rps" "$cap_rps" "$parallel" "$(awk -v r="$emco_rps" -v c="$cap_rps" 'BEGIN { print 100 * r / c }')"
+  printf 'summary: emco peak memory %.1f MiB; %s of %s clusters verified\n' "$(awk -v k="$rss_kb" 'BEGIN { print k / 1024 }')" \
+    "$(value verified_clusters "$work/emco.txt")" "$clusters"
+}
+
 # 2. kubectl, one process per cluster, 16 at a time
-if [ -z "$kubectl" ]; then
-  echo "push bench: no kubectl found; skipping the kubectl comparison"
+if [ -z "$kubectl" ] || [ "$clusters" -gt 1000 ]; then
+  [ -n "$kubectl" ] || echo "push bench: no kubectl found; skipping the kubectl comparison"
+  [ "$clusters" -le 1000 ] || echo "push bench: more than 1,000 clusters; skipping the kubectl comparison"
+  printf 'summary: emco %.2f s\n' "$emco_s"
+  summary_emco
   exit 0
 fi
 start_sim "$work/kubectl"
@@ -85,6 +102,4 @@ kubectl_s="$(awk -v a="$start" -v b="$end" 'BEGIN { print b - a }')"
 speedup="$(awk -v k="$kubectl_s" -v e="$emco_s" 'BEGIN { print k / e }')"
 printf 'kubectl_seconds=%.3f\n' "$kubectl_s"
 printf 'summary: emco %.2f s, kubectl (xargs -P 16) %.2f s, speedup %.1fx (goal >= 10x)\n' "$emco_s" "$kubectl_s" "$speedup"
-printf 'summary: emco %s requests/s; simulator capacity %s no-op applies/s at %s connections (%.0f%%)\n' \
-  "$emco_rps" "$cap_rps" "$parallel" "$(awk -v r="$emco_rps" -v c="$cap_rps" 'BEGIN { print 100 * r / c }')"
-printf 'summary: emco peak memory %.1f MiB\n' "$(awk -v k="$rss_kb" 'BEGIN { print k / 1024 }')"
+summary_emco
