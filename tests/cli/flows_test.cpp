@@ -408,6 +408,18 @@ TEST_CASE("emcoctl compatibility output through 'emco ctl' and the emcoctl symli
   CHECK(json::parse(l[3].substr(10))["metadata"]["name"] == "p2");
   CHECK(l[5] == "POST  --> URL: http://localhost:9015/v2/projects/p2/composite-apps");
   CHECK(l[6] == "Response Code: 201");
+  // Applying again POSTs again: 409 for what exists, as upstream answers;
+  // emcoctl prints it and goes on (exit 0). update PUTs: 200.
+  Run again = ok(s, {"ctl", "apply", "-f", "ctl.yaml"});
+  auto al = lines(again.out);
+  REQUIRE(al.size() == 8);
+  CHECK(al[2] == "Response Code: 409");
+  CHECK(al[3] == "Response: ctl.yaml:1: project 'p2' already exists");
+  CHECK(al[6] == "Response Code: 409");
+  CHECK(al[7] == "Response: ctl.yaml:7: composite app 'p2/ca/v1' already exists");
+  Run put = ok(s, {"ctl", "update", "-f", "ctl.yaml"});
+  CHECK(lines(put.out)[1] == "PUT  --> URL: http://localhost:9015/v2/projects/p2");
+  CHECK(lines(put.out)[2] == "Response Code: 200");
   // Upstream scripts: sed -z 's/.*Response://' | jq
   RunOptions viactl;
   viactl.program = emcoctl_binary().string();
