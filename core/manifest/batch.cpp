@@ -194,6 +194,18 @@ ItemResult error_item(const Document& d, const Error& e) {
   it.where = d.where();
   it.anchor = d.anchor_text;
   it.document_anchor = d.anchor_text;
+  // A resource document's error names the resource, as its success does
+  // (emcoctl's delete and update print the resource's URL either way).
+  if (has_anchor(d) && is_declarative(d) && !d.anchor_error) {
+    try {
+      const Key key = document_key(d);
+      it.anchor = resource::resource_anchor(*d.anchor.kind, key);
+      it.kind = d.anchor.kind->id;
+      it.name = key.parts.back().second;
+    } catch (const Error&) {
+      // no name to give (the error may be that very one): the document's anchor
+    }
+  }
   it.outcome = "error";
   it.error = e.message();
   it.hint = e.hint();

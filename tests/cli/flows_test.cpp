@@ -464,6 +464,14 @@ TEST_CASE("emcoctl compatibility output through 'emco ctl' and the emcoctl symli
   CHECK(dl[1] == "DELETE  --> URL: http://localhost:9015/v2/projects/p2/composite-apps/ca/v1");
   CHECK(dl[2] == "Response Code: 204");
   CHECK(dl[4] == "DELETE  --> URL: http://localhost:9015/v2/projects/p2");
+  // Deleting what is gone: 404 at the resource's URL, as upstream answers, and on to the next.
+  Run gone = ok(s, {"ctl", "delete", "-f", "ctl.yaml"});
+  auto gl2 = lines(gone.out);
+  REQUIRE(gl2.size() == 8);
+  CHECK(gl2[1] == "DELETE  --> URL: http://localhost:9015/v2/projects/p2/composite-apps/ca/v1");
+  CHECK(gl2[2] == "Response Code: 404");
+  CHECK(gl2[5] == "DELETE  --> URL: http://localhost:9015/v2/projects/p2");
+  CHECK(gl2[6] == "Response Code: 404");
 }
 
 TEST_CASE("workspace: found by walking up, --workspace, EMCO_WORKSPACE, modes 0700 and 0600", "[flows]") {
