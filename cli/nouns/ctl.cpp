@@ -153,7 +153,7 @@ int run_ctl(Context& ctx, const Invocation& inv) {
           auto parsed = json::parse(text.empty() ? "null" : text, nullptr, false);
           ctx.out << "Response Code: 200\nResponse: " << (parsed.is_discarded() ? text : parsed.dump()) << "\n";
         } catch (const Error& e) {
-          int code = e.kind() == ErrorKind::not_found ? 404 : 400;
+          const int code = http_status(e.kind());
           ctx.out << "Response Code: " << code << "\nResponse: " << e.message() << "\n";
         }
       }
