@@ -210,13 +210,25 @@ int run_ctl(Context& ctx, const Invocation& inv) {
       }
     }
   }
+  // emcoctl update PUTs each resource, which upstream's handlers (and emco
+  // serve's PUT) create when it is missing: apply's upsert, without the
+  // lifecycle and status documents, which update sends nothing for.
+  manifest::Verb batch_verb = verb;
+  if (verb == manifest::Verb::update) {
+    batch_verb = manifest::Verb::apply;
+    for (auto& f : files)
+      std::erase_if(f.documents, [](const manifest::Document& d) {
+        return !d.anchor_error && (d.anchor.target == resource::AnchorTarget::operation ||
+                                   d.anchor.target == resource::AnchorTarget::status);
+      });
+  }
   manifest::BatchOptions opts;
   opts.continue_on_error = true;
   opts.stop_at_first_error = inv.has("stop");
   opts.create_only = verb == manifest::Verb::apply;  // emcoctl apply POSTs: what exists answers 409
   opts.runtime = &ctx.runtime();
   opts.on_warning = [&](const std::string& w) { ctx.warn(w); };
-  auto result = manifest::run_batch(ctx.store(), verb, files, opts);
+  auto result = manifest::run_batch(ctx.store(), batch_verb, files, opts);
   for (const auto& it : result.items) {
     int code = http_status(it);
     if (code == 0) continue;
@@ -280,7 +292,7 @@ std::vector<CommandSpec> ctl_commands() {
                           "are printed and processing continues (exit status 0), as emcoctl does: each document is its own\n"
                           "request, an anchor emco does not know answers 404 and a feature emco does not run yet 501.\n"
                           "apply POSTs: a resource that exists answers 409 and stays as it is (change it with\n"
-                          "update, which PUTs); delete of what is gone answers 404.",
+                          "update, which PUTs: 200, or 201 when it creates it); delete of what is gone answers 404.",
            .args = {{.name = "COMMAND", .help = "apply, update, get or delete"},
                     {.name = "ANCHOR", .help = "anchor for a single call", .optional = true, .variadic = true,
                      .complete = Complete::anchor}},

@@ -420,6 +420,15 @@ TEST_CASE("emcoctl compatibility output through 'emco ctl' and the emcoctl symli
   Run put = ok(s, {"ctl", "update", "-f", "ctl.yaml"});
   CHECK(lines(put.out)[1] == "PUT  --> URL: http://localhost:9015/v2/projects/p2");
   CHECK(lines(put.out)[2] == "Response Code: 200");
+  // A PUT of what does not exist creates it, as upstream's handlers and emco serve's PUT do;
+  // update sends nothing for a lifecycle document.
+  s.write("put.yaml", doc("projects", "metadata:\n  name: p4\n") + "---\n" + doc("projects/p4/composite-apps/ca/v1/deployment-intent-groups/d/approve", ""));
+  Run created = ok(s, {"ctl", "update", "-f", "put.yaml"});
+  auto cl = lines(created.out);
+  REQUIRE(cl.size() == 4);
+  CHECK(cl[1] == "PUT  --> URL: http://localhost:9015/v2/projects/p4");
+  CHECK(cl[2] == "Response Code: 201");
+  CHECK(ok(s, {"ctl", "delete", "-f", "put.yaml"}).out.find("Response Code: 204") != std::string::npos);
   // Upstream scripts: sed -z 's/.*Response://' | jq
   RunOptions viactl;
   viactl.program = emcoctl_binary().string();
