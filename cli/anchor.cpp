@@ -6,6 +6,7 @@
 #include "cli/batch_output.hpp"
 #include "cli/table.hpp"
 #include "core/lifecycle/lifecycle.hpp"
+#include "core/store/cluster_checks.hpp"
 #include "core/util/error.hpp"
 #include "core/util/strings.hpp"
 
@@ -18,8 +19,9 @@ namespace {
 
 // A cluster list's query, as upstream's clm answers it: ?label=L gives the
 // names of the provider's clusters carrying label L, ?withLabels=true every
-// cluster as {metadata, labels: [{clusterLabel}]}; other parameters are
-// ignored, as upstream ignores them.
+// cluster as {metadata, labels: [{clusterLabel}]} (and emco's status with
+// the last check, once checked); other parameters are ignored, as upstream
+// ignores them.
 int print_cluster_query(Context& ctx, store::Store& st, const std::vector<store::Resource>& clusters,
                         const std::string& query, Format format) {
   std::string label;
@@ -35,6 +37,7 @@ int print_cluster_query(Context& ctx, store::Store& st, const std::vector<store:
     return 0;
   }
   const resource::Kind& label_kind = resource::kind("clusterLabel");
+  const auto checks = with_labels ? store::cluster_checks(st) : std::map<std::string, store::ClusterCheck>{};
   json out = json::array();
   for (const auto& c : clusters) {
     json labels = json::array();
@@ -46,7 +49,10 @@ int print_cluster_query(Context& ctx, store::Store& st, const std::vector<store:
     if (!label.empty()) {
       if (has) out.push_back(c.key.parts.back().second);
     } else {
-      out.push_back({{"metadata", json::parse(c.data)["metadata"]}, {"labels", labels}});
+      json entry = {{"metadata", json::parse(c.data)["metadata"]}, {"labels", labels}};
+      // emco's last check (the fleet's reachability), as in the cluster's GET.
+      if (auto it = checks.find(c.key.str()); it != checks.end()) entry["status"] = json::parse(store::cluster_status_json(it->second));
+      out.push_back(std::move(entry));
     }
   }
   if (format == Format::yaml) {

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/lifecycle/lifecycle.hpp"
+#include "core/store/cluster_checks.hpp"
 #include "core/util/error.hpp"
 #include "core/util/json_text.hpp"
 #include "core/util/strings.hpp"
@@ -119,20 +120,28 @@ std::vector<std::string> extra_cells(const store::Resource& r, const json& spec)
 }  // namespace
 
 void print_resources(Context& ctx, const std::vector<store::Resource>& resources, Format format, bool as_list, bool show_secrets) {
+  // Clusters show their last check as status: read once for a list.
+  std::map<std::string, store::ClusterCheck> checks;
+  if ((format == Format::json || format == Format::yaml) && !resources.empty() && resources.front().kind->id == "cluster")
+    checks = store::cluster_checks(ctx.store());
+  auto render = [&](const store::Resource& r) {
+    auto it = checks.find(r.key.str());
+    return manifest::render_object(r, show_secrets, it == checks.end() ? "" : store::cluster_status_json(it->second));
+  };
   if (format == Format::json) {
     // Stored objects are compact JSON text: lay them out without parsing
     // (a list of 10,000 clusters is mostly this loop).
     std::string text;
     if (!as_list) {
       if (resources.empty()) text = "null";
-      else append_indented_json(text, manifest::render_object(resources.front(), show_secrets), 2);
+      else append_indented_json(text, render(resources.front()), 2);
     } else if (resources.empty()) {
       text = "[]";
     } else {
       text = "[\n";
       for (size_t i = 0; i < resources.size(); ++i) {
         text += "  ";
-        append_indented_json(text, manifest::render_object(resources[i], show_secrets), 2, 1);
+        append_indented_json(text, render(resources[i]), 2, 1);
         text += i + 1 < resources.size() ? ",\n" : "\n";
       }
       text += "]";
@@ -144,9 +153,9 @@ void print_resources(Context& ctx, const std::vector<store::Resource>& resources
     json out;
     if (as_list) {
       out = json::array();
-      for (const auto& r : resources) out.push_back(json::parse(manifest::render_object(r, show_secrets)));
+      for (const auto& r : resources) out.push_back(json::parse(render(r)));
     } else {
-      out = resources.empty() ? json(nullptr) : json::parse(manifest::render_object(resources.front(), show_secrets));
+      out = resources.empty() ? json(nullptr) : json::parse(render(resources.front()));
     }
     print_yaml(ctx.out, out);
     return;

@@ -23,8 +23,9 @@ int run_and_print(Context& ctx, manifest::Verb verb, const std::vector<manifest:
                   manifest::BatchOptions opts, Format format);
 
 // Prints resources as a table (NAME plus kind-specific columns), JSON/YAML
-// (the upstream GET shape; one object, or an array when `as_list`), or names
-// (their anchors).
+// (the upstream GET shape, with "status" where emco records one: a cluster's
+// last check; one object, or an array when `as_list`), or names (their
+// anchors).
 void print_resources(Context& ctx, const std::vector<store::Resource>& resources, Format format, bool as_list,
                      bool show_secrets = false);
 
@@ -33,8 +34,9 @@ void print_resources(Context& ctx, const std::vector<store::Resource>& resources
 namespace emco::cli {
 // EMCO's HTTP status codes, one place for emcoctl mode (the codes it prints)
 // and `emco serve` (the codes it answers): for an error kind 404 not found,
-// 409 conflict, 400 invalid or usage, 501 not implemented, 202 pending
-// (accepted, still being delivered), else 500; for a batch item 201 created,
+// 409 conflict (also earlier work still queued that kept an operation from
+// being recorded), 400 invalid or usage, 501 not implemented, 202 pending
+// (recorded and accepted, still being delivered), else 500; for a batch item 201 created,
 // 200 updated, unchanged or read, 204 deleted, 202 a lifecycle operation,
 // 0 skipped (no request), or the error's code.
 int http_status(ErrorKind kind);

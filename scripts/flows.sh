@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The upstream EMCO example flows (../shared/emco-flows), each file unchanged
-# through `emco apply -f FILE -v values.yaml`, against simulated clusters
-# (`emco sim`), with assertions on what every cluster holds after each step.
+# through `emco apply -f FILE -v values.yaml` (`emco update -f` for the two
+# files upstream's READMEs send with `emcoctl update`), against simulated
+# clusters (`emco sim`), with assertions on what every cluster holds after
+# each step.
 #
 # usage: scripts/flows.sh BUILD/emco [--http] [FLOW...]     (flows: test-update multi-cluster test-gac)
 # By default all three run.
@@ -108,6 +110,13 @@ apply() {  # apply FILE [emco apply flags]
   fi
   em apply -f "$f" -v "$VALUES" "$@"
 }
+change() {  # change FILE: resources that exist, changed (emcoctl update: PUT), as upstream's READMEs do it
+  if [ "$HTTP" = 1 ]; then
+    ctl update "$1"
+    return
+  fi
+  em update -f "$1" -v "$VALUES"
+}
 remove() {  # remove FILE: emco delete -f, or emcoctl's delete over HTTP
   if [ "$HTTP" = 1 ]; then
     ctl delete "$1" >/dev/null
@@ -165,18 +174,32 @@ stop_server() {
     SERVER=""
   fi
 }
-ctl() {  # ctl apply|delete FILE: the client over HTTP, then wait for the delivery
+ctl() {  # ctl apply|update|delete FILE [CODES]: the client over HTTP, then wait for the delivery
   local out
   out=$(cd "$(dirname "$2")" && "$CTL" --config "$CFG" "$1" -f "$2" -v "$VALUES") || fail "$CTL $1 -f $2 failed: $out"
-  # Upstream's answers to what these files do: 201, 200 (emco: re-applied)
-  # and 202 (lifecycle) to apply; 202 (terminate), 204 and 404 (a delete of
-  # what is gone already) to delete.
-  local ok='200|201|202'
-  [ "$1" = apply ] || ok='202|204|404'
+  # Upstream's answers to what these files do: 201 and 202 (lifecycle) to
+  # apply; 200 to update (PUT); 202 (terminate), 204 and 404 (a delete of
+  # what is gone already) to delete; CODES when given (409 to a re-apply).
+  local ok=${3:-}
+  if [ -z "$ok" ]; then
+    case $1 in apply) ok='201|202' ;; update) ok='200' ;; *) ok='202|204|404' ;; esac
+  fi
   ! grep -E '^Response Code: ([0-9]+)' <<<"$out" | grep -vE " ($ok)\$" >/dev/null ||
-    fail "$1 -f $2 over HTTP: $(grep -B3 -A1 -E '^Response Code: (4|5)' <<<"$out" | head -20)"
+    fail "$1 -f $2 over HTTP, answers other than $ok: $(grep -B3 -A1 -E '^Response Code: ' <<<"$out" | grep -vE "Code: ($ok)\$" | head -20)"
   settle
   echo "$out"
+}
+reapply() {  # reapply FILE: applying the same file again changes nothing
+  local out
+  if [ "$HTTP" = 1 ]; then
+    # upstream's POST of what exists: 409 "... already exists", nothing changed
+    out=$(ctl apply "$1" 409)
+    grep -q 'already exists' <<<"$out" || fail "re-applying $1 over HTTP: $out"
+    return
+  fi
+  out=$(apply "$1")
+  [ -n "$out" ] || fail "re-applying $1 printed nothing"
+  ! grep -v ' unchanged$' <<<"$out" >/dev/null || fail "re-applying $1 changed something: $(grep -v ' unchanged$' <<<"$out")"
 }
 settle() {  # until the flow's DIG (if it exists yet) is no longer *ing
   local state=""
@@ -226,13 +249,10 @@ EOF
   step "test-update: prerequisites and intents"
   for f in 00-controllers 01-prerequisites 02-deployment-intent; do apply "$F/$f.yaml" >/dev/null; done
   expect_empty cluster1
-  # Re-applying the same files changes nothing: every line says 'unchanged'.
+  # Re-applying the same files changes nothing: every line says 'unchanged'
+  # (over HTTP: every POST answers 409).
   local out
-  for f in 00-controllers 02-deployment-intent; do
-    out=$(apply "$F/$f.yaml")
-    [ -n "$out" ] || fail "re-applying $f printed nothing"
-    [ "$HTTP" = 1 ] || ! grep -v ' unchanged$' <<<"$out" >/dev/null || fail "re-applying $f changed something: $(grep -v ' unchanged$' <<<"$out")"
-  done
+  for f in 00-controllers 02-deployment-intent; do reapply "$F/$f.yaml"; done
   step "test-update: instantiate"
   apply "$F/03-instantiation.yaml"
   [ "$(dig_state $DIG)" = Instantiated ] || fail "DIG is $(dig_state $DIG) after instantiate"
@@ -241,7 +261,7 @@ EOF
   local first
   first=$(objects cluster1)
   step "test-update: move collectd to cluster2 and update"
-  out=$(apply "$F/04-update-deployment-intent.yaml")
+  out=$(change "$F/04-update-deployment-intent.yaml")
   [ "$HTTP" = 1 ] || grep -q 'app-intents/collectd-placement-intent configured$' <<<"$out" || fail "04 did not reconfigure the app intent: $out"
   [ "$(em get "projects/proj-update-1/composite-apps/test-composite-app/v1/deployment-intent-groups/test-deployment-intent/generic-placement-intents/test-placement-intent/app-intents/collectd-placement-intent" -o json |
       jq -r '.spec.intent.allOf[0].cluster')" = cluster2 ] || fail "the app intent does not name cluster2 after 04"
@@ -316,9 +336,7 @@ EOF
   [ "$(em get "$GAC" -o json | jq length)" = 7 ] || fail "test-gac.yaml should create 7 resources: $(em get "$GAC" -o json | jq -c '[.[].metadata.name]')"
   [ "$(em get "$GAC/netpol-db/customizations/netpol-db-customization" -o json | jq -r '.spec.patchJson[0].value')" = database ] ||
     fail "netpol-db-customization's patch"
-  local out
-  out=$(apply "$F/test-gac.yaml")
-  [ "$HTTP" = 1 ] || ! grep -v ' unchanged$' <<<"$out" >/dev/null || fail "re-applying test-gac.yaml changed something: $(grep -v ' unchanged$' <<<"$out")"
+  reapply "$F/test-gac.yaml"
   step "test-gac: instantiate"
   apply "$F/instantiate.yaml"
   [ "$(dig_state $DIG)" = Instantiated ] || fail "DIG is $(dig_state $DIG) after instantiate"
@@ -331,7 +349,7 @@ EOF
   step "test-gac: update"
   # test-gac-update.yaml patches the etcd StatefulSet to 2 replicas: the same
   # objects, one of them changed.
-  apply "$F/test-gac-update.yaml" >/dev/null
+  change "$F/test-gac-update.yaml" >/dev/null
   apply "$F/update.yaml"
   [ "$(dig_state $DIG)" = Instantiated ] || fail "DIG is $(dig_state $DIG) after update"
   [ "$(etcd_replicas)" = 2 ] || fail "the update did not reach cluster1: etcd has $(etcd_replicas) replicas, expected 2"

@@ -19,6 +19,8 @@
 #include "core/lifecycle/lifecycle.hpp"
 #include "core/manifest/batch.hpp"
 #include "core/status/status.hpp"
+#include "core/store/cluster_checks.hpp"
+#include "core/util/clock.hpp"
 #include "core/util/error.hpp"
 #include "core/util/strings.hpp"
 #include "plugins/targets/kube/cluster_check.hpp"
@@ -47,6 +49,7 @@ int run_cluster_check(Context& ctx, const Invocation& inv) {
     }
   }
   std::vector<kube::ClusterCheckInput> inputs;
+  std::vector<resource::Key> checked;  // the cluster of each input
   for (const auto& c : clusters) {
     auto full = st.get(c.key);
     std::string kubeconfig;
@@ -57,11 +60,24 @@ int run_cluster_check(Context& ctx, const Invocation& inv) {
       continue;
     }
     inputs.push_back({c.key.parts[0].second + "+" + c.key.parts[1].second, kubeconfig, "", inv.get("namespace")});
+    checked.push_back(c.key);
   }
   kube::ClusterCheckOptions opts;
   opts.parallelism = static_cast<size_t>(std::max(1, inv.get_int32("parallel", 16)));
   opts.timeout = std::chrono::milliseconds(inv.get_int32("timeout-ms", 5000));
   auto results = kube::check_clusters(inputs, opts);
+  // Each cluster's last check stays in the workspace: the fleet's
+  // reachability (status.lastCheck of the cluster's GET, the dashboard).
+  const std::string now = system_clock().now_rfc3339();
+  st.write([&] {
+    for (size_t i = 0; i < results.size(); ++i) {
+      const auto& r = results[i];
+      store::ClusterCheck c{.time = now, .reachable = r.check("reachable").status == kube::CheckStatus::ok, .error = "", .version = r.version};
+      for (const auto& item : r.checks)
+        if (item.status == kube::CheckStatus::failed) c.error += (c.error.empty() ? "" : "; ") + item.name + ": " + item.detail;
+      store::record_cluster_check(st, checked[i], c);
+    }
+  });
   Format f = parse_format(inv.get("output", "table"));
   if (f == Format::json) ctx.out << kube::check_results_json(results) << "\n";
   else if (f == Format::yaml) print_yaml(ctx.out, json::parse(kube::check_results_json(results)));
@@ -150,7 +166,10 @@ std::vector<CommandSpec> cluster_commands() {
                     "timeOut (seconds)."});
   v.push_back({.path = {"cluster", "check"},
                .summary = "check registered clusters: reachability, TLS, credentials, version, permissions",
-               .description = "Checks every named cluster (default: all) in parallel. Exits 1 when any check fails.",
+               .description = "Checks every named cluster (default: all) in parallel. Exits 1 when any check fails.\n"
+                              "Each cluster's result is kept in the workspace as its last check (time, reachable or not,\n"
+                              "what failed, the server's version): 'emco cluster get -o yaml' shows it as status.lastCheck,\n"
+                              "as does the cluster's GET in 'emco serve', and the dashboard's fleet table.",
                .args = {{.name = "PROVIDER/CLUSTER", .help = "clusters to check", .optional = true, .variadic = true}},
                .flags = {{.name = "namespace", .value = "NS", .help = "namespace whose create/delete permission is checked"},
                          {.name = "parallel", .value = "N", .help = "clusters checked at once", .default_value = "16"},

@@ -153,7 +153,7 @@ int run_ctl(Context& ctx, const Invocation& inv) {
           auto parsed = json::parse(text.empty() ? "null" : text, nullptr, false);
           ctx.out << "Response Code: 200\nResponse: " << (parsed.is_discarded() ? text : parsed.dump()) << "\n";
         } catch (const Error& e) {
-          int code = e.kind() == ErrorKind::not_found ? 404 : 400;
+          const int code = http_status(e.kind());
           ctx.out << "Response Code: " << code << "\nResponse: " << e.message() << "\n";
         }
       }
@@ -210,12 +210,25 @@ int run_ctl(Context& ctx, const Invocation& inv) {
       }
     }
   }
+  // emcoctl update PUTs each resource, which upstream's handlers (and emco
+  // serve's PUT) create when it is missing: apply's upsert, without the
+  // lifecycle and status documents, which update sends nothing for.
+  manifest::Verb batch_verb = verb;
+  if (verb == manifest::Verb::update) {
+    batch_verb = manifest::Verb::apply;
+    for (auto& f : files)
+      std::erase_if(f.documents, [](const manifest::Document& d) {
+        return !d.anchor_error && (d.anchor.target == resource::AnchorTarget::operation ||
+                                   d.anchor.target == resource::AnchorTarget::status);
+      });
+  }
   manifest::BatchOptions opts;
   opts.continue_on_error = true;
   opts.stop_at_first_error = inv.has("stop");
+  opts.create_only = verb == manifest::Verb::apply;  // emcoctl apply POSTs: what exists answers 409
   opts.runtime = &ctx.runtime();
   opts.on_warning = [&](const std::string& w) { ctx.warn(w); };
-  auto result = manifest::run_batch(ctx.store(), verb, files, opts);
+  auto result = manifest::run_batch(ctx.store(), batch_verb, files, opts);
   for (const auto& it : result.items) {
     int code = http_status(it);
     if (code == 0) continue;
@@ -249,16 +262,14 @@ int run_ctl(Context& ctx, const Invocation& inv) {
     if (it.outcome == "error") {
       if (code == 202) ctx.err << "emco: " << it.error << "\n";  // not an error to emcoctl: no body, a note
       else ctx.out << "Response: " << it.error << "\n";
-      continue;
-    }
-    if (!it.object.empty()) {
+    } else if (!it.object.empty()) {
       ctx.out << "Response: " << it.object << "\n";
     } else if (code == 201 || code == 200) {
       if (auto r = ctx.store().get(resource::parse_anchor(it.anchor).key)) ctx.out << "Response: " << manifest::render_object(*r, false) << "\n";
     }
-    if (code == 202 && wait_seconds > 0) {
+    if (code == 202) {  // emcoctl says so after every 202, and sleeps -w seconds
       ctx.out << "API Response code 202. Waiting...\n";
-      std::this_thread::sleep_for(std::chrono::seconds(wait_seconds));
+      if (wait_seconds > 0) std::this_thread::sleep_for(std::chrono::seconds(wait_seconds));
     }
   }
   if (!stopped_at.empty()) {
@@ -279,7 +290,9 @@ std::vector<CommandSpec> ctl_commands() {
            .description = "Accepts emcoctl's command line and prints its output format, so scripts written for EMCO\n"
                           "keep working. A symlink named 'emcoctl' to emco behaves the same. Without -s, API errors\n"
                           "are printed and processing continues (exit status 0), as emcoctl does: each document is its own\n"
-                          "request, an anchor emco does not know answers 404 and a feature emco does not run yet 501.",
+                          "request, an anchor emco does not know answers 404 and a feature emco does not run yet 501.\n"
+                          "apply POSTs: a resource that exists answers 409 and stays as it is (change it with\n"
+                          "update, which PUTs: 200, or 201 when it creates it); delete of what is gone answers 404.",
            .args = {{.name = "COMMAND", .help = "apply, update, get or delete"},
                     {.name = "ANCHOR", .help = "anchor for a single call", .optional = true, .variadic = true,
                      .complete = Complete::anchor}},

@@ -223,6 +223,7 @@ http::Response handle(Context& request_ctx, const http::Request& req, const ApiO
     }
     manifest::BatchOptions bo;
     bo.continue_on_error = true;  // the error comes back as the item's, with its kind
+    bo.create_only = method == "POST";  // upstream's POST creates (409 when it exists); PUT writes
     bo.runtime = &ctx.runtime();
     bo.deliver = false;           // the server's delivery thread drives the queue
     bo.on_warning = [&](const std::string& w) {

@@ -8,7 +8,7 @@
 // same code.
 //
 //   GET    /v2/<collection|resource|status>[?query]  200 JSON, 404
-//   POST   /v2/<collection>          create (201) or update (200): JSON
+//   POST   /v2/<collection>          create (201); 409 when it exists: JSON
 //          {metadata, spec | clusterLabel}, or multipart/form-data with a
 //          "metadata" part (that JSON) and a "file" part or "files" parts
 //          (kubeconfig, Helm chart .tgz, profile .tgz, templates), as
@@ -20,8 +20,9 @@
 //          the background and shows in .../status
 //   DELETE /v2/<resource>            204
 // Errors are answered as upstream's http.Error: text/plain, the message and
-// a newline, with 400 (invalid), 404, 405 (method), 409 (conflict, a state
-// that refuses the operation, earlier work still queued), 501 (not
+// a newline, with 400 (invalid), 404, 405 (method), 409 (conflict: a POST
+// of what exists, a state that refuses the operation, earlier work still
+// queued), 501 (not
 // implemented in emco), 500.
 
 #include <functional>

@@ -130,6 +130,13 @@ std::vector<std::string> contexts_with_hooks(store::Store& st);
 // Logical-cloud operations (logical_cloud.cpp).
 OperationResult lc_operation(store::Store& st, const resource::Kind& k, const resource::Key& key, const std::string& op,
                              const nlohmann::json& body, Clock& clock, const OperationOptions& options);
+// After resume() delivered context `ctx` (emco sync, emco serve's delivery
+// thread): when it is the current, Instantiated context of a level-1 logical
+// cloud, issues the user credentials its clusters still lack, as a waited
+// instantiate or update does once delivered. One failure per cluster not
+// served; nothing for any other context.
+std::vector<std::string> lc_resumed(store::Store& st, const std::string& ctx, const OperationOptions& o,
+                                    std::chrono::steady_clock::time_point deadline);
 
 // Operations on a resource a plugin's ResourcePlanner owns (owned.cpp).
 OperationResult owned_operation(store::Store& st, const resource::Kind& k, const resource::Key& key,

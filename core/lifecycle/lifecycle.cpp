@@ -211,7 +211,7 @@ void finish_queued(store::Store& st, const Key& owner, const OperationOptions& o
     if (std::find(owned.begin(), owned.end(), id) == owned.end()) continue;
     auto d = detail::deliver(st, id, "", o, deadline);
     if (d.delivery == Delivery::pending)
-      fail(ErrorKind::pending, "earlier work on this resource is still queued (context " + id + ")",
+      fail(ErrorKind::conflict, "earlier work on this resource is still queued (context " + id + ")",
            "run 'emco sync' to finish it, then retry");
   }
 }
@@ -663,6 +663,12 @@ std::vector<ResumeResult> resume(store::Store& st, const OperationOptions& optio
       continue;
     }
     auto d = deliver(st, id, "", options, deadline);
+    if (d.delivery == Delivery::done) {
+      // What a waited operation does once its context is delivered.
+      auto unserved = lc_resumed(st, id, options, deadline);
+      if (!unserved.empty()) d.delivery = Delivery::failed;
+      d.failures.insert(d.failures.end(), unserved.begin(), unserved.end());
+    }
     out.push_back({id, d.delivery, d.status, d.failures});
     if (d.delivery == Delivery::pending && (options.wait_for_others || (options.interrupt && options.interrupt->load())))
       break;

@@ -129,7 +129,8 @@ void append_action(nlohmann::json& state_info, const std::string& state, const s
 // When an operation run with `o` stops waiting (now + o.timeout).
 std::chrono::steady_clock::time_point deadline_of(const OperationOptions& o);
 // Finishes contexts of `owner` with queued work and no live process on them
-// before a new operation builds on their state; Error(pending) when it cannot.
+// before a new operation builds on their state; Error(conflict) when it
+// cannot (the new operation is not recorded: nothing is pending for it).
 void finish_queued(store::Store& st, const resource::Key& owner, const OperationOptions& o,
                    std::chrono::steady_clock::time_point deadline);
 // Drives the saved and queued context `ctx` until its queue drains (waiting

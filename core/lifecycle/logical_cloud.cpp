@@ -266,6 +266,19 @@ OperationResult level1_stop(store::Store& st, const Kind& k, const Key& key, Clo
 
 }  // namespace
 
+std::vector<std::string> lc_resumed(store::Store& st, const std::string& ctx, const OperationOptions& o,
+                                    steady_clock::time_point deadline) {
+  const ac::Header h = ac::header(st, ctx);
+  if (h.owner_kind != "logicalCloud" || h.status != ac::status::instantiated) return {};
+  const Key key = Key::parse(h.owner_key);
+  auto r = st.get(key);
+  // Only the cloud's current context: an update's new one, not the old.
+  if (!r || r->state_info.empty() || lc_level(*r) == "0" || last_instance(json::parse(r->state_info)) != ctx) return {};
+  auto key_pem = tenant_key(st, key);
+  if (!key_pem) return {};
+  return sync_credentials(st, lc::load(st, key), ac::load(st, ctx), *key_pem, system_clock(), o, deadline);
+}
+
 OperationResult lc_operation(store::Store& st, const Kind& k, const Key& key, const std::string& op, const json& body,
                              Clock& clock, const OperationOptions& options) {
   (void)body;

@@ -15,6 +15,7 @@
 #include "core/manifest/packages.hpp"
 #include "core/resource/references.hpp"
 #include "core/resource/schema.hpp"
+#include "core/store/cluster_checks.hpp"
 #include "core/store/vault.hpp"
 #include "core/util/error.hpp"
 #include "core/util/file_io.hpp"
@@ -193,6 +194,18 @@ ItemResult error_item(const Document& d, const Error& e) {
   it.where = d.where();
   it.anchor = d.anchor_text;
   it.document_anchor = d.anchor_text;
+  // A resource document's error names the resource, as its success does
+  // (emcoctl's delete and update print the resource's URL either way).
+  if (has_anchor(d) && is_declarative(d) && !d.anchor_error) {
+    try {
+      const Key key = document_key(d);
+      it.anchor = resource::resource_anchor(*d.anchor.kind, key);
+      it.kind = d.anchor.kind->id;
+      it.name = key.parts.back().second;
+    } catch (const Error&) {
+      // no name to give (the error may be that very one): the document's anchor
+    }
+  }
   it.outcome = "error";
   it.error = e.message();
   it.hint = e.hint();
@@ -337,11 +350,15 @@ store::Resource prepare_resource(const Document& doc, Clock& clock, const lifecy
   return r;
 }
 
-std::string render_object(const store::Resource& r, bool show_secrets) {
+std::string render_object(const store::Resource& r, bool show_secrets, const std::string& status) {
   if (r.kind->body == resource::BodyShape::label) return json{{"clusterLabel", r.key.parts.back().second}}.dump();
   // Most objects are returned as stored; only redaction and the DIG's
   // current state change them.
-  if (!r.kind->secret_spec && !(r.kind->lifecycle && r.kind->id == "deploymentIntentGroup")) return r.data;
+  if (!r.kind->secret_spec && !(r.kind->lifecycle && r.kind->id == "deploymentIntentGroup")) {
+    if (status.empty() || r.data.size() < 2 || r.data.back() != '}') return r.data;
+    // The stored object is compact JSON: the status goes in before its last brace.
+    return r.data.substr(0, r.data.size() - 1) + ",\"status\":" + status + "}";
+  }
   auto data = json::parse(r.data);
   if (r.kind->secret_spec && data["spec"].contains("kv")) {
     for (auto& entry : data["spec"]["kv"])
@@ -358,7 +375,14 @@ std::string render_object(const store::Resource& r, bool show_secrets) {
     std::string state = lifecycle::current_state(r.state_info);
     if (r.kind->id == "deploymentIntentGroup") data["spec"]["action"] = state;
   }
+  if (!status.empty()) data["status"] = json::parse(status);
   return data.dump();
+}
+
+std::string status_of(store::Store& st, const store::Resource& r) {
+  if (r.kind->id != "cluster") return "";
+  auto check = store::cluster_check(st, r.key);
+  return check ? store::cluster_status_json(*check) : "";
 }
 
 BatchResult run_batch(store::Store& st, Verb verb, const std::vector<File>& files, const BatchOptions& opts) {
@@ -431,6 +455,9 @@ BatchResult run_batch(store::Store& st, Verb verb, const std::vector<File>& file
         if (verb == Verb::update && !existing)
           bad(d.where(), ErrorKind::not_found, store::describe(*r.kind, r.key) + " does not exist",
               "'update' changes existing resources; use 'apply' to create it");
+        if (verb == Verb::apply && opts.create_only && existing)
+          bad(d.where(), ErrorKind::conflict, store::describe(*r.kind, r.key) + " already exists",
+              "PUT (emcoctl update) changes an existing resource");
         const bool changes = !existing || existing->data != r.data || existing->contents != r.contents;
         check_store_rules(st, d, *r.kind, r.key, json::parse(r.data)["spec"]);
         if (changes) {
@@ -460,7 +487,7 @@ BatchResult run_batch(store::Store& st, Verb verb, const std::vector<File>& file
         it.name = key.parts.back().second;
         if (!r) bad(d.where(), ErrorKind::not_found, store::describe(*d.anchor.kind, key) + " does not exist");
         it.outcome = "found";
-        it.object = render_object(*r, opts.show_secrets);
+        it.object = render_object(*r, opts.show_secrets, status_of(st, *r));
         break;
       }
       case Verb::remove: {
@@ -555,12 +582,7 @@ BatchResult run_batch(store::Store& st, Verb verb, const std::vector<File>& file
         lifecycle::OperationOptions o;
         o.runtime = opts.runtime;
         o.wait = false;
-        try {
-          it.outcome = lifecycle::run(st, *d.anchor.kind, d.anchor.key, op, *d.body, clock, o).message;
-        } catch (const Error& e) {
-          if (e.kind() != ErrorKind::pending) throw;
-          fail(ErrorKind::conflict, e.message(), "the earlier operation is still being delivered; retry once its status shows it ended");
-        }
+        it.outcome = lifecycle::run(st, *d.anchor.kind, d.anchor.key, op, *d.body, clock, o).message;
       }
     } catch (const Error& e) {
       throw e.with_context(d.where());

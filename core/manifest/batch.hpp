@@ -32,6 +32,10 @@ struct ItemResult;
 struct BatchOptions {
   bool continue_on_error = false;
   bool ignore_not_found = false;  // delete: a missing resource is not an error
+  // apply: a resource that already exists is Error(conflict) "<kind> '<name>'
+  // already exists" and stays as it is (upstream's POST answers 409; emcoctl
+  // mode and `emco serve` POST so) instead of being updated.
+  bool create_only = false;
   bool stop_at_first_error = false;  // with continue_on_error: keep what ran, stop there (emcoctl -s)
   bool show_secrets = false;      // get: credential values instead of <redacted>
   Clock* clock = nullptr;         // defaults to system_clock()
@@ -41,9 +45,9 @@ struct BatchOptions {
   // Lifecycle anchors: true = run and deliver them here (lifecycle::run_operation,
   // waiting up to its timeout); false = record the operation and queue its
   // delivery only (lifecycle::run without waiting: `emco serve`, whose
-  // delivery thread drives the queue as 'emco sync' does). Then earlier work
-  // still queued on the resource is a conflict (the operation is not
-  // recorded) rather than work in progress.
+  // delivery thread drives the queue as 'emco sync' does). Either way,
+  // earlier work still queued on the resource that could not be finished
+  // first is Error(conflict): the operation is not recorded.
   bool deliver = true;
   // Called for each finished item as soon as it is final (declarative items
   // after their transaction committed), so output survives a later error.
@@ -96,7 +100,13 @@ store::Resource prepare_resource(const Document& doc, Clock& clock, const lifecy
 resource::Key document_key(const Document& doc);
 
 // The resource as upstream's GET returns it: {"metadata":…,"spec":…}
-// (labels: {"clusterLabel":…}); secret specs redacted unless show_secrets.
-std::string render_object(const store::Resource& r, bool show_secrets);
+// (labels: {"clusterLabel":…}); secret specs redacted unless show_secrets;
+// with "status": `status` (a JSON object's text) when it is not empty.
+std::string render_object(const store::Resource& r, bool show_secrets, const std::string& status = {});
+
+// What emco records about a resource besides its spec, as render_object's
+// `status`: a cluster's last check (core/store/cluster_checks.hpp); "" for
+// anything else and for a cluster never checked.
+std::string status_of(store::Store& st, const store::Resource& r);
 
 }  // namespace emco::manifest

@@ -71,6 +71,8 @@ const std::vector<Table>& tables() {
        {{"ctx", 'T'}, {"seq", 'I'}, {"event", 'T'}, {"ucid", 'T'}, {"status", 'T'}, {"message", 'T'}}, "ctx, seq"},
       {"ac_active", {{"ctx", 'T'}}, "ctx"},
       {"credentials", {{"owner", 'T'}, {"cluster", 'T'}, {"kubeconfig", 'T'}, {"created", 'T'}}, "owner, cluster"},
+      {"cluster_checks", {{"resource_id", 'I'}, {"time", 'T'}, {"reachable", 'I'}, {"error", 'T'}, {"version", 'T'}},
+       "resource_id"},
       // Delivery jobs of events in flight (distributed workers): an import
       // lets them be claimed again once their leases, by the old server's
       // clock, have run out.

@@ -215,6 +215,18 @@ INSERT INTO ac_resource_status_by_key(ctx, app, cluster, resource, status, messa
 DROP TABLE ac_resource_status;
 ALTER TABLE ac_resource_status_by_key RENAME TO ac_resource_status;
 )sql"},
+    // 7: the last `emco cluster check` of each cluster
+    // (core/store/cluster_checks.hpp), removed with the cluster.
+    {R"sql(
+CREATE TABLE cluster_checks(
+  resource_id INTEGER NOT NULL REFERENCES resources(id) ON DELETE CASCADE,
+  time TEXT NOT NULL,
+  reachable INTEGER NOT NULL,
+  error TEXT NOT NULL DEFAULT '',
+  version TEXT NOT NULL DEFAULT '',
+  PRIMARY KEY(resource_id)
+);
+)sql"},
 };
 
 // Version 3 kept a row per (app, cluster) and per resource: each app's rows

@@ -8,7 +8,7 @@
 // "file" part (named "filename") or "files" parts, and the output is
 // emcoctl's "---" / "URL:" / "Response Code:" / "Response:" blocks.
 //
-// usage: emcoctl-http --config CFG apply|update|delete|get -f FILE [-v VALUES] [-t TOKEN] [-s]
+// usage: emcoctl-http --config CFG apply|update|delete|get -f FILE [-v VALUES] [-t TOKEN] [-s] [-w SECONDS]
 //
 // Built with Debian's golang-go and golang-gopkg-yaml.v3-dev, without
 // modules: GO111MODULE=off GOPATH=/usr/share/gocode go build.
@@ -31,6 +31,7 @@ import (
 	"path/filepath"
 	"strings"
 	"text/template"
+	"time"
 
 	"gopkg.in/yaml.v3"
 )
@@ -191,6 +192,7 @@ func readDocuments(file, values string) ([]document, error) {
 type client struct {
 	token string
 	stop  bool
+	wait  int // -w: seconds to sleep after a 202
 	http  http.Client
 }
 
@@ -271,6 +273,13 @@ func (c *client) send(method, anchor string, d *document) error {
 	if len(answer) > 0 {
 		fmt.Printf("Response: %s\n", answer)
 	}
+	if resp.StatusCode == http.StatusAccepted {
+		// emcoctl says so after every 202 and sleeps -w seconds
+		fmt.Println("API Response code 202. Waiting...")
+		time.Sleep(time.Duration(c.wait) * time.Second)
+	}
+	// Any other answer (409 for a POST of what exists, 404 for a DELETE of
+	// what is gone) is printed and the next document goes, unless -s.
 	if resp.StatusCode/100 != 2 && c.stop {
 		return errStopped
 	}
@@ -330,7 +339,7 @@ func main() {
 	fs := flag.NewFlagSet("emcoctl-http", flag.ContinueOnError)
 	config := fs.String("config", "", "YAML: service -> {host, port}")
 	if err := fs.Parse(os.Args[1:]); err != nil || fs.NArg() < 1 {
-		fmt.Fprintln(os.Stderr, "usage: emcoctl-http --config CFG apply|update|delete|get -f FILE [-v VALUES] [-t TOKEN] [-s]")
+		fmt.Fprintln(os.Stderr, "usage: emcoctl-http --config CFG apply|update|delete|get -f FILE [-v VALUES] [-t TOKEN] [-s] [-w SECONDS]")
 		os.Exit(2)
 	}
 	verb := fs.Arg(0)
@@ -339,6 +348,7 @@ func main() {
 	values := sub.String("v", "", "values for templating")
 	token := sub.String("t", "", "bearer token")
 	stop := sub.Bool("s", false, "stop at the first answer outside 2xx")
+	wait := sub.Int("w", 0, "seconds to sleep after each 202 Accepted")
 	if err := sub.Parse(fs.Args()[1:]); err != nil || *file == "" || *config == "" {
 		fmt.Fprintln(os.Stderr, "emcoctl-http: --config and -f are required")
 		os.Exit(2)
@@ -361,7 +371,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "emcoctl-http:", err)
 		os.Exit(1)
 	}
-	c := &client{token: *token, stop: *stop}
+	c := &client{token: *token, stop: *stop, wait: *wait}
 	switch verb {
 	case "apply", "update", "delete", "get":
 	default:

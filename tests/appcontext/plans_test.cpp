@@ -206,6 +206,7 @@ TEST_CASE("a version 3 workspace keeps its contexts when plans are introduced", 
     ac::save(*st, expected);
     auto& db = st->database();
     db.exec(R"sql(
+DROP TABLE cluster_checks;
 DROP TABLE sync_jobs;
 DROP INDEX ac_apps_plan;
 ALTER TABLE ac_apps DROP COLUMN plan;

@@ -72,6 +72,11 @@ function cliCells(status) {
     await rw.waitForFunction(() => document.querySelectorAll('td.reachable .st-reachable').length === 3, { timeout: 30000, polling: 100 });
     check(true, 'fleet: check reachability shows edge1..3 reachable (emco cluster check)');
     await shot(rw, 'fleet');
+    // The workspace keeps each cluster's last check: a fresh load shows it.
+    await rw.reload();
+    await go(rw, '#/fleet', 'table.clusters tr td');
+    check((await rw.$$('td.reachable .st-reachable')).length === 3 && (await texts(rw, 'td.lastcheck')).every((t) => /^\d{4}-\d\d-\d\dT/.test(t)),
+      'fleet: the last check (reachable, its time) is shown after a reload: ' + (await texts(rw, 'td.lastcheck')).join(','));
     await go(rw, '#/fleet?label=none', 'h2');
     check((await rw.$$('table.clusters')).length === 0, 'a label no cluster has shows no cluster');
 

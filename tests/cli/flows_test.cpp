@@ -408,6 +408,27 @@ TEST_CASE("emcoctl compatibility output through 'emco ctl' and the emcoctl symli
   CHECK(json::parse(l[3].substr(10))["metadata"]["name"] == "p2");
   CHECK(l[5] == "POST  --> URL: http://localhost:9015/v2/projects/p2/composite-apps");
   CHECK(l[6] == "Response Code: 201");
+  // Applying again POSTs again: 409 for what exists, as upstream answers;
+  // emcoctl prints it and goes on (exit 0). update PUTs: 200.
+  Run again = ok(s, {"ctl", "apply", "-f", "ctl.yaml"});
+  auto al = lines(again.out);
+  REQUIRE(al.size() == 8);
+  CHECK(al[2] == "Response Code: 409");
+  CHECK(al[3] == "Response: ctl.yaml:1: project 'p2' already exists");
+  CHECK(al[6] == "Response Code: 409");
+  CHECK(al[7] == "Response: ctl.yaml:7: composite app 'p2/ca/v1' already exists");
+  Run put = ok(s, {"ctl", "update", "-f", "ctl.yaml"});
+  CHECK(lines(put.out)[1] == "PUT  --> URL: http://localhost:9015/v2/projects/p2");
+  CHECK(lines(put.out)[2] == "Response Code: 200");
+  // A PUT of what does not exist creates it, as upstream's handlers and emco serve's PUT do;
+  // update sends nothing for a lifecycle document.
+  s.write("put.yaml", doc("projects", "metadata:\n  name: p4\n") + "---\n" + doc("projects/p4/composite-apps/ca/v1/deployment-intent-groups/d/approve", ""));
+  Run created = ok(s, {"ctl", "update", "-f", "put.yaml"});
+  auto cl = lines(created.out);
+  REQUIRE(cl.size() == 4);
+  CHECK(cl[1] == "PUT  --> URL: http://localhost:9015/v2/projects/p4");
+  CHECK(cl[2] == "Response Code: 201");
+  CHECK(ok(s, {"ctl", "delete", "-f", "put.yaml"}).out.find("Response Code: 204") != std::string::npos);
   // Upstream scripts: sed -z 's/.*Response://' | jq
   RunOptions viactl;
   viactl.program = emcoctl_binary().string();
@@ -452,6 +473,14 @@ TEST_CASE("emcoctl compatibility output through 'emco ctl' and the emcoctl symli
   CHECK(dl[1] == "DELETE  --> URL: http://localhost:9015/v2/projects/p2/composite-apps/ca/v1");
   CHECK(dl[2] == "Response Code: 204");
   CHECK(dl[4] == "DELETE  --> URL: http://localhost:9015/v2/projects/p2");
+  // Deleting what is gone: 404 at the resource's URL, as upstream answers, and on to the next.
+  Run gone = ok(s, {"ctl", "delete", "-f", "ctl.yaml"});
+  auto gl2 = lines(gone.out);
+  REQUIRE(gl2.size() == 8);
+  CHECK(gl2[1] == "DELETE  --> URL: http://localhost:9015/v2/projects/p2/composite-apps/ca/v1");
+  CHECK(gl2[2] == "Response Code: 404");
+  CHECK(gl2[5] == "DELETE  --> URL: http://localhost:9015/v2/projects/p2");
+  CHECK(gl2[6] == "Response Code: 404");
 }
 
 TEST_CASE("workspace: found by walking up, --workspace, EMCO_WORKSPACE, modes 0700 and 0600", "[flows]") {

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "core/resource/kinds.hpp"
+#include "core/store/cluster_checks.hpp"
 #include "core/store/database.hpp"
 #include "core/store/store.hpp"
 #include "core/util/error.hpp"
@@ -333,4 +334,43 @@ TEST_CASE("writers on different resources do not wait for each other", "[concurr
   CHECK(runs >= 1);  // a may run again if its reads overlapped b's writes
   CHECK(b->list(resource::kind("compositeApp")).size() == 2);
   fs::remove_all(root);
+}
+
+TEST_CASE("a cluster's last check is kept, replaced by the next one, and goes with the cluster", "[cluster_checks]") {
+  auto st = emco::test::open_test_store();
+  st->write([&] {
+    st->put(make("cluster-providers/p"));
+    st->put(make("cluster-providers/p/clusters/c1"));
+    st->put(make("cluster-providers/p/clusters/c2"));
+  });
+  const Key c1 = resource::parse_anchor("cluster-providers/p/clusters/c1").key;
+  const Key c2 = resource::parse_anchor("cluster-providers/p/clusters/c2").key;
+  CHECK_FALSE(cluster_check(*st, c1));
+  CHECK(cluster_checks(*st).empty());
+  const ClusterCheck up{"2026-11-27T10:00:00Z", true, "", "v1.29.0"};
+  const ClusterCheck down{"2026-11-27T10:05:00Z", false, "reachable: connection refused", ""};
+  record_cluster_check(*st, c1, up);
+  record_cluster_check(*st, c2, up);
+  CHECK(cluster_check(*st, c1) == up);
+  record_cluster_check(*st, c1, down);  // the next check replaces it
+  CHECK(cluster_check(*st, c1) == down);
+  auto all = cluster_checks(*st);
+  REQUIRE(all.size() == 2);
+  CHECK(all[c1.str()] == down);
+  CHECK(all[c2.str()] == up);
+  CHECK(json::parse(cluster_status_json(down)) ==
+        json{{"lastCheck", {{"time", "2026-11-27T10:05:00Z"}, {"reachable", false}, {"error", "reachable: connection refused"}}}});
+  CHECK(json::parse(cluster_status_json(up))["lastCheck"]["serverVersion"] == "v1.29.0");
+  // Changing the cluster keeps its check; deleting it removes the check.
+  st->write([&] { st->put(make("cluster-providers/p/clusters/c1", json{{"description", "x"}})); });
+  CHECK(cluster_check(*st, c1) == down);
+  st->write([&] { st->remove(c1); });
+  CHECK_FALSE(cluster_check(*st, c1));
+  CHECK(cluster_checks(*st).size() == 1);
+  try {
+    record_cluster_check(*st, c1, up);
+    FAIL("a check of a cluster that does not exist was recorded");
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::not_found);
+  }
 }

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -228,6 +229,10 @@ TEST_CASE("emco serve: the quickstart over HTTP with curl reaches the clusters, 
   CHECK(labelled.parsed()[1]["metadata"]["name"] == "edge2");
   CHECK(labelled.parsed()[1]["labels"] == json{{{"clusterLabel", "edge-cluster"}}});
   CHECK(f.run("dig plan quickstart/hello-app/v1/hello-dig").code == 2);  // the CLI plans from what HTTP stored
+  // A multipart POST of a cluster that exists: 409, its kubeconfig kept.
+  Reply dup = s.post_file("/v2/cluster-providers/edge/clusters", {{"metadata", {{"name", "edge1"}}}}, f.sim->kubeconfig_path("edge1"));
+  CHECK(dup.status == 409);
+  CHECK(dup.body == "cluster 'edge/edge1' already exists\n");
 
   // Lifecycle: approve, instantiate (answered at once; delivered in the background).
   CHECK(s.call("POST", k_dig + "/approve").status == 202);
@@ -288,8 +293,12 @@ TEST_CASE("emco serve: upstream's status codes and plain-text errors", "[serve]"
   Reply created = s.post_json("/v2/projects", {{"metadata", {{"name", "p1"}, {"description", "first"}}}});
   CHECK(created.status == 201);
   CHECK(created.parsed()["metadata"]["name"] == "p1");
-  // Re-posting: 200 (emco's documented difference from upstream's 409, as in emcoctl mode).
-  CHECK(s.post_json("/v2/projects", {{"metadata", {{"name", "p1"}, {"description", "first"}}}}).status == 200);
+  // Re-posting what exists: 409 as upstream's services answer, and the
+  // resource stays as it was (PUT changes it).
+  Reply again = s.post_json("/v2/projects", {{"metadata", {{"name", "p1"}, {"description", "changed"}}}});
+  CHECK(again.status == 409);
+  CHECK(again.body == "project 'p1' already exists\n");
+  CHECK(s.get("/v2/projects/p1").parsed()["metadata"]["description"] == "first");
   // PUT names the resource; the body's name must match it.
   write_text(f.dir / "put.json", json{{"metadata", {{"name", "p1"}, {"description", "second"}}}}.dump());
   Reply put = s.call("PUT", "/v2/projects/p1", "-H 'Content-Type: application/json' --data-binary @put.json");
@@ -561,4 +570,333 @@ TEST_CASE("emco serve: the dashboard is read-only unless --allow-actions, and it
   CHECK(s.get("/dashboard/matrix?dig=projects/quickstart/composite-apps/hello-app/v1/deployment-intent-groups/none").status == 404);
   CHECK(s.call("POST", k_dig + "/terminate", "-H 'Origin: " + s.url + "'").status == 202);
   REQUIRE(eventually([&] { return deployed_status(s) == "Terminated"; }));
+}
+
+namespace {
+
+// The objects of logical cloud `lc` a simulated cluster holds: "Kind
+// namespace/name" for the kinds a logical cloud creates, named after it or
+// in its namespace.
+std::set<std::string> cloud_objects(Fleet& f, const std::string& cluster, const std::string& lc) {
+  static const std::vector<std::pair<std::string, std::string>> kinds = {
+      {"v1", "Namespace"},
+      {"v1", "ResourceQuota"},
+      {"certificates.k8s.io/v1", "CertificateSigningRequest"},
+      {"rbac.authorization.k8s.io/v1", "Role"},
+      {"rbac.authorization.k8s.io/v1", "RoleBinding"},
+      {"rbac.authorization.k8s.io/v1", "ClusterRole"},
+      {"rbac.authorization.k8s.io/v1", "ClusterRoleBinding"}};
+  std::set<std::string> out;
+  for (const auto& [api, kind] : kinds)
+    for (const auto& o : f.sim->list(cluster, api, kind)) {
+      std::string name = o["metadata"].value("name", ""), ns = o["metadata"].value("namespace", "");
+      if (name.rfind(lc, 0) == 0 || ns.rfind(lc, 0) == 0) out.insert(kind + " " + ns + "/" + name);
+    }
+  return out;
+}
+
+// The clusters over HTTP: provider edge, each simulated cluster with its kubeconfig.
+void create_clusters(Fleet& f, Server& s) {
+  REQUIRE(s.post_json("/v2/cluster-providers", {{"metadata", {{"name", "edge"}}}}).status == 201);
+  for (const auto& c : f.sim->cluster_names())
+    REQUIRE(s.post_file("/v2/cluster-providers/edge/clusters", {{"metadata", {{"name", c}}}}, f.sim->kubeconfig_path(c)).status ==
+            201);
+}
+
+// A logical cloud's state over HTTP (its status anchor), "" while it has none.
+std::string cloud_state(Server& s, const std::string& lc) {
+  Reply r = s.get("/v2/projects/p/logical-clouds/" + lc + "/status");
+  return r.status == 200 ? r.parsed().value("deployedStatus", "") : "";
+}
+
+}  // namespace
+
+TEST_CASE("emco serve: standard and privileged logical clouds over HTTP, with user permissions and quotas",
+          "[serve][sim][logical_cloud]") {
+  Fleet f;
+  Server s(f.dir, f.emco, "--listen 127.0.0.1:0");
+  create_clusters(f, s);
+  const auto names = f.sim->cluster_names();
+  REQUIRE(s.post_json("/v2/projects", {{"metadata", {{"name", "p"}}}}).status == 201);
+  const std::string lcs = "/v2/projects/p/logical-clouds";
+  // Standard (level 1): a namespace, a user, a namespaced permission and a
+  // quota (dcm's anchors), on the first two clusters.
+  REQUIRE(s.post_json(lcs, {{"metadata", {{"name", "tenant"}}},
+                            {"spec", {{"level", "1"}, {"namespace", "tenant-ns"}, {"user", {{"userName", "alice"}, {"type", "certificate"}}}}}})
+              .status == 201);
+  REQUIRE(s.post_json(lcs + "/tenant/user-permissions",
+                      {{"metadata", {{"name", "perm-ns"}}},
+                       {"spec", {{"namespace", "tenant-ns"}, {"apiGroups", {"", "apps"}}, {"resources", {"configmaps", "deployments"}},
+                                 {"verbs", {"get", "list", "create"}}}}})
+              .status == 201);
+  REQUIRE(s.post_json(lcs + "/tenant/cluster-quotas", {{"metadata", {{"name", "q1"}}}, {"spec", {{"pods", "10"}, {"configmaps", "20"}}}})
+              .status == 201);
+  for (size_t i = 0; i < 2; ++i)
+    REQUIRE(s.post_json(lcs + "/tenant/cluster-references",
+                        {{"metadata", {{"name", names[i]}}}, {"spec", {{"clusterProvider", "edge"}, {"cluster", names[i]}}}})
+                .status == 201);
+  // Privileged: besides its namespace's, a cluster-wide permission (namespace
+  // "") and one in kube-system.
+  REQUIRE(s.post_json(lcs, {{"metadata", {{"name", "ops"}}},
+                            {"spec", {{"level", "1"}, {"namespace", "ops-ns"}, {"user", {{"userName", "bob"}, {"type", "certificate"}}}}}})
+              .status == 201);
+  REQUIRE(s.post_json(lcs + "/ops/user-permissions",
+                      {{"metadata", {{"name", "perm-ns"}}},
+                       {"spec", {{"namespace", "ops-ns"}, {"apiGroups", {""}}, {"resources", {"configmaps"}}, {"verbs", {"get"}}}}})
+              .status == 201);
+  REQUIRE(s.post_json(lcs + "/ops/user-permissions",
+                      {{"metadata", {{"name", "perm-cluster"}}},
+                       {"spec", {{"namespace", ""}, {"apiGroups", {""}}, {"resources", {"nodes", "namespaces"}}, {"verbs", {"get", "list"}}}}})
+              .status == 201);
+  REQUIRE(s.post_json(lcs + "/ops/user-permissions",
+                      {{"metadata", {{"name", "perm-kube"}}},
+                       {"spec", {{"namespace", "kube-system"}, {"apiGroups", {""}}, {"resources", {"configmaps"}}, {"verbs", {"get"}}}}})
+              .status == 201);
+  REQUIRE(s.post_json(lcs + "/ops/cluster-references",
+                      {{"metadata", {{"name", names[2]}}}, {"spec", {{"clusterProvider", "edge"}, {"cluster", names[2]}}}})
+              .status == 201);
+
+  // Stop with nothing in progress is refused, as on the command line.
+  Reply idle_stop = s.call("POST", lcs + "/tenant/stop");
+  CHECK(idle_stop.status == 409);
+  CHECK(idle_stop.body.find("no deployment in progress") != std::string::npos);
+  CHECK(f.run("lc stop p/tenant").code == 5);
+
+  for (const std::string lc : {"tenant", "ops"}) {
+    Reply r = s.call("POST", lcs + "/" + lc + "/instantiate");
+    INFO(lc << ": " << r.body);
+    CHECK(r.status == 202);
+  }
+  INFO("the server's log:\n" << read_text(s.log));
+  REQUIRE(eventually([&] { return cloud_state(s, "tenant") == "Instantiated" && cloud_state(s, "ops") == "Instantiated"; }));
+  const std::set<std::string> tenant = {"Namespace /tenant-ns", "CertificateSigningRequest /tenant-tenant-ns-user-csr",
+                                        "ResourceQuota tenant-ns/q1", "Role tenant-ns/tenant-role0",
+                                        "RoleBinding tenant-ns/tenant-roleBinding0"};
+  // Permissions in listing order: perm-cluster (0), perm-kube (1), perm-ns (2).
+  const std::set<std::string> ops = {"Namespace /ops-ns", "CertificateSigningRequest /ops-ops-ns-user-csr",
+                                     "ClusterRole /ops-clusterRole0", "ClusterRoleBinding /ops-clusterRoleBinding0",
+                                     "Role kube-system/ops-role1", "RoleBinding kube-system/ops-roleBinding1",
+                                     "Role ops-ns/ops-role2", "RoleBinding ops-ns/ops-roleBinding2"};
+  // The cloud's objects land once the server delivered them and the user's credentials were issued.
+  REQUIRE(eventually([&] {
+    return cloud_objects(f, names[0], "tenant") == tenant && cloud_objects(f, names[1], "tenant") == tenant &&
+           cloud_objects(f, names[2], "ops") == ops;
+  }));
+  CHECK(cloud_objects(f, names[2], "tenant").empty());
+  // Once delivered, the server issues the user's credentials on every
+  // cluster, as a waited 'emco lc instantiate' does.
+  auto issued = [&](const std::string& lc) {
+    auto cli = f.run("lc status p/" + lc + " -o json");
+    REQUIRE(cli.code == 0);
+    for (const auto& cl : json::parse(cli.out)["clusters"])
+      if (cl["credentials"] != "issued") return false;
+    return true;
+  };
+  REQUIRE(eventually([&] { return issued("tenant") && issued("ops"); }));
+  for (const std::string lc : {"tenant", "ops"}) {
+    // The status over HTTP is what the command line records and reads.
+    auto cli = f.run("lc status p/" + lc + " -o json");
+    REQUIRE(cli.code == 0);
+    json c = json::parse(cli.out);
+    Reply r = s.get(lcs + "/" + lc + "/status");
+    REQUIRE(r.status == 200);
+    CHECK(r.parsed()["states"] == c["states"]);
+    CHECK(c["deployedStatus"] == "Instantiated");
+    CHECK(c["clusters"].size() == (lc == "tenant" ? 2u : 1u));
+  }
+  // Instantiating again is a conflict, as on the command line.
+  CHECK(s.call("POST", lcs + "/tenant/instantiate").status == 409);
+  CHECK(f.run("lc instantiate p/tenant").code == 5);
+
+  // Update: a third cluster joins the standard cloud.
+  REQUIRE(s.post_json(lcs + "/tenant/cluster-references",
+                      {{"metadata", {{"name", names[2]}}}, {"spec", {{"clusterProvider", "edge"}, {"cluster", names[2]}}}})
+              .status == 201);
+  CHECK(s.call("POST", lcs + "/tenant/update").status == 202);
+  REQUIRE(eventually([&] { return cloud_objects(f, names[2], "tenant") == tenant; }));
+  REQUIRE(eventually([&] { return cloud_state(s, "tenant") == "Instantiated"; }));
+  REQUIRE(eventually([&] { return issued("tenant"); }));
+
+  // Terminate: nothing of either cloud is left.
+  CHECK(s.call("POST", lcs + "/tenant/terminate").status == 202);
+  CHECK(s.call("POST", lcs + "/ops/terminate").status == 202);
+  REQUIRE(eventually([&] { return cloud_state(s, "tenant") == "Terminated" && cloud_state(s, "ops") == "Terminated"; }));
+  REQUIRE(eventually([&] {
+    for (const auto& n : names)
+      if (!cloud_objects(f, n, "tenant").empty() || !cloud_objects(f, n, "ops").empty()) return false;
+    return true;
+  }));
+  CHECK(s.call("POST", lcs + "/tenant/terminate").status == 409);
+  CHECK(s.stop() == 0);
+}
+
+namespace {
+
+// The last state of a DIG's history over HTTP (its status's "states").
+std::string last_state(Server& s, const std::string& dig) {
+  Reply r = s.get(dig + "/status?status=deployed&output=summary");
+  if (r.status != 200) return "";
+  const json actions = r.parsed()["states"]["actions"];
+  return actions.empty() ? "" : actions.back().value("state", "");
+}
+
+// The clusters holding the quickstart's Deployment.
+std::set<std::string> holding(Fleet& f) {
+  std::set<std::string> out;
+  for (const auto& c : f.sim->cluster_names())
+    if (!f.sim->list(c, "apps/v1", "Deployment", "default").empty()) out.insert(c);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("emco serve: DIG update, rollback, migrate and stop over HTTP end as on the command line",
+          "[serve][sim][lifecycle]") {
+  Fleet f;
+  Server s(f.dir, f.emco, "--listen 127.0.0.1:0");
+  create_quickstart(f, s);
+  const std::set<std::string> all = {"edge1", "edge2", "edge3"};
+  INFO("the server's log:\n" << read_text(s.log));
+  REQUIRE(s.call("POST", k_dig + "/approve").status == 202);
+  REQUIRE(s.call("POST", k_dig + "/instantiate").status == 202);
+  REQUIRE(eventually([&] { return holding(f) == all && deployed_status(s) == "Instantiated"; }));
+  // The app now goes to edge1 only: PUT its placement, POST update.
+  const std::string app_intent = k_dig + "/generic-placement-intents/hello-placement/app-intents/hello-placement";
+  write_text(f.dir / "intent.json", json{{"metadata", {{"name", "hello-placement"}}},
+                                         {"spec", {{"app", "hello"}, {"intent", {{"allOf", {{{"clusterProvider", "edge"}, {"cluster", "edge1"}}}}}}}}}
+                                        .dump());
+  REQUIRE(s.call("PUT", app_intent, "-H 'Content-Type: application/json' --data-binary @intent.json").status == 200);
+  CHECK(s.call("POST", k_dig + "/update").status == 202);
+  REQUIRE(eventually([&] { return holding(f) == std::set<std::string>{"edge1"} && deployed_status(s) == "Instantiated"; }));
+  auto history = [&] {
+    auto h = f.run("dig history quickstart/hello-app/v1/hello-dig -o json");
+    REQUIRE(h.code == 0);
+    return json::parse(h.out);
+  };
+  CHECK(history()["actions"].back()["revision"] == 2);
+  // Back to revision 1: every cluster again.
+  write_text(f.dir / "rollback.json", json{{"metadata", json::object()}, {"spec", {{"revision", 1}}}}.dump());
+  CHECK(s.call("POST", k_dig + "/rollback", "-H 'Content-Type: application/json' --data-binary @rollback.json").status == 202);
+  REQUIRE(eventually([&] { return holding(f) == all && deployed_status(s) == "Instantiated"; }));
+  CHECK(history()["actions"].back()["revision"] == 3);
+  // A revision that does not exist: the CLI's refusal, as 404.
+  write_text(f.dir / "rollback9.json", json{{"spec", {{"revision", 9}}}}.dump());
+  Reply no_rev = s.call("POST", k_dig + "/rollback", "-H 'Content-Type: application/json' --data-binary @rollback9.json");
+  INFO(no_rev.body);
+  CHECK(no_rev.status / 100 == 4);
+  CHECK(f.run("dig rollback quickstart/hello-app/v1/hello-dig --revision 9").code == (no_rev.status == 404 ? 4 : no_rev.status == 409 ? 5 : 3));
+
+  // Migrate to composite app v2 (the same chart, DIG "next" with the same
+  // release name), made over HTTP and approved.
+  const std::string ca2 = "/v2/projects/quickstart/composite-apps/hello-app/v2";
+  const std::string next = ca2 + "/deployment-intent-groups/next";
+  REQUIRE(s.post_json("/v2/projects/quickstart/composite-apps",
+                      {{"metadata", {{"name", "hello-app"}}}, {"spec", {{"compositeAppVersion", "v2"}}}})
+              .status == 201);
+  REQUIRE(s.post_file(ca2 + "/apps", {{"metadata", {{"name", "hello"}}}}, f.dir / "hello.tgz").status == 201);
+  REQUIRE(s.post_json(ca2 + "/composite-profiles", {{"metadata", {{"name", "hello-profile"}}}}).status == 201);
+  REQUIRE(s.post_file(ca2 + "/composite-profiles/hello-profile/profiles",
+                      {{"metadata", {{"name", "hello-profile"}}}, {"spec", {{"app", "hello"}}}}, f.dir / "profile.tgz")
+              .status == 201);
+  REQUIRE(s.post_json(ca2 + "/deployment-intent-groups",
+                      {{"metadata", {{"name", "next"}}},
+                       {"spec", {{"compositeProfile", "hello-profile"}, {"version", "r1"}, {"logicalCloud", "admin"}}}})
+              .status == 201);
+  REQUIRE(s.post_json(next + "/intents",
+                      {{"metadata", {{"name", "intent"}}}, {"spec", {{"intent", {{"genericPlacementIntent", "hello-placement"}}}}}})
+              .status == 201);
+  REQUIRE(s.post_json(next + "/generic-placement-intents", {{"metadata", {{"name", "hello-placement"}}}}).status == 201);
+  REQUIRE(s.post_json(next + "/generic-placement-intents/hello-placement/app-intents",
+                      {{"metadata", {{"name", "hello-placement"}}},
+                       {"spec", {{"app", "hello"}, {"intent", {{"allOf", {{{"clusterProvider", "edge"}, {"clusterLabel", "edge-cluster"}}}}}}}}})
+              .status == 201);
+  write_text(f.dir / "migrate.json",
+             json{{"metadata", {{"description", "to v2"}}}, {"spec", {{"targetCompositeAppVersion", "v2"}, {"targetDeploymentIntentGroup", "next"}}}}
+                 .dump());
+  // Not approved yet: the CLI's conflict.
+  Reply early = s.call("POST", k_dig + "/migrate", "-H 'Content-Type: application/json' --data-binary @migrate.json");
+  CHECK(early.status == 409);
+  CHECK(early.body.find("the target must be Approved") != std::string::npos);
+  REQUIRE(s.call("POST", next + "/approve").status == 202);
+  CHECK(s.call("POST", k_dig + "/migrate", "-H 'Content-Type: application/json' --data-binary @migrate.json").status == 202);
+  REQUIRE(eventually([&] {
+    Reply r = s.get(next + "/status?status=deployed&output=summary");
+    return r.status == 200 && r.parsed().value("deployedStatus", "") == "Instantiated" &&
+           r.parsed()["deployedCounts"].value("Applied", 0) == 9;
+  }));
+  CHECK(holding(f) == all);
+  CHECK(last_state(s, k_dig) == "Updated");  // the source is retired, as 'emco dig migrate' leaves it
+  auto next_history = f.run("dig history quickstart/hello-app/v2/next -o json");
+  REQUIRE(next_history.code == 0);
+  const json next_actions = json::parse(next_history.out)["actions"];
+  REQUIRE(next_actions.size() >= 2);
+  CHECK(next_actions[next_actions.size() - 2].value("migratedFrom", "") == "v1/hello-dig");
+
+  // Stop: terminate, then instantiate again while edge3 refuses connections
+  // (its resources retry), and stop it.
+  CHECK(s.call("POST", next + "/terminate").status == 202);
+  REQUIRE(eventually([&] { return holding(f).empty() && last_state(s, next) == "Terminated"; }));
+  emco::sim::Fault refuse;
+  refuse.refuse = true;
+  f.sim->set_fault("edge3", refuse);
+  CHECK(s.call("POST", next + "/instantiate").status == 202);
+  REQUIRE(eventually([&] { return holding(f) == std::set<std::string>{"edge1", "edge2"}; }));
+  Reply stop = s.call("POST", next + "/stop");
+  INFO(stop.body);
+  CHECK(stop.status == 202);
+  REQUIRE(eventually([&] { return last_state(s, next) == "InstantiateStopped"; }));
+  // The CLI reads the same history, and nothing is left queued for the stopped context.
+  auto stopped = f.run("dig history quickstart/hello-app/v2/next -o json");
+  CHECK(json::parse(stopped.out)["actions"].back()["state"] == "InstantiateStopped");
+  REQUIRE(eventually([&] { return json::parse(f.run("status -o json").out)["queued"].empty(); }, 100));
+  f.sim->set_fault("edge3", {});
+  CHECK(s.call("POST", next + "/terminate").status == 202);
+  REQUIRE(eventually([&] { return holding(f).empty() && last_state(s, next) == "Terminated"; }));
+  CHECK(s.stop() == 0);
+}
+
+TEST_CASE("emco serve: each cluster's last check is kept in the workspace and shown by its GET, over HTTP and on "
+          "the command line",
+          "[serve][sim][cluster_check]") {
+  Fleet f;
+  Server s(f.dir, f.emco, "--listen 127.0.0.1:0");
+  create_clusters(f, s);
+  const std::string clusters = "/v2/cluster-providers/edge/clusters";
+  CHECK_FALSE(s.get(clusters + "/edge1").parsed().contains("status"));  // never checked
+  emco::sim::Fault refuse;
+  refuse.refuse = true;
+  f.sim->set_fault("edge3", refuse);
+  auto checked = f.run("cluster check");
+  INFO(checked.out);
+  CHECK(checked.code == 1);  // edge3 fails
+  const json up = s.get(clusters + "/edge1").parsed();
+  REQUIRE(up.contains("status"));
+  const json last = up["status"]["lastCheck"];
+  CHECK(last["reachable"] == true);
+  CHECK(last["time"].get<std::string>().size() >= 20);
+  CHECK_FALSE(last["serverVersion"].get<std::string>().empty());
+  CHECK_FALSE(last.contains("error"));
+  const json down = s.get(clusters + "/edge3").parsed()["status"]["lastCheck"];
+  CHECK(down["reachable"] == false);
+  CHECK(down["error"].get<std::string>().rfind("reachable: ", 0) == 0);
+  CHECK_FALSE(down.contains("serverVersion"));
+  // The command line shows the same; the list and clm's withLabels query carry it too.
+  auto cli = f.run("cluster get edge/edge3 -o json");
+  REQUIRE(cli.code == 0);
+  CHECK(json::parse(cli.out) == s.get(clusters + "/edge3").parsed());
+  auto yaml = f.run("cluster get edge/edge3 -o yaml");
+  CHECK(yaml.out.find("lastCheck:") != std::string::npos);
+  CHECK(s.get(clusters).parsed()[2]["status"]["lastCheck"]["reachable"] == false);
+  CHECK(s.get(clusters + "?withLabels=true").parsed()[0]["status"]["lastCheck"]["reachable"] == true);
+  // The next check replaces it: edge3 answers again; edge2, not checked, keeps its own.
+  const json edge2 = s.get(clusters + "/edge2").parsed()["status"]["lastCheck"];
+  f.sim->set_fault("edge3", {});
+  CHECK(f.run("cluster check edge/edge3").code == 0);
+  CHECK(s.get(clusters + "/edge3").parsed()["status"]["lastCheck"]["reachable"] == true);
+  CHECK(s.get(clusters + "/edge2").parsed()["status"]["lastCheck"] == edge2);
+  // A cluster deleted and made again starts unchecked.
+  CHECK(s.call("DELETE", clusters + "/edge2").status == 204);
+  REQUIRE(s.post_file(clusters, {{"metadata", {{"name", "edge2"}}}}, f.sim->kubeconfig_path("edge2")).status == 201);
+  CHECK_FALSE(s.get(clusters + "/edge2").parsed().contains("status"));
+  CHECK(s.stop() == 0);
 }

@@ -3,7 +3,7 @@
 // external files: it is compiled into emco and works offline.
 'use strict';
 
-const state = { config: { actions: false, token: false }, timer: null, checks: {} };
+const state = { config: { actions: false, token: false }, timer: null };
 const main = document.getElementById('main');
 
 // h('td', {class: 'x', onclick: f}, 'text', child...): elements built from
@@ -90,22 +90,23 @@ async function fleet(params) {
   for (const p of all) {
     const shown = p.clusters.filter((c) => !filter || (c.labels || []).some((l) => l.clusterLabel === filter));
     const limit = Number(params.get('all') === p.provider ? Infinity : 200);
-    const checked = state.checks[p.provider];
     out.push(h('h2', {}, `${p.provider} `, h('span', { class: 'muted' }, `(${shown.length} of ${p.clusters.length} clusters) `),
-      h('button', { class: 'check', 'data-provider': p.provider, onclick: () => checkProvider(p.provider) }, 'check reachability'),
-      checked ? h('span', { class: 'counts' }, ' last check ' + checked.time) : null));
+      h('button', { class: 'check', 'data-provider': p.provider, onclick: () => checkProvider(p.provider) }, 'check reachability')));
     if (!shown.length) continue;
+    // Each cluster's last `emco cluster check`, as the workspace keeps it.
     out.push(h('table', { class: 'clusters', 'data-provider': p.provider },
-      h('tr', {}, h('th', {}, 'cluster'), h('th', {}, 'labels'), h('th', {}, 'description'), h('th', {}, 'reachable'), h('th', {}, 'checks')),
+      h('tr', {}, h('th', {}, 'cluster'), h('th', {}, 'labels'), h('th', {}, 'description'), h('th', {}, 'reachable'),
+        h('th', {}, 'last check'), h('th', {}, 'server'), h('th', {}, 'checks')),
       shown.slice(0, limit).map((c) => {
-        const r = checked && checked.clusters[p.provider + '+' + name(c)];
-        const failedChecks = r ? Object.entries(r.checks || {}).filter(([, v]) => v.status !== 'ok') : [];
+        const last = c.status && c.status.lastCheck;
         return h('tr', {},
           h('td', {}, name(c)),
           h('td', {}, (c.labels || []).map((l) => h('a', { class: 'chip', href: '#/fleet?label=' + enc(l.clusterLabel) }, l.clusterLabel))),
           h('td', { class: 'muted' }, (c.metadata && c.metadata.description) || ''),
-          h('td', { class: 'reachable' }, r ? st(r.checks && r.checks.reachable && r.checks.reachable.status === 'ok' ? 'reachable' : 'unreachable') : h('span', { class: 'muted' }, 'not checked')),
-          h('td', { class: 'counts' }, r ? (failedChecks.length ? failedChecks.map(([k, v]) => `${k}: ${v.detail || v.status}`).join('; ') : 'all ok') : ''));
+          h('td', { class: 'reachable' }, last ? st(last.reachable ? 'reachable' : 'unreachable') : h('span', { class: 'muted' }, 'not checked')),
+          h('td', { class: 'lastcheck counts' }, last ? last.time : ''),
+          h('td', { class: 'counts' }, (last && last.serverVersion) || ''),
+          h('td', { class: 'counts' }, last ? (last.error || 'all ok') : ''));
       })));
     if (shown.length > limit)
       out.push(h('a', { href: '#/fleet?' + new URLSearchParams({ label: filter, all: p.provider }) }, `show all ${shown.length}`));
@@ -113,13 +114,11 @@ async function fleet(params) {
   main.replaceChildren(...out);
 }
 
-// `emco cluster check` of a provider's clusters, kept for this page's session.
+// `emco cluster check` of a provider's clusters: the workspace records each
+// cluster's result, which the fleet shows once read again.
 async function checkProvider(provider) {
   try {
-    const r = await api('/dashboard/check?provider=' + enc(provider));
-    const clusters = {};
-    for (const c of r.clusters || []) clusters[c.cluster] = c;
-    state.checks[provider] = { time: new Date().toLocaleString(), clusters };
+    await api('/dashboard/check?provider=' + enc(provider));
     await route();
   } catch (e) {
     showError(e);
