@@ -487,8 +487,12 @@ bool unquote(std::string_view s, std::string& out) {
   s = s.substr(1, s.size() - 2);
   if (q == '`') {
     if (s.find('`') != std::string_view::npos) return false;
-    for (char c : s)
-      if (c != '\r') out.push_back(c);
+    // runs between carriage returns appended at once (raw strings carry whole embedded files)
+    for (size_t from = 0; from < s.size();) {
+      size_t cr = std::min(s.find('\r', from), s.size());
+      out.append(s, from, cr - from);
+      from = cr + 1;
+    }
     return true;
   }
   if (q != '"' && q != '\'') return false;
@@ -504,6 +508,11 @@ bool unquote(std::string_view s, std::string& out) {
     ++runes;
     if (c == q && q == '"') return false;
     if (c == '\n') return false;
+    if (static_cast<unsigned char>(c) < 0x80 && c != '\\') {
+      out.push_back(c);
+      ++i;
+      continue;
+    }
     if (c != '\\') {
       char32_t r;
       size_t w = utf8::decode(s, i, r);
