@@ -485,6 +485,7 @@ bool unquote(std::string_view s, std::string& out) {
   char q = s.front();
   if (q != s.back()) return false;
   s = s.substr(1, s.size() - 2);
+  out.reserve(s.size());  // never longer than the quoted text
   if (q == '`') {
     if (s.find('`') != std::string_view::npos) return false;
     // runs between carriage returns appended at once (raw strings carry whole embedded files)
@@ -504,6 +505,21 @@ bool unquote(std::string_view s, std::string& out) {
   };
   size_t runes = 0;
   for (size_t i = 0; i < s.size();) {
+    if (q == '"') {
+      // A run of ASCII characters that need no decoding, appended at once (the rune count
+      // only matters for '...').
+      size_t j = i;
+      while (j < s.size()) {
+        const auto d = static_cast<unsigned char>(s[j]);
+        if (d >= 0x80 || d == '\\' || d == '"' || d == '\n') break;
+        ++j;
+      }
+      if (j > i) {
+        out.append(s, i, j - i);
+        i = j;
+        continue;
+      }
+    }
     char c = s[i];
     ++runes;
     if (c == q && q == '"') return false;
