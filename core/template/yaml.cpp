@@ -167,8 +167,18 @@ struct Resolved {
 };
 
 // goyaml.v2 resolve("", s) for a plain scalar
+// Whether a plain scalar can only be a string: longer than every literal the resolvers compare
+// (at most 5 characters) and not starting like a number. Most scalars of a values file are; the
+// comparisons showed in profiles.
+bool plainly_string(const std::string& s) {
+  if (s.size() <= 5) return false;
+  char c = s[0];
+  return !(c == '+' || c == '-' || c == '.' || is_digit(c));
+}
+
 Resolved resolve_v2(const std::string& s) {
   Resolved r;
+  if (plainly_string(s)) return r;
   static const char* nulls[] = {"", "~", "null", "Null", "NULL"};
   static const char* trues[] = {"y", "Y", "yes", "Yes", "YES", "on", "On", "ON", "true", "True", "TRUE"};
   static const char* falses[] = {"n", "N", "no", "No", "NO", "off", "Off", "OFF", "false", "False", "FALSE"};
@@ -228,6 +238,7 @@ Resolved resolve_v2(const std::string& s) {
 // yaml.v3 resolve for a plain scalar (YAML 1.2 core schema)
 Resolved resolve_v3(const std::string& s) {
   Resolved r;
+  if (plainly_string(s)) return r;
   if (s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL") return Resolved{Tag::null};
   if (s == "true" || s == "True" || s == "TRUE") return Resolved{Tag::boolean, true};
   if (s == "false" || s == "False" || s == "FALSE") return Resolved{Tag::boolean, false};
