@@ -1,6 +1,7 @@
 #include "core/template/parse.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -53,10 +54,18 @@ struct Item {
 
 static_assert(std::is_trivially_copyable_v<Item>);
 
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
-bool is_alnum(unsigned char c) {
-  return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c >= 0x80;
-}
+// Character classes by table: the lexer asks for every character of every word.
+constexpr std::uint8_t k_space = 1, k_alnum = 2;
+constexpr auto k_classes = [] {
+  std::array<std::uint8_t, 256> t{};
+  for (int c : {' ', '\t', '\r', '\n'}) t[static_cast<unsigned char>(c)] = k_space;
+  for (int c = 0; c < 256; ++c)
+    if (c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c >= 0x80)
+      t[static_cast<std::size_t>(c)] = k_alnum;
+  return t;
+}();
+bool is_space(char c) { return k_classes[static_cast<unsigned char>(c)] == k_space; }
+bool is_alnum(unsigned char c) { return k_classes[c] == k_alnum; }
 
 std::string rune_desc(std::string_view s, size_t i) {
   // %#U of the rune at s[i] (the lexer decodes as Go's does: a bad byte is U+FFFD)
