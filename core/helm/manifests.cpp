@@ -476,6 +476,15 @@ private:
   }
 
   bool entry(int ind, std::string_view text, std::string_view key, size_t after, size_t& next) {
+    // A repeated key replaces the earlier value (goyaml.v2, as the full parser reads it): a
+    // second metadata or annotations starts from nothing rather than adding to the first.
+    if (at_path({""}) && key == "metadata") {
+      m_head.has_metadata = false;  // set again when its block opens
+      m_head.name.clear();
+      m_head.annotations.clear();
+    } else if (at_path({"", "metadata"}) && key == "annotations") {
+      m_head.annotations.clear();
+    }
     std::string_view rest = text.substr(after);
     size_t start = rest.find_first_not_of(' ');
     if (start == std::string_view::npos || rest[start] == '#') {

@@ -183,6 +183,10 @@ TEST_CASE("the fast head reader agrees with the full parser", "[helm][manifests]
       "kind: ConfigMap\nmetadata:\n  name: c\n  annotations:\n    {}\n  labels:\n    a: b\ndata:\n  k: v\n",
       "kind: ConfigMap\nmetadata:\n  annotations:\n    helm.sh/hook: pre-install\n  annotations: {} # none\n  name: c\n",
       "kind: ConfigMap\nmetadata:\n  annotations:\n    {}\n  annotations:\n    helm.sh/hook: post-install\n",
+      // a repeated annotations or metadata block replaces the earlier one
+      "kind: ConfigMap\nmetadata:\n  name: x\n  annotations:\n    helm.sh/hook: pre-install\n  annotations:\n    a: b\n",
+      "kind: ConfigMap\nmetadata:\n  name: x\n  annotations:\n    helm.sh/hook: pre-install\nmetadata:\n  labels:\n    a: b\n",
+      "kind: ConfigMap\nmetadata:\n  name: x\nmetadata:\n",
   };
   for (const auto& doc : valid) {
     INFO(doc);
