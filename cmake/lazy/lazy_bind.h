@@ -20,7 +20,8 @@ struct emco_lazy_library {
 
 /* Called by the stubs on the first call of a function through `slot` (an
    entry of lib->table): loads the library once for all threads and points
-   every entry at its function, so the caller can jump through `slot`.
+   `slot` at its function (each other entry is bound on its own first call),
+   so the caller can jump through `slot`.
    A library that cannot be loaded, or lacks that function, ends the
    process: "emco: error: ..." and a hint on stderr, exit code 1 (stdio's
    buffers are flushed first). */

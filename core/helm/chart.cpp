@@ -198,13 +198,8 @@ std::string read_file(const fs::path& p) {
 
 }  // namespace
 
-std::vector<ChartFile> Chart::crds() const {
-  std::vector<ChartFile> out;
-  for (const auto& f : files)
-    if (starts_with(f.name, "crds/") &&
-        (ends_with(f.name, ".yaml") || ends_with(f.name, ".yml") || ends_with(f.name, ".json")))
-      out.push_back(f);
-  return out;
+bool is_crd_file(std::string_view name) {
+  return starts_with(name, "crds/") && (ends_with(name, ".yaml") || ends_with(name, ".yml") || ends_with(name, ".json"));
 }
 
 Chart load_chart(const fs::path& path, const ArchiveLimits& limits) {

@@ -10,6 +10,7 @@
 
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/helm/files.hpp"
@@ -64,9 +65,11 @@ struct Chart {
 
   const std::string& name() const { return metadata.name; }
   bool is_library() const { return metadata.type == "library"; }
-  // Files under crds/ whose name ends in .yaml, .yml or .json (Helm's CRDs()).
-  std::vector<ChartFile> crds() const;
 };
+
+// Whether a chart file (a name in Chart::files) is one of Helm's CRDs(): under crds/, ending in
+// .yaml, .yml or .json.
+bool is_crd_file(std::string_view name);
 
 Chart load_chart(const std::filesystem::path& path, const ArchiveLimits& limits = {});
 Chart load_chart_files(std::vector<ChartFile> files, const ArchiveLimits& limits = {});

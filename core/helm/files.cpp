@@ -211,6 +211,13 @@ void IgnoreRules::add(std::string_view line) {
   } else if (rule.find('/') != std::string::npos) {
     p.mode = Pattern::Mode::path;
   }
+  // Per-file matching showed in profiles of charts with hundreds of files: the usual rules
+  // ("OWNERS", "*.swp") need no glob matcher.
+  auto has_meta = [](std::string_view s) { return s.find_first_of("*?[\\") != std::string_view::npos; };
+  if (!has_meta(rule)) p.kind = Pattern::Kind::literal;
+  else if (rule.size() > 1 && rule[0] == '*' && !has_meta(std::string_view(rule).substr(1)) &&
+           rule.find('/') == std::string::npos)
+    p.kind = Pattern::Kind::star_suffix;
   p.rule = std::move(rule);
   m_patterns.push_back(std::move(p));
 }
@@ -223,7 +230,14 @@ bool IgnoreRules::ignored(const std::string& path, bool is_dir) const {
       auto slash = subject.rfind('/');
       if (slash != std::string_view::npos) subject.remove_prefix(slash + 1);
     }
-    bool matched = go_path_match(p.rule, subject);
+    bool matched;
+    switch (p.kind) {
+      case Pattern::Kind::literal: matched = subject == p.rule; break;
+      case Pattern::Kind::star_suffix:  // '*' matches any run without '/'
+        matched = subject.find('/') == std::string_view::npos && ends_with(subject, std::string_view(p.rule).substr(1));
+        break;
+      default: matched = go_path_match(p.rule, subject); break;
+    }
     // Helm's negation is odd but deliberate: a '!' rule ignores everything it does NOT
     // match (and every non-directory when it ends in '/').
     if (p.negate) {

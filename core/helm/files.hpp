@@ -53,6 +53,9 @@ private:
     bool negate = false;
     bool must_dir = false;
     enum class Mode { root, path, base } mode = Mode::base;
+    // How the rule matches, found once: literal (no *?[\), "*" and a literal without '/', or
+    // Go's filepath.Match in general. All three give filepath.Match's answer.
+    enum class Kind { literal, star_suffix, glob } kind = Kind::glob;
   };
   void add(std::string_view line);
   std::vector<Pattern> m_patterns;

@@ -373,7 +373,15 @@ private:
           return false;  // a head field with a value on the next lines: the full parser reads it
         if (dash || map_key(text, k, after)) return push({ind, dash, false, p.key}) && content(ind, text, next);
         // A scalar or flow value on the line after its key or dash.
-        if (p.from_key && head_position(p.key)) return false;
+        if (p.from_key && head_position(p.key)) {
+          // ...but `annotations:` over an empty `{}` (charts write `annotations:` and then
+          // `{{ toYaml .Values.x | nindent 4 }}`): no annotations.
+          if (at_path({"", "metadata"}) && p.key == "annotations" && strip_comment(text) == "{}") {
+            m_head.annotations.clear();  // the last annotations key counts, as in goyaml.v2
+            return true;
+          }
+          return false;
+        }
         return value(p.indent, text, next, nullptr);
       }
       if (ind == p.indent && p.from_key && dash) return push({ind, true, true, p.key}) && content(ind, text, next);
@@ -477,6 +485,15 @@ private:
   }
 
   bool entry(int ind, std::string_view text, std::string_view key, size_t after, size_t& next) {
+    // A repeated key replaces the earlier value (goyaml.v2, as the full parser reads it): a
+    // second metadata or annotations starts from nothing rather than adding to the first.
+    if (at_path({""}) && key == "metadata") {
+      m_head.has_metadata = false;  // set again when its block opens
+      m_head.name.clear();
+      m_head.annotations.clear();
+    } else if (at_path({"", "metadata"}) && key == "annotations") {
+      m_head.annotations.clear();
+    }
     std::string_view rest = text.substr(after);
     size_t start = rest.find_first_not_of(' ');
     if (start == std::string_view::npos || rest[start] == '#') {
@@ -500,7 +517,11 @@ private:
         (key == "kind" ? m_head.kind : m_head.api_version) = scalar;
       }
     } else if (at_path({"", "metadata"})) {
-      if (key == "annotations") return false;
+      if (key == "annotations") {
+        if (strip_comment(rest) != "{}") return false;
+        m_head.annotations.clear();  // `annotations: {}`: none (the last annotations key counts)
+        return true;
+      }
       if (key == "name") {
         if (!is_scalar) return false;
         m_head.name = scalar;

@@ -158,10 +158,13 @@ std::string glob_to_regex(std::string_view g) {
   return re + "$";
 }
 
-// Helm's .Files: the chart's non-template files, keyed by path.
+// Helm's .Files: the chart's non-template files, keyed by path. The contents are views into the
+// Chart's files (copying them per chart was a tenth of loading a chart with large CRDs): the
+// Chart outlives every value made while rendering it.
+using FileViews = std::map<std::string, std::string_view>;
 class FilesObject : public tmpl::Object {
 public:
-  explicit FilesObject(std::shared_ptr<const std::map<std::string, std::string>> files) : m_files(std::move(files)) {}
+  explicit FilesObject(std::shared_ptr<const FileViews> files) : m_files(std::move(files)) {}
 
   std::string type_name() const override { return "engine.files"; }
   bool has_method(std::string_view name) const override {
@@ -182,7 +185,7 @@ public:
     if (name == "Get" || name == "GetBytes") {
       want(1);
       auto it = m_files->find(str_arg());
-      return Value(it == m_files->end() ? std::string() : it->second);
+      return Value(it == m_files->end() ? std::string() : std::string(it->second));
     }
     if (name == "Glob") {
       want(1);
@@ -194,7 +197,7 @@ public:
         regex = ".*";
       }
       RE2 re(regex, RE2::Quiet);
-      auto out = std::make_shared<std::map<std::string, std::string>>();
+      auto out = std::make_shared<FileViews>();
       for (const auto& [k, v] : *m_files)
         if (!re.ok() || RE2::FullMatch(k, re)) out->emplace(k, v);
       return Value(std::shared_ptr<const tmpl::Object>(std::make_shared<FilesObject>(std::move(out))));
@@ -204,7 +207,7 @@ public:
       auto it = m_files->find(str_arg());
       List lines;
       if (it == m_files->end() || it->second.empty()) return Value(std::move(lines));
-      std::string s = it->second;
+      std::string s(it->second);
       if (s.back() == '\n') s.pop_back();
       for (auto& l : split(s, '\n')) lines.push_back(Value(std::move(l)));
       return Value(std::move(lines));
@@ -214,7 +217,7 @@ public:
       Map m;
       for (const auto& [k, v] : *m_files) {
         auto base = k.substr(k.rfind('/') == std::string::npos ? 0 : k.rfind('/') + 1);
-        m[base] = Value(name == "AsConfig" ? v : base64_encode(v));
+        m[base] = Value(name == "AsConfig" ? std::string(v) : base64_encode(v));
       }
       std::string y = tmpl::to_yaml(Value(std::move(m)));
       if (!y.empty() && y.back() == '\n') y.pop_back();
@@ -229,7 +232,7 @@ public:
   }
 
 private:
-  std::shared_ptr<const std::map<std::string, std::string>> m_files;
+  std::shared_ptr<const FileViews> m_files;
 };
 
 class KubeVersionObject : public tmpl::Object {
@@ -310,7 +313,7 @@ Value collect_templates(const Chart& c, const std::string& full_path, bool is_ro
                         std::map<std::string, Renderable>& out) {
   Map subcharts_map;
   Value subcharts(std::move(subcharts_map));
-  auto files = std::make_shared<std::map<std::string, std::string>>();
+  auto files = std::make_shared<FileViews>();
   for (const auto& f : c.files) (*files)[f.name] = f.data;
   Value values;
   if (is_root) {
@@ -389,9 +392,11 @@ std::string exec_error_message(const std::string& filename, const std::string& m
   return "execution error at (" + location + "): " + rest.substr(best + skip);
 }
 
-void collect_crds(const Chart& c, const std::string& full_path, std::vector<RenderedCrd>& out) {
-  for (const auto& f : c.crds()) out.push_back({full_path + "/" + f.name, f.data});
-  for (const auto& sub : c.dependencies) collect_crds(sub, full_path + "/charts/" + sub.name(), out);
+// Moves the CRD files' contents out of `c` (called last: nothing reads them after).
+void collect_crds(Chart& c, const std::string& full_path, std::vector<RenderedCrd>& out) {
+  for (auto& f : c.files)
+    if (is_crd_file(f.name)) out.push_back({full_path + "/" + f.name, std::move(f.data)});
+  for (auto& sub : c.dependencies) collect_crds(sub, full_path + "/charts/" + sub.name(), out);
 }
 
 bool valid_release_name(const std::string& name) {

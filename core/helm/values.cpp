@@ -410,22 +410,37 @@ const Value* path_value(const Value& values, const std::string& path) {
 
 void process_dependency_enabled(Chart& c, const Value& v, const std::string& path, const ValuesLog& log) {
   if (c.metadata.dependencies.empty()) return;
-  std::vector<Chart> chosen;
-  for (const auto& existing : c.dependencies) {
+  // The subcharts kept, as indexes into c.dependencies with the name each gets: the unlisted
+  // ones, then one per matching requirement (a subchart listed twice under two aliases is kept
+  // twice).
+  std::vector<std::pair<size_t, std::string>> picks;
+  for (size_t i = 0; i < c.dependencies.size(); ++i) {
+    const Chart& existing = c.dependencies[i];
     bool listed = false;
     for (const auto& req : c.metadata.dependencies)
       if (existing.name() == req.name && semver::satisfies(req.version, existing.metadata.version)) listed = true;
-    if (!listed) chosen.push_back(existing);
+    if (!listed) picks.emplace_back(i, existing.name());
   }
   for (auto& req : c.metadata.dependencies) {
-    for (const auto& existing : c.dependencies) {
+    for (size_t i = 0; i < c.dependencies.size(); ++i) {
+      const Chart& existing = c.dependencies[i];
       if (existing.name() != req.name || !semver::satisfies(req.version, existing.metadata.version)) continue;
-      Chart copy = existing;
-      if (!req.alias.empty()) copy.metadata.name = req.alias;
-      chosen.push_back(std::move(copy));
+      picks.emplace_back(i, req.alias.empty() ? existing.name() : req.alias);
       break;
     }
     if (!req.alias.empty()) req.name = req.alias;
+  }
+  // Each subchart is moved at its last pick and copied before that (copying every subchart
+  // showed in profiles of charts with large subcharts).
+  std::vector<size_t> last_pick(c.dependencies.size(), picks.size());
+  for (size_t k = 0; k < picks.size(); ++k) last_pick[picks[k].first] = k;
+  std::vector<Chart> chosen;
+  chosen.reserve(picks.size());
+  for (size_t k = 0; k < picks.size(); ++k) {
+    auto& [i, name] = picks[k];
+    if (last_pick[i] == k) chosen.push_back(std::move(c.dependencies[i]));
+    else chosen.push_back(c.dependencies[i]);
+    chosen.back().metadata.name = std::move(name);
   }
   c.dependencies = std::move(chosen);
   for (auto& req : c.metadata.dependencies) req.enabled = true;

@@ -30,6 +30,7 @@
 #include "core/template/funcs.hpp"
 #include "core/util/base64.hpp"
 #include "core/util/error.hpp"
+#include "core/util/sha256.hpp"
 #include "core/util/utf8.hpp"
 
 namespace emco::tmpl {
@@ -301,7 +302,7 @@ std::string rsa_private_key_pem(unsigned bits) { return key_pem(rsa_key(bits).ge
 
 void register_sprig_crypto(FuncMap& m) {
   m["sha1sum"] = {[](Context&, Args& a) { return Value(digest(EVP_sha1(), a[0].as_string())); }, "s"};
-  m["sha256sum"] = {[](Context&, Args& a) { return Value(digest(EVP_sha256(), a[0].as_string())); }, "s"};
+  m["sha256sum"] = {[](Context&, Args& a) { return Value(sha256_hex(a[0].as_string())); }, "s"};
   m["sha512sum"] = {[](Context&, Args& a) { return Value(digest(EVP_sha512(), a[0].as_string())); }, "s"};
   m["adler32sum"] = {[](Context&, Args& a) {
                        const std::string& s = a[0].as_string();

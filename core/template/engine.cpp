@@ -1,12 +1,13 @@
 #include "core/template/engine.hpp"
 
+#include <sys/random.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <mutex>
 #include <random>
 #include <unordered_map>
-
-#include <openssl/rand.h>
 
 #include "core/template/format.hpp"
 #include "core/template/funcs.hpp"
@@ -90,8 +91,15 @@ struct Engine::Impl {
   bool has_function(const std::string& name) const { return find_function(name) != nullptr; }
   std::mutex tpl_mutex;
   std::unordered_map<std::string, std::vector<std::shared_ptr<Tree>>> tpl_cache;
-  // add()'s parses by text (the key views the trees' own copy of it); file tree first.
-  std::unordered_map<std::string_view, std::vector<std::shared_ptr<Tree>>> parsed_texts;
+  // add()'s parses by the size of their text (file tree first; its Tree::text is the text):
+  // sizes rarely collide, so texts are compared only then instead of hashing every file.
+  std::unordered_multimap<std::size_t, std::vector<std::shared_ptr<Tree>>> parsed_texts;
+  const std::vector<std::shared_ptr<Tree>>* parsed(std::string_view text) const {
+    auto [from, to] = parsed_texts.equal_range(text.size());
+    for (auto it = from; it != to; ++it)
+      if (*it->second.front()->text == text) return &it->second;
+    return nullptr;
+  }
 
   void add_trees(TemplateSet& into, const std::vector<std::shared_ptr<Tree>>& trees) const {
     for (const auto& t : trees) {
@@ -202,7 +210,17 @@ public:
       for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<unsigned char>(m_run.rng() & 0xFF);
       return;
     }
-    if (RAND_bytes(out, static_cast<int>(n)) != 1) func_fail("random source failed");
+    // The kernel's random source, read as Go's crypto/rand reads it. OpenSSL's RAND_bytes set up
+    // its generator on first use (3% of rendering kube-prometheus-stack as a process) and loaded
+    // libcrypto for charts that need nothing else from it.
+    for (std::size_t done = 0; done < n;) {
+      ssize_t got = ::getrandom(out + done, n - done, 0);
+      if (got < 0) {
+        if (errno == EINTR) continue;
+        func_fail("random source failed");
+      }
+      done += static_cast<std::size_t>(got);
+    }
   }
 
   static void remove_no_value(std::string& s) {
@@ -685,14 +703,13 @@ void Engine::add(const std::string& name, std::string_view text) {
   // only the names differ -- the file's own tree takes `name`, and every tree reports errors
   // under `name`, as a fresh parse would.
   // (A define named like the file would make the two parses differ: such texts parse anew.)
-  auto& seen = m_impl->parsed_texts;
   auto names_a_define = [&name](const std::vector<std::shared_ptr<Tree>>& trees) {
     return std::any_of(trees.begin() + 1, trees.end(), [&name](const auto& t) { return t->name == name; });
   };
-  if (auto it = seen.find(text); it != seen.end() && !names_a_define(it->second)) {
+  if (const auto* before = m_impl->parsed(text); before && !names_a_define(*before)) {
     std::vector<std::shared_ptr<Tree>> trees;
-    trees.reserve(it->second.size());
-    for (const auto& t : it->second) {
+    trees.reserve(before->size());
+    for (const auto& t : *before) {
       auto copy = std::make_shared<Tree>(*t);
       if (trees.empty()) copy->name = name;
       copy->parse_name = name;
@@ -703,8 +720,7 @@ void Engine::add(const std::string& name, std::string_view text) {
   }
   auto trees = parse_template(name, text, [this](const std::string& f) { return m_impl->has_function(f); });
   m_impl->add_trees(m_impl->set, trees);
-  if (!trees.empty() && trees.front()->name == name)
-    seen.emplace(std::string_view(*trees.front()->text), std::move(trees));
+  if (!trees.empty() && trees.front()->name == name) m_impl->parsed_texts.emplace(text.size(), std::move(trees));
 }
 
 bool Engine::has(const std::string& name) const { return m_impl->set.find(name) != nullptr; }

@@ -97,7 +97,8 @@ public:
   // The template being executed (Helm's .Template.Name is the caller's business).
   virtual const std::string& template_name() const = 0;
   virtual const Options& options() const = 0;
-  // Random bytes (OpenSSL, or a seeded generator when Options::random_seed is set).
+  // Random bytes (the kernel's getrandom(2), or a seeded generator when Options::random_seed is
+  // set).
   virtual void random_bytes(unsigned char* out, std::size_t n) = 0;
 };
 

@@ -1,6 +1,7 @@
 #include "core/template/parse.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -53,10 +54,18 @@ struct Item {
 
 static_assert(std::is_trivially_copyable_v<Item>);
 
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
-bool is_alnum(unsigned char c) {
-  return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c >= 0x80;
-}
+// Character classes by table: the lexer asks for every character of every word.
+constexpr std::uint8_t k_space = 1, k_alnum = 2;
+constexpr auto k_classes = [] {
+  std::array<std::uint8_t, 256> t{};
+  for (int c : {' ', '\t', '\r', '\n'}) t[static_cast<unsigned char>(c)] = k_space;
+  for (int c = 0; c < 256; ++c)
+    if (c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c >= 0x80)
+      t[static_cast<std::size_t>(c)] = k_alnum;
+  return t;
+}();
+bool is_space(char c) { return k_classes[static_cast<unsigned char>(c)] == k_space; }
+bool is_alnum(unsigned char c) { return k_classes[c] == k_alnum; }
 
 std::string rune_desc(std::string_view s, size_t i) {
   // %#U of the rune at s[i] (the lexer decodes as Go's does: a bad byte is U+FFFD)
@@ -485,10 +494,15 @@ bool unquote(std::string_view s, std::string& out) {
   char q = s.front();
   if (q != s.back()) return false;
   s = s.substr(1, s.size() - 2);
+  out.reserve(s.size());  // never longer than the quoted text
   if (q == '`') {
     if (s.find('`') != std::string_view::npos) return false;
-    for (char c : s)
-      if (c != '\r') out.push_back(c);
+    // runs between carriage returns appended at once (raw strings carry whole embedded files)
+    for (size_t from = 0; from < s.size();) {
+      size_t cr = std::min(s.find('\r', from), s.size());
+      out.append(s, from, cr - from);
+      from = cr + 1;
+    }
     return true;
   }
   if (q != '"' && q != '\'') return false;
@@ -500,10 +514,30 @@ bool unquote(std::string_view s, std::string& out) {
   };
   size_t runes = 0;
   for (size_t i = 0; i < s.size();) {
+    if (q == '"') {
+      // A run of ASCII characters that need no decoding, appended at once (the rune count
+      // only matters for '...').
+      size_t j = i;
+      while (j < s.size()) {
+        const auto d = static_cast<unsigned char>(s[j]);
+        if (d >= 0x80 || d == '\\' || d == '"' || d == '\n') break;
+        ++j;
+      }
+      if (j > i) {
+        out.append(s, i, j - i);
+        i = j;
+        continue;
+      }
+    }
     char c = s[i];
     ++runes;
     if (c == q && q == '"') return false;
     if (c == '\n') return false;
+    if (static_cast<unsigned char>(c) < 0x80 && c != '\\') {
+      out.push_back(c);
+      ++i;
+      continue;
+    }
     if (c != '\\') {
       char32_t r;
       size_t w = utf8::decode(s, i, r);
@@ -982,6 +1016,18 @@ private:
   Node* operand() {
     Node* node = term();
     if (!node) return nullptr;
+    if (peek().typ == It::field && (node->type == NodeType::field || node->type == NodeType::variable)) {
+      // .a.b.c / $x.a.b: one node with every name, its list sized once (a chain node and two
+      // lists grown a name at a time showed in profiles). The count of field items ahead in
+      // m_items (the peeked one, then m_next on) is only a capacity hint.
+      size_t fields = 1;
+      while (m_next + fields - 1 < m_items.size() && m_items[m_next + fields - 1].typ == It::field) ++fields;
+      Node* n = m_arena->make(node->type, peek().pos);
+      n->idents.reserve(node->idents.size() + fields);
+      for (auto& f : node->idents) n->idents.push_back(std::move(f));  // `node` is dropped
+      while (peek().typ == It::field) n->idents.emplace_back(next().val.substr(1));
+      return n;
+    }
     if (peek().typ == It::field) {
       Node* chain = m_arena->make(NodeType::chain, peek().pos);
       chain->pipe = node;
@@ -989,18 +1035,6 @@ private:
         chain->idents.emplace_back(next().val.substr(1));
       }
       switch (node->type) {
-        case NodeType::field: {
-          Node* n = m_arena->make(NodeType::field, chain->pos);
-          n->idents = node->idents;
-          for (auto& f : chain->idents) n->idents.push_back(f);
-          return n;
-        }
-        case NodeType::variable: {
-          Node* n = m_arena->make(NodeType::variable, chain->pos);
-          n->idents = node->idents;
-          for (auto& f : chain->idents) n->idents.push_back(f);
-          return n;
-        }
         case NodeType::boolean: case NodeType::string: case NodeType::number: case NodeType::nil:
         case NodeType::dot:
           errorf("unexpected . after term " + go_quote(node->to_string()));

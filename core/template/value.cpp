@@ -124,7 +124,8 @@ Value Value::deep_copy() const {
     }
     case Kind::map: {
       Map out;
-      for (const auto& [k, v] : as_map()) out.emplace(k, v.deep_copy());
+      // In key order: each key goes at the end, without a search.
+      for (const auto& [k, v] : as_map()) out.emplace_hint(out.end(), k, v.deep_copy());
       return Value(std::move(out));
     }
     default: return *this;

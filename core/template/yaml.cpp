@@ -167,8 +167,18 @@ struct Resolved {
 };
 
 // goyaml.v2 resolve("", s) for a plain scalar
+// Whether a plain scalar can only be a string: longer than every literal the resolvers compare
+// (at most 5 characters) and not starting like a number. Most scalars of a values file are; the
+// comparisons showed in profiles.
+bool plainly_string(const std::string& s) {
+  if (s.size() <= 5) return false;
+  char c = s[0];
+  return !(c == '+' || c == '-' || c == '.' || is_digit(c));
+}
+
 Resolved resolve_v2(const std::string& s) {
   Resolved r;
+  if (plainly_string(s)) return r;
   static const char* nulls[] = {"", "~", "null", "Null", "NULL"};
   static const char* trues[] = {"y", "Y", "yes", "Yes", "YES", "on", "On", "ON", "true", "True", "TRUE"};
   static const char* falses[] = {"n", "N", "no", "No", "NO", "off", "Off", "OFF", "false", "False", "FALSE"};
@@ -228,6 +238,7 @@ Resolved resolve_v2(const std::string& s) {
 // yaml.v3 resolve for a plain scalar (YAML 1.2 core schema)
 Resolved resolve_v3(const std::string& s) {
   Resolved r;
+  if (plainly_string(s)) return r;
   if (s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL") return Resolved{Tag::null};
   if (s == "true" || s == "True" || s == "TRUE") return Resolved{Tag::boolean, true};
   if (s == "false" || s == "False" || s == "FALSE") return Resolved{Tag::boolean, false};
@@ -461,9 +472,13 @@ std::vector<std::uint32_t> runes_of(const std::string& s) {
   return out;
 }
 
-// goyaml.v2 keyList.Less for string keys
-bool key_less(const std::string& a, const std::string& b) {
-  auto ar = runes_of(a), br = runes_of(b);
+bool is_ascii(const std::string& s) {
+  return std::all_of(s.begin(), s.end(), [](char c) { return static_cast<unsigned char>(c) < 0x80; });
+}
+
+// goyaml.v2 keyList.Less over two rune sequences (anything indexable with size()).
+template <class Runes>
+bool runes_less(const Runes& ar, const Runes& br) {
   for (size_t i = 0; i < ar.size() && i < br.size(); ++i) {
     if (ar[i] == br[i]) continue;
     bool al = is_letter_rune(ar[i]), bl = is_letter_rune(br[i]);
@@ -491,6 +506,20 @@ bool key_less(const std::string& a, const std::string& b) {
     return ar[i] < br[i];
   }
   return ar.size() < br.size();
+}
+
+// A string's runes when it is ASCII: its bytes, without decoding into a vector (keys are
+// compared n log n times while a map is sorted).
+struct AsciiRunes {
+  const std::string& s;
+  std::uint32_t operator[](size_t i) const { return static_cast<unsigned char>(s[i]); }
+  size_t size() const { return s.size(); }
+};
+
+// goyaml.v2 keyList.Less for string keys
+bool key_less(const std::string& a, const std::string& b) {
+  if (is_ascii(a) && is_ascii(b)) return runes_less(AsciiRunes{a}, AsciiRunes{b});
+  return runes_less(runes_of(a), runes_of(b));
 }
 
 // goyaml's width(): the length a lead byte announces; a byte that starts no sequence is
@@ -783,6 +812,14 @@ private:
     std::string out;
     out.reserve(s.size());
     for (size_t i = 0; i < s.size();) {
+      // ASCII runs are copied at once (decoding each character showed in toYaml's profile).
+      size_t j = i;
+      while (j < s.size() && static_cast<unsigned char>(s[j]) < 0x80) ++j;
+      if (j > i) {
+        out.append(s, i, j - i);
+        i = j;
+        continue;
+      }
       char32_t r;
       size_t w = utf8::decode(s, i, r);
       if (w == 1 && r == utf8::k_replacement)

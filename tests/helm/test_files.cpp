@@ -100,6 +100,26 @@ TEST_CASE(".helmignore rules match Helm's", "[helm][files]") {
   CHECK_FALSE(neg.ignored("keep.txt", false));
 }
 
+TEST_CASE(".helmignore's literal and '*suffix' rules answer as go_path_match does", "[helm][files]") {
+  // IgnoreRules matches these without the glob matcher; the answers must not change.
+  const std::vector<std::string> rules = {"OWNERS", "*.swp", "*~", "*.", "*x*", "a?", "top.txt", "ci/a.yaml", "*.tgz"};
+  const std::vector<std::string> subjects = {"OWNERS",  "x/OWNERS", "OWNERS.bak", "a.swp", ".swp",    "swp",
+                                             "d/a.swp", "a.swp/b",  "a~",         "~",     "d/a~",    "a.",
+                                             "x",       "ax",       "ci/a.yaml",  "a.yaml", "b/ci/a.yaml", "",
+                                             "top.txt", "a/top.txt", "c.tgz",     "d/c.tgz"};
+  for (const auto& rule : rules) {
+    auto one = IgnoreRules::parse(rule + "\n");
+    bool base = rule.find('/') == std::string::npos;
+    for (const auto& subject : subjects) {
+      if (subject.empty()) continue;  // ignored() never matches the chart's top
+      std::string_view matched_part = subject;
+      if (base && subject.rfind('/') != std::string::npos) matched_part.remove_prefix(subject.rfind('/') + 1);
+      INFO(rule << " vs " << subject);
+      CHECK(one.ignored(subject, false) == go_path_match(rule, matched_part));
+    }
+  }
+}
+
 TEST_CASE("chart directories are read in lexical order with .helmignore", "[helm][files]") {
   fs::path dir = fs::temp_directory_path() / ("emco-helm-dir-" + std::to_string(::getpid()));
   fs::remove_all(dir);

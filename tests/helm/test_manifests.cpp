@@ -199,6 +199,15 @@ TEST_CASE("the fast head reader agrees with the full parser", "[helm][manifests]
       "metadata:\n  labels:\n  - compact\n  - seq\n  name: nm\nkind: 'K'\n",
       "# leading comment\napiVersion: apps/v1\n\n\nkind: Deployment\nspec:\n  x: {}\n  y: []\n  z: \"\"\n",
       "kind: Secret\nmetadata:\n  name: s\n  annotations:\n    weight: \"5\"\nstringData:\n  url: http://host:80/path\n",
+      // empty annotations written as a flow mapping, on the key's line or the next; the last
+      // annotations key counts
+      "kind: ConfigMap\nmetadata:\n  name: c\n  annotations:\n    {}\n  labels:\n    a: b\ndata:\n  k: v\n",
+      "kind: ConfigMap\nmetadata:\n  annotations:\n    helm.sh/hook: pre-install\n  annotations: {} # none\n  name: c\n",
+      "kind: ConfigMap\nmetadata:\n  annotations:\n    {}\n  annotations:\n    helm.sh/hook: post-install\n",
+      // a repeated annotations or metadata block replaces the earlier one
+      "kind: ConfigMap\nmetadata:\n  name: x\n  annotations:\n    helm.sh/hook: pre-install\n  annotations:\n    a: b\n",
+      "kind: ConfigMap\nmetadata:\n  name: x\n  annotations:\n    helm.sh/hook: pre-install\nmetadata:\n  labels:\n    a: b\n",
+      "kind: ConfigMap\nmetadata:\n  name: x\nmetadata:\n",
   };
   for (const auto& doc : valid) {
     INFO(doc);

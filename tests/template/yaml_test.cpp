@@ -69,6 +69,8 @@ TEST_CASE("toYaml: key order, nesting and collections", "[template][yaml]") {
   CHECK(to_yaml(Value("a\nb")) == "|-\n  a\n  b\n");
   // goyaml.v2 orders keys "naturally": non-letters first, digit runs by value
   CHECK(to_yaml(yaml("a10: 1\na9: 1\nB: 1\n_x: 1\na: 1\n")) == "_x: 1\nB: 1\na: 1\na9: 1\na10: 1\n");
+  // ASCII keys are compared byte by byte, others rune by rune: the same order either way
+  CHECK(to_yaml(yaml("é: 1\nz: 1\ne: 1\né010: 1\né9: 1\n")) == "e: 1\nz: 1\né: 1\né9: 1\né010: 1\n");
 }
 
 TEST_CASE("toYaml: numbers go through JSON first", "[template][yaml]") {
