@@ -688,7 +688,8 @@ TEST_CASE("emco serve: standard and privileged logical clouds over HTTP, with us
   auto issued = [&](const std::string& lc) {
     auto cli = f.run("lc status p/" + lc + " -o json");
     REQUIRE(cli.code == 0);
-    for (const auto& cl : json::parse(cli.out)["clusters"])
+    const json status = json::parse(cli.out);  // ranged over below: it must outlive the loop
+    for (const auto& cl : status["clusters"])
       if (cl["credentials"] != "issued") return false;
     return true;
   };
