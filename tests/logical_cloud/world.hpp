@@ -23,6 +23,7 @@
 #include "core/store/store.hpp"
 #include "sim/sim.hpp"
 #include "plugins/builtin.hpp"
+#include "tests/logical_cloud/objects.hpp"
 #include "tests/shell.hpp"
 
 namespace emco::lctest {
@@ -123,24 +124,7 @@ struct World {
 
   // The cloud's objects a cluster holds: "Kind namespace/name" for the kinds a
   // logical cloud creates, named after the cloud or in its namespace.
-  std::set<std::string> objects(const std::string& cluster) const {
-    static const std::vector<std::pair<std::string, std::string>> kinds = {
-        {"v1", "Namespace"},
-        {"v1", "ResourceQuota"},
-        {"v1", "ServiceAccount"},
-        {"certificates.k8s.io/v1", "CertificateSigningRequest"},
-        {"rbac.authorization.k8s.io/v1", "Role"},
-        {"rbac.authorization.k8s.io/v1", "RoleBinding"},
-        {"rbac.authorization.k8s.io/v1", "ClusterRole"},
-        {"rbac.authorization.k8s.io/v1", "ClusterRoleBinding"}};
-    std::set<std::string> out;
-    for (const auto& [api, kind] : kinds)
-      for (const auto& o : sim.list(cluster, api, kind)) {
-        std::string name = o["metadata"].value("name", ""), ns = o["metadata"].value("namespace", "");
-        if (name.rfind("tenant", 0) == 0 || ns.rfind("tenant", 0) == 0) out.insert(kind + " " + ns + "/" + name);
-      }
-    return out;
-  }
+  std::set<std::string> objects(const std::string& cluster) { return test::logical_cloud_objects(sim, cluster, "tenant"); }
 };
 
 // What a standard cloud (perm-ns, quota q1) puts on each cluster.

@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/sim.hpp"
+#include "tests/logical_cloud/objects.hpp"
 #include "tests/shell.hpp"
 #include "tests/test_store.hpp"
 
@@ -574,25 +575,9 @@ TEST_CASE("emco serve: the dashboard is read-only unless --allow-actions, and it
 
 namespace {
 
-// The objects of logical cloud `lc` a simulated cluster holds: "Kind
-// namespace/name" for the kinds a logical cloud creates, named after it or
-// in its namespace.
+// The objects of logical cloud `lc` on a simulated cluster (tests/logical_cloud/objects.hpp).
 std::set<std::string> cloud_objects(Fleet& f, const std::string& cluster, const std::string& lc) {
-  static const std::vector<std::pair<std::string, std::string>> kinds = {
-      {"v1", "Namespace"},
-      {"v1", "ResourceQuota"},
-      {"certificates.k8s.io/v1", "CertificateSigningRequest"},
-      {"rbac.authorization.k8s.io/v1", "Role"},
-      {"rbac.authorization.k8s.io/v1", "RoleBinding"},
-      {"rbac.authorization.k8s.io/v1", "ClusterRole"},
-      {"rbac.authorization.k8s.io/v1", "ClusterRoleBinding"}};
-  std::set<std::string> out;
-  for (const auto& [api, kind] : kinds)
-    for (const auto& o : f.sim->list(cluster, api, kind)) {
-      std::string name = o["metadata"].value("name", ""), ns = o["metadata"].value("namespace", "");
-      if (name.rfind(lc, 0) == 0 || ns.rfind(lc, 0) == 0) out.insert(kind + " " + ns + "/" + name);
-    }
-  return out;
+  return emco::test::logical_cloud_objects(*f.sim, cluster, lc);
 }
 
 // The clusters over HTTP: provider edge, each simulated cluster with its kubeconfig.
