@@ -151,6 +151,9 @@ Value parse_yaml(std::string_view text, YamlMode mode, const std::string& source
 std::string yaml_plain_as_go_string(std::string_view text);
 // The same for a key of a map[string]string: null reads "null", infinities ".inf"/"-.inf".
 std::string yaml_plain_as_go_key(std::string_view text);
+// Whether YAML 1.1 (goyaml.v2) resolves the plain scalar `text` to a string: not null, a
+// boolean, a number or a timestamp.
+bool yaml_plain_is_string(std::string_view text);
 // Every document of a multi-document stream.
 std::vector<Value> parse_yaml_documents(std::string_view text, YamlMode mode,
                                         const std::string& source_name_for_errors);

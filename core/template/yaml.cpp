@@ -1021,4 +1021,6 @@ std::string yaml_plain_as_go_key(std::string_view text) {
   return go_string_of(resolve_v2(std::string(text)), text, true);
 }
 
+bool yaml_plain_is_string(std::string_view text) { return resolve_v2(std::string(text)).tag == Tag::str; }
+
 }  // namespace emco::tmpl
