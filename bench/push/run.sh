@@ -67,11 +67,19 @@ stop_sim
 emco_s="$(value push_seconds "$work/emco.txt")"
 emco_rps="$(value requests_per_second "$work/emco.txt")"
 cap_rps="$(value capacity_apply_per_second "$work/capacity.txt")"
+cap_cps="$(value capacity_connect_per_second "$work/capacity.txt")"
+per_cluster="$(value resources_per_cluster "$work/emco.txt")"
+# A push opens one TLS connection per cluster, which the no-op capacity
+# (warm connections) does not include: the same target's ceiling for the
+# push's mix is one first request on a new connection plus the rest warm.
+mix_rps="$(awk -v r="$per_cluster" -v c="$cap_cps" -v a="$cap_rps" 'BEGIN { printf "%.0f", r / (1 / c + (r - 1) / a) }')"
 rss_kb="$(value peak_rss_kb "$work/emco.txt")"
 
 summary_emco() {
   printf 'summary: emco %s requests/s; simulator capacity %s no-op applies/s at %s connections (%.0f%%)\n' \
     "$emco_rps" "$cap_rps" "$parallel" "$(awk -v r="$emco_rps" -v c="$cap_rps" 'BEGIN { print 100 * r / c }')"
+  printf 'summary: simulator %s new TLS connections/s; ceiling for %s requests per new connection %s requests/s (emco %.0f%% of it)\n' \
+    "$cap_cps" "$per_cluster" "$mix_rps" "$(awk -v r="$emco_rps" -v c="$mix_rps" 'BEGIN { print 100 * r / c }')"
   printf 'summary: emco peak memory %.1f MiB; %s of %s clusters verified\n' "$(awk -v k="$rss_kb" 'BEGIN { print k / 1024 }')" \
     "$(value verified_clusters "$work/emco.txt")" "$clusters"
 }

@@ -3,6 +3,10 @@
 
 #include <catch2/catch.hpp>
 
+#include <atomic>
+#include <thread>
+#include <vector>
+
 #include <nlohmann/json.hpp>
 
 #include "core/util/error.hpp"
@@ -102,6 +106,78 @@ TEST_CASE("transport: TLS with the kubeconfig's CA, client certificate from memo
     TransportOptions insecure;
     insecure.tls.insecure_skip_verify = true;
     CHECK(make_curl_client(insecure)->send(req).status == 200);
+  }
+}
+
+TEST_CASE("transport: TLS material is parsed once per client and checked before connecting", "[transport][tls][bad]") {
+  KeyPair ca = make_ca("sim-ca");
+  KeyPair server_cert = make_cert(ca, "apiserver", {"localhost"}, {"127.0.0.1"});
+  KeyPair client_cert = make_cert(ca, "admin");
+  KeyPair other = make_cert(ca, "someone-else");
+  TestServer server(version_ok, server_cert, ca.cert_pem);
+  HttpRequest req;
+  req.url = server.url() + "/version";
+
+  SECTION("many connections of one client all verify with the parsed CA and present the certificate") {
+    TransportOptions opts;
+    opts.tls.ca_pem = ca.cert_pem;
+    opts.tls.client_cert_pem = client_cert.cert_pem;
+    opts.tls.client_key_pem = client_cert.key_pem;
+    auto client = make_curl_client(opts);
+    std::vector<std::thread> workers;
+    std::atomic<int> ok{0};
+    for (int i = 0; i < 4; ++i)
+      workers.emplace_back([&] {
+        if (client->send(req).status == 200) ++ok;
+      });
+    for (auto& w : workers) w.join();
+    CHECK(ok == 4);
+    CHECK(client->stats().connections >= 1);
+  }
+  SECTION("CA data without a certificate") {
+    HttpResponse r = make_curl_client({.tls = {.ca_pem = "not a certificate\n"}})->send(req);
+    CHECK(r.failure == TransportFailure::tls_verify);
+    CHECK(r.failure_detail == "the certificate-authority data holds no PEM certificate");
+    CHECK(server.connections() == 0);
+  }
+  SECTION("a client key that does not belong to the certificate") {
+    TransportOptions opts;
+    opts.tls.ca_pem = ca.cert_pem;
+    opts.tls.client_cert_pem = client_cert.cert_pem;
+    opts.tls.client_key_pem = other.key_pem;
+    HttpResponse r = make_curl_client(opts)->send(req);
+    CHECK(r.failure == TransportFailure::tls);
+    CHECK(r.failure_detail == "the client key does not match the client certificate");
+    CHECK(server.connections() == 0);
+  }
+  SECTION("client certificate data without a certificate, or a key without a key") {
+    TransportOptions opts;
+    opts.tls.ca_pem = ca.cert_pem;
+    opts.tls.client_cert_pem = "garbage";
+    opts.tls.client_key_pem = client_cert.key_pem;
+    CHECK(make_curl_client(opts)->send(req).failure_detail == "the client-certificate data holds no PEM certificate");
+    opts.tls.client_cert_pem = client_cert.cert_pem;
+    opts.tls.client_key_pem = "garbage";
+    CHECK(make_curl_client(opts)->send(req).failure_detail == "the client-key data holds no PEM private key");
+  }
+  SECTION("a client certificate followed by its chain presents the leaf") {
+    TestRequest seen;
+    TestServer chained(
+        [&](const TestRequest& r) {
+          seen = r;
+          return version_ok(r);
+        },
+        server_cert, ca.cert_pem);
+    TransportOptions opts;
+    opts.tls.ca_pem = ca.cert_pem;
+    opts.tls.client_cert_pem = client_cert.cert_pem + ca.cert_pem;
+    opts.tls.client_key_pem = client_cert.key_pem;
+    HttpRequest to_chained;
+    to_chained.url = chained.url() + "/version";
+    HttpResponse r = make_curl_client(opts)->send(to_chained);
+    INFO(r.failure_detail);
+    CHECK(r.status == 200);
+    CHECK(seen.client_cn == "admin");
   }
 }
 
