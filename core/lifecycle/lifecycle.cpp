@@ -376,6 +376,9 @@ OperationResult dig_operation(store::Store& st, const Kind& k, const Key& key, c
     return *r;
   };
 
+  if (o.runtime && (op == "instantiate" || op == "update" || op == "terminate" || op == "migrate" || op == "rollback"))
+    for (const auto& mechanism : o.runtime->delivery) mechanism->warm_up(st);
+
   if (op == "approve") {
     st.write([&] {
       auto r = load();

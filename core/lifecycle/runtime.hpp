@@ -86,6 +86,11 @@ public:
   // mechanism), for mechanisms that read objects back that way; it is empty
   // for the direct mechanism itself.
   virtual ClusterTargets session(const DriveContext& drive, const ClusterTargets& direct) const = 0;
+  // Called as a DIG operation that delivers starts, before it plans: a
+  // mechanism with a costly one-time set-up may start it in the background
+  // when `st` shows it may be needed, so that it overlaps the planning.
+  // Returns at once; the default does nothing.
+  virtual void warm_up(const store::Store& st) const { (void)st; }
 };
 
 // What a standard or privileged logical cloud needs of a cluster beyond

@@ -13,6 +13,7 @@
 #include <cctype>
 #include <memory>
 #include <mutex>
+#include <thread>
 
 #include "core/util/base64.hpp"
 #include "core/util/error.hpp"
@@ -32,6 +33,12 @@ void ensure_libgit2() {
     git_libgit2_opts(GIT_OPT_ENABLE_STRICT_OBJECT_CREATION, 0);
     install_bounded_stream();
   });
+}
+
+void warm_up_libgit2() {
+  // A function-local static: destroyed (joined) at exit, so a process that
+  // ends before delivering never leaves the thread running into teardown.
+  static std::jthread warming([] { ensure_libgit2(); });
 }
 
 namespace {
