@@ -40,6 +40,11 @@ TestServer::TestServer(Handler handler, std::optional<KeyPair> tls, std::string 
       X509_free(ca);
       SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, nullptr);
     }
+    // A client resuming a session (libcurl shares its session cache between
+    // a client's connections) is refused with an "internal error" alert by
+    // a server that asks for certificates without a session id context.
+    static const unsigned char k_session_context[] = "emco-test-server";
+    SSL_CTX_set_session_id_context(ctx, k_session_context, sizeof k_session_context - 1);
     m_ctx = ctx;
   }
   m_listen = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
