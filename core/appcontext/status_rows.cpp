@@ -5,23 +5,27 @@
 
 namespace emco::appcontext {
 
+void put_resource_status(store::Store& st, const std::string& ctx, const std::string& app, const std::string& cluster,
+                         const std::string& resource, const std::string& status, const std::string& message,
+                         const std::string& time) {
+  auto& s = st.database().statement(
+      "INSERT INTO ac_resource_status(ctx, app, cluster, resource, status, message, time) VALUES(?,?,?,?,?,?,?) "
+      "ON CONFLICT(ctx, app, cluster, resource) DO UPDATE SET status = excluded.status, message = "
+      "excluded.message, time = excluded.time");
+  s.bind(1, ctx);
+  s.bind(2, app);
+  s.bind(3, cluster);
+  s.bind(4, resource);
+  s.bind(5, status);
+  s.bind(6, message);
+  s.bind(7, time);
+  s.exec();
+}
+
 void set_resource_status(store::Store& st, const std::string& ctx, const std::string& app, const std::string& cluster,
                          const std::string& resource, const std::string& status, const std::string& message,
                          const std::string& time) {
-  st.write([&] {
-    auto& s = st.database().statement(
-        "INSERT INTO ac_resource_status(ctx, app, cluster, resource, status, message, time) VALUES(?,?,?,?,?,?,?) "
-        "ON CONFLICT(ctx, app, cluster, resource) DO UPDATE SET status = excluded.status, message = "
-        "excluded.message, time = excluded.time");
-    s.bind(1, ctx);
-    s.bind(2, app);
-    s.bind(3, cluster);
-    s.bind(4, resource);
-    s.bind(5, status);
-    s.bind(6, message);
-    s.bind(7, time);
-    s.exec();
-  });
+  st.write([&] { put_resource_status(st, ctx, app, cluster, resource, status, message, time); });
 }
 
 void set_resource_ready(store::Store& st, const std::string& ctx, const std::string& app, const std::string& cluster,
@@ -89,19 +93,22 @@ void for_each_resource_status(store::Store& st, const std::string& ctx, const st
   s.reset();
 }
 
+void put_cluster_state(store::Store& st, const std::string& ctx, const std::string& app, const std::string& cluster,
+                       const std::string& conn, const std::string& time) {
+  auto& s = st.database().statement(
+      "INSERT INTO ac_cluster_status(ctx, app, cluster, connectivity, time) VALUES(?,?,?,?,?) "
+      "ON CONFLICT(ctx, app, cluster) DO UPDATE SET connectivity = excluded.connectivity, time = excluded.time");
+  s.bind(1, ctx);
+  s.bind(2, app);
+  s.bind(3, cluster);
+  s.bind(4, conn);
+  s.bind(5, time);
+  s.exec();
+}
+
 void set_cluster_state(store::Store& st, const std::string& ctx, const std::string& app, const std::string& cluster,
                        const std::string& conn, const std::string& time) {
-  st.write([&] {
-    auto& s = st.database().statement(
-        "INSERT INTO ac_cluster_status(ctx, app, cluster, connectivity, time) VALUES(?,?,?,?,?) "
-        "ON CONFLICT(ctx, app, cluster) DO UPDATE SET connectivity = excluded.connectivity, time = excluded.time");
-    s.bind(1, ctx);
-    s.bind(2, app);
-    s.bind(3, cluster);
-    s.bind(4, conn);
-    s.bind(5, time);
-    s.exec();
-  });
+  st.write([&] { put_cluster_state(st, ctx, app, cluster, conn, time); });
 }
 
 void set_cluster_readback(store::Store& st, const std::string& ctx, const std::string& app,

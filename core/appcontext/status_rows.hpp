@@ -22,8 +22,15 @@ struct ResourceState {
   std::string time;
   std::string ready;  // last read-back readiness ("" unknown, "true", "false")
 };
-// Upserts one resource's deploy status (cheap: one cached statement).
+// Upserts one resource's deploy status (cheap: one cached statement) in a
+// write of its own.
 void set_resource_status(store::Store& st, const std::string& ctx, const std::string& app, const std::string& cluster,
+                         const std::string& resource, const std::string& status, const std::string& message,
+                         const std::string& time);
+// The same statement alone, for a caller that holds a write (Store::write)
+// and records many: a nested write adds a savepoint and its release to each
+// (at 1,000 GitOps clusters, a sixth of `emco dig update`'s status writes).
+void put_resource_status(store::Store& st, const std::string& ctx, const std::string& app, const std::string& cluster,
                          const std::string& resource, const std::string& status, const std::string& message,
                          const std::string& time);
 void set_resource_ready(store::Store& st, const std::string& ctx, const std::string& app, const std::string& cluster,
@@ -45,6 +52,9 @@ struct ClusterState {
   std::string time;
 };
 void set_cluster_state(store::Store& st, const std::string& ctx, const std::string& app, const std::string& cluster,
+                       const std::string& connectivity, const std::string& time);
+// As put_resource_status: the statement alone, inside the caller's write.
+void put_cluster_state(store::Store& st, const std::string& ctx, const std::string& app, const std::string& cluster,
                        const std::string& connectivity, const std::string& time);
 void set_cluster_readback(store::Store& st, const std::string& ctx, const std::string& app,
                           const std::string& cluster, const std::string& readback, const std::string& time);

@@ -448,9 +448,9 @@ void record_updates(store::Store& st, const std::string& status_ctx, const std::
   st.write([&] {
     for (const auto& u : batch) {
       if (u.connectivity)
-        ac::set_cluster_state(st, status_ctx, u.app, u.cluster, connectivity_name(u.conn), rfc3339_ms(u.time_ms));
+        ac::put_cluster_state(st, status_ctx, u.app, u.cluster, connectivity_name(u.conn), rfc3339_ms(u.time_ms));
       else
-        ac::set_resource_status(st, status_ctx, u.app, u.cluster, u.resource, status_name(u.status), u.message,
+        ac::put_resource_status(st, status_ctx, u.app, u.cluster, u.resource, status_name(u.status), u.message,
                                 rfc3339_ms(u.time_ms));
     }
   });
