@@ -270,7 +270,7 @@ CREATE INDEX ac_resources_hash ON ac_resources(hash);
   CHECK(count(*st, "ac_plans") == 3);
 }
 
-TEST_CASE("a version 7 workspace opens with nothing owed by its contexts; owing, noting and settling children",
+TEST_CASE("a version 7 workspace opens with nothing owed by its contexts, then owing, noting and settling children",
           "[appcontext][children][sqlite]") {
   TempDir tmp;
   store::Workspace ws{tmp.path};
