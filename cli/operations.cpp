@@ -33,7 +33,8 @@ milliseconds parse_duration(const std::string& text) {
 }
 
 // Work an earlier emco process left queued is resumed first.
-int resume_first(Context& ctx, const lifecycle::OperationOptions& o) {
+int resume_first(Context& ctx, lifecycle::OperationOptions o) {
+  o.retry_children = false;  // a planner that failed is retried by 'emco sync', not before every operation
   auto done = lifecycle::resume(ctx.store(), o);
   int code = 0;
   for (const auto& r : done) {

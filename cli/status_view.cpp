@@ -81,6 +81,10 @@ void print_status_table(std::ostream& out, const json& s, const status::Query& q
     for (const auto& [name, n] : counts.items()) out << "  " << name << " " << n.get<int64_t>();
     out << "\n";
   }
+  if (s.value("childContextsPending", false))
+    out << "child contexts: still to make ("
+        << (s.contains("childContextsError") ? "failed: " + s["childContextsError"].get<std::string>() + "; " : "")
+        << "'emco sync' makes them)\n";
   if (s.contains("clustersByApp")) {
     std::vector<std::vector<std::string>> rows;
     for (const auto& a : s["clustersByApp"])

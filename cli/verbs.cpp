@@ -177,6 +177,16 @@ int workspace_status_cmd(Context& ctx, const Invocation& inv) {
         q.push_back({r["context"], r["status"], r["running"].get<bool>() ? "being delivered" : "waiting for 'emco sync'"});
       print_table(os, {"CONTEXT", "STATUS", "STATE"}, q);
     }
+    std::vector<std::vector<std::string>> owed;
+    for (const auto& r : s["resources"])
+      if (r.value("childContextsPending", false))
+        owed.push_back({r["anchor"], r["context"], r.contains("childContextsError")
+                                                       ? "failed: " + r["childContextsError"].get<std::string>()
+                                                       : "waiting for 'emco sync'"});
+    if (!owed.empty()) {
+      os << "\nchild contexts to make:\n";
+      print_table(os, {"ANCHOR", "CONTEXT", "STATE"}, owed);
+    }
   });
 }
 
@@ -318,7 +328,8 @@ std::vector<CommandSpec> verb_commands() {
   v.push_back({.path = {"status"},
                .summary = "summarize every deployment in the workspace",
                .description = "One line per logical cloud and deployment intent group (state, revision, deploy status,\n"
-                              "resource counts) and the work queued for 'emco sync'.",
+                              "resource counts), the work queued for 'emco sync', and the deployments delivered whose\n"
+                              "child contexts are still to make (after a kill, or a planner's failure; 'emco sync' makes them).",
                .flags = {output_flag({Format::table, Format::json, Format::yaml}),
                          {.name = "watch", .short_name = 'w', .help = "refresh every 2 seconds until Ctrl-C"}},
                .handler = workspace_status_cmd});
@@ -329,6 +340,9 @@ std::vector<CommandSpec> verb_commands() {
                               "by any later emco command that opens the workspace: it starts 'emco sync' in the background\n"
                               "(one per workspace, messages in .emco/sync.log) and returns at once. EMCO_AUTO_RESUME=0 turns\n"
                               "that off.\n"
+                              "A deployment intent group delivered this way gets its child contexts (dtc's service\n"
+                              "discovery) here, as it would have in the command that started it; those a killed process or a\n"
+                              "failed planner left still to make are made too (once, however many processes sync at once).\n"
                               "\n"
                               "With --worker (team workspaces on PostgreSQL only; a SQLite workspace is delivered by one\n"
                               "process), runs as a delivery worker until interrupted: on any number of machines, workers\n"

@@ -564,10 +564,12 @@ std::vector<CommandSpec> dig_commands() {
        "Plans the DIG from its current intents (an AppContext), records the Instantiated state and delivers the\n"
        "resources to every cluster, waiting up to --timeout. Exit status 0 when delivered, 1 when a resource\n"
        "failed, 8 when the delivery is still in progress (it continues with 'emco sync'). Once it is delivered,\n"
+       "by this command or, after --no-wait, a timeout or a kill, by 'emco sync' or 'emco serve', its\n"
        "child contexts are made and delivered: dtc's service discovery (sds) waits for the server app to be\n"
        "ready (EMCO_SDS_SERVER_TIMEOUT, default 300 s), reads its Service (a LoadBalancer's ingress IP within\n"
        "EMCO_SDS_LB_TIMEOUT, default 120 s; polling every EMCO_SDS_POLL_MS, default 5000) and gives every\n"
-       "client cluster a Service and Endpoints; 'emco dig status' lists them (ChildContextIDs, nested).\n"
+       "client cluster a Service and Endpoints; 'emco dig status' lists them (ChildContextIDs, nested), or\n"
+       "says they are still to make (childContextsPending; a planner's failure in childContextsError).\n"
        "With a rollout strategy (emco-rollout-strategies, see 'emco dig rollout') the clusters are delivered\n"
        "in waves, each gated on its workloads' readiness; --wait-wave returns once the first wave's gate\n"
        "passed (exit 0; 'emco dig rollout resume' goes on) or failed (exit 1).",

@@ -84,6 +84,7 @@ private:
       o.timeout = std::chrono::hours(24);
       o.interrupt = &m_stopping;
       o.wait_for_others = false;
+      o.retry_children = false;  // every round: a failed planner waits for 'emco sync'
       try {
         for (const auto& r : lifecycle::resume(ctx->store(), o)) {
           std::string line = "delivered context " + r.context + ": " + r.status;

@@ -154,6 +154,7 @@ OperationResult migrate_dig(store::Store& st, const Kind& k, const Key& key, con
       }
     ac::set_stop(st, from, false);
     ac::enqueue(st, fresh.id, ac::event::update, from);
+    owe_children(st, fresh.id, from);
     append_action(ssi, "Updated", from, rev, clock);
     ssi["actions"].back()["migratedTo"] = target_version + "/" + target_dig;
     st.set_state_info(key, ssi.dump());
@@ -171,11 +172,7 @@ OperationResult migrate_dig(store::Store& st, const Kind& k, const Key& key, con
   out.revision = static_cast<int>(fresh.revision);
   // As for update: the source context's children go, the new one gets its own.
   Delivered d = refused_by_hook(deliver(st, fresh.id, ac::status::instantiated, o, deadline), what, "migrate");
-  if (d.delivery == Delivery::done) {
-    Delivered old = terminate_children(st, from, o, deadline);
-    d = old.delivery == Delivery::done ? with_children(st, fresh.id, clock, o, deadline, d) : old;
-  }
-  fill(out, fresh.id, d);
+  fill(out, fresh.id, with_children(st, fresh.id, clock, o, deadline, d));
   out.message = "migrated to " + target_what + " as revision " + std::to_string(out.revision);
   return out;
 }

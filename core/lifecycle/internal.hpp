@@ -28,21 +28,29 @@ struct Delivered {
 // that counts as done ("" = anything but *Failed).
 Delivered deliver(store::Store& st, const std::string& ctx, const std::string& goal, const OperationOptions& o,
                   std::chrono::steady_clock::time_point deadline);
-// The children of a delivered DIG context (lifecycle.md §7): every child
-// planner of the runtime is asked, each child is stored as a child of
-// `parent` (only while the parent is still Instantiated) and queued, then
-// delivered like any context. `parent_d` is how the parent's delivery ended;
-// the result is the first child delivery that did not finish, else parent_d.
+// Child contexts of a DIG's context (lifecycle.md §7). Inside the write
+// transaction that queues the delivery of `ctx` (instantiate, update,
+// rollback, migrate; `from`: the context it replaces, else ""): records that
+// `ctx` owes its children once delivered, after the children of `from` (and
+// of whatever `from` replaced and still owed the termination of) are
+// terminated (appcontext/children_rows.hpp).
+void owe_children(store::Store& st, const std::string& ctx, const std::string& from);
+// Whether `ctx` is the current deployment of its DIG: Instantiated, and the
+// instance of the DIG's last action, which is Instantiated.
+bool current_deployment(store::Store& st, const std::string& ctx);
+// The children step, run by whoever finished delivering `parent` (the
+// operation that waited, resume()): `parent_d` is how that delivery ended.
+// When it is done and `parent` is still its DIG's current deployment and owes
+// its children, the children of the contexts it replaced are terminated,
+// every child planner of the runtime is asked (outside any transaction), and
+// in one write transaction, if the record is still there and `parent` still
+// current, the children are stored as its children and queued and the
+// record is settled; then they are delivered like any context. A process
+// that loses that claim discards its plan (the winner delivers them). A
+// planner's or a terminate's failure is kept with the record, which stays for
+// the next resume. Returns the first step that did not finish, else parent_d.
 Delivered with_children(store::Store& st, const std::string& parent, Clock& clock, const OperationOptions& o,
                         std::chrono::steady_clock::time_point deadline, Delivered parent_d);
-// Terminates the children of `ctx` (an update or migrate replaced their parent).
-Delivered terminate_children(store::Store& st, const std::string& ctx, const OperationOptions& o,
-                             std::chrono::steady_clock::time_point deadline);
-// What follows the delivery `d` of DIG context `to`: on an update (`from`
-// the replaced context, else "") the children of `from` are terminated, then
-// `to`'s children made (with_children). Returns how that ended.
-Delivered after_delivery(store::Store& st, const std::string& to, const std::string& from, Clock& clock,
-                         const OperationOptions& o, std::chrono::steady_clock::time_point deadline, Delivered d);
 
 // Rollouts (rollout.cpp, rollout.hpp). Inside the write transaction that
 // records instantiate or update, after its event `seq` was queued on `ctx`

@@ -115,16 +115,6 @@ Delivered deliver(store::Store& st, const std::string& ctx, const std::string& g
 }
 
 
-Delivered after_delivery(store::Store& st, const std::string& to, const std::string& from, Clock& clock,
-                         const OperationOptions& o, steady_clock::time_point deadline, Delivered d) {
-  if (d.delivery != Delivery::done) return d;
-  if (!from.empty()) {
-    Delivered old = terminate_children(st, from, o, deadline);
-    if (old.delivery != Delivery::done) return old;
-  }
-  return with_children(st, to, clock, o, deadline, d);
-}
-
 void fill(OperationResult& out, const std::string& ctx, const Delivered& d) {
   out.context = ctx;
   out.delivery = d.delivery;
@@ -133,23 +123,100 @@ void fill(OperationResult& out, const std::string& ctx, const Delivered& d) {
 }
 
 
+void owe_children(store::Store& st, const std::string& ctx, const std::string& from) {
+  std::vector<std::string> replaced;
+  if (!from.empty()) {
+    // `from` may still owe children itself (its delivery failed, or its
+    // children step never ran): it gets none now, but the children of what it
+    // replaced are still running and go with it.
+    if (auto owed = ac::owed_children(st, from)) replaced = owed->replaced;
+    if (std::find(replaced.begin(), replaced.end(), from) == replaced.end()) replaced.push_back(from);
+  }
+  ac::owe_children(st, ctx, replaced);
+}
+
+bool current_deployment(store::Store& st, const std::string& ctx) {
+  if (!ac::exists(st, ctx)) return false;
+  const ac::Header h = ac::header(st, ctx);
+  if (h.status != ac::status::instantiated || h.owner_kind != "deploymentIntentGroup") return false;
+  auto owner = st.get(Key::parse(h.owner_key));
+  if (!owner || owner->state_info.empty()) return false;
+  const json si = json::parse(owner->state_info);
+  return current_state(owner->state_info) == "Instantiated" && last_instance(si) == ctx;
+}
+
+namespace {
+
+// Terminates the children of `ctx` that are not Terminated (a context the
+// owing one replaced), each Terminate queued once however many processes
+// get here, and waits for them.
+Delivered terminate_children(store::Store& st, const std::string& ctx, const OperationOptions& o,
+                             steady_clock::time_point deadline) {
+  Delivered d;
+  d.delivery = Delivery::done;
+  if (!ac::exists(st, ctx)) return d;  // removed with an earlier instantiation's history
+  std::vector<std::string> children;
+  st.write([&] {
+    children.clear();  // a re-run body starts afresh
+    for (const auto& c : ac::header(st, ctx).children) {
+      if (!ac::exists(st, c) || ac::header(st, c).status == ac::status::terminated) continue;
+      const auto queued = ac::queue(st, c);
+      const bool requested = std::any_of(queued.begin(), queued.end(), [](const ac::QueueEntry& e) {
+        return e.event == ac::event::terminate && e.status == ac::queue_status::pending;
+      });
+      if (!requested) sync::request_terminate(st, c);
+      children.push_back(c);
+    }
+  });
+  for (const auto& c : children) {
+    d = deliver(st, c, ac::status::terminated, o, deadline);
+    if (d.delivery != Delivery::done) {
+      for (auto& f : d.failures) f = "child context " + c + ": " + f;
+      if (d.failures.empty()) d.failures.push_back("child context " + c + " is " + d.status);
+      return d;
+    }
+  }
+  return d;
+}
+
+}  // namespace
+
 // A planner that fails or times out after the parent was delivered does not
-// undo it: the operation ends failed or pending with its message.
+// undo it: the operation ends failed or pending with its message, and the
+// parent keeps owing its children for the next resume.
 Delivered with_children(store::Store& st, const std::string& parent, Clock& clock, const OperationOptions& o,
                         steady_clock::time_point deadline, Delivered parent_d) {
-  if (parent_d.delivery != Delivery::done || !o.runtime || o.runtime->child_planners.empty()) return parent_d;
-  const ac::AppContext parent_ctx = ac::load(st, parent);
-  ChildCall call{st, parent_ctx, o.factory ? o.factory : live_targets(st, o.runtime), deadline, o.interrupt};
-  std::vector<std::string> ids;
-  for (const auto& planner : o.runtime->child_planners) {
-    std::vector<ac::AppContext> kids;
-    try {
-      kids = planner->children(call);
-    } catch (const Error& e) {
-      Delivered d = parent_d;
-      d.delivery = e.kind() == ErrorKind::pending ? Delivery::pending : Delivery::failed;
-      d.failures.push_back("child contexts (" + planner->name() + "): " + e.message());
-      return d;
+  if (parent_d.delivery != Delivery::done) return parent_d;
+  const auto owed = ac::owed_children(st, parent);
+  // Replaced or terminated since it was delivered: whatever replaced it owes
+  // the children now.
+  if (!owed || !current_deployment(st, parent)) return parent_d;
+  // A failure is kept with the record for the status (a wait that ran out is
+  // not one: the next resume simply goes on).
+  auto unfinished = [&](Delivered d) {
+    if (d.delivery == Delivery::failed && !d.failures.empty()) ac::note_children_error(st, parent, d.failures.front());
+    return d;
+  };
+  // The replaced contexts' children first: the new children are the same
+  // objects, which the old ones' terminate would delete.
+  for (const auto& old : owed->replaced) {
+    Delivered d = terminate_children(st, old, o, deadline);
+    if (d.delivery != Delivery::done) return unfinished(d);
+  }
+  // Planners may wait for and read the clusters: outside any transaction.
+  std::vector<ac::AppContext> kids;
+  if (o.runtime && !o.runtime->child_planners.empty()) {
+    const ac::AppContext parent_ctx = ac::load(st, parent);
+    ChildCall call{st, parent_ctx, o.factory ? o.factory : live_targets(st, o.runtime), deadline, o.interrupt};
+    for (const auto& planner : o.runtime->child_planners) {
+      try {
+        for (auto& kid : planner->children(call)) kids.push_back(std::move(kid));
+      } catch (const Error& e) {
+        Delivered d = parent_d;
+        d.delivery = e.kind() == ErrorKind::pending ? Delivery::pending : Delivery::failed;
+        d.failures.push_back("child contexts (" + planner->name() + "): " + e.message());
+        return unfinished(d);
+      }
     }
     for (auto& kid : kids) {
       kid.id = random_context_id();
@@ -157,46 +224,31 @@ Delivered with_children(store::Store& st, const std::string& parent, Clock& cloc
       kid.owner = parent_ctx.owner;
       kid.created = clock.now_rfc3339();
       kid.revision = parent_ctx.revision;
-      bool saved = false;  // set by the body's last run (it may run again)
-      st.write([&] {
-        saved = false;
-        if (ac::header(st, parent).status != ac::status::instantiated) return;  // terminated meanwhile
-        ac::save(st, kid);
-        ac::enqueue(st, kid.id, ac::event::instantiate);
-        saved = true;
-      });
-      if (saved) ids.push_back(kid.id);
     }
   }
-  for (const auto& id : ids) {
-    Delivered d = deliver(st, id, ac::status::instantiated, o, deadline);
+  // The claim: of the processes that planned them, the one that finds the
+  // record still there stores the children; the others discard their plans,
+  // as does anyone once the parent was replaced or terminated meanwhile.
+  bool claimed = false;
+  st.write([&] {
+    claimed = false;  // a re-run body decides afresh
+    if (!current_deployment(st, parent) || !ac::settle_children(st, parent)) return;
+    for (const auto& kid : kids) {
+      ac::save(st, kid);
+      ac::enqueue(st, kid.id, ac::event::instantiate);
+    }
+    claimed = true;
+  });
+  if (!claimed) return parent_d;
+  for (const auto& kid : kids) {
+    Delivered d = deliver(st, kid.id, ac::status::instantiated, o, deadline);
     if (d.delivery != Delivery::done) {
-      for (auto& f : d.failures) f = "child context " + id + ": " + f;
-      if (d.failures.empty()) d.failures.push_back("child context " + id + " is " + d.status);
+      for (auto& f : d.failures) f = "child context " + kid.id + ": " + f;
+      if (d.failures.empty()) d.failures.push_back("child context " + kid.id + " is " + d.status);
       return d;
     }
   }
   return parent_d;
-}
-
-Delivered terminate_children(store::Store& st, const std::string& ctx, const OperationOptions& o,
-                             steady_clock::time_point deadline) {
-  Delivered d;
-  d.delivery = Delivery::done;
-  std::vector<std::string> children;
-  st.write([&] {
-    children.clear();  // a re-run body starts afresh
-    for (const auto& c : ac::header(st, ctx).children)
-      if (ac::header(st, c).status != ac::status::terminated) {
-        sync::request_terminate(st, c);
-        children.push_back(c);
-      }
-  });
-  for (const auto& c : children) {
-    d = deliver(st, c, ac::status::terminated, o, deadline);
-    if (d.delivery != Delivery::done) return d;
-  }
-  return d;
 }
 
 }  // namespace detail
@@ -420,11 +472,13 @@ OperationResult dig_operation(store::Store& st, const Kind& k, const Key& key, c
     st.write([&] {
       auto r = load();
       json si = json::parse(r.state_info);
-      // Earlier instantiations' contexts are dropped (lifecycle.md §1).
+      // Earlier instantiations' contexts are dropped (lifecycle.md §1); a
+      // child goes with its parent (ac::remove takes children first).
       for (const auto& old : ac::list(st, key))
-        if (!sync::held_by_live_process(st, old)) ac::remove(st, old);
+        if (ac::exists(st, old) && !sync::held_by_live_process(st, old)) ac::remove(st, old);
       ac::save(st, ctx);
       const int64_t seq = ac::enqueue(st, ctx.id, ac::event::instantiate);
+      owe_children(st, ctx.id, "");
       record_rollout(st, o.runtime, key, ctx.id, op, seq, "");
       record_hooks(st, o.runtime, key, ctx.id, op, 1, {{"pop", 1}, {"statusctxid", si.value("statusctxid", "")}, {"remove", true}});
       append_action(si, "Instantiated", ctx.id, 1, clock);
@@ -432,7 +486,7 @@ OperationResult dig_operation(store::Store& st, const Kind& k, const Key& key, c
       st.set_state_info(key, si.dump());
     });
     Delivered d = refused_by_hook(deliver(st, ctx.id, ac::status::instantiated, o, deadline), what, op);
-    fill(out, ctx.id, after_delivery(st, ctx.id, "", clock, o, deadline, d));
+    fill(out, ctx.id, with_children(st, ctx.id, clock, o, deadline, d));
     out.message = "instantiated";
     out.revision = 1;
     return out;
@@ -566,6 +620,7 @@ OperationResult dig_operation(store::Store& st, const Kind& k, const Key& key, c
       }
       ac::set_stop(st, from, false);
       const int64_t seq = ac::enqueue(st, to, ac::event::update, from);
+      owe_children(st, to, from);
       if (op == "update") record_rollout(st, o.runtime, key, to, op, seq, from);
       if (op == "update") record_hooks(st, o.runtime, key, to, op, rev + 1, {{"pop", 2}, {"remove", true}});
       else record_hooks(st, o.runtime, key, to, op, rev + 1, {{"pop", 2}, {"remove", false}});  // post steps only
@@ -576,7 +631,7 @@ OperationResult dig_operation(store::Store& st, const Kind& k, const Key& key, c
     });
     // The running context's children go with it; the new one gets its own.
     Delivered d = refused_by_hook(deliver(st, to, ac::status::instantiated, o, deadline), what, op);
-    fill(out, to, after_delivery(st, to, from, clock, o, deadline, d));
+    fill(out, to, with_children(st, to, clock, o, deadline, d));
     out.message = (op == "update" ? "updated to revision " : "rolled back as revision ") + std::to_string(out.revision);
     return out;
   }
@@ -629,6 +684,12 @@ std::string run_operation(store::Store& st, const Kind& k, const Key& key, const
   return r.message;
 }
 
+std::vector<appcontext::OwedChildren> children_due(store::Store& st) {
+  auto owed = ac::owed_children_with_status(st, ac::status::instantiated);
+  std::erase_if(owed, [&](const ac::OwedChildren& o) { return !current_deployment(st, o.ctx); });
+  return owed;
+}
+
 std::vector<ResumeResult> resume(store::Store& st, const OperationOptions& options) {
   std::vector<ResumeResult> out;
   auto deadline = deadline_of(options);
@@ -651,9 +712,13 @@ std::vector<ResumeResult> resume(store::Store& st, const OperationOptions& optio
   // deliver() waits for that process (or for its lease to go stale) rather
   // than reporting "nothing queued" while work is queued.
   std::vector<std::string> ids = ac::active_contexts(st);
-  // Contexts whose delivery drained before their post hooks ran.
+  // Contexts whose delivery drained before their post hooks ran, and
+  // delivered ones whose children are still to make.
   for (const auto& id : contexts_with_hooks(st))
     if (std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
+  for (const auto& owed : children_due(st))
+    if ((options.retry_children || owed.error.empty()) && std::find(ids.begin(), ids.end(), owed.ctx) == ids.end())
+      ids.push_back(owed.ctx);
   // Children before their parent, as terminate delivers them (a parent's
   // post hooks run once it is done, after its children).
   const std::set<std::string> queued(ids.begin(), ids.end());
@@ -665,9 +730,10 @@ std::vector<ResumeResult> resume(store::Store& st, const OperationOptions& optio
       abandon_hooks(st, id);
       continue;
     }
-    auto d = deliver(st, id, "", options, deadline);
+    // What a waited operation does once its context is delivered: a DIG's
+    // children, a logical cloud's user credentials.
+    auto d = with_children(st, id, system_clock(), options, deadline, deliver(st, id, "", options, deadline));
     if (d.delivery == Delivery::done) {
-      // What a waited operation does once its context is delivered.
       auto unserved = lc_resumed(st, id, options, deadline);
       if (!unserved.empty()) d.delivery = Delivery::failed;
       d.failures.insert(d.failures.end(), unserved.begin(), unserved.end());
@@ -686,6 +752,7 @@ WorkerReport work(store::Store& st, const OperationOptions& options, bool until_
   WorkerReport report;
   OperationOptions o = options;
   o.wait_for_others = false;
+  o.retry_children = false;  // resume() runs over and over
   o.timeout = hours(24 * 365 * 100);  // a worker runs until interrupted
   const Runtime* runtime = o.runtime;
   sync::WorkerOptions wo;

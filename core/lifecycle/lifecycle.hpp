@@ -74,6 +74,11 @@ struct OperationOptions {
   // A rollout in waves (rollout.hpp): stop once the current wave's gate has
   // passed (the rollout then waits for 'emco dig rollout resume') or failed.
   bool wait_wave = false;
+  // resume(): also try again the child contexts whose last attempt failed
+  // ('emco sync'; false where resume runs over and over or on the way to
+  // something else: emco serve's delivery thread, delivery workers, the
+  // queued work an operation finishes first).
+  bool retry_children = true;
 };
 
 enum class Delivery {
@@ -144,8 +149,10 @@ void deliver_into(OperationResult& out, store::Store& st, const std::string& ctx
 // or --no-wait), oldest first, with `options` (timeout applies to the whole
 // call); a context another live process is delivering is waited for, as
 // deliver_into does (unless options.wait_for_others is false: then such a
-// context is reported pending and the others are delivered). Returns the
-// contexts driven and how each ended.
+// context is reported pending and the others are delivered). Each DIG
+// context delivered makes the children it owes, and so do those
+// children_due lists (options.retry_children: also those whose last attempt
+// failed). Returns the contexts driven and how each ended.
 struct ResumeResult {
   std::string context;
   Delivery delivery = Delivery::none;
@@ -153,6 +160,12 @@ struct ResumeResult {
   std::vector<std::string> failures;
 };
 std::vector<ResumeResult> resume(store::Store& st, const OperationOptions& options);
+// The DIG contexts delivered (each its DIG's current deployment, Instantiated)
+// whose child contexts (spec/lifecycle.md §7) are still to make, oldest
+// first, each with why its last attempt failed ("" when none failed): an
+// operation that did not wait for its delivery, a kill -9 or a planner's
+// failure left them; resume() makes them.
+std::vector<appcontext::OwedChildren> children_due(store::Store& st);
 
 // `emco sync --worker` (issue 21; requires a workspace on a shared database,
 // appcontext::jobs::available, else Error(usage)): until interrupted, drives

@@ -599,8 +599,7 @@ OperationResult resume(store::Store& st, const Key& dig, Clock& clock, const Ope
   });
   OperationResult out;
   detail::Delivered d = detail::deliver(st, ctx, ac::status::instantiated, o, deadline);
-  const std::string from = r.value("operation", "") == "update" ? r.value("from", "") : "";
-  detail::fill(out, ctx, detail::after_delivery(st, ctx, from, clock, o, deadline, d));
+  detail::fill(out, ctx, detail::with_children(st, ctx, clock, o, deadline, d));
   json now = of_context(st, ctx);
   out.message = "rollout " + now.value("state", "") + " at wave " + std::to_string(now.value("wave", 0)) + " of " +
                 std::to_string(now.value("waveCount", 0));

@@ -66,14 +66,21 @@ std::pair<std::string, std::string> split_cluster(const std::string& c) {
   return {c.substr(0, plus), plus == std::string::npos ? "" : c.substr(plus + 1)};
 }
 
-// Child contexts (lifecycle.md §7): upstream's ChildContextIDs, and seed
-// 002's `nested` with each child's state (query one with instance=<id>).
-void add_children(store::Store& st, const std::vector<std::string>& children, json& out) {
+// Child contexts (lifecycle.md §7) of `ctx`: upstream's ChildContextIDs,
+// and seed 002's `nested` with each child's state (query one with
+// instance=<id>). emco's own: childContextsPending when `ctx` is delivered
+// but its children are still to make (the operation did not wait, was
+// killed, or a planner failed: childContextsError), which `emco sync` does.
+void add_children(store::Store& st, const std::string& ctx, const std::vector<std::string>& children, json& out) {
   for (const auto& child : children) {
     out["ChildContextIDs"].push_back(child);
     json n = {{"instance", child}};
     if (ac::exists(st, child)) n["status"] = ac::header(st, child).status;
     out["nested"].push_back(std::move(n));
+  }
+  if (auto owed = ac::owed_children(st, ctx); owed && ac::header(st, ctx).status == ac::status::instantiated) {
+    out["childContextsPending"] = true;
+    if (!owed->error.empty()) out["childContextsError"] = owed->error;
   }
 }
 
@@ -254,7 +261,7 @@ json history_status(store::Store& st, const resource::Kind& k, const resource::K
   if (q.output == "summary" && !ready && !filtered) {
     json counts = deployed_counts(st, ctx, status_ctx);
     if (!counts.empty()) out[k_deployed_counts] = counts;
-    add_children(st, ac::header(st, ctx).children, out);
+    add_children(st, ctx, ac::header(st, ctx).children, out);
     return out;
   }
 
@@ -355,7 +362,7 @@ json history_status(store::Store& st, const resource::Kind& k, const resource::K
                                                                 : "NotReady";
   }
   if (q.output != "summary" && !apps.empty()) out["apps"] = apps;
-  add_children(st, c.children, out);
+  add_children(st, ctx, c.children, out);
   return out;
 }
 
@@ -404,6 +411,10 @@ json workspace_status(store::Store& st) {
         row["context"] = ctx;
         row["deployedStatus"] = h.status;
         row["deployedCounts"] = deployed_counts(st, ctx, status_ctx.empty() ? ctx : status_ctx);
+        if (auto owed = ac::owed_children(st, ctx); owed && h.status == ac::status::instantiated) {
+          row["childContextsPending"] = true;
+          if (!owed->error.empty()) row["childContextsError"] = owed->error;
+        }
       }
       rows.push_back(std::move(row));
     }

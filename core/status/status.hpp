@@ -72,8 +72,10 @@ nlohmann::json owned_status(store::Store& st, const resource::Kind& k, const res
 nlohmann::json deployed_counts(store::Store& st, const std::string& ctx, const std::string& status_ctx);
 
 // One row per DIG and lifecycle logical cloud: {kind, anchor, state,
-// deployedStatus, context, revision, deployedCounts, active}, plus
-// "queued" (contexts with work waiting for `emco sync`).
+// deployedStatus, context, revision, deployedCounts, active, and for a
+// delivered DIG whose child contexts are still to make childContextsPending
+// and, when the last attempt failed, childContextsError}, plus "queued"
+// (contexts with work waiting for `emco sync`).
 nlohmann::json workspace_status(store::Store& st);
 
 }  // namespace emco::status

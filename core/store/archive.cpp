@@ -70,6 +70,7 @@ const std::vector<Table>& tables() {
       {"ac_queue",
        {{"ctx", 'T'}, {"seq", 'I'}, {"event", 'T'}, {"ucid", 'T'}, {"status", 'T'}, {"message", 'T'}}, "ctx, seq"},
       {"ac_active", {{"ctx", 'T'}}, "ctx"},
+      {"ac_owed_children", {{"ctx", 'T'}, {"replaced", 'T'}, {"error", 'T'}}, "ctx"},
       {"credentials", {{"owner", 'T'}, {"cluster", 'T'}, {"kubeconfig", 'T'}, {"created", 'T'}}, "owner, cluster"},
       {"cluster_checks", {{"resource_id", 'I'}, {"time", 'T'}, {"reachable", 'I'}, {"error", 'T'}, {"version", 'T'}},
        "resource_id"},

@@ -227,6 +227,17 @@ CREATE TABLE cluster_checks(
   PRIMARY KEY(resource_id)
 );
 )sql"},
+    // 8: the child contexts a DIG context owes once it is delivered
+    // (core/appcontext/children_rows.hpp), recorded with the operation so
+    // that whichever process finishes the delivery makes them. Contexts made
+    // before have no row: they owe nothing.
+    {R"sql(
+CREATE TABLE ac_owed_children(
+  ctx TEXT PRIMARY KEY REFERENCES ac_contexts(id) ON DELETE CASCADE,
+  replaced TEXT NOT NULL DEFAULT '[]',
+  error TEXT NOT NULL DEFAULT ''
+);
+)sql"},
 };
 
 // Version 3 kept a row per (app, cluster) and per resource: each app's rows

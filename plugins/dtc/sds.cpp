@@ -91,7 +91,7 @@ void wait_for(const lifecycle::ChildCall& call, milliseconds limit, milliseconds
     auto now = steady_clock::now();
     if ((call.interrupt && call.interrupt->load()) || now >= call.deadline)
       fail(ErrorKind::pending, "still waiting for " + what + (why.empty() ? "" : " (" + why + ")"),
-           "the child contexts are made once it is: run 'emco dig update' then (a longer --timeout waits here)");
+           "'emco sync' makes the child contexts once it is (a longer --timeout waits here)");
     if (now >= give_up)
       fail(ErrorKind::failed,
            what + " did not happen within " + std::to_string(duration_cast<seconds>(limit).count()) + " s" +

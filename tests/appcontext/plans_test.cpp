@@ -206,6 +206,7 @@ TEST_CASE("a version 3 workspace keeps its contexts when plans are introduced", 
     ac::save(*st, expected);
     auto& db = st->database();
     db.exec(R"sql(
+DROP TABLE ac_owed_children;
 DROP TABLE cluster_checks;
 DROP TABLE sync_jobs;
 DROP INDEX ac_apps_plan;
@@ -267,4 +268,46 @@ CREATE INDEX ac_resources_hash ON ac_resources(hash);
   // A later context that plans the apps the same way shares the converted plans.
   ac::save(*st, fleet("43", 3, 5, 1, 2));
   CHECK(count(*st, "ac_plans") == 3);
+}
+
+TEST_CASE("a version 7 workspace opens with nothing owed by its contexts, then owing, noting and settling children",
+          "[appcontext][children][sqlite]") {
+  TempDir tmp;
+  store::Workspace ws{tmp.path};
+  fs::create_directories(ws.dir());
+  auto parent = fleet("7", 1, 1);
+  {
+    auto st = store::Store::open(ws);
+    ac::save(*st, parent);
+    ac::set_status(*st, "7", ac::status::instantiated);
+    st->database().exec("DROP TABLE ac_owed_children;");
+    st->database().set_schema_version(7);
+  }
+  auto st = store::Store::open(ws);
+  CHECK(st->database().schema_version() == store::Store::schema_version());
+  CHECK_FALSE(ac::owed_children(*st, "7"));
+  CHECK(ac::owed_children_with_status(*st, ac::status::instantiated).empty());
+
+  auto next = fleet("8", 1, 1);
+  ac::save(*st, next);
+  ac::owe_children(*st, "8", {"7"});
+  ac::note_children_error(*st, "8", "child contexts (sds): no address");
+  auto owed = ac::owed_children(*st, "8");
+  REQUIRE(owed);
+  CHECK(owed->replaced == std::vector<std::string>{"7"});
+  CHECK(owed->error == "child contexts (sds): no address");
+  CHECK(ac::owed_children_with_status(*st, ac::status::instantiated).empty());  // "8" is not delivered
+  ac::set_status(*st, "8", ac::status::instantiated);
+  REQUIRE(ac::owed_children_with_status(*st, ac::status::instantiated).size() == 1);
+  // Owing again (a new operation) clears the error.
+  ac::owe_children(*st, "8", {});
+  CHECK(ac::owed_children(*st, "8")->error.empty());
+  CHECK(ac::settle_children(*st, "8"));
+  CHECK_FALSE(ac::settle_children(*st, "8"));  // settled once
+  ac::note_children_error(*st, "8", "late");     // nothing to note on
+  CHECK_FALSE(ac::owed_children(*st, "8"));
+  // The record goes with its context.
+  ac::owe_children(*st, "8", {});
+  ac::remove(*st, "8");
+  CHECK_FALSE(ac::owed_children(*st, "8"));
 }

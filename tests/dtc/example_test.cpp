@@ -27,6 +27,7 @@
 #include "sim/sim.hpp"
 #include "tests/example_fleet.hpp"
 #include "tests/shell.hpp"
+#include "tests/test_store.hpp"
 
 using namespace emco;
 using nlohmann::json;
@@ -50,7 +51,7 @@ struct Traffic : test::ExampleFleet {
   explicit Traffic(int ready_delay_ms = 50)
       : ExampleFleet("traffic", "dtc", options(ready_delay_ms), "EMCO_SDS_POLL_MS=100") {
     use_sim_clusters();
-    init_and_apply({"01-clusters.yaml", "02-project.yaml", "03-app.yaml"});
+    init_and_apply({"01-clusters.yaml", "02-project.yaml", "03-app.yaml"}, test::fresh_store());
   }
   json status(const std::string& extra = "") {
     auto r = run("dig status traffic/web-shop/v1/web-shop-dig -o json" + extra);
@@ -207,4 +208,162 @@ TEST_CASE("examples/traffic: kill -9 while the child context is delivered, then 
   CHECK(t.get("edge2", "v1", "Endpoints", "default", "http-service").is_object());
   CHECK(t.get("edge2", "v1", "Service", "default", "http-service").is_object());
   CHECK(t.status(" --instance " + child)["deployedStatus"] == "Instantiated");
+}
+
+namespace {
+
+const std::string k_dig = "traffic/web-shop/v1/web-shop-dig";
+
+// What the service discovery delivered: the client cluster's Service and
+// Endpoints as the simulator holds them (without the server-set fields),
+// and the child context's resources with their states.
+json discovery(Traffic& t, const std::string& client) {
+  json out;
+  json svc = t.get(client, "v1", "Service", "default", "http-service");
+  json ep = t.get(client, "v1", "Endpoints", "default", "http-service");
+  out["service"] = svc.is_object() ? svc["spec"] : json();
+  out["endpoints"] = ep.is_object() ? ep["subsets"] : json();
+  json s = t.status();
+  REQUIRE(s.contains("ChildContextIDs"));
+  REQUIRE(s["ChildContextIDs"].size() == 1);
+  json cs = t.status(" --instance " + s["ChildContextIDs"][0].get<std::string>());
+  out["deployed"] = cs.value("deployedStatus", "");
+  for (const auto& a : cs["apps"])
+    for (const auto& c : a["clusters"])
+      for (const auto& r : c["resources"])
+        out["resources"].push_back({a["name"], c["cluster"], r["name"], r.value("deployedStatus", "")});
+  return out;
+}
+
+void edit_client_cluster(Traffic& t, const std::string& from, const std::string& to) {
+  std::ifstream in(t.dir / "values.yaml");
+  std::string v((std::istreambuf_iterator<char>(in)), {});
+  const std::string was = "ClientCluster: " + from;
+  REQUIRE(v.find(was) != std::string::npos);
+  v.replace(v.find(was), was.size(), "ClientCluster: " + to);
+  std::ofstream(t.dir / "values.yaml") << v;
+  REQUIRE(t.run("apply -f 03-app.yaml -v values.yaml").code == 0);
+}
+
+}  // namespace
+
+TEST_CASE("examples/traffic: instantiate and update with --no-wait, then emco sync, make the children the waited "
+          "path makes",
+          "[dtc][sim][example][children]") {
+  Traffic t;
+  // The waited path first, for reference.
+  auto deploy = t.run("apply -f 04-deploy.yaml -v values.yaml");
+  INFO(deploy.out);
+  REQUIRE(deploy.code == 0);
+  const json waited = discovery(t, "edge2");
+  REQUIRE(waited["endpoints"].is_array());
+  auto term = t.run("dig terminate " + k_dig);
+  INFO(term.out);
+  REQUIRE(term.code == 0);
+  REQUIRE(t.get("edge2", "v1", "Endpoints", "default", "http-service").is_null());
+
+  // --no-wait: the parent is queued, no child exists yet; emco sync makes it.
+  auto queued = t.run("dig instantiate " + k_dig + " --no-wait");
+  INFO(queued.out);
+  REQUIRE(queued.code == 8);  // queued
+  CHECK_FALSE(t.status().contains("ChildContextIDs"));
+  auto sync = t.run("sync");
+  INFO(sync.out);
+  REQUIRE(sync.code == 0);
+  CHECK(discovery(t, "edge2") == waited);
+  const std::string first_child = t.status()["ChildContextIDs"][0];
+  CHECK_FALSE(t.status().contains("childContextsPending"));
+  auto again = t.run("sync");
+  CHECK(again.out == "nothing queued\n");
+  CHECK(t.status()["ChildContextIDs"].size() == 1);
+
+  // Update with --no-wait (the client moves to edge3): emco sync terminates
+  // the old child and makes the new one, as the waited update does.
+  edit_client_cluster(t, "edge2", "edge3");
+  auto upd = t.run("dig update " + k_dig + " --no-wait");
+  INFO(upd.out);
+  REQUIRE(upd.code == 8);
+  sync = t.run("sync");
+  INFO(sync.out);
+  REQUIRE(sync.code == 0);
+  CHECK(t.get("edge2", "v1", "Endpoints", "default", "http-service").is_null());
+  CHECK(t.get("edge2", "v1", "Service", "default", "http-service").is_null());
+  const json moved = discovery(t, "edge3");
+  CHECK(moved["endpoints"] == waited["endpoints"]);
+  CHECK(moved["service"] == waited["service"]);
+  CHECK(moved["deployed"] == "Instantiated");
+  const std::string second_child = t.status()["ChildContextIDs"][0];
+  CHECK(second_child != first_child);
+  CHECK(t.status(" --instance " + first_child)["deployedStatus"] == "Terminated");
+}
+
+TEST_CASE("examples/traffic: kill -9 between the deployment and its children, then emco sync makes them once",
+          "[dtc][sim][example][children]") {
+  Traffic t(3000);  // the server is ready 3 s after it is applied: SDS waits for it
+  pid_t pid = spawn(t.dir, "env " + t.emco + " apply -f 04-deploy.yaml -v values.yaml", t.dir / "deploy.log");
+  REQUIRE(pid > 0);
+  auto deadline = std::chrono::steady_clock::now() + 30s;
+  for (;;) {
+    REQUIRE(std::chrono::steady_clock::now() < deadline);
+    if (t.status().value("deployedStatus", "") == "Instantiated") break;
+    std::this_thread::sleep_for(50ms);
+  }
+  // The deployment is delivered; SDS is waiting for the server to be ready.
+  // With the server's cluster unreachable it keeps waiting: the process is
+  // killed before it made any child.
+  sim::Fault refuse;
+  refuse.refuse = true;
+  t.sim->set_fault("edge1", refuse);
+  std::this_thread::sleep_for(300ms);
+  REQUIRE(::kill(pid, SIGKILL) == 0);
+  int wstatus = 0;
+  REQUIRE(::waitpid(pid, &wstatus, 0) == pid);
+  CHECK(WIFSIGNALED(wstatus));
+  json s = t.status();
+  REQUIRE_FALSE(s.contains("ChildContextIDs"));
+  CHECK(s["childContextsPending"] == true);
+  auto ws = t.run("status");
+  INFO(ws.out);
+  CHECK(ws.out.find("child contexts to make:") != std::string::npos);
+  CHECK(t.run("dig status " + k_dig).out.find("child contexts: still to make") != std::string::npos);
+
+  t.sim->set_fault("edge1", sim::Fault{});
+  auto sync = t.run("sync");
+  INFO(sync.out);
+  CHECK(sync.code == 0);
+  s = t.status();
+  REQUIRE(s["ChildContextIDs"].size() == 1);
+  CHECK(s["nested"][0]["status"] == "Instantiated");
+  CHECK_FALSE(s.contains("childContextsPending"));
+  CHECK(t.get("edge2", "v1", "Endpoints", "default", "http-service").is_object());
+  CHECK(t.get("edge2", "v1", "Service", "default", "http-service").is_object());
+  // Once: a second sync has nothing to do.
+  CHECK(t.run("sync").out == "nothing queued\n");
+  CHECK(t.status()["ChildContextIDs"].size() == 1);
+}
+
+TEST_CASE("examples/traffic: two emco sync at once after --no-wait make the children once", "[dtc][sim][example][children]") {
+  Traffic t(1000);
+  REQUIRE(t.run("dig approve " + k_dig).code == 0);
+  REQUIRE(t.run("dig instantiate " + k_dig + " --no-wait").code == 8);
+  pid_t a = spawn(t.dir, "env " + t.emco + " sync", t.dir / "sync-a.log");
+  pid_t b = spawn(t.dir, "env " + t.emco + " sync", t.dir / "sync-b.log");
+  REQUIRE(a > 0);
+  REQUIRE(b > 0);
+  for (pid_t p : {a, b}) {
+    int wstatus = 0;
+    REQUIRE(::waitpid(p, &wstatus, 0) == p);
+    CHECK(WIFEXITED(wstatus));
+    CHECK(WEXITSTATUS(wstatus) == 0);
+  }
+  json s = t.status();
+  REQUIRE(s["ChildContextIDs"].size() == 1);
+  CHECK(s["nested"][0]["status"] == "Instantiated");
+  CHECK(t.get("edge2", "v1", "Endpoints", "default", "http-service").is_object());
+  // The workspace holds the parent and that one child, nothing else.
+  auto ws = store::find_workspace(t.dir.string(), t.dir);
+  auto st = store::Store::open(ws);
+  CHECK(appcontext::list(*st, resource::Key::parse("project=traffic/compositeApp=web-shop/compositeAppVersion=v1/"
+                                         "deploymentIntentGroup=web-shop-dig"))
+            .size() == 2);
 }

@@ -81,7 +81,11 @@ struct World {
       "project=proj/compositeApp=ca/compositeAppVersion=v1/deploymentIntentGroup=dig");
   resource::Key lc = resource::Key::parse("project=proj/logicalCloud=lc");
 
-  World() {
+  World() { setup(); }
+  // On a workspace of the caller's (one that other connections open too).
+  explicit World(std::unique_ptr<store::Store> store) : st(std::move(store)) { setup(); }
+
+  void setup() {
     auto dir = std::filesystem::temp_directory_path() / ("emco-lifecycle-" + std::to_string(::getpid()));
     std::filesystem::create_directories(dir);
     std::ofstream(dir / "kc.yaml") << "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: "

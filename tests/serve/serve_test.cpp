@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/sim.hpp"
+#include "tests/example_fleet.hpp"
 #include "tests/logical_cloud/objects.hpp"
 #include "tests/shell.hpp"
 #include "tests/test_store.hpp"
@@ -197,10 +198,12 @@ void create_quickstart(Fleet& f, Server& s) {
                          {"intent", {{"allOf", {{{"clusterProvider", "edge"}, {"clusterLabel", "edge-cluster"}}}}}}}}}));
 }
 
-std::string deployed_status(Server& s) {
-  Reply r = s.get(k_dig + "/status?status=deployed");
+std::string deployed_status_of(Server& s, const std::string& dig) {
+  Reply r = s.get(dig + "/status?status=deployed");
   return r.status == 200 ? r.parsed().value("deployedStatus", "") : "";
 }
+
+std::string deployed_status(Server& s) { return deployed_status_of(s, k_dig); }
 
 }  // namespace
 
@@ -884,5 +887,52 @@ TEST_CASE("emco serve: each cluster's last check is kept in the workspace and sh
   CHECK(s.call("DELETE", clusters + "/edge2").status == 204);
   REQUIRE(s.post_file(clusters, {{"metadata", {{"name", "edge2"}}}}, f.sim->kubeconfig_path("edge2")).status == 201);
   CHECK_FALSE(s.get(clusters + "/edge2").parsed().contains("status"));
+  CHECK(s.stop() == 0);
+}
+
+TEST_CASE("emco serve: a POSTed instantiate of examples/traffic gets its service-discovery child from the delivery "
+          "thread, and a POSTed terminate takes it",
+          "[serve][sim][dtc]") {
+  // The example's clusters, project and apps stored from its files (on the
+  // run's backend); the lifecycle then goes over HTTP only.
+  auto o = emco::test::edge_clusters(3);
+  o.nodes = 1;
+  o.preinstall = {"istio"};
+  emco::test::ExampleFleet f("traffic", "serve-dtc", o, "EMCO_SDS_POLL_MS=100");
+  f.use_sim_clusters();
+  f.init_and_apply({"01-clusters.yaml", "02-project.yaml", "03-app.yaml"}, emco::test::fresh_store());
+  Server s(f.dir, f.emco, "--listen 127.0.0.1:0");
+  INFO("the server's log:\n" << read_text(s.log));
+  const std::string dig = "/v2/projects/traffic/composite-apps/web-shop/v1/deployment-intent-groups/web-shop-dig";
+  REQUIRE(s.call("POST", dig + "/approve").status == 202);
+  REQUIRE(s.call("POST", dig + "/instantiate").status == 202);
+  // The client's cluster reaches the server through the child's Service and Endpoints.
+  json status;
+  REQUIRE(eventually([&] {
+    Reply r = s.get(dig + "/status?status=deployed");
+    status = r.parsed();
+    return r.status == 200 && status.contains("nested") && status["nested"][0].value("status", "") == "Instantiated";
+  }));
+  REQUIRE(status["ChildContextIDs"].size() == 1);
+  CHECK_FALSE(status.contains("childContextsPending"));
+  CHECK(f.sim->get("edge2", "v1", "Endpoints", "default", "http-service").is_object());
+  CHECK(f.sim->get("edge2", "v1", "Service", "default", "http-service").is_object());
+  const std::string child = status["ChildContextIDs"][0];
+  Reply own = s.get(dig + "/status?status=deployed&instance=" + child);
+  REQUIRE(own.status == 200);
+  CHECK(own.parsed()["apps"][0]["name"] == "service-discovery");
+  // The CLI reads the same.
+  auto cli = f.run("dig status traffic/web-shop/v1/web-shop-dig -o json --status deployed");
+  REQUIRE(cli.code == 0);
+  CHECK(json::parse(cli.out)["ChildContextIDs"] == status["ChildContextIDs"]);
+
+  REQUIRE(s.call("POST", dig + "/terminate").status == 202);
+  REQUIRE(eventually([&] {
+    return f.sim->get("edge2", "v1", "Endpoints", "default", "http-service").is_null() &&
+           deployed_status_of(s, dig) == "Terminated";
+  }));
+  Reply child_status = s.get(dig + "/status?status=deployed&instance=" + child);
+  REQUIRE(child_status.status == 200);
+  CHECK(child_status.parsed()["deployedStatus"] == "Terminated");
   CHECK(s.stop() == 0);
 }
