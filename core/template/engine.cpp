@@ -590,6 +590,14 @@ private:
       at(node);
       errorf("error calling " + name + ": " + e.what());
     }
+    // A string longer than the output limit could never be written. Without
+    // this check a chain of calls that each grow their input (`printf "%q"`
+    // doubles the backslashes) ran out of memory before writing a byte.
+    if (result.is_string() && result.as_string().size() > m_eng.opts.max_output_bytes) {
+      at(node);
+      errorf("error calling " + name + ": its result exceeds the output limit of " +
+             std::to_string(m_eng.opts.max_output_bytes) + " bytes");
+    }
     return EV{std::move(result), result.is_null()};
   }
 

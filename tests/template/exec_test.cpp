@@ -179,6 +179,12 @@ TEST_CASE("exec: hostile templates stop with clear errors", "[template][exec][ho
   CHECK(error_of("{{ range 100000000 }}xxxxxxxxxx{{ end }}", Value(), limited).ends_with("output exceeds the limit of 1048576 bytes"));
   CHECK(error_of("{{ range 100000000 }}{{ include \"x\" . }}{{ end }}{{ define \"x\" }}{{ . }}{{ end }}", Value(), limited)
             .ends_with("output exceeds the limit of 1048576 bytes"));
+  // Each printf "%q" doubles the backslashes of its input: 40 of them would
+  // need terabytes before writing anything (found by template_fuzz).
+  std::string chain = "{{ \"\\\\\"";
+  for (int i = 0; i < 40; ++i) chain += " | printf \"%q\"";
+  chain += " }}";
+  CHECK(error_of(chain, Value(), limited).find("its result exceeds the output limit of 1048576 bytes") != std::string::npos);
 }
 
 TEST_CASE("exec: objects expose fields and methods", "[template][exec]") {
