@@ -76,3 +76,14 @@ apps_yaml() {
     printf 'metadata: {name: place%s}\nspec:\n  app: app%s\n  intent:\n    allOf:\n      - {clusterProvider: edge, clusterLabel: edge}\n' "$a" "$a"
   done
 }
+
+# split_batch DIR < DOCUMENTS
+#   writes the documents on stdin to DIR/0001.yaml, DIR/0002.yaml, ... of at
+#   most ~8 MB each, split between documents (`emco apply` reads a file of at
+#   most 16 MiB; `emco apply -f DIR` applies them in order, in one transaction).
+split_batch() {
+  mkdir -p "$1"
+  awk -v dir="$1" 'BEGIN { part = 1; file = sprintf("%s/%04d.yaml", dir, part) }
+    $0 == "---" && size > 8000000 { close(file); part++; file = sprintf("%s/%04d.yaml", dir, part); size = 0; next }
+    { print > file; size += length($0) + 1 }'
+}
