@@ -22,45 +22,9 @@ printf 'leak:libgit2.so\nleak:libpcre2-8.so\nleak:libssh2.so\nleak:libcrypto.so\
 mkdir -p ws
 cd ws
 "$emco" init > /dev/null
-{
-  printf 'version: emco/v2\nresourceContext: {anchor: cluster-providers}\nmetadata: {name: edge}\n'
-  printf -- '---\nversion: emco/v2\nresourceContext: {anchor: cluster-providers/edge/cluster-sync-objects}\n'
-  printf 'metadata: {name: gitrepo}\nspec:\n  kv:\n  - {url: "file://%s/remote.git"}\n  - {branch: main}\n' "$work"
-  for i in $(seq -w 1 "$n"); do
-    printf -- '---\nversion: emco/v2\nresourceContext: {anchor: cluster-providers/edge/clusters}\nmetadata: {name: c%s}\n' "$i"
-    printf 'spec:\n  gitOps: {gitOpsType: fluxcd, gitOpsReferenceObject: gitrepo, gitOpsResourceObject: gitrepo}\n'
-    printf -- '---\nversion: emco/v2\nresourceContext: {anchor: cluster-providers/edge/clusters/c%s/labels}\nclusterLabel: edge\n' "$i"
-  done
-  printf -- '---\nversion: emco/v2\nresourceContext: {anchor: projects}\nmetadata: {name: bench}\n'
-  printf -- '---\nversion: emco/v2\nresourceContext: {anchor: projects/bench/logical-clouds}\nmetadata: {name: admin}\nspec: {level: "0"}\n'
-  for i in $(seq -w 1 "$n"); do
-    printf -- '---\nversion: emco/v2\nresourceContext: {anchor: projects/bench/logical-clouds/admin/cluster-references}\n'
-    printf 'metadata: {name: c%s}\nspec: {clusterProvider: edge, cluster: c%s}\n' "$i" "$i"
-  done
-  printf -- '---\nversion: emco/v2\nresourceContext: {anchor: projects/bench/logical-clouds/admin/instantiate}\n'
-} > fleet.yaml
-ca=projects/bench/composite-apps/ca/v1
-for a in $(seq 0 $((apps - 1))); do
-  mkdir -p "../profiles/app$a"
-  printf 'version: v1\ntype:\n  values: "override_values.yaml"\n' > "../profiles/app$a/manifest.yaml"
-  printf 'message: "app %s"\n' "$a" > "../profiles/app$a/override_values.yaml"
-done
-{
-  printf 'version: emco/v2\nresourceContext: {anchor: projects/bench/composite-apps}\nmetadata: {name: ca}\nspec: {compositeAppVersion: v1}\n'
-  printf -- '---\nversion: emco/v2\nresourceContext: {anchor: %s/composite-profiles}\nmetadata: {name: prof}\n' "$ca"
-  printf -- '---\nversion: emco/v2\nresourceContext: {anchor: %s/deployment-intent-groups}\nmetadata: {name: dig}\n' "$ca"
-  printf 'spec: {compositeProfile: prof, version: r1, logicalCloud: admin}\n'
-  printf -- '---\nversion: emco/v2\nresourceContext: {anchor: %s/deployment-intent-groups/dig/intents}\nmetadata: {name: intent}\n' "$ca"
-  printf 'spec: {intent: {genericPlacementIntent: gpi}}\n'
-  printf -- '---\nversion: emco/v2\nresourceContext: {anchor: %s/deployment-intent-groups/dig/generic-placement-intents}\nmetadata: {name: gpi}\n' "$ca"
-  for a in $(seq 0 $((apps - 1))); do
-    printf -- '---\nversion: emco/v2\nresourceContext: {anchor: %s/apps}\nmetadata: {name: app%s}\nfile: %s\n' "$ca" "$a" "$chart"
-    printf -- '---\nversion: emco/v2\nresourceContext: {anchor: %s/composite-profiles/prof/profiles}\nmetadata: {name: p%s}\n' "$ca" "$a"
-    printf 'spec: {app: app%s}\nfile: %s\n' "$a" "$work/profiles/app$a"
-    printf -- '---\nversion: emco/v2\nresourceContext: {anchor: %s/deployment-intent-groups/dig/generic-placement-intents/gpi/app-intents}\n' "$ca"
-    printf 'metadata: {name: place%s}\nspec:\n  app: app%s\n  intent:\n    allOf:\n      - {clusterProvider: edge, clusterLabel: edge}\n' "$a" "$a"
-  done
-} > apps.yaml
+source "$repo_root/bench/support/fleet.sh"
+fleet_yaml "$n" gitops "file://$work/remote.git" > fleet.yaml
+apps_yaml "$apps" "$chart" "$work/profiles" > apps.yaml
 "$emco" apply -f fleet.yaml > /dev/null
 "$emco" apply -f apps.yaml > /dev/null
 "$emco" dig approve bench/ca/v1/dig > /dev/null

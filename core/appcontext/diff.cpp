@@ -21,6 +21,8 @@ ClusterDiff diff_cluster(const std::string& app, const std::string& name, const 
   d.app = app;
   d.cluster = name;
   d.presence = !o ? ClusterDiff::Presence::added : !n ? ClusterDiff::Presence::removed : ClusterDiff::Presence::both;
+  d.old_cluster = o;
+  d.new_cluster = n;
   std::unordered_map<std::string, const std::string*> old_hashes;
   if (o)
     for (auto& [k, h] : entries(*o)) old_hashes[k] = h;

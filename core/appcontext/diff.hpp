@@ -16,6 +16,10 @@ struct ClusterDiff {
   std::vector<std::string> changed;    // in both, hash differs
   std::vector<std::string> removed;    // only in old
   std::vector<std::string> unchanged;  // in both, same hash
+  // The cluster in each context (null where absent); valid while both
+  // contexts live unchanged.
+  const Cluster* old_cluster = nullptr;
+  const Cluster* new_cluster = nullptr;
   bool empty() const { return added.empty() && changed.empty() && removed.empty(); }
 };
 // Per (app, cluster) of either context: apps in the new context's order then

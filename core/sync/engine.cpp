@@ -142,13 +142,13 @@ private:
   // Runs one step; false when a removal found nothing to delete.
   bool execute(Target& t, const Step& s) {
     switch (s.action) {
-      case StepAction::apply: t.apply(s.manifest, false); return true;
-      case StepAction::create: t.apply(s.manifest, true); return true;
+      case StepAction::apply: t.apply(s.manifest.str(), false); return true;
+      case StepAction::create: t.apply(s.manifest.str(), true); return true;
       case StepAction::apply_wait: {
-        t.apply(s.manifest, false);
+        t.apply(s.manifest.str(), false);
         auto until = steady_clock::now() + m_options.hook_timeout;
         for (;;) {
-          auto st = t.state(s.manifest);
+          auto st = t.state(s.manifest.str());
           if (st.ready) return true;
           if (steady_clock::now() >= until)
             throw TargetError(false, false, "'" + s.resource + "' did not become ready within " +
@@ -157,10 +157,10 @@ private:
           if (!sleep_for(m_options.ready_poll)) return true;
         }
       }
-      case StepAction::remove: return t.remove(s.manifest);
+      case StepAction::remove: return t.remove(s.manifest.str());
       case StepAction::remove_quiet:
         try {
-          return t.remove(s.manifest);
+          return t.remove(s.manifest.str());
         } catch (const TargetError&) {
           // Cleanup of hooks and CRDs ignores every cluster failure (rsync does too).
         }
@@ -468,7 +468,7 @@ void Runner::run_readiness(size_t app_index) {
       for (;;) {
         if (cancelled()) return;
         try {
-          if (target->state(s.manifest).ready) break;
+          if (target->state(s.manifest.str()).ready) break;
         } catch (const TargetError&) {
           // Unreachable for now: keep polling until the run ends.
         }

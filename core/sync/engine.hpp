@@ -83,7 +83,7 @@ enum class StepAction {
 struct Step {
   StepAction action = StepAction::apply;
   std::string resource;  // the AppContext resource key "<name>+<Kind>"
-  std::string manifest;  // the object text
+  SharedText manifest;   // the object text
   bool record = true;    // write its status
 };
 

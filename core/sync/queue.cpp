@@ -53,6 +53,12 @@ const Transition& transition(const std::string& event) {
 
 namespace {
 
+// A step's text shares the context's interned content: one copy for every
+// cluster that gets the same object, not one per (cluster, resource).
+SharedText text_of(const ac::Resource& r) {
+  return SharedText(std::shared_ptr<const std::string>(r.content, &r.content->text));
+}
+
 int64_t now_ms() { return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count(); }
 
 // ---- the lease ----
@@ -155,7 +161,7 @@ Work base_work(const ac::AppContext& c) {
 
 void add_hooks(Job& j, const ac::Cluster& c, const std::string& event, StepAction action) {
   if (const auto* h = hooks_of(c, event))
-    for (const auto& r : h->resources) j.steps.push_back({action, r.name, r.text(), true});
+    for (const auto& r : h->resources) j.steps.push_back({action, r.name, text_of(r), true});
 }
 
 Work instantiate_work(const ac::AppContext& c) {
@@ -166,7 +172,7 @@ Work instantiate_work(const ac::AppContext& c) {
       Job j{a.name, cl.name, {}};
       add_hooks(j, cl, "crd-install", StepAction::create);
       add_hooks(j, cl, "pre-install", StepAction::apply_wait);
-      for (const auto& r : cl.resources) j.steps.push_back({StepAction::apply, r.name, r.text(), true});
+      for (const auto& r : cl.resources) j.steps.push_back({StepAction::apply, r.name, text_of(r), true});
       add_hooks(j, cl, "post-install", StepAction::apply_wait);
       w.jobs.push_back(std::move(j));
     }
@@ -188,15 +194,15 @@ Work terminate_work(const ac::AppContext& c) {
       Job j{a.name, cl.name, {}};
       add_hooks(j, cl, "pre-delete", StepAction::apply_wait);
       for (auto r = cl.resources.rbegin(); r != cl.resources.rend(); ++r)
-        j.steps.push_back({StepAction::remove, r->name, r->text(), true});
+        j.steps.push_back({StepAction::remove, r->name, text_of(*r), true});
       add_hooks(j, cl, "post-delete", StepAction::apply_wait);
       for (const auto& h : cl.hooks) {
         if (is_crd_group(h.event)) continue;
-        for (const auto& r : h.resources) j.steps.push_back({StepAction::remove_quiet, r.name, r.text(), false});
+        for (const auto& r : h.resources) j.steps.push_back({StepAction::remove_quiet, r.name, text_of(r), false});
       }
       for (const auto& h : cl.hooks) {
         if (!is_crd_group(h.event)) continue;
-        for (const auto& r : h.resources) j.steps.push_back({StepAction::remove_quiet, r.name, r.text(), false});
+        for (const auto& r : h.resources) j.steps.push_back({StepAction::remove_quiet, r.name, text_of(r), false});
       }
       w.jobs.push_back(std::move(j));
     }
@@ -242,11 +248,11 @@ void add_removals(Work& w, const ac::AppContext& old_ctx, const std::vector<ac::
     std::set<std::string> gone(d.removed.begin(), d.removed.end());
     Job j{d.app, d.cluster, {}, scheduled_with};
     for (auto r = cl->resources.rbegin(); r != cl->resources.rend(); ++r)
-      if (gone.count(r->name)) j.steps.push_back({StepAction::remove, r->name, r->text(), true});
+      if (gone.count(r->name)) j.steps.push_back({StepAction::remove, r->name, text_of(*r), true});
     for (const auto& h : cl->hooks)
       for (const auto& r : h.resources)
         if (gone.count(r.name) && !is_crd_group(h.event))
-          j.steps.push_back({StepAction::remove_quiet, r.name, r.text(), false});
+          j.steps.push_back({StepAction::remove_quiet, r.name, text_of(r), false});
     if (!j.steps.empty()) w.jobs.push_back(std::move(j));
   }
 }
@@ -273,9 +279,9 @@ Work update_work(const ac::AppContext& old_ctx, const ac::AppContext& new_ctx) {
     Job j{d.app, d.cluster, {}, {}};
     if (const auto* crds = hooks_of(*cl, "crd-install"))
       for (const auto& r : crds->resources)
-        if (todo.count(r.name)) j.steps.push_back({StepAction::create, r.name, r.text(), true});
+        if (todo.count(r.name)) j.steps.push_back({StepAction::create, r.name, text_of(r), true});
     for (const auto& r : cl->resources)
-      if (todo.count(r.name)) j.steps.push_back({StepAction::apply, r.name, r.text(), true});
+      if (todo.count(r.name)) j.steps.push_back({StepAction::apply, r.name, text_of(r), true});
     if (!j.steps.empty()) w.jobs.push_back(std::move(j));
   }
   w.apps.push_back(std::move(removals));

@@ -45,6 +45,27 @@ private:
   bool m_unreachable;
 };
 
+// An object's text, shared rather than copied: the queue hands the engine
+// the AppContext's interned contents (one text for every cluster that gets
+// the same object), so an operation on 100,000 clusters holds no copy per
+// (cluster, resource) in its steps or a batch's staged steps.
+class SharedText {
+public:
+  SharedText() : m_text(empty()) {}
+  SharedText(std::string text) : m_text(std::make_shared<const std::string>(std::move(text))) {}
+  SharedText(const char* text) : SharedText(std::string(text)) {}
+  // Shares `text` (an aliasing pointer into a larger object keeps that alive).
+  explicit SharedText(std::shared_ptr<const std::string> text) : m_text(std::move(text)) {}
+  const std::string& str() const { return *m_text; }
+
+private:
+  static const std::shared_ptr<const std::string>& empty() {
+    static const auto text = std::make_shared<const std::string>();
+    return text;
+  }
+  std::shared_ptr<const std::string> m_text;
+};
+
 // What a read of one object found.
 struct ObjectState {
   bool present = false;
@@ -57,7 +78,7 @@ struct Staged {
   std::string app;
   std::string cluster;   // "<provider>+<cluster>"
   std::string resource;  // "<name>+<Kind>"
-  std::string manifest;  // the object text
+  SharedText manifest;   // the object text
   bool remove = false;   // delete it (else write it)
 };
 

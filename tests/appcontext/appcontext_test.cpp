@@ -285,12 +285,17 @@ TEST_CASE("diff classifies resources per app and cluster", "[appcontext]") {
   CHECK(d[0].added == std::vector<std::string>{"cm+ConfigMap"});
   CHECK(d[0].removed == std::vector<std::string>{"s+Service"});
   CHECK(d[0].unchanged == std::vector<std::string>{"x+CustomResourceDefinition"});
+  CHECK(d[0].old_cluster == &old_ctx.apps[0].clusters[0]);
+  CHECK(d[0].new_cluster == &c0);
   CHECK(d[1].empty());
   CHECK(d[2].presence == ac::ClusterDiff::Presence::added);
   CHECK(d[2].added.size() == 3);
+  CHECK(d[2].old_cluster == nullptr);
+  CHECK(d[2].new_cluster == &new_ctx.apps[0].clusters[2]);
   auto back = ac::diff(new_ctx, old_ctx);
   CHECK(back[2].presence == ac::ClusterDiff::Presence::removed);
   CHECK(back[2].removed.size() == 3);
+  CHECK(back[2].new_cluster == nullptr);
 }
 
 TEST_CASE("put replaces a duplicate key in place", "[appcontext]") {

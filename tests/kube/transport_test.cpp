@@ -1,6 +1,14 @@
 // The libcurl transport and KubeClient error mapping against a real local
 // server (plain HTTP and TLS).
 
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <iterator>
+#include <memory>
+#include <vector>
+
 #include <catch2/catch.hpp>
 
 #include <atomic>
@@ -266,4 +274,33 @@ TEST_CASE("client: token and basic auth headers", "[transport]") {
   a.password = "pw";
   KubeClient(a).server_version(2s);
   CHECK(seen.headers["authorization"] == "Basic YWRtaW46cHc=");
+}
+
+TEST_CASE("transport: the idle connections of many clients stay within the descriptor limit", "[transport]") {
+  // An operation keeps a client per cluster. With every idle handle pooled
+  // (three descriptors each), 200 clients needed 600 descriptors of a limit
+  // of 512 and their requests failed; past the budget a client connects again.
+  TestServer server(version_ok);
+  rlimit saved{};
+  REQUIRE(getrlimit(RLIMIT_NOFILE, &saved) == 0);
+  struct Restore {
+    rlimit limit;
+    ~Restore() { setrlimit(RLIMIT_NOFILE, &limit); }
+  } restore{saved};
+  rlimit low = saved;
+  low.rlim_cur = std::min<rlim_t>(saved.rlim_cur, 512);
+  REQUIRE(setrlimit(RLIMIT_NOFILE, &low) == 0);
+  std::vector<std::unique_ptr<HttpClient>> clients;
+  for (int i = 0; i < 200; ++i) clients.push_back(make_curl_client({}));
+  int answered = 0;
+  for (int round = 0; round < 2; ++round) {
+    for (auto& client : clients) {
+      HttpRequest req;
+      req.url = server.url() + "/version";
+      if (client->send(req).status == 200) ++answered;
+    }
+  }
+  auto open = std::distance(std::filesystem::directory_iterator("/proc/self/fd"), std::filesystem::directory_iterator());
+  CHECK(answered == 400);
+  CHECK(open < static_cast<long>(low.rlim_cur));
 }

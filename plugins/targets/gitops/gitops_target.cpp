@@ -120,7 +120,7 @@ public:
     if (plus == std::string::npos || plus == 0 || plus + 1 == step.resource.size())
       throw sync::TargetError(false, false, "resource key '" + step.resource + "' is not <name>+<Kind>");
     ResourceChange change{step.app, step.resource.substr(0, plus), step.resource.substr(plus + 1), nullptr};
-    if (!step.remove) change.object = object_of(step.manifest);
+    if (!step.remove) change.object = object_of(step.manifest.str());
     std::lock_guard lock(m_mutex);
     auto it = m_clusters.find(step.cluster);
     if (it == m_clusters.end())
