@@ -22,9 +22,14 @@ std::string to_pem(X509* cert) {
   return out;
 }
 
-std::string to_pem(EVP_PKEY* key) {
+// Encrypted with AES-256 under `passphrase` unless it is empty.
+std::string to_pem(EVP_PKEY* key, const std::string& passphrase = "") {
   BIO* bio = BIO_new(BIO_s_mem());
-  PEM_write_bio_PrivateKey(bio, key, nullptr, nullptr, 0, nullptr, nullptr);
+  if (passphrase.empty())
+    PEM_write_bio_PrivateKey(bio, key, nullptr, nullptr, 0, nullptr, nullptr);
+  else
+    PEM_write_bio_PKCS8PrivateKey(bio, key, EVP_aes_256_cbc(), passphrase.c_str(), static_cast<int>(passphrase.size()),
+                                  nullptr, nullptr);
   char* data = nullptr;
   long len = BIO_get_mem_data(bio, &data);
   std::string out(data, static_cast<size_t>(len));
@@ -125,6 +130,13 @@ KeyPair make_csr(const std::string& cn) {
   KeyPair out{std::string(data, static_cast<size_t>(len)), to_pem(key)};
   BIO_free(bio);
   X509_REQ_free(req);
+  EVP_PKEY_free(key);
+  return out;
+}
+
+std::string encrypted_key(const std::string& key_pem, const std::string& passphrase) {
+  EVP_PKEY* key = load_key(key_pem);
+  std::string out = to_pem(key, passphrase);
   EVP_PKEY_free(key);
   return out;
 }

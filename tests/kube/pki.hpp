@@ -21,4 +21,7 @@ KeyPair make_cert(const KeyPair& ca, const std::string& cn, const std::vector<st
 // A PKCS#10 request for `cn` (cert_pem holds the request) and its key.
 KeyPair make_csr(const std::string& cn);
 
+// `key_pem` encrypted under `passphrase` (PKCS#8, AES-256).
+std::string encrypted_key(const std::string& key_pem, const std::string& passphrase);
+
 }  // namespace emco::kube::test

@@ -156,11 +156,15 @@ TEST_CASE("transport: TLS material is parsed once per client and checked before 
     CHECK(server.connections() == 0);
   }
   SECTION("client certificate or key data that does not parse, or do not belong together") {
+    REQUIRE(encrypted_key(client_cert.key_pem, "secret").find("BEGIN ENCRYPTED PRIVATE KEY") != std::string::npos);
     struct Case {
       std::string cert, key, detail;
     };
     for (const Case& c : {Case{"garbage", client_cert.key_pem, "the client-certificate data holds no PEM certificate"},
                           Case{client_cert.cert_pem, "garbage", "the client-key data holds no PEM private key"},
+                          // never a password prompt on the terminal: an encrypted key does not load
+                          Case{client_cert.cert_pem, encrypted_key(client_cert.key_pem, "secret"),
+                               "the client-key data holds no PEM private key"},
                           Case{client_cert.cert_pem, other.key_pem, "the client key does not match the client certificate"}}) {
       TransportOptions opts;
       opts.tls.ca_pem = ca.cert_pem;

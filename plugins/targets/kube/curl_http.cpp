@@ -22,7 +22,6 @@
 
 #include <curl/curl.h>
 #include <openssl/err.h>
-#include <openssl/pem.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 #include <sys/resource.h>
@@ -31,11 +30,14 @@
 #include <array>
 #include <atomic>
 #include <cctype>
+#include <memory>
 #include <mutex>
+#include <vector>
 
 #include "core/util/error.hpp"
 #include "core/util/strings.hpp"
 #include "plugins/targets/kube/http.hpp"
+#include "plugins/targets/kube/pem.hpp"
 
 namespace emco::kube {
 
@@ -129,91 +131,75 @@ size_t on_header(char* data, size_t size, size_t count, void* user) {
 }
 
 // The kubeconfig's CA certificates and client certificate chain and key,
-// parsed once. A PEM that does not parse leaves `error` set; every request
-// then fails with it, as libcurl's own parse would have failed.
+// parsed once (pem.hpp's loaders: an encrypted key never prompts). A PEM that
+// does not parse leaves `error` set; every request then fails with it, as
+// libcurl's own parse would have failed.
 class TlsMaterial {
 public:
   explicit TlsMaterial(const TlsOptions& tls) {
     if (!tls.ca_pem.empty()) parse_ca(tls.ca_pem);
     if (error.empty() && !tls.client_cert_pem.empty()) parse_client(tls.client_cert_pem, tls.client_key_pem);
-    ERR_clear_error();  // the end-of-PEM condition, and any failure already turned into `error`
-  }
-  ~TlsMaterial() {
-    X509_STORE_free(m_store);
-    sk_X509_pop_free(m_chain, X509_free);
-    X509_free(m_cert);
-    EVP_PKEY_free(m_key);
   }
   TlsMaterial(const TlsMaterial&) = delete;
   TlsMaterial& operator=(const TlsMaterial&) = delete;
 
-  bool any() const { return m_store || m_cert; }
+  bool any() const { return m_store || !m_certs.empty(); }
 
   // CURLOPT_SSL_CTX_FUNCTION: called by libcurl with the new connection's
-  // SSL_CTX, before its SSL object exists.
+  // SSL_CTX, before its SSL object exists. The leaf certificate first, then
+  // the rest of the chain.
   static CURLcode install(CURL*, void* ssl_ctx, void* self) {
     auto* ctx = static_cast<SSL_CTX*>(ssl_ctx);
     const auto& m = *static_cast<const TlsMaterial*>(self);
-    if (m.m_store) SSL_CTX_set1_cert_store(ctx, m.m_store);
-    if (m.m_cert) {
-      if (SSL_CTX_use_certificate(ctx, m.m_cert) != 1 || SSL_CTX_use_PrivateKey(ctx, m.m_key) != 1) {
-        ERR_clear_error();
-        return CURLE_SSL_CERTPROBLEM;
-      }
-      for (int i = 0; i < sk_X509_num(m.m_chain); ++i)
-        if (SSL_CTX_add1_chain_cert(ctx, sk_X509_value(m.m_chain, i)) != 1) {
-          ERR_clear_error();
-          return CURLE_SSL_CERTPROBLEM;
-        }
-    }
-    return CURLE_OK;
+    if (m.m_store) SSL_CTX_set1_cert_store(ctx, m.m_store.get());
+    if (m.m_certs.empty()) return CURLE_OK;
+    bool ok = SSL_CTX_use_certificate(ctx, m.m_certs.front().get()) == 1 && SSL_CTX_use_PrivateKey(ctx, m.m_key.get()) == 1;
+    for (size_t i = 1; ok && i < m.m_certs.size(); ++i) ok = SSL_CTX_add1_chain_cert(ctx, m.m_certs[i].get()) == 1;
+    if (ok) return CURLE_OK;
+    ERR_clear_error();
+    return CURLE_SSL_CERTPROBLEM;
   }
 
   std::string error;  // empty: parsed
   TransportFailure failure = TransportFailure::tls;
 
 private:
-  struct BioFree { void operator()(BIO* b) const { BIO_free(b); } };
-  using BioPtr = std::unique_ptr<BIO, BioFree>;
-  static BioPtr bio(const std::string& pem) { return BioPtr(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size()))); }
+  struct StoreFree { void operator()(X509_STORE* s) const { X509_STORE_free(s); } };
 
   void parse_ca(const std::string& pem) {
-    BioPtr in = bio(pem);
-    STACK_OF(X509_INFO)* infos = in ? PEM_X509_INFO_read_bio(in.get(), nullptr, nullptr, nullptr) : nullptr;
-    m_store = X509_STORE_new();
+    m_store.reset(X509_STORE_new());
     int added = 0;
-    for (int i = 0; infos && m_store && i < sk_X509_INFO_num(infos); ++i)
-      if (X509* x = sk_X509_INFO_value(infos, i)->x509; x && X509_STORE_add_cert(m_store, x) == 1) ++added;
-    sk_X509_INFO_pop_free(infos, X509_INFO_free);
-    if (!m_store || added == 0) {
+    for (const auto& cert : load_certificates(pem))
+      if (m_store && X509_STORE_add_cert(m_store.get(), cert.get()) == 1) ++added;
+    ERR_clear_error();
+    if (added == 0) {
       error = "the certificate-authority data holds no PEM certificate";
       failure = TransportFailure::tls_verify;
       return;
     }
     // As libcurl does for its own store, and as kubectl trusts any
     // certificate of its CA file: an intermediate there is an anchor too.
-    X509_STORE_set_flags(m_store, X509_V_FLAG_PARTIAL_CHAIN);
+    X509_STORE_set_flags(m_store.get(), X509_V_FLAG_PARTIAL_CHAIN);
   }
 
   void parse_client(const std::string& cert_pem, const std::string& key_pem) {
-    BioPtr certs = bio(cert_pem);
-    m_cert = certs ? PEM_read_bio_X509(certs.get(), nullptr, nullptr, nullptr) : nullptr;
-    if (!m_cert) {
+    m_certs = load_certificates(cert_pem);
+    if (m_certs.empty()) {
       error = "the client-certificate data holds no PEM certificate";
       return;
     }
-    m_chain = sk_X509_new_null();
-    while (X509* next = PEM_read_bio_X509(certs.get(), nullptr, nullptr, nullptr)) sk_X509_push(m_chain, next);
-    BioPtr key = bio(key_pem);
-    m_key = key ? PEM_read_bio_PrivateKey(key.get(), nullptr, nullptr, nullptr) : nullptr;
-    if (!m_key) error = "the client-key data holds no PEM private key";
-    else if (X509_check_private_key(m_cert, m_key) != 1) error = "the client key does not match the client certificate";
+    m_key = load_private_key(key_pem);
+    if (!m_key) {
+      error = "the client-key data holds no PEM private key";
+    } else if (X509_check_private_key(m_certs.front().get(), m_key.get()) != 1) {
+      ERR_clear_error();
+      error = "the client key does not match the client certificate";
+    }
   }
 
-  X509_STORE* m_store = nullptr;
-  X509* m_cert = nullptr;
-  STACK_OF(X509)* m_chain = nullptr;
-  EVP_PKEY* m_key = nullptr;
+  std::unique_ptr<X509_STORE, StoreFree> m_store;
+  std::vector<X509Ptr> m_certs;  // the client's certificate, then its chain
+  PkeyPtr m_key;
 };
 
 class CurlHttpClient final : public HttpClient {

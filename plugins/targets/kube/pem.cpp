@@ -17,11 +17,7 @@ namespace emco::kube {
 namespace {
 
 struct BioFree { void operator()(BIO* b) const { BIO_free(b); } };
-struct X509Free { void operator()(X509* x) const { X509_free(x); } };
-struct PkeyFree { void operator()(EVP_PKEY* k) const { EVP_PKEY_free(k); } };
 using BioPtr = std::unique_ptr<BIO, BioFree>;
-using X509Ptr = std::unique_ptr<X509, X509Free>;
-using PkeyPtr = std::unique_ptr<EVP_PKEY, PkeyFree>;
 
 BioPtr memory_bio(std::string_view data) {
   return BioPtr(BIO_new_mem_buf(data.data(), static_cast<int>(data.size())));
@@ -50,26 +46,29 @@ std::chrono::system_clock::time_point to_time_point(const ASN1_TIME* t) {
 // and OpenSSL must never prompt on the terminal.
 int no_password(char*, int, int, void*) { return -1; }
 
-PkeyPtr load_key(std::string_view pem) {
+}  // namespace
+
+void X509Free::operator()(X509* x) const { X509_free(x); }
+void PkeyFree::operator()(EVP_PKEY* k) const { EVP_PKEY_free(k); }
+
+std::vector<X509Ptr> load_certificates(std::string_view pem) {
+  auto bio = memory_bio(pem);
+  std::vector<X509Ptr> certs;
+  while (X509Ptr cert{PEM_read_bio_X509(bio.get(), nullptr, no_password, nullptr)}) certs.push_back(std::move(cert));
+  ERR_clear_error();  // the end of the bundle
+  return certs;
+}
+
+PkeyPtr load_private_key(std::string_view pem) {
   auto bio = memory_bio(pem);
   PkeyPtr key(PEM_read_bio_PrivateKey(bio.get(), nullptr, no_password, nullptr));
   ERR_clear_error();
   return key;
 }
 
-X509Ptr load_first_cert(std::string_view pem) {
-  auto bio = memory_bio(pem);
-  X509Ptr cert(PEM_read_bio_X509(bio.get(), nullptr, no_password, nullptr));
-  ERR_clear_error();
-  return cert;
-}
-
-}  // namespace
-
 CertInfo inspect_certificates(std::string_view pem, const std::string& what) {
-  auto bio = memory_bio(pem);
   CertInfo info;
-  while (X509Ptr cert{PEM_read_bio_X509(bio.get(), nullptr, no_password, nullptr)}) {
+  for (const auto& cert : load_certificates(pem)) {
     auto not_after = to_time_point(X509_get0_notAfter(cert.get()));
     if (info.count == 0) {
       info.not_before = to_time_point(X509_get0_notBefore(cert.get()));
@@ -84,23 +83,22 @@ CertInfo inspect_certificates(std::string_view pem, const std::string& what) {
     }
     ++info.count;
   }
-  ERR_clear_error();
   if (info.count == 0) fail(ErrorKind::invalid, what + " is not a PEM certificate");
   return info;
 }
 
 void check_private_key(std::string_view pem, const std::string& what) {
-  if (!load_key(pem)) {
+  if (!load_private_key(pem)) {
     fail(ErrorKind::invalid, what + " is not a PEM private key",
          "the key must be unencrypted PEM (PKCS#1, PKCS#8 or SEC1)");
   }
 }
 
 void check_key_matches(std::string_view cert_pem, std::string_view key_pem, const std::string& what) {
-  auto cert = load_first_cert(cert_pem);
-  auto key = load_key(key_pem);
-  if (!cert || !key) return;  // reported by the other checks
-  if (X509_check_private_key(cert.get(), key.get()) != 1) {
+  auto certs = load_certificates(cert_pem);
+  auto key = load_private_key(key_pem);
+  if (certs.empty() || !key) return;  // reported by the other checks
+  if (X509_check_private_key(certs.front().get(), key.get()) != 1) {
     ERR_clear_error();
     fail(ErrorKind::invalid, what + " does not match its key");
   }

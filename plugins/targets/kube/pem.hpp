@@ -4,13 +4,28 @@
 // These functions only decode and inspect; they never print the material.
 // Error messages name what is wrong ("not a PEM certificate"), never the bytes.
 
+#include <openssl/types.h>
+
 #include <chrono>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace emco::kube {
 
+struct X509Free { void operator()(X509* x) const; };
+struct PkeyFree { void operator()(EVP_PKEY* k) const; };
+using X509Ptr = std::unique_ptr<X509, X509Free>;
+using PkeyPtr = std::unique_ptr<EVP_PKEY, PkeyFree>;
+
+// Every certificate of a PEM bundle, in order (other PEM blocks skipped), and
+// the private key of a PEM, as OpenSSL objects for code that hands them to
+// OpenSSL itself (the transport); empty when nothing decodes. An encrypted
+// key never prompts for a password: it does not load.
+std::vector<X509Ptr> load_certificates(std::string_view pem);
+PkeyPtr load_private_key(std::string_view pem);
 
 struct CertInfo {
   std::string subject;  // one-line RFC 2253 form, e.g. "CN=admin,O=system:masters"
