@@ -147,6 +147,14 @@ bool current_deployment(store::Store& st, const std::string& ctx) {
 
 namespace {
 
+// How an unfinished delivery of child context `id` reads in its parent's
+// operation: each failure names the child, or the state it was left in.
+Delivered of_child(const std::string& id, Delivered d) {
+  for (auto& f : d.failures) f = "child context " + id + ": " + f;
+  if (d.failures.empty()) d.failures.push_back("child context " + id + " is " + d.status);
+  return d;
+}
+
 // Terminates the children of `ctx` that are not Terminated (a context the
 // owing one replaced), each Terminate queued once however many processes
 // get here, and waits for them.
@@ -170,11 +178,7 @@ Delivered terminate_children(store::Store& st, const std::string& ctx, const Ope
   });
   for (const auto& c : children) {
     d = deliver(st, c, ac::status::terminated, o, deadline);
-    if (d.delivery != Delivery::done) {
-      for (auto& f : d.failures) f = "child context " + c + ": " + f;
-      if (d.failures.empty()) d.failures.push_back("child context " + c + " is " + d.status);
-      return d;
-    }
+    if (d.delivery != Delivery::done) return of_child(c, std::move(d));
   }
   return d;
 }
@@ -242,11 +246,7 @@ Delivered with_children(store::Store& st, const std::string& parent, Clock& cloc
   if (!claimed) return parent_d;
   for (const auto& kid : kids) {
     Delivered d = deliver(st, kid.id, ac::status::instantiated, o, deadline);
-    if (d.delivery != Delivery::done) {
-      for (auto& f : d.failures) f = "child context " + kid.id + ": " + f;
-      if (d.failures.empty()) d.failures.push_back("child context " + kid.id + " is " + d.status);
-      return d;
-    }
+    if (d.delivery != Delivery::done) return of_child(kid.id, std::move(d));
   }
   return parent_d;
 }

@@ -66,11 +66,20 @@ std::pair<std::string, std::string> split_cluster(const std::string& c) {
   return {c.substr(0, plus), plus == std::string::npos ? "" : c.substr(plus + 1)};
 }
 
+// emco's own: childContextsPending when `ctx` (of status `status`) is
+// delivered but its children are still to make (the operation did not wait,
+// was killed, or a planner failed: childContextsError), which `emco sync` does.
+void add_owed_children(store::Store& st, const std::string& ctx, const std::string& status, json& out) {
+  if (status != ac::status::instantiated) return;
+  if (auto owed = ac::owed_children(st, ctx)) {
+    out["childContextsPending"] = true;
+    if (!owed->error.empty()) out["childContextsError"] = owed->error;
+  }
+}
+
 // Child contexts (lifecycle.md §7) of `ctx`: upstream's ChildContextIDs,
 // and seed 002's `nested` with each child's state (query one with
-// instance=<id>). emco's own: childContextsPending when `ctx` is delivered
-// but its children are still to make (the operation did not wait, was
-// killed, or a planner failed: childContextsError), which `emco sync` does.
+// instance=<id>), and those still to make (add_owed_children).
 void add_children(store::Store& st, const std::string& ctx, const std::vector<std::string>& children, json& out) {
   for (const auto& child : children) {
     out["ChildContextIDs"].push_back(child);
@@ -78,10 +87,7 @@ void add_children(store::Store& st, const std::string& ctx, const std::vector<st
     if (ac::exists(st, child)) n["status"] = ac::header(st, child).status;
     out["nested"].push_back(std::move(n));
   }
-  if (auto owed = ac::owed_children(st, ctx); owed && ac::header(st, ctx).status == ac::status::instantiated) {
-    out["childContextsPending"] = true;
-    if (!owed->error.empty()) out["childContextsError"] = owed->error;
-  }
+  add_owed_children(st, ctx, ac::header(st, ctx).status, out);
 }
 
 // lifecycle.md §1: the status context for ?instance=<id> is the most recent
@@ -411,10 +417,7 @@ json workspace_status(store::Store& st) {
         row["context"] = ctx;
         row["deployedStatus"] = h.status;
         row["deployedCounts"] = deployed_counts(st, ctx, status_ctx.empty() ? ctx : status_ctx);
-        if (auto owed = ac::owed_children(st, ctx); owed && h.status == ac::status::instantiated) {
-          row["childContextsPending"] = true;
-          if (!owed->error.empty()) row["childContextsError"] = owed->error;
-        }
+        add_owed_children(st, ctx, h.status, row);
       }
       rows.push_back(std::move(row));
     }
