@@ -97,21 +97,29 @@ check_status() {
     { echo "scale bench: the status does not count $want resources:" >&2; head -20 "$log" >&2; exit 1; }
 }
 
-gitops() {
-  local n=$1 dir="$work/gitops-$1"
-  mode=gitops
-  rm -rf "$dir"
-  mkdir -p "$dir/ws"
-  git init -q --bare -b main "$dir/remote.git"
+# The steps both modes share, in a new workspace $dir/ws (left the current
+# directory): the fleet of N clusters registered as `fleet_yaml N KIND TARGET`
+# makes them, the apps, approve, then the timed apply, plan and instantiate.
+deploy() {
+  local n=$1 dir=$2 kind=$3 target=$4
   cd "$dir/ws"
   "$emco" init > /dev/null
-  fleet_yaml "$n" gitops "file://$dir/remote.git" | split_batch fleet
+  fleet_yaml "$n" "$kind" "$target" | split_batch fleet
   apps_yaml "$apps" "$chart" "$dir/profiles" > apps.yaml
   step apply "$n" "$dir/apply.log" "$emco" apply -f fleet
   "$emco" apply -f apps.yaml > /dev/null
   "$emco" dig approve "$dig" > /dev/null
   ok_status=2 step plan "$n" "$dir/plan.log" "$emco" dig plan "$dig"
   step inst "$n" "$dir/inst.log" "$emco" dig instantiate "$dig" --timeout 60m
+}
+
+gitops() {
+  local n=$1 dir="$work/gitops-$1"
+  mode=gitops
+  rm -rf "$dir"
+  mkdir -p "$dir/ws"
+  git init -q --bare -b main "$dir/remote.git"
+  deploy "$n" "$dir" gitops "file://$dir/remote.git"
   printf 'message: "app 0, changed"\n' > "$dir/profiles/app0/override_values.yaml"
   "$emco" apply -f apps.yaml > /dev/null
   step update "$n" "$dir/update.log" "$emco" dig update "$dig" --timeout 60m
@@ -137,15 +145,7 @@ direct() {
     sleep 0.1
   done
   [ -s "$dir/sim.out" ] || { echo "scale bench: the simulator did not start in 300 s" >&2; exit 1; }
-  cd "$dir/ws"
-  "$emco" init > /dev/null
-  fleet_yaml "$n" kubeconfig "$dir/sim/kubeconfigs" | split_batch fleet
-  apps_yaml "$apps" "$chart" "$dir/profiles" > apps.yaml
-  step apply "$n" "$dir/apply.log" "$emco" apply -f fleet
-  "$emco" apply -f apps.yaml > /dev/null
-  "$emco" dig approve "$dig" > /dev/null
-  ok_status=2 step plan "$n" "$dir/plan.log" "$emco" dig plan "$dig"
-  step inst "$n" "$dir/inst.log" "$emco" dig instantiate "$dig" --timeout 60m
+  deploy "$n" "$dir" kubeconfig "$dir/sim/kubeconfigs"
   step status "$n" "$dir/status.log" "$emco" dig status "$dig" -o summary
   check_status "$n" "$dir/status.log" Applied
   stop_sim
