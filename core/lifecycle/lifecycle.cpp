@@ -3,6 +3,7 @@
 #include "core/lifecycle/internal.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -210,8 +211,14 @@ Delivered with_children(store::Store& st, const std::string& parent, Clock& cloc
   // Planners may wait for and read the clusters: outside any transaction.
   std::vector<ac::AppContext> kids;
   if (o.runtime && !o.runtime->child_planners.empty()) {
-    const ac::AppContext parent_ctx = ac::load(st, parent);
-    ChildCall call{st, parent_ctx, o.factory ? o.factory : live_targets(st, o.runtime), deadline, o.interrupt};
+    const ac::Header head = ac::header(st, parent);
+    const ac::Owner owner{head.owner_kind, resource::Key::parse(head.owner_key)};
+    std::optional<ac::AppContext> parent_ctx;
+    auto load_parent = [&]() -> const ac::AppContext& {
+      if (!parent_ctx) parent_ctx = ac::load(st, parent);
+      return *parent_ctx;
+    };
+    ChildCall call{st, owner, load_parent, o.factory ? o.factory : live_targets(st, o.runtime), deadline, o.interrupt};
     for (const auto& planner : o.runtime->child_planners) {
       try {
         for (auto& kid : planner->children(call)) kids.push_back(std::move(kid));
@@ -225,9 +232,9 @@ Delivered with_children(store::Store& st, const std::string& parent, Clock& cloc
     for (auto& kid : kids) {
       kid.id = random_context_id();
       kid.parent = parent;
-      kid.owner = parent_ctx.owner;
+      kid.owner = owner;
       kid.created = clock.now_rfc3339();
-      kid.revision = parent_ctx.revision;
+      kid.revision = head.revision;
     }
   }
   // The claim: of the processes that planned them, the one that finds the

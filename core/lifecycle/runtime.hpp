@@ -123,7 +123,11 @@ using ContentPreparer =
 // to read its clusters' live objects.
 struct ChildCall {
   const store::Store& store;                      // read only
-  const appcontext::AppContext& parent;           // a DIG's context, Instantiated
+  const appcontext::Owner& owner;                 // the parent's owner (a DIG), read without loading it
+  // The parent context (Instantiated), loaded on the first call: most
+  // deployments need no children, which a planner tells from the owner alone,
+  // and loading a context of 30,000 resources costs what half an update does.
+  std::function<const appcontext::AppContext&()> parent;
   sync::TargetFactory live;                       // reads live objects (lifecycle::live_targets)
   std::chrono::steady_clock::time_point deadline; // the operation's --timeout
   const std::atomic<bool>* interrupt = nullptr;   // Ctrl-C

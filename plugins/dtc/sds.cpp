@@ -182,15 +182,16 @@ public:
 
   std::vector<appcontext::AppContext> children(const lifecycle::ChildCall& call) const override {
     std::vector<appcontext::AppContext> out;
-    const auto& parent = call.parent;
-    if (parent.owner.kind != "deploymentIntentGroup") return out;
+    if (call.owner.kind != "deploymentIntentGroup") return out;
     auto subs = registered_subcontrollers(call.store);
     if (std::find(subs.begin(), subs.end(), "sds") == subs.end()) return out;
     std::set<std::string> intents;  // the traffic group intents the group intents name for dtc
-    for (const auto& gi : call.store.list(resource::kind("groupIntent"), parent.owner.key)) {
+    for (const auto& gi : call.store.list(resource::kind("groupIntent"), call.owner.key)) {
       json intent = json::parse(gi.data).value("/spec/intent"_json_pointer, json::object());
       if (intent.contains("dtc") && intent["dtc"].is_string()) intents.insert(intent["dtc"].get<std::string>());
     }
+    if (intents.empty()) return out;
+    const auto& parent = call.parent();
     const Timing timing;
     const std::string ns = parent.meta.count("Namespace") ? parent.meta.at("Namespace") : "";
     for (const auto& name : intents) {

@@ -41,7 +41,7 @@ struct KidPlanner : lifecycle::ChildPlanner {
       if (meet > 0) cv.wait_for(lock, 30s, [&] { return calls >= meet; });
       if (failures > 0) {
         --failures;
-        fail(ErrorKind::failed, "the server of '" + call.parent.id + "' has no address yet");
+        fail(ErrorKind::failed, "the server of '" + call.parent().id + "' has no address yet");
       }
     }
     ac::AppContext kid;
