@@ -370,24 +370,35 @@ std::vector<std::string> departed_clusters(store::Store& st, const std::string& 
   return {candidates.begin(), candidates.end()};
 }
 
-void for_each_resource_name(
+void for_each_app_resource_names(
     store::Store& st, const std::string& id,
-    const std::function<void(std::string_view app, std::string_view cluster, std::string_view resource)>& fn) {
+    const std::function<void(std::string_view app, const std::vector<ResourceName>& resources)>& fn) {
   auto& s = st.database().statement(
       "SELECT a.app, p.data FROM ac_apps a JOIN ac_plans p ON p.digest = a.plan WHERE a.ctx = ? ORDER BY a.ord");
   s.bind(1, id);
+  std::vector<ResourceName> names;
   while (s.step()) {
     const std::string app = s.str(0);
     store::PlanReader rd(s.blob(1), "app '" + app + "' of appcontext '" + id + "'");
+    names.clear();
     std::string_view cluster;
     for (auto item = rd.next(); item != store::PlanReader::Item::end; item = rd.next()) {
       if (item == store::PlanReader::Item::cluster)
         cluster = rd.cluster_name();
       else if (rd.hook().empty())
-        fn(app, cluster, rd.resource_name());
+        names.push_back({cluster, rd.resource_name()});
     }
+    fn(app, names);
   }
   s.reset();
+}
+
+void for_each_resource_name(
+    store::Store& st, const std::string& id,
+    const std::function<void(std::string_view app, std::string_view cluster, std::string_view resource)>& fn) {
+  for_each_app_resource_names(st, id, [&](std::string_view app, const std::vector<ResourceName>& resources) {
+    for (const auto& r : resources) fn(app, r.cluster, r.resource);
+  });
 }
 
 std::vector<std::string> list(store::Store& st, const resource::Key& owner) {

@@ -53,8 +53,18 @@ void remove(store::Store& st, const std::string& id);
 // sorted. Reads only the plans that tell: the plans `old_id` alone has, then
 // the others of `new_id` until every candidate is found.
 std::vector<std::string> departed_clusters(store::Store& st, const std::string& old_id, const std::string& new_id);
-// Calls `fn(app, cluster, resource)` for every main-list resource (hooks
-// excluded) of a context, in order, without reading contents (cheap).
+// A resource of an app's plan by name: views into the plan, valid while the
+// callback that is given them runs.
+struct ResourceName {
+  std::string_view cluster, resource;
+};
+// Calls `fn(app, resources)` once per app of a context, in order, with the
+// app's main-list resources (hooks excluded) in plan order, without reading
+// contents (cheap).
+void for_each_app_resource_names(
+    store::Store& st, const std::string& id,
+    const std::function<void(std::string_view app, const std::vector<ResourceName>& resources)>& fn);
+// The same, one call per resource: `fn(app, cluster, resource)`.
 void for_each_resource_name(
     store::Store& st, const std::string& id,
     const std::function<void(std::string_view app, std::string_view cluster, std::string_view resource)>& fn);

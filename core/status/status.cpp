@@ -147,30 +147,55 @@ std::string unrecorded_status(store::Store& st, const std::string& ctx) {
 }
 
 json deployed_counts(store::Store& st, const std::string& ctx, const std::string& status_ctx) {
-  // The context's resources joined with their recorded states one app at a
-  // time (resources come grouped by app): one app's table stays in the CPU's
-  // caches, where a table of every app's (30,000 entries at 1,000 clusters x
-  // 10 apps) made this a third of `emco dig update`'s time.
-  std::unordered_map<std::string, std::string> recorded;  // "cluster\x1fresource" -> state, of `loaded`
-  std::optional<std::string> loaded;
-  std::map<std::string, int64_t> counts;
-  const std::string unrecorded = unrecorded_status(st, ctx);
-  std::string key;
-  ac::for_each_resource_name(st, ctx, [&](std::string_view app, std::string_view cluster, std::string_view resource) {
-    if (!loaded || *loaded != app) {
-      loaded = std::string(app);
-      recorded.clear();
-      ac::for_each_resource_status(st, status_ctx, *loaded,
-                                   [&](std::string_view c, std::string_view r, std::string_view status) {
-                                     recorded.emplace(std::string(c).append(1, '\x1f').append(r), std::string(status));
-                                   });
+  // One app at a time (one app's table stays in the CPU's caches): its plan's
+  // resources by name, then its recorded states looked up among them. The
+  // names are views into the plan and the states' rows, so nothing is copied
+  // per resource; counting 30,000 resources this way is a fifth of the
+  // instructions of a table of "cluster/resource" strings per state.
+  struct NameHash {
+    size_t operator()(const ac::ResourceName& n) const {
+      const std::hash<std::string_view> h;
+      return h(n.cluster) * 31 + h(n.resource);
     }
-    key.assign(cluster).append(1, '\x1f').append(resource);
-    auto it = recorded.find(key);
-    ++counts[it == recorded.end() ? unrecorded : it->second];
+  };
+  struct NameEqual {
+    bool operator()(const ac::ResourceName& a, const ac::ResourceName& b) const {
+      return a.cluster == b.cluster && a.resource == b.resource;
+    }
+  };
+  const std::string unrecorded = unrecorded_status(st, ctx);
+  std::vector<std::string> statuses;  // the distinct states seen, by first appearance
+  std::vector<int64_t> tally;         // per state in `statuses`
+  std::unordered_map<ac::ResourceName, size_t, NameHash, NameEqual> position;
+  std::vector<int> state;  // per resource of the app: index into `statuses`, -1 nothing recorded
+  std::vector<std::pair<size_t, size_t>> duplicates;  // a name the plan lists twice: (later, first) position
+  int64_t unrecorded_count = 0;
+  ac::for_each_app_resource_names(st, ctx, [&](std::string_view app, const std::vector<ac::ResourceName>& names) {
+    position.clear();
+    position.reserve(names.size());
+    duplicates.clear();
+    for (size_t i = 0; i < names.size(); ++i)
+      if (auto [it, fresh] = position.emplace(names[i], i); !fresh) duplicates.emplace_back(i, it->second);
+    state.assign(names.size(), -1);
+    ac::for_each_resource_status(st, status_ctx, std::string(app),
+                                 [&](std::string_view c, std::string_view r, std::string_view status) {
+                                   auto it = position.find({c, r});
+                                   if (it == position.end()) return;
+                                   auto known = std::find(statuses.begin(), statuses.end(), status);
+                                   if (known == statuses.end()) {
+                                     statuses.emplace_back(status);
+                                     tally.push_back(0);
+                                     known = statuses.end() - 1;
+                                   }
+                                   state[it->second] = static_cast<int>(known - statuses.begin());
+                                 });
+    for (auto [copy, first] : duplicates) state[copy] = state[first];
+    for (int s : state) ++(s < 0 ? unrecorded_count : tally[static_cast<size_t>(s)]);
   });
   json out = json::object();
-  for (const auto& [status, n] : counts) out[status] = n;
+  for (size_t i = 0; i < statuses.size(); ++i)
+    if (tally[i] > 0) out[statuses[i]] = out.value(statuses[i], int64_t{0}) + tally[i];
+  if (unrecorded_count > 0) out[unrecorded] = out.value(unrecorded, int64_t{0}) + unrecorded_count;
   return out;
 }
 
