@@ -119,6 +119,8 @@ RepairResult repair(store::Store& st, const Runtime& runtime, const Report& repo
 // [{"app","cluster","resource","drift","note"?}], "failures": [...]}], []
 // when none ("note": a GitOps repair's commit).
 nlohmann::json repair_log(store::Store& st, const resource::Key& dig);
+// The same for the DIG's running context as found already (plan::running_context).
+nlohmann::json repair_log(store::Store& st, const std::optional<std::string>& running);
 
 // The report as JSON (the -o json of `emco dig diff --live`): {"context",
 // "revision", "drift": bool, "clusters": [{"cluster","objects","reachable",

@@ -530,12 +530,17 @@ json view(const json& r, bool clusters) {
   return out;
 }
 
-// The context of the DIG's current deployment and its rollout.
-std::pair<std::string, json> current(store::Store& st, const Key& dig) {
+// The context of the DIG's current deployment, "" when none.
+std::string current_context(store::Store& st, const Key& dig) {
   auto r = st.get(dig);
   if (!r) fail(ErrorKind::not_found, store::describe(resource::kind("deploymentIntentGroup"), dig) + " does not exist");
-  if (r->state_info.empty()) return {"", nullptr};
-  const std::string ctx = last_instance(json::parse(r->state_info));
+  return r->state_info.empty() ? "" : last_instance(json::parse(r->state_info));
+}
+
+// The context of the DIG's current deployment and its rollout.
+std::pair<std::string, json> current(store::Store& st, const Key& dig) {
+  const std::string ctx = current_context(st, dig);
+  if (ctx.empty()) return {"", nullptr};
   auto rec = load(st, ctx);
   return {ctx, rec ? *rec : json(nullptr)};
 }
@@ -567,11 +572,13 @@ json of_context(store::Store& st, const std::string& ctx) {
   return r ? view(*r, true) : json(nullptr);
 }
 
-json of_dig(store::Store& st, const Key& dig, bool clusters) {
-  const auto found = current(st, dig);
-  const std::string& ctx = found.first;
-  const json& r = found.second;
-  if (r.is_null()) return nullptr;
+json of_dig(store::Store& st, const Key& dig, bool clusters) { return of_current(st, current_context(st, dig), clusters); }
+
+json of_current(store::Store& st, const std::string& ctx, bool clusters) {
+  if (ctx.empty()) return nullptr;
+  const auto rec = load(st, ctx);
+  if (!rec) return nullptr;
+  const json& r = *rec;
   json v = view(r, clusters);
   // A terminate or a stop ended the operation before the rollout did.
   const std::string s = v.value("state", "");

@@ -64,6 +64,9 @@ nlohmann::json of_context(store::Store& st, const std::string& ctx);
 // null when it has none; the waves' cluster lists only with `clusters`. Its
 // state is "ended" when a terminate or stop ended the operation first.
 nlohmann::json of_dig(store::Store& st, const resource::Key& dig, bool clusters = false);
+// The same for the DIG's current deployment `ctx` (last_instance of its
+// stateInfo as read already); null when `ctx` is "" or has no rollout.
+nlohmann::json of_current(store::Store& st, const std::string& ctx, bool clusters = false);
 
 // `emco dig rollout resume`: continues the rollout of the DIG's current
 // deployment (waiting: the next wave; paused: its failed wave again; running:

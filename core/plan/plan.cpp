@@ -833,7 +833,10 @@ json state_info(store::Store& st, const Key& dig) {
 }  // namespace
 
 std::optional<std::string> running_context(store::Store& st, const Key& dig) {
-  json si = state_info(st, dig);
+  return running_context(st, state_info(st, dig));
+}
+
+std::optional<std::string> running_context(store::Store& st, const json& si) {
   if (!si.contains("actions") || !si["actions"].is_array() || si["actions"].empty()) return std::nullopt;
   const json& actions = si["actions"];
   std::string state = str_at(actions.back(), "state");

@@ -31,6 +31,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "core/appcontext/appcontext.hpp"
 #include "core/resource/kinds.hpp"
 #include "core/store/store.hpp"
@@ -84,6 +86,8 @@ appcontext::AppContext build(store::Store& st, const resource::Key& dig, const O
 // The DIG's running AppContext id: the instance of its current state when
 // that is Instantiated/InstantiateStopped and the context exists; else nullopt.
 std::optional<std::string> running_context(store::Store& st, const resource::Key& dig);
+// The same from the DIG's stateInfo as read already.
+std::optional<std::string> running_context(store::Store& st, const nlohmann::json& state_info);
 // The DIG's status context id (stateInfo statusctxid), "" if none.
 std::string status_context(store::Store& st, const resource::Key& dig);
 

@@ -80,14 +80,15 @@ void add_owed_children(store::Store& st, const std::string& ctx, const std::stri
 // Child contexts (lifecycle.md §7) of `ctx`: upstream's ChildContextIDs,
 // and seed 002's `nested` with each child's state (query one with
 // instance=<id>), and those still to make (add_owed_children).
-void add_children(store::Store& st, const std::string& ctx, const std::vector<std::string>& children, json& out) {
+void add_children(store::Store& st, const std::string& ctx, const std::string& ctx_status,
+                  const std::vector<std::string>& children, json& out) {
   for (const auto& child : children) {
     out["ChildContextIDs"].push_back(child);
     json n = {{"instance", child}};
     if (ac::exists(st, child)) n["status"] = ac::header(st, child).status;
     out["nested"].push_back(std::move(n));
   }
-  add_owed_children(st, ctx, ac::header(st, ctx).status, out);
+  add_owed_children(st, ctx, ctx_status, out);
 }
 
 // lifecycle.md §1: the status context for ?instance=<id> is the most recent
@@ -225,8 +226,9 @@ json history_status(store::Store& st, const resource::Kind& k, const resource::K
   bool have_ctx = !ctx.empty() && ac::exists(st, ctx);
 
   ac::AppContext c;
-  if (have_ctx && (q.list_apps || q.list_clusters || q.list_resources || q.output != "summary" || ready ||
-                   !q.apps.empty() || !q.clusters.empty() || !q.resources.empty()))
+  const bool loaded = have_ctx && (q.list_apps || q.list_clusters || q.list_resources || q.output != "summary" ||
+                                   ready || !q.apps.empty() || !q.clusters.empty() || !q.resources.empty());
+  if (loaded)
     c = ac::load(st, ctx, ac::Sealed::keep);  // names and states: readable without the workspace key
   else if (have_ctx)
     c.id = ctx;
@@ -287,14 +289,16 @@ json history_status(store::Store& st, const resource::Kind& k, const resource::K
   const char* k_res_deployed = dep ? "rsyncStatus" : "deployedStatus";
   const char* k_res_ready = dep ? "clusterStatus" : "readyStatus";
 
-  out[k_deployed_status] = ac::header(st, ctx).status;
   const bool filtered = !q.apps.empty() || !q.clusters.empty() || !q.resources.empty();
   if (q.output == "summary" && !ready && !filtered) {
+    const ac::Header h = ac::header(st, ctx);
+    out[k_deployed_status] = h.status;
     json counts = deployed_counts(st, ctx, status_ctx);
     if (!counts.empty()) out[k_deployed_counts] = counts;
-    add_children(st, ctx, ac::header(st, ctx).children, out);
+    add_children(st, ctx, h.status, h.children, out);
     return out;
   }
+  out[k_deployed_status] = c.status;  // loaded: every other query loads the context
 
   // Recorded statuses, by app/cluster/resource.
   std::map<std::tuple<std::string, std::string, std::string>, std::string> deployed;
@@ -393,7 +397,7 @@ json history_status(store::Store& st, const resource::Kind& k, const resource::K
                                                                 : "NotReady";
   }
   if (q.output != "summary" && !apps.empty()) out["apps"] = apps;
-  add_children(st, ctx, c.children, out);
+  add_children(st, ctx, c.status, c.children, out);
   return out;
 }
 
