@@ -85,7 +85,7 @@ std::optional<ResourceState> resource_state(store::Store& st, const std::string&
 void for_each_resource_status(store::Store& st, const std::string& ctx, const std::string& app,
                               const std::function<void(std::string_view cluster, std::string_view resource,
                                                        std::string_view status)>& fn) {
-  auto& s = st.database().statement("SELECT cluster, resource, status FROM ac_resource_status WHERE ctx = ? AND app = ?");
+  auto& s = st.database().statement("SELECT cluster, resource, status FROM ac_resource_status WHERE ctx = ? AND app = ? ORDER BY cluster, resource");
   s.bind(1, ctx);
   s.bind(2, app);
   while (s.step())

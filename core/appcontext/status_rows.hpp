@@ -40,7 +40,9 @@ std::vector<ResourceState> resource_states(store::Store& st, const std::string& 
 std::optional<ResourceState> resource_state(store::Store& st, const std::string& ctx, const std::string& app,
                                             const std::string& cluster, const std::string& resource);
 // Calls `fn(cluster, resource, status)` for every recorded state of one app
-// of a context, unordered, without messages or times (cheap: for counting).
+// of a context, ordered by cluster then resource (bytewise, as
+// std::string_view compares), without messages or times (cheap: for
+// counting).
 void for_each_resource_status(store::Store& st, const std::string& ctx, const std::string& app,
                               const std::function<void(std::string_view cluster, std::string_view resource,
                                                        std::string_view status)>& fn);
