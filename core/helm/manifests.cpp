@@ -148,7 +148,12 @@ bool plain_value_risky(std::string_view s) {
 // Plain keys whose decoding is not a plain string key: a merge ("<<") or null (sigs.k8s.io/yaml
 // refuses a nil key).
 bool plain_key_risky(std::string_view s) {
-  return s == "<<" || s == "~" || s == "null" || s == "Null" || s == "NULL";
+  switch (s.size()) {  // every key is asked: the length first
+    case 1: return s[0] == '~';
+    case 2: return s[0] == '<' && s[1] == '<';
+    case 4: return (s[1] == 'u' || s[1] == 'U') && (s == "null" || s == "Null" || s == "NULL");
+    default: return false;
+  }
 }
 
 // A plain scalar in block context on one line: no ": " inside, no trailing ':'.
@@ -465,10 +470,14 @@ private:
   // Whether `key` reaches a head field the way encoding/json matches names but is not its exact
   // name (`Kind:`, `METADATA:`): the full parser applies JSON's rules for those.
   bool head_key_variant(std::string_view key) const {
+    // Cheap refusals first, as every key is asked: the level, the lengths of the names (a
+    // Kelvin sign or long s adds bytes) and their first letters.
+    if (m_stack.size() > 2 || key.size() < 4 || key.size() > 12) return false;
+    char first = static_cast<char>(key[0] | 0x20);
+    if (first != 'a' && first != 'k' && first != 'm' && first != 'n' && key[0] != '\xE2') return false;
     auto variant = [key](std::string_view field) { return key != field && tmpl::json_name_matches(key, field); };
-    if (at_path({""})) return variant("apiVersion") || variant("kind") || variant("metadata");
-    if (at_path({"", "metadata"})) return variant("name") || variant("annotations");
-    return false;
+    if (m_stack.size() == 1) return at_path({""}) && (variant("apiVersion") || variant("kind") || variant("metadata"));
+    return at_path({"", "metadata"}) && (variant("name") || variant("annotations"));
   }
 
   bool entry(int ind, std::string_view text, std::string_view key, size_t after, size_t& next) {
