@@ -321,6 +321,21 @@ bool resolvable_tag(std::string_view tag) {
   return t == "str" || t == "bool" || t == "int" || t == "float" || t == "timestamp" || t == "null";
 }
 
+// A string as it comes back from sigs.k8s.io/yaml's JSON: json.Marshal writes each byte that
+// starts no valid UTF-8 sequence as U+FFFD. Only !!binary scalars can hold such bytes.
+std::string json_round_trip(std::string s) {
+  if (utf8::valid(s)) return s;
+  std::string out;
+  for (std::size_t i = 0; i < s.size();) {
+    char32_t r;
+    std::size_t n = utf8::decode(s, i, r);
+    if (r == utf8::k_replacement && n == 1) utf8::append(out, r);
+    else out.append(s, i, n);
+    i += n;
+  }
+  return out;
+}
+
 // The rank of a Go dynamic type when fmt sorts the keys of a map[interface{}]interface{}: nil
 // first, then by the address of the type descriptor, which is the binary's choice; this is the
 // order helm 3.17.3 prints (string, uint64, int, float64, bool).
@@ -385,7 +400,8 @@ private:
             continue;
           }
           std::string key = key_string(k, m_doc.value(id, i), via_alias);
-          m[key] = convert(m_doc.value(id, i), depth + 1, via_alias, field_target(target, key));
+          const GoTarget* value_target = field_target(target, key);
+          m[std::move(key)] = convert(m_doc.value(id, i), depth + 1, via_alias, value_target);
         }
         return Value(std::move(m));
       }
@@ -476,6 +492,7 @@ private:
                                go_syntax(value, true);
         return "null";
       }
+      if (is_binary(t)) text = json_round_trip(std::move(text));
       return go_string_of(r, text, true);
     }
     Value v = scalar(t, nullptr);
@@ -489,13 +506,18 @@ private:
     }
   }
 
+  bool is_binary(yaml::NodeId id) const {
+    const std::string& tag = m_doc.tag(id);  // most scalars have none: no comparison then
+    return !tag.empty() && tag == "tag:yaml.org,2002:binary";
+  }
+
   // What goyaml.v2 decodes the scalar `id` to: quoted, block and "!"- or custom-tagged scalars
   // are strings, !!binary is base64-decoded, explicitly tagged text must resolve to its tag.
   // `text` holds the scalar and receives a decoded !!binary.
   Resolved decode_v2(yaml::NodeId id, std::string& text) {
     const std::string& tag = m_doc.tag(id);
     if (tag.empty()) return m_doc.node(id).style == yaml::Style::plain ? resolve_v2(text) : Resolved{};
-    if (tag == "tag:yaml.org,2002:binary") {
+    if (is_binary(id)) {
       auto bytes = base64_decode(text);
       if (!bytes) fail_goyaml("!!binary value contains invalid base64 data");
       text = std::move(*bytes);
@@ -611,6 +633,7 @@ private:
     std::string s(m_doc.scalar(id));
     if (m_mode == YamlMode::helm) {
       Resolved r = decode_v2(id, s);
+      if (is_binary(id)) s = json_round_trip(std::move(s));
       if (target && target->type == GoTarget::Type::string && r.tag != Tag::null) return Value(go_string_of(r, s, false));
       switch (r.tag) {
         case Tag::null: return Value();

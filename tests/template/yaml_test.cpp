@@ -75,6 +75,8 @@ TEST_CASE("yaml: helm mode refuses what sigs.k8s.io/yaml refuses, in its words",
   CHECK(v.find("b")->as_string() == "12");
   CHECK(v.find("c")->as_string() == "ab");
   CHECK(v.find("d")->as_float() == 12.0);
+  // bytes that are not UTF-8 come back from sigs.k8s.io/yaml's JSON as U+FFFD (helm prints "\uFFFD")
+  CHECK(yaml("e: !!binary /w==\n").find("e")->as_string() == "\xEF\xBF\xBD");
 }
 
 TEST_CASE("toYaml: key order, nesting and collections", "[template][yaml]") {
