@@ -361,7 +361,7 @@ public:
   // converting, are raised only once goyaml.v2 would have decoded the whole document.
   Value document(const GoTarget* target) {
     Value v = convert(m_doc.root(), 0, false, target);
-    if (!m_conversion_error.empty()) throw Error(ErrorKind::invalid, m_conversion_error);
+    if (m_nil_keys) fail_nil_key(v);
     if (m_non_finite) fail_non_finite(v);
     return v;
   }
@@ -371,7 +371,7 @@ private:
   YamlMode m_mode;
   const std::string& m_source;
   yaml::AliasBudget m_budget;
-  std::string m_conversion_error;  // sigs.k8s.io/yaml's first refusal (helm mode)
+  bool m_nil_keys = false;         // a nil key was kept under k_nil_key (helm mode)
   bool m_non_finite = false;       // an .inf or .nan was kept (helm mode)
 
   Value convert(yaml::NodeId id, int depth, bool via_alias, const GoTarget* target) {
@@ -399,9 +399,15 @@ private:
             merge_into(m, m_doc.value(id, i), depth, via_alias, target);
             continue;
           }
-          std::string key = key_string(k, m_doc.value(id, i), via_alias);
+          std::string key = key_string(k, via_alias);
           const GoTarget* value_target = field_target(target, key);
-          m[std::move(key)] = convert(m_doc.value(id, i), depth + 1, via_alias, value_target);
+          Value v = convert(m_doc.value(id, i), depth + 1, via_alias, value_target);
+          if (key == k_nil_key) {
+            m_nil_keys = true;
+            v = Value("error converting YAML to JSON: unsupported map key of type: %!s(<nil>), key: <nil>, value: " +
+                      go_syntax(m_doc.value(id, i), true));
+          }
+          m[std::move(key)] = std::move(v);
         }
         return Value(std::move(m));
       }
@@ -419,6 +425,21 @@ private:
 
   [[noreturn]] void fail_goyaml(const std::string& problem) {
     throw Error(ErrorKind::invalid, "error converting YAML to JSON: yaml: " + problem);
+  }
+
+  // sigs.k8s.io/yaml refuses a nil key, but only one goyaml.v2 kept: a later equal key or a
+  // merge may replace it, or the map holding it may be replaced. So nil keys are kept in the
+  // maps under k_nil_key (not UTF-8, so no YAML key reads so) with the error as their value,
+  // and the first that survives, in key order, is the error (sigs.k8s.io/yaml walks maps in Go's
+  // random order).
+  static constexpr std::string_view k_nil_key = "\xff\xfenil";
+
+  void fail_nil_key(const Value& v) {
+    if (v.is_list())
+      for (const auto& e : v.as_list()) fail_nil_key(e);
+    if (!v.is_map()) return;
+    if (const Value* error = v.find(k_nil_key)) throw Error(ErrorKind::invalid, error->as_string());
+    for (const auto& [k, e] : v.as_map()) fail_nil_key(e);
   }
 
   // json.Marshal's refusal of the first +Inf, -Inf or NaN in key order.
@@ -475,7 +496,7 @@ private:
     });
   }
 
-  std::string key_string(yaml::NodeId k, yaml::NodeId value, bool via_alias) {
+  std::string key_string(yaml::NodeId k, bool via_alias) {
     yaml::NodeId t = m_doc.target(k);
     if (m_doc.node(t).type != yaml::NodeType::scalar) {
       if (m_mode == YamlMode::helm) fail_goyaml("invalid map key: " + go_syntax(k, false));
@@ -485,13 +506,7 @@ private:
     if (m_mode == YamlMode::helm) {
       std::string text(m_doc.scalar(t));
       Resolved r = decode_v2(t, text);
-      if (r.tag == Tag::null) {
-        // sigs.k8s.io/yaml has no JSON key for nil
-        if (m_conversion_error.empty())
-          m_conversion_error = "error converting YAML to JSON: unsupported map key of type: %!s(<nil>), key: <nil>, value: " +
-                               go_syntax(value, true);
-        return "null";
-      }
+      if (r.tag == Tag::null) return std::string(k_nil_key);  // see fail_nil_key
       if (is_binary(t)) text = json_round_trip(std::move(text));
       return go_string_of(r, text, true);
     }

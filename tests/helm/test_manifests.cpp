@@ -351,6 +351,10 @@ TEST_CASE("documents helm's head decoding refuses are refused with helm's words"
               "{}{1, 2, interface {}(nil)}}"},
       {"~: .inf\n", conv + "unsupported map key of type: %!s(<nil>), key: <nil>, value: +Inf"},
       {"x: .inf\n~: y\n", conv + "unsupported map key of type: %!s(<nil>), key: <nil>, value: true"},
+      // only a nil key goyaml.v2 keeps counts: a later one or a merge replaces it
+      {"~: [a]\n~: 2001-01-01\n", conv + "unsupported map key of type: %!s(<nil>), key: <nil>, value: \"2001-01-01\""},
+      {"<<: {~: x}\n~: y\n", conv + "unsupported map key of type: %!s(<nil>), key: <nil>, value: true"},
+      {"~: y\n<<: {~: x}\n", conv + "unsupported map key of type: %!s(<nil>), key: <nil>, value: \"x\""},
       // json.Marshal: non-finite floats, the first in key order
       {"x: .inf\n", conv + "json: unsupported value: +Inf"},
       {"x: [-.inf]\n", conv + "json: unsupported value: -Inf"},
@@ -420,6 +424,9 @@ TEST_CASE("documents helm's head decoding accepts are read as helm reads them", 
       {"base: &b\n  metadata:\n    annotations:\n      helm.sh/hook: post-install\n<<: *b\nkind: Pod\n", "", "Pod", "", true},
       {"kind: Pod\nmetadata: &m\n  annotations:\n    helm.sh/hook: pre-install\n  <<: {annotations: {x: y}}\n", "", "Pod", "",
        false},
+      // a nil key in a map goyaml.v2 then replaces is never seen by sigs.k8s.io/yaml
+      {"labels:\n  ~: 1\nlabels: 2\nkind: Pod\n", "", "Pod", "", false},
+      {"x: {~: 1}\n<<: {x: 2}\n", "", "", "", false},
       // case variants: later in sorted key order wins, objects fill the same struct and map
       {"Kind: Secret\napiVersion: v1\n", "v1", "Secret", "", false},
       {"Kind: Secret\nkind: ConfigMap\n", "", "ConfigMap", "", false},
