@@ -364,7 +364,10 @@ std::vector<CommandSpec> verb_commands() {
                .handler = sync_cmd});
   v.push_back({.path = {"template"},
                .summary = "render a Helm chart locally, exactly as 'helm template' prints it",
-               .description = "In-process Helm: no helm binary is needed. Output is byte-identical to helm 3.17.3's.",
+               .description = "In-process Helm: no helm binary is needed. Output is byte-identical to helm 3.17.3's, and a "
+                              "rendered document helm refuses (bad YAML, a merge of a non-map, a list or null as a key, "
+                              ".inf, an explicit tag its text does not fit, a list where metadata belongs) is refused "
+                              "with helm's message: 'YAML parse error on PATH: ...' (exit 1).",
                .args = {{.name = "CHART", .help = "chart directory or .tgz package", .complete = Complete::file}},
                .flags = {{.name = "values", .short_name = 'f', .value = "FILE", .help = "values file", .repeatable = true,
                           .complete = Complete::file},

@@ -1,7 +1,5 @@
 #include "core/helm/manifests.hpp"
 
-#include <re2/re2.h>
-
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -104,21 +102,6 @@ yaml::Options first_document_only() {
   return o;
 }
 
-// A YAML 1.1 null: what a Go string field receives as "".
-bool is_null_scalar(const yaml::Document& d, yaml::NodeId id) {
-  if (!d.is_plain(id)) return false;
-  std::string_view s = d.scalar(id);
-  return s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL";
-}
-
-std::string scalar_text(const yaml::Document& d, yaml::NodeId id) {
-  if (id == yaml::Document::k_none) return "";
-  id = d.target(id);
-  if (d.node(id).type != yaml::NodeType::scalar || is_null_scalar(d, id)) return "";
-  return std::string(d.scalar(id));
-}
-
-
 // --- fast path ----------------------------------------------------------------------------
 //
 // Rendered charts are large (CRDs of a megabyte) and a full parse builds a tree, so documents are first
@@ -156,6 +139,23 @@ bool plain_start_ok(std::string_view s) {
   return true;
 }
 
+// Plain scalars whose decoding can fail in Helm: a non-finite float (json.Marshal refuses it;
+// any text of 4 or 5 bytes starting ".", "+." or "-." is let go, which covers .inf and .nan).
+bool plain_value_risky(std::string_view s) {
+  return (s.size() == 4 || s.size() == 5) && (s[0] == '.' || ((s[0] == '+' || s[0] == '-') && s[1] == '.'));
+}
+
+// Plain keys whose decoding is not a plain string key: a merge ("<<") or null (sigs.k8s.io/yaml
+// refuses a nil key).
+bool plain_key_risky(std::string_view s) {
+  switch (s.size()) {  // every key is asked: the length first
+    case 1: return s[0] == '~';
+    case 2: return s[0] == '<' && s[1] == '<';
+    case 4: return (s[1] == 'u' || s[1] == 'U') && (s == "null" || s == "Null" || s == "NULL");
+    default: return false;
+  }
+}
+
 // A plain scalar in block context on one line: no ": " inside, no trailing ':'.
 bool plain_ok(std::string_view s) {
   if (!plain_start_ok(s)) return false;
@@ -164,22 +164,6 @@ bool plain_ok(std::string_view s) {
     if (s[i] == '\t') return false;
   }
   return true;
-}
-
-// YAML 1.1 plain scalars that do not resolve to strings (goyaml.v2): the head must be text.
-bool plain_is_string(std::string_view s) {
-  // Only numbers (and .inf/.nan) start with a digit, a sign or a dot; the rest is decided by
-  // the template engine's YAML 1.1 resolver (the null and boolean words), which keeps the
-  // pattern below from being compiled (600K instructions, 15% of a small `emco dig status`)
-  // for heads of names and kinds.
-  if (!s.empty() && !(s[0] >= '0' && s[0] <= '9') && s[0] != '-' && s[0] != '+' && s[0] != '.')
-    return tmpl::yaml_plain_is_string(s);
-  static const RE2 non_string(
-      "^(?:~|null|Null|NULL|y|Y|yes|Yes|YES|n|N|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF|"
-      "[-+]?(?:0|[1-9][0-9_]*)|[-+]?0[0-7_]+|[-+]?0x[0-9a-fA-F_]+|[-+]?0b[01_]+|"
-      "[-+]?(?:[0-9][0-9_]*)?\\.[0-9_]*(?:[eE][-+][0-9]+)?|[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\\.[0-9_]*)?|"
-      "[-+]?\\.(?:inf|Inf|INF)|\\.(?:nan|NaN|NAN)|[-+]?[0-9][0-9_]*[eE][-+]?[0-9]+)$");
-  return !RE2::FullMatch(re2::StringPiece(s.data(), s.size()), non_string);
 }
 
 // Parses a double- or single-quoted scalar starting at s[0]; sets `end` past the closing
@@ -263,6 +247,7 @@ bool flow(std::string_view s, size_t& i, int depth) {
     }
     std::string_view tok = rtrim(s.substr(start, i - start));
     if (tok.empty() || !plain_start_ok(tok) || tok[0] == '?' || tok[0] == '-' || tok[0] == ':') return false;
+    if (is_key ? plain_key_risky(tok) : plain_value_risky(tok)) return false;
     return tok.find_first_of("'\"?#&*!|>%@`\t") == std::string_view::npos;
   };
   skip();
@@ -474,7 +459,7 @@ private:
       if (text[i] == '#' && i > 0 && is_space(text[i - 1])) return false;
       if (text[i] == ':' && (i + 1 == text.size() || text[i + 1] == ' ')) {
         key = rtrim(text.substr(0, i));
-        if (key.empty() || key.find('\t') != std::string_view::npos) return false;
+        if (key.empty() || key.find('\t') != std::string_view::npos || plain_key_risky(key)) return false;
         after = i + 1;
         return true;
       }
@@ -482,7 +467,21 @@ private:
     return false;
   }
 
+  // Whether `key` reaches a head field the way encoding/json matches names but is not its exact
+  // name (`Kind:`, `METADATA:`): the full parser applies JSON's rules for those.
+  bool head_key_variant(std::string_view key) const {
+    // Cheap refusals first, as every key is asked: the level, the lengths of the names (a
+    // Kelvin sign or long s adds bytes) and their first letters.
+    if (m_stack.size() > 2 || key.size() < 4 || key.size() > 12) return false;
+    char first = static_cast<char>(key[0] | 0x20);
+    if (first != 'a' && first != 'k' && first != 'm' && first != 'n' && key[0] != '\xE2') return false;
+    auto variant = [key](std::string_view field) { return key != field && tmpl::json_name_matches(key, field); };
+    if (m_stack.size() == 1) return at_path({""}) && (variant("apiVersion") || variant("kind") || variant("metadata"));
+    return at_path({"", "metadata"}) && (variant("name") || variant("annotations"));
+  }
+
   bool entry(int ind, std::string_view text, std::string_view key, size_t after, size_t& next) {
+    if (head_key_variant(key)) return false;
     // A repeated key replaces the earlier value (goyaml.v2, as the full parser reads it): a
     // second metadata or annotations starts from nothing rather than adding to the first.
     if (at_path({""}) && key == "metadata") {
@@ -570,7 +569,7 @@ private:
       return only_comment(rest.substr(i));
     }
     std::string_view v = strip_comment(rest);
-    if (!plain_ok(v)) return false;
+    if (!plain_ok(v) || plain_value_risky(v)) return false;
     // More indented lines continue a plain scalar (folded into one); a comment ends it.
     bool ended = v.size() != rest.size();
     size_t continued_to = 0;
@@ -599,7 +598,7 @@ private:
       next = continued_to;
     }
     if (scalar) {
-      if (!plain_is_string(v)) return false;
+      if (!tmpl::yaml_plain_is_string(v)) return false;  // YAML 1.1 (goyaml.v2): the head must be text
       *scalar = std::string(v);
     }
     if (is_scalar) *is_scalar = true;
@@ -706,40 +705,120 @@ ManifestHead parse_manifest_head(const std::string& doc) {
   return parse_manifest_head_slow(doc);
 }
 
+namespace {
+
+// What sigs.k8s.io/yaml is told of releaseutil.SimpleHead: its string fields get scalars as text.
+const tmpl::GoTarget& simple_head_target() {
+  using T = tmpl::GoTarget::Type;
+  static const tmpl::GoTarget text{T::string, {}, nullptr};
+  static const tmpl::GoTarget annotations{T::map, {}, &text};
+  static const tmpl::GoTarget metadata{T::structure, {{"name", &text}, {"annotations", &annotations}}, nullptr};
+  static const tmpl::GoTarget head{T::structure, {{"apiVersion", &text}, {"kind", &text}, {"metadata", &metadata}}, nullptr};
+  return head;
+}
+
+// encoding/json's word for a JSON value in its errors.
+const char* json_type(const tmpl::Value& v) {
+  switch (v.kind()) {
+    case tmpl::Kind::null: return "null";
+    case tmpl::Kind::boolean: return "bool";
+    case tmpl::Kind::integer:
+    case tmpl::Kind::floating: return "number";
+    case tmpl::Kind::string: return "string";
+    case tmpl::Kind::list: return "array";
+    default: break;
+  }
+  return "object";
+}
+
+// encoding/json's Unmarshal of the JSON sigs.k8s.io/yaml made into a SimpleHead: object keys in
+// their (sorted) order, each matched to a field by name or case-insensitively, a later match
+// replacing an earlier one, a second metadata object filling the same struct and a second
+// annotations object the same map, null resetting a pointer or map. A value of the wrong type
+// is skipped and the first such is the error.
+class SimpleHeadDecoder {
+public:
+  ManifestHead decode(const tmpl::Value& json) {
+    ManifestHead head;
+    if (json.is_null()) return head;
+    if (!json.is_map())
+      fail_json(std::string("cannot unmarshal ") + json_type(json) + " into Go value of type releaseutil.SimpleHead");
+    for (const auto& [key, v] : json.as_map()) {
+      if (tmpl::json_name_matches(key, "apiVersion")) {
+        text_field(v, "SimpleHead.apiVersion", head.api_version);
+      } else if (tmpl::json_name_matches(key, "kind")) {
+        text_field(v, "SimpleHead.kind", head.kind);
+      } else if (tmpl::json_name_matches(key, "metadata")) {
+        metadata(v, head);
+      }
+    }
+    if (!m_error.empty()) fail_json(m_error);
+    return head;
+  }
+
+private:
+  std::string m_error;
+
+  [[noreturn]] static void fail_json(const std::string& what) {
+    fail(ErrorKind::invalid, "error unmarshaling JSON: while decoding JSON: json: " + what);
+  }
+
+  void type_error(const tmpl::Value& v, std::string_view field, std::string_view type) {
+    if (m_error.empty())
+      m_error = std::string("cannot unmarshal ") + json_type(v) + " into Go struct field " + std::string(field) + " of type " +
+                std::string(type);
+  }
+
+  void text_field(const tmpl::Value& v, std::string_view field, std::string& out) {
+    if (v.is_string()) out = v.as_string();
+    else if (!v.is_null()) type_error(v, field, "string");
+  }
+
+  void metadata(const tmpl::Value& v, ManifestHead& head) {
+    if (v.is_null()) {
+      head.has_metadata = false;
+      head.name.clear();
+      head.annotations.clear();
+      return;
+    }
+    if (!v.is_map()) {
+      type_error(v, "SimpleHead.metadata",
+                 "struct { Name string \"json:\\\"name\\\"\"; Annotations map[string]string \"json:\\\"annotations\\\"\" }");
+      return;
+    }
+    head.has_metadata = true;
+    for (const auto& [key, e] : v.as_map()) {
+      if (tmpl::json_name_matches(key, "name")) {
+        text_field(e, ".metadata.name", head.name);  // the struct is anonymous: no type name before the dot
+      } else if (tmpl::json_name_matches(key, "annotations")) {
+        if (e.is_null()) {
+          head.annotations.clear();
+        } else if (!e.is_map()) {
+          type_error(e, ".metadata.annotations", "map[string]string");
+        } else {
+          for (const auto& [name, value] : e.as_map()) {
+            std::string& slot = head.annotations[name];
+            slot.clear();
+            text_field(value, ".metadata.annotations", slot);
+          }
+        }
+      }
+    }
+  }
+};
+
+}  // namespace
+
 ManifestHead parse_manifest_head_slow(const std::string& doc) {
-  ManifestHead head;
-  std::vector<yaml::Document> docs;
+  tmpl::Value json;
   try {
-    docs = yaml::parse(doc, first_document_only());
+    std::vector<yaml::Document> docs = yaml::parse(doc, first_document_only());
+    if (docs.empty()) return ManifestHead{};
+    json = tmpl::yaml_to_json_value(docs.front(), &simple_head_target());
   } catch (const yaml::ParseError& e) {
     fail(ErrorKind::invalid, goyaml_error(e));
   }
-  if (docs.empty()) return head;
-  const yaml::Document& d = docs.front();
-  yaml::NodeId root = d.target(d.root());
-  yaml::NodeType type = d.node(root).type;
-  if (type == yaml::NodeType::scalar && is_null_scalar(d, root)) return head;
-  if (type != yaml::NodeType::mapping) {
-    fail(ErrorKind::invalid, std::string("error unmarshaling JSON: while decoding JSON: json: cannot unmarshal ") +
-                                 (type == yaml::NodeType::sequence ? "array" : "string") +
-                                 " into Go value of type releaseutil.SimpleHead");
-  }
-  // goyaml.v2 lets a repeated key overwrite the earlier one, so the last occurrence counts (find).
-  head.api_version = scalar_text(d, d.find(root, "apiVersion"));
-  head.kind = scalar_text(d, d.find(root, "kind"));
-  yaml::NodeId meta = d.find(root, "metadata");
-  if (meta != yaml::Document::k_none && d.node(d.target(meta)).type == yaml::NodeType::mapping) {
-    meta = d.target(meta);
-    head.has_metadata = true;
-    head.name = scalar_text(d, d.find(meta, "name"));
-    yaml::NodeId ann = d.find(meta, "annotations");
-    if (ann != yaml::Document::k_none && d.node(d.target(ann)).type == yaml::NodeType::mapping) {
-      ann = d.target(ann);
-      for (std::size_t i = 0; i < d.size(ann); ++i)
-        head.annotations[scalar_text(d, d.key(ann, i))] = scalar_text(d, d.value(ann, i));
-    }
-  }
-  return head;
+  return SimpleHeadDecoder().decode(json);
 }
 
 void sort_by_kind(std::vector<Manifest>& manifests) {

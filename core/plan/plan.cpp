@@ -134,7 +134,9 @@ Profile load_profile(const store::Resource& profile, const std::string& app) {
   try {
     p.values = tmpl::parse_yaml(vit->second, tmpl::YamlMode::helm, values_file);
   } catch (const Error& e) {
-    throw e.with_context(where);
+    // syntax errors name the file and position; Helm's conversion errors name nothing
+    bool names_file = e.message().rfind(values_file + ":", 0) == 0;
+    throw e.with_context(names_file ? where : where + ": " + values_file);
   }
   if (p.values.is_null()) p.values = tmpl::Value(tmpl::Map{});
   if (!p.values.is_map()) fail(ErrorKind::invalid, where + ": '" + values_file + "' is not a map of values");

@@ -18,9 +18,14 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
+
+namespace emco::yaml {
+class Document;
+}
 
 namespace emco::tmpl {
 
@@ -157,6 +162,34 @@ bool yaml_plain_is_string(std::string_view text);
 // Every document of a multi-document stream.
 std::vector<Value> parse_yaml_documents(std::string_view text, YamlMode mode,
                                         const std::string& source_name_for_errors);
+
+// What sigs.k8s.io/yaml knows of the Go type it unmarshals into (its "JSON target"), as far as
+// it changes the JSON it makes: scalars bound for a string become Go strings (1 -> "1", 1.5 ->
+// "1.5", true -> "true", .inf -> "+Inf"; null stays null), struct fields are found by JSON name
+// as encoding/json finds them (json_name_matches), a map's values all have its element type.
+struct GoTarget {
+  enum class Type : std::uint8_t { any, string, structure, map };
+  Type type = Type::any;
+  std::vector<std::pair<std::string, const GoTarget*>> fields;  // structure: JSON field names
+  const GoTarget* elem = nullptr;                                // map: the element type
+};
+
+// sigs.k8s.io/yaml's Unmarshal (what Helm reads manifests, values and fromYaml with) up to the
+// JSON it hands to encoding/json, over one parsed document: goyaml.v2 decoding (YAML 1.1, merges,
+// explicit tags), the conversion to JSON-able values guided by `target`, json.Marshal. The result
+// has YamlMode::helm typing. Errors: emco::Error(invalid) with Helm's own text, in the order Helm
+// meets them (goyaml.v2's first in document order, then the conversion's, then json.Marshal's in
+// sorted key order), e.g. "error converting YAML to JSON: yaml: invalid map key: []interface
+// {}{\"a\"}", "... unsupported map key of type: %!s(<nil>), key: <nil>, value: \"x\"", "...
+// json: unsupported value: +Inf"; yaml::ParseError for excessive aliasing. %#v of a map with keys
+// of several types orders the types as helm 3.17.3's binary does (nil, string, uint64, int,
+// float64, bool): Go orders them by the address of their type descriptors.
+Value yaml_to_json_value(const yaml::Document& doc, const GoTarget* target = nullptr);
+
+// Whether the object key `key` names the field `field` (ASCII letters) for encoding/json and
+// sigs.k8s.io/yaml: the exact name or a case-insensitive match, where the Kelvin sign folds to k
+// and the long s to s (U+0130 and U+0131 do not fold to i: helm 3.17.3 does not match them).
+bool json_name_matches(std::string_view key, std::string_view field);
 
 // Byte-identical to Helm's toYaml (sigs.k8s.io/yaml -> goyaml.v2 emitter), including the trailing
 // newline ("{}\n" for an empty map, "null\n" for null). Objects are written through data().

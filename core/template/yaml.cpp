@@ -2,11 +2,13 @@
 // toYaml writes it (sigs.k8s.io/yaml: JSON round trip, then the goyaml.v2 emitter).
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
 #include "core/template/format.hpp"
 #include "core/template/value.hpp"
+#include "core/util/base64.hpp"
 #include "core/util/error.hpp"
 #include "core/util/utf8.hpp"
 #include "core/yaml/yaml.hpp"
@@ -291,12 +293,88 @@ std::string go_string_of(const Resolved& r, std::string_view text, bool as_key) 
   return std::string(text);
 }
 
+constexpr std::string_view k_tag_prefix = "tag:yaml.org,2002:";
+
+// Go's shortTag: "tag:yaml.org,2002:int" -> "!!int".
+std::string short_tag(std::string_view tag) {
+  if (tag.starts_with(k_tag_prefix)) return "!!" + std::string(tag.substr(k_tag_prefix.size()));
+  return std::string(tag);
+}
+
+std::string short_tag(Tag t) {
+  switch (t) {
+    case Tag::null: return "!!null";
+    case Tag::boolean: return "!!bool";
+    case Tag::integer:
+    case Tag::uinteger: return "!!int";
+    case Tag::floating: return "!!float";
+    case Tag::timestamp: return "!!timestamp";
+    case Tag::str: break;
+  }
+  return "!!str";
+}
+
+// The explicit tags goyaml.v2 (sigs.k8s.io's copy) resolves, so that the text must fit them.
+bool resolvable_tag(std::string_view tag) {
+  if (!tag.starts_with(k_tag_prefix)) return false;
+  std::string_view t = tag.substr(k_tag_prefix.size());
+  return t == "str" || t == "bool" || t == "int" || t == "float" || t == "timestamp" || t == "null";
+}
+
+// A string as it comes back from sigs.k8s.io/yaml's JSON: json.Marshal writes each byte that
+// starts no valid UTF-8 sequence as U+FFFD. Only !!binary scalars can hold such bytes.
+std::string json_round_trip(std::string s) {
+  if (utf8::valid(s)) return s;
+  std::string out;
+  for (std::size_t i = 0; i < s.size();) {
+    char32_t r;
+    std::size_t n = utf8::decode(s, i, r);
+    if (r == utf8::k_replacement && n == 1) utf8::append(out, r);
+    else out.append(s, i, n);
+    i += n;
+  }
+  return out;
+}
+
+// The rank of a Go dynamic type when fmt sorts the keys of a map[interface{}]interface{}: nil
+// first, then by the address of the type descriptor, which is the binary's choice; this is the
+// order helm 3.17.3 prints (string, uint64, int, float64, bool).
+int go_type_rank(Tag t) {
+  switch (t) {
+    case Tag::null: return 0;
+    case Tag::timestamp:  // goyaml.v2 hands timestamps to an interface{} as their text
+    case Tag::str: return 1;
+    case Tag::uinteger: return 2;
+    case Tag::integer: return 3;
+    case Tag::floating: return 4;
+    case Tag::boolean: return 5;
+  }
+  return 1;
+}
+
 class Converter {
 public:
   Converter(const yaml::Document& doc, YamlMode mode, const std::string& source)
       : m_doc(doc), m_mode(mode), m_source(source), m_budget(doc) {}
 
-  Value convert(yaml::NodeId id, int depth = 0, bool via_alias = false) {
+  // The document's value. In helm mode the conversion's and json.Marshal's errors, found while
+  // converting, are raised only once goyaml.v2 would have decoded the whole document.
+  Value document(const GoTarget* target) {
+    Value v = convert(m_doc.root(), 0, false, target);
+    if (m_nil_keys) fail_nil_key(v);
+    if (m_non_finite) fail_non_finite(v);
+    return v;
+  }
+
+private:
+  const yaml::Document& m_doc;
+  YamlMode m_mode;
+  const std::string& m_source;
+  yaml::AliasBudget m_budget;
+  bool m_nil_keys = false;         // a nil key was kept under k_nil_key (helm mode)
+  bool m_non_finite = false;       // an .inf or .nan was kept (helm mode)
+
+  Value convert(yaml::NodeId id, int depth, bool via_alias, const GoTarget* target) {
     if (depth > 10000) fail_at(id, "document nested too deeply");
     if (m_doc.node(id).type == yaml::NodeType::alias) {
       id = m_doc.target(id);
@@ -305,23 +383,31 @@ public:
     if (via_alias) m_budget.charge();
     const yaml::Node& n = m_doc.node(id);
     switch (n.type) {
-      case yaml::NodeType::scalar: return scalar(id);
+      case yaml::NodeType::scalar: return scalar(id, target);
       case yaml::NodeType::sequence: {
         List l;
         l.reserve(m_doc.size(id));
-        for (std::size_t i = 0; i < m_doc.size(id); ++i) l.push_back(convert(m_doc.item(id, i), depth + 1, via_alias));
+        for (std::size_t i = 0; i < m_doc.size(id); ++i)
+          l.push_back(convert(m_doc.item(id, i), depth + 1, via_alias, nullptr));
         return Value(std::move(l));
       }
       case yaml::NodeType::mapping: {
         Map m;
         for (std::size_t i = 0; i < m_doc.size(id); ++i) {
           yaml::NodeId k = m_doc.key(id, i);
-          if (m_doc.is_plain(k) && m_doc.scalar(k) == "<<") {
-            merge_into(m, m_doc.value(id, i), depth, via_alias);
+          if (is_merge_key(k)) {
+            merge_into(m, m_doc.value(id, i), depth, via_alias, target);
             continue;
           }
-          std::string key = key_string(k, depth, via_alias);
-          m[std::move(key)] = convert(m_doc.value(id, i), depth + 1, via_alias);
+          std::string key = key_string(k, via_alias);
+          const GoTarget* value_target = field_target(target, key);
+          Value v = convert(m_doc.value(id, i), depth + 1, via_alias, value_target);
+          if (key == k_nil_key) {
+            m_nil_keys = true;
+            v = Value("error converting YAML to JSON: unsupported map key of type: %!s(<nil>), key: <nil>, value: " +
+                      go_syntax(m_doc.value(id, i), true));
+          }
+          m[std::move(key)] = std::move(v);
         }
         return Value(std::move(m));
       }
@@ -330,92 +416,268 @@ public:
     return Value();
   }
 
-private:
-  const yaml::Document& m_doc;
-  YamlMode m_mode;
-  const std::string& m_source;
-  yaml::AliasBudget m_budget;
-
   [[noreturn]] void fail_at(yaml::NodeId id, const std::string& msg) {
+    if (m_mode == YamlMode::helm) throw Error(ErrorKind::invalid, msg);  // Helm names no position
     const yaml::Node& n = m_doc.node(id);
     throw Error(ErrorKind::invalid,
                 m_source + ":" + std::to_string(n.line) + ":" + std::to_string(n.column) + ": " + msg);
   }
 
-  void merge_into(Map& m, yaml::NodeId v, int depth, bool via_alias) {
-    // goyaml.v2: a mapping (or an alias of one), or a sequence of those; earlier maps in the
-    // sequence win, and keys written in the mapping itself win over merged ones
-    auto merge_one = [&](yaml::NodeId item) {
-      yaml::NodeId t = m_doc.target(item);
-      if (m_doc.node(t).type != yaml::NodeType::mapping)
-        fail_at(v, "map merge requires map or sequence of maps as the value");
-      Value merged = convert(item, depth + 1, via_alias);
-      for (const auto& [k, e] : merged.as_map()) m[k] = e;
-    };
+  [[noreturn]] void fail_goyaml(const std::string& problem) {
+    throw Error(ErrorKind::invalid, "error converting YAML to JSON: yaml: " + problem);
+  }
+
+  // sigs.k8s.io/yaml refuses a nil key, but only one goyaml.v2 kept: a later equal key or a
+  // merge may replace it, or the map holding it may be replaced. So nil keys are kept in the
+  // maps under k_nil_key (not UTF-8, so no YAML key reads so) with the error as their value,
+  // and the first that survives, in key order, is the error (sigs.k8s.io/yaml walks maps in Go's
+  // random order).
+  static constexpr std::string_view k_nil_key = "\xff\xfenil";
+
+  void fail_nil_key(const Value& v) {
+    if (v.is_list())
+      for (const auto& e : v.as_list()) fail_nil_key(e);
+    if (!v.is_map()) return;
+    if (const Value* error = v.find(k_nil_key)) throw Error(ErrorKind::invalid, error->as_string());
+    for (const auto& [k, e] : v.as_map()) fail_nil_key(e);
+  }
+
+  // json.Marshal's refusal of the first +Inf, -Inf or NaN in key order.
+  void fail_non_finite(const Value& v) {
+    if (v.is_float() && !std::isfinite(v.as_float()))
+      throw Error(ErrorKind::invalid, "error converting YAML to JSON: json: unsupported value: " + format_float_g(v.as_float()));
+    if (v.is_list())
+      for (const auto& e : v.as_list()) fail_non_finite(e);
+    if (v.is_map())
+      for (const auto& [k, e] : v.as_map()) fail_non_finite(e);
+  }
+
+  // sigs.k8s.io/yaml's target for the value of `key`.
+  static const GoTarget* field_target(const GoTarget* target, std::string_view key) {
+    if (!target) return nullptr;
+    if (target->type == GoTarget::Type::map) return target->elem;
+    if (target->type != GoTarget::Type::structure) return nullptr;
+    for (const auto& [name, t] : target->fields)
+      if (json_name_matches(key, name)) return t;
+    return nullptr;
+  }
+
+  bool is_merge_key(yaml::NodeId k) const {
+    const yaml::Node& n = m_doc.node(k);
+    if (n.type != yaml::NodeType::scalar || m_doc.scalar(k) != "<<") return false;
+    return m_doc.is_plain(k) || m_doc.tag(k) == "tag:yaml.org,2002:merge";
+  }
+
+  // goyaml.v2's merge: a mapping (or an alias of one), or a sequence of those, where earlier maps
+  // win (so they are applied last). Each source is checked just before it is applied, as
+  // goyaml.v2 does.
+  template <class Apply>
+  void for_each_merge_source(yaml::NodeId v, Apply apply) {
+    auto want_map = [this] { fail_goyaml("map merge requires map or sequence of maps as the value"); };
     yaml::NodeId t = m_doc.target(v);
     if (m_doc.node(t).type == yaml::NodeType::mapping) {
-      merge_one(v);
+      apply(v);
     } else if (m_doc.node(t).type == yaml::NodeType::sequence) {
-      for (std::size_t i = m_doc.size(t); i-- > 0;) merge_one(m_doc.item(t, i));
+      for (std::size_t i = m_doc.size(t); i-- > 0;) {
+        yaml::NodeId item = m_doc.item(t, i);
+        if (m_doc.node(m_doc.target(item)).type != yaml::NodeType::mapping) want_map();
+        apply(item);
+      }
     } else {
-      fail_at(v, "map merge requires map or sequence of maps as the value");
+      want_map();
     }
   }
 
-  std::string key_string(yaml::NodeId k, int depth, bool via_alias) {
+  // Merged keys overwrite what the mapping held so far (goyaml.v2 decodes them into the same map).
+  void merge_into(Map& m, yaml::NodeId v, int depth, bool via_alias, const GoTarget* target) {
+    for_each_merge_source(v, [&](yaml::NodeId item) {
+      Value merged = convert(item, depth + 1, via_alias, target);
+      for (const auto& [k, e] : merged.as_map()) m[k] = e;
+    });
+  }
+
+  std::string key_string(yaml::NodeId k, bool via_alias) {
     yaml::NodeId t = m_doc.target(k);
     if (m_doc.node(t).type != yaml::NodeType::scalar) {
-      if (m_mode == YamlMode::helm) fail_at(k, "unsupported map key: a collection");
+      if (m_mode == YamlMode::helm) fail_goyaml("invalid map key: " + go_syntax(k, false));
       fail_at(k, "invalid map key: a collection");
     }
-    (void)depth;
     if (via_alias || t != k) m_budget.charge();
-    Value v = scalar(t);
+    if (m_mode == YamlMode::helm) {
+      std::string text(m_doc.scalar(t));
+      Resolved r = decode_v2(t, text);
+      if (r.tag == Tag::null) return std::string(k_nil_key);  // see fail_nil_key
+      if (is_binary(t)) text = json_round_trip(std::move(text));
+      return go_string_of(r, text, true);
+    }
+    Value v = scalar(t, nullptr);
     switch (v.kind()) {
-      case Kind::null: return m_mode == YamlMode::helm ? "null" : "";
+      case Kind::null: return "";
       case Kind::string: return v.as_string();
       case Kind::boolean: return v.as_bool() ? "true" : "false";
       case Kind::integer: return std::to_string(v.as_int());
-      case Kind::floating: {
-        double f = v.as_float();
-        if (m_mode == YamlMode::helm) {
-          // the key was an int in YAML if it round-trips
-          Resolved r = resolve_v2(std::string(m_doc.scalar(t)));
-          if (r.tag == Tag::integer) return std::to_string(r.i);
-          if (r.tag == Tag::uinteger) return std::to_string(r.u);
-          return float_key(f);
-        }
-        return format_float_g(f);
-      }
+      case Kind::floating: return format_float_g(v.as_float());
       default: return std::string(m_doc.scalar(t));
     }
   }
 
-  Value scalar(yaml::NodeId id) {
+  bool is_binary(yaml::NodeId id) const {
+    const std::string& tag = m_doc.tag(id);  // most scalars have none: no comparison then
+    return !tag.empty() && tag == "tag:yaml.org,2002:binary";
+  }
+
+  // What goyaml.v2 decodes the scalar `id` to: quoted, block and "!"- or custom-tagged scalars
+  // are strings, !!binary is base64-decoded, explicitly tagged text must resolve to its tag.
+  // `text` holds the scalar and receives a decoded !!binary.
+  Resolved decode_v2(yaml::NodeId id, std::string& text) {
+    const std::string& tag = m_doc.tag(id);
+    if (tag.empty()) return m_doc.node(id).style == yaml::Style::plain ? resolve_v2(text) : Resolved{};
+    if (is_binary(id)) {
+      auto bytes = base64_decode(text);
+      if (!bytes) fail_goyaml("!!binary value contains invalid base64 data");
+      text = std::move(*bytes);
+      return Resolved{};
+    }
+    if (!resolvable_tag(tag) || tag == "tag:yaml.org,2002:str") return Resolved{};
+    Resolved r = resolve_v2(text);
+    // goyaml.v2 tries a timestamp only for untagged and !!timestamp scalars
+    if (r.tag == Tag::timestamp && tag != "tag:yaml.org,2002:timestamp") r = Resolved{};
+    std::string want = short_tag(tag);
+    if (want == short_tag(r.tag)) return r;
+    if (want == "!!float" && r.tag == Tag::integer) return Resolved{Tag::floating, false, 0, 0, static_cast<double>(r.i)};
+    fail_goyaml("cannot decode " + short_tag(r.tag) + " `" + text + "` as a " + want);
+  }
+
+  // Go's %#v of the interface{} goyaml.v2 decodes `id` to, as Helm's errors print it; `top`:
+  // the value itself is printed (nil as <nil>), not an element of a collection.
+  std::string go_syntax(yaml::NodeId id, bool top) {
+    id = m_doc.target(id);
+    m_budget.charge();
+    const yaml::Node& n = m_doc.node(id);
+    if (n.type == yaml::NodeType::sequence) {
+      std::string out = "[]interface {}{";
+      for (std::size_t i = 0; i < m_doc.size(id); ++i) {
+        if (i > 0) out += ", ";
+        out += go_syntax(m_doc.item(id, i), false);
+      }
+      return out + "}";
+    }
+    if (n.type == yaml::NodeType::mapping) {
+      struct Entry {
+        Resolved key;
+        std::string key_text, text;
+      };
+      std::vector<Entry> entries;
+      collect_go_entries(id, entries);
+      // fmt sorts the keys: by type (go_type_rank), then by value
+      std::stable_sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
+        int ra = go_type_rank(a.key.tag), rb = go_type_rank(b.key.tag);
+        if (ra != rb) return ra < rb;
+        switch (a.key.tag) {
+          case Tag::integer: return a.key.i < b.key.i;
+          case Tag::uinteger: return a.key.u < b.key.u;
+          case Tag::floating: return (std::isnan(a.key.f) && !std::isnan(b.key.f)) || a.key.f < b.key.f;
+          case Tag::boolean: return !a.key.b && b.key.b;
+          case Tag::null: return false;
+          default: return a.key_text < b.key_text;
+        }
+      });
+      std::string out = "map[interface {}]interface {}{";
+      for (std::size_t i = 0; i < entries.size(); ++i) {
+        if (i > 0) out += ", ";
+        out += go_scalar_syntax(entries[i].key, entries[i].key_text, false) + ":" + entries[i].text;
+      }
+      return out + "}";
+    }
+    std::string text(m_doc.scalar(id));
+    Resolved r = decode_v2(id, text);
+    return go_scalar_syntax(r, text, top);
+  }
+
+  static std::string go_scalar_syntax(const Resolved& r, const std::string& text, bool top) {
+    switch (r.tag) {
+      case Tag::null: return top ? "<nil>" : "interface {}(nil)";
+      case Tag::boolean: return r.b ? "true" : "false";
+      case Tag::integer: return std::to_string(r.i);
+      case Tag::uinteger: {
+        char buf[24];
+        std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(r.u));
+        return buf;
+      }
+      case Tag::floating: return format_float_g(r.f);
+      case Tag::timestamp:
+      case Tag::str: break;
+    }
+    return go_quote(text);
+  }
+
+  // The entries of the Go map goyaml.v2 decodes the mapping `id` to: merges applied, a later
+  // equal key replacing an earlier one.
+  template <class Entry>
+  void collect_go_entries(yaml::NodeId id, std::vector<Entry>& entries) {
+    id = m_doc.target(id);
+    for (std::size_t i = 0; i < m_doc.size(id); ++i) {
+      yaml::NodeId k = m_doc.key(id, i), v = m_doc.value(id, i);
+      if (is_merge_key(k)) {
+        for_each_merge_source(v, [&](yaml::NodeId item) { collect_go_entries(item, entries); });
+        continue;
+      }
+      yaml::NodeId kt = m_doc.target(k);
+      if (m_doc.node(kt).type != yaml::NodeType::scalar) fail_goyaml("invalid map key: " + go_syntax(k, false));
+      Entry e;
+      e.key_text = std::string(m_doc.scalar(kt));
+      e.key = decode_v2(kt, e.key_text);
+      e.text = go_syntax(v, false);
+      auto same = std::find_if(entries.begin(), entries.end(), [&](const Entry& o) {
+        if (go_type_rank(o.key.tag) != go_type_rank(e.key.tag)) return false;
+        switch (e.key.tag) {
+          case Tag::integer: return o.key.i == e.key.i;
+          case Tag::uinteger: return o.key.u == e.key.u;
+          case Tag::floating: return o.key.f == e.key.f;
+          case Tag::boolean: return o.key.b == e.key.b;
+          case Tag::null: return true;
+          default: return o.key_text == e.key_text;
+        }
+      });
+      if (same != entries.end()) *same = std::move(e);
+      else entries.push_back(std::move(e));
+    }
+  }
+
+  Value scalar(yaml::NodeId id, const GoTarget* target) {
     std::string s(m_doc.scalar(id));
+    if (m_mode == YamlMode::helm) {
+      Resolved r = decode_v2(id, s);
+      if (is_binary(id)) s = json_round_trip(std::move(s));
+      if (target && target->type == GoTarget::Type::string && r.tag != Tag::null) return Value(go_string_of(r, s, false));
+      switch (r.tag) {
+        case Tag::null: return Value();
+        case Tag::boolean: return Value(r.b);
+        case Tag::integer: return Value(static_cast<double>(r.i));
+        case Tag::uinteger: return Value(static_cast<double>(r.u));
+        case Tag::floating:
+          if (!std::isfinite(r.f)) m_non_finite = true;
+          return Value(r.f);
+        case Tag::timestamp:
+        case Tag::str: break;
+      }
+      return Value(std::move(s));
+    }
     const std::string& tag = m_doc.tag(id);
     bool plain = m_doc.node(id).style == yaml::Style::plain;
     // quoted and block scalars without a tag are strings; so are "!" and !!str ones
     if ((tag.empty() && !plain) || tag == "!" || tag == "tag:yaml.org,2002:str") return Value(std::move(s));
     if (tag == "tag:yaml.org,2002:binary") return Value(std::move(s));
-    Resolved r = m_mode == YamlMode::helm ? resolve_v2(s) : resolve_v3(s);
-    if (tag == "tag:yaml.org,2002:int" || tag == "tag:yaml.org,2002:float" || tag == "tag:yaml.org,2002:bool" ||
-        tag == "tag:yaml.org,2002:null") {
-      // explicit tag: the resolved kind must match
-    } else if (!tag.empty()) {
+    Resolved r = resolve_v3(s);
+    if (!tag.empty() && tag != "tag:yaml.org,2002:int" && tag != "tag:yaml.org,2002:float" &&
+        tag != "tag:yaml.org,2002:bool" && tag != "tag:yaml.org,2002:null")
       return Value(std::move(s));
-    }
     switch (r.tag) {
       case Tag::null: return Value();
       case Tag::boolean: return Value(r.b);
-      case Tag::integer:
-        if (m_mode == YamlMode::helm) return Value(static_cast<double>(r.i));
-        return Value::integer(r.i, IntType::int_);
+      case Tag::integer: return Value::integer(r.i, IntType::int_);
       case Tag::uinteger: return Value(static_cast<double>(r.u));
-      case Tag::floating:
-        if (m_mode == YamlMode::helm && !std::isfinite(r.f))
-          fail_at(id, "error converting YAML to JSON: json: unsupported value: " + format_float_g(r.f));
-        return Value(r.f);
+      case Tag::floating: return Value(r.f);
       case Tag::timestamp:
       case Tag::str: return Value(std::move(s));
     }
@@ -430,7 +692,7 @@ std::vector<Value> load(std::string_view text, YamlMode mode, const std::string&
     options.max_documents = max_documents;
     std::vector<yaml::Document> docs = yaml::parse(text, options);
     out.reserve(docs.size());
-    for (const auto& d : docs) out.push_back(Converter(d, mode, source).convert(d.root()));
+    for (const auto& d : docs) out.push_back(Converter(d, mode, source).document(nullptr));
   } catch (const yaml::ParseError& e) {
     throw Error(ErrorKind::invalid, source + ":" + std::to_string(e.line()) + ":" + std::to_string(e.column()) + ": " +
                                         e.problem());
@@ -449,6 +711,31 @@ Value parse_yaml(std::string_view text, YamlMode mode, const std::string& source
 
 std::vector<Value> parse_yaml_documents(std::string_view text, YamlMode mode, const std::string& source) {
   return load(text, mode, source, 0);
+}
+
+Value yaml_to_json_value(const yaml::Document& doc, const GoTarget* target) {
+  static const std::string no_source;
+  return Converter(doc, YamlMode::helm, no_source).document(target);
+}
+
+bool json_name_matches(std::string_view key, std::string_view field) {
+  auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
+  std::size_t f = 0;
+  for (std::size_t i = 0; i < key.size(); ++f) {
+    if (f >= field.size()) return false;
+    char want = lower(field[f]);
+    if (static_cast<unsigned char>(key[i]) < 0x80) {
+      if (lower(key[i]) != want) return false;
+      ++i;
+      continue;
+    }
+    // the non-ASCII letters that fold to ASCII ones
+    std::string_view rest = key.substr(i);
+    if (want == 'k' && rest.starts_with("\xE2\x84\xAA")) i += 3;  // U+212A KELVIN SIGN
+    else if (want == 's' && rest.starts_with("\xC5\xBF")) i += 2;  // U+017F LATIN SMALL LETTER LONG S
+    else return false;
+  }
+  return f == field.size();
 }
 
 // ---- the goyaml.v2 emitter ----

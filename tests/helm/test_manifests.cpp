@@ -171,17 +171,18 @@ TEST_CASE("the fast head reader never accepts invalid YAML", "[helm][manifests]"
 }
 
 // Head values that YAML 1.1 does not read as text go to the full parser; words that only look
-// like them (a kind "Namespace", a name "nginx") are text (the word list before the pattern).
+// like them (a kind "Namespace", a name "nginx") are text. Go's ParseInt (goyaml.v2) reads 0o7,
+// 0B11 and 0x_1F as numbers and 1:30 is text: helm 3.17.3 sorts kinds so.
 TEST_CASE("the fast head reader leaves non-string head values to the full parser", "[helm][manifests]") {
   for (std::string v : {"~", "null", "Null", "NULL", "y", "Y", "yes", "Yes", "YES", "n", "N", "no", "No", "NO", "true",
                         "True", "TRUE", "false", "False", "FALSE", "on", "On", "ON", "off", "Off", "OFF", "12", "-3",
-                        "+0x1F", "017", "1.5", ".5", "-.inf", ".NaN", "1e3", "1:30", "0b101"}) {
+                        "+0x1F", "017", "1.5", ".5", "-.inf", ".NaN", "1e3", "0b101", "0o7", "0B11", "0x_1F", "1_0"}) {
     INFO(v);
     ManifestHead h;
     CHECK_FALSE(read_head_fast("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: " + v + "\n", h));
   }
   for (std::string v : {"Namespace", "nginx", "yesterday", "onion", "Normal", "trueish", "offline", "v1", "n1", "y-2",
-                        "1st", "0o7", "-x", "+y", ".hidden", "1.2.3", "10.0.0.1"}) {
+                        "1st", "1:30", "-x", "+y", ".hidden", "1.2.3", "10.0.0.1"}) {
     INFO(v);
     const std::string doc = "apiVersion: v1\nkind: " + v + "\nmetadata:\n  name: " + v + "\n";
     ManifestHead fast;
@@ -262,7 +263,7 @@ TEST_CASE("mutated documents: the fast reader accepts only what the full parser 
     state = state * 1664525u + 1013904223u;
     return state >> 8;
   };
-  const std::string alphabet = " :-#'\"\n[]{}|>&*!?\t,x0";
+  const std::string alphabet = " :-#'\"\n[]{}|>&*!?\t,x0<~.K";
   size_t accepted = 0;
   for (int it = 0; it < 20000; ++it) {
     std::string d = docs[rnd() % docs.size()];
@@ -301,4 +302,163 @@ TEST_CASE("rendered documents are refused with goyaml.v2's words", "[helm][manif
   // only the first document counts, as with yaml.Unmarshal
   CHECK(yaml_syntax_error("a: 1\n---\nb: [\n") == "");
   CHECK_THROWS_WITH(parse_manifest_head_slow("- a\n- b\n"), Catch::Contains("cannot unmarshal array"));
+}
+
+// What helm decodes a document's head with (sigs.k8s.io/yaml into releaseutil.SimpleHead) refuses
+// more than YAML syntax. Every expected message below was produced by the real helm 3.17.3
+// (`helm template` over a chart holding the document; helm prefixes "YAML parse error on PATH: ").
+TEST_CASE("documents helm's head decoding refuses are refused with helm's words", "[helm][manifests]") {
+  const std::string conv = "error converting YAML to JSON: ";
+  const std::string json = "error unmarshaling JSON: while decoding JSON: json: ";
+  const std::string meta_type =
+      "struct { Name string \"json:\\\"name\\\"\"; Annotations map[string]string \"json:\\\"annotations\\\"\" }";
+  const std::vector<std::pair<std::string, std::string>> refused = {
+      // goyaml.v2: merges
+      {"data: {x: \"1\", <<: 1}\n", conv + "yaml: map merge requires map or sequence of maps as the value"},
+      {"data:\n  x: \"1\"\n  <<: 1\n", conv + "yaml: map merge requires map or sequence of maps as the value"},
+      {"l: &l {a: 1}\ndata:\n  <<: [*l, 2]\n", conv + "yaml: map merge requires map or sequence of maps as the value"},
+      {"s: &s [a]\ndata:\n  <<: *s\n", conv + "yaml: map merge requires map or sequence of maps as the value"},
+      // goyaml.v2: collection keys, printed as Go's %#v
+      {"? [a, b]\n: c\n", conv + "yaml: invalid map key: []interface {}{\"a\", \"b\"}"},
+      {"{a: b}: c\n", conv + "yaml: invalid map key: map[interface {}]interface {}{\"a\":\"b\"}"},
+      {"[1, 2.5, true, ~, x]: c\n", conv + "yaml: invalid map key: []interface {}{1, 2.5, true, interface {}(nil), \"x\"}"},
+      {"? {b: [1], a: x, 3: y}\n: c\n",
+       conv + "yaml: invalid map key: map[interface {}]interface {}{\"a\":\"x\", \"b\":[]interface {}{1}, 3:true}"},
+      {"? {b: 1, 1.5: x, true: y, 2: z, ~: n, 2001-01-01: t, 0xFFFFFFFFFFFFFFFF: u}\n: c\n",
+       conv + "yaml: invalid map key: map[interface {}]interface {}{interface {}(nil):false, \"2001-01-01\":\"t\", "
+              "\"b\":1, 0xffffffffffffffff:\"u\", 2:\"z\", 1.5:\"x\", true:true}"},
+      {"? {<<: {a: 1}, b: 2}\n: c\n", conv + "yaml: invalid map key: map[interface {}]interface {}{\"a\":1, \"b\":2}"},
+      {"? [!!binary YWI=, !!float 2, 18446744073709551615, -1]\n: c\n",
+       conv + "yaml: invalid map key: []interface {}{\"ab\", 2, 0xffffffffffffffff, -1}"},
+      {"a: [{? [1]: 2}]\n", conv + "yaml: invalid map key: []interface {}{1}"},
+      // goyaml.v2: explicit tags the text does not fit
+      {"x: !!int abc\n", conv + "yaml: cannot decode !!str `abc` as a !!int"},
+      {"x: !!null abc\n", conv + "yaml: cannot decode !!str `abc` as a !!null"},
+      {"x: !!bool abc\n", conv + "yaml: cannot decode !!str `abc` as a !!bool"},
+      {"x: !!float abc\n", conv + "yaml: cannot decode !!str `abc` as a !!float"},
+      {"x: !!int 1.5\n", conv + "yaml: cannot decode !!float `1.5` as a !!int"},
+      {"x: !!timestamp abc\n", conv + "yaml: cannot decode !!str `abc` as a !!timestamp"},
+      {"x: !!binary \"!!\"\n", conv + "yaml: !!binary value contains invalid base64 data"},
+      // goyaml.v2's errors come first in document order, before the conversion's
+      {"x: !!int abc\n? [a]\n: b\n", conv + "yaml: cannot decode !!str `abc` as a !!int"},
+      {"? [a]\n: b\nx: !!int abc\n", conv + "yaml: invalid map key: []interface {}{\"a\"}"},
+      // sigs.k8s.io/yaml: a nil key
+      {"~: x\n", conv + "unsupported map key of type: %!s(<nil>), key: <nil>, value: \"x\""},
+      {"null: x\n", conv + "unsupported map key of type: %!s(<nil>), key: <nil>, value: \"x\""},
+      {"? \n: x\n", conv + "unsupported map key of type: %!s(<nil>), key: <nil>, value: \"x\""},
+      {"~: {a: [1, 2.0, ~]}\n",
+       conv + "unsupported map key of type: %!s(<nil>), key: <nil>, value: map[interface {}]interface {}{\"a\":[]interface "
+              "{}{1, 2, interface {}(nil)}}"},
+      {"~: .inf\n", conv + "unsupported map key of type: %!s(<nil>), key: <nil>, value: +Inf"},
+      {"x: .inf\n~: y\n", conv + "unsupported map key of type: %!s(<nil>), key: <nil>, value: true"},
+      // only a nil key goyaml.v2 keeps counts: a later one or a merge replaces it
+      {"~: [a]\n~: 2001-01-01\n", conv + "unsupported map key of type: %!s(<nil>), key: <nil>, value: \"2001-01-01\""},
+      {"<<: {~: x}\n~: y\n", conv + "unsupported map key of type: %!s(<nil>), key: <nil>, value: true"},
+      {"~: y\n<<: {~: x}\n", conv + "unsupported map key of type: %!s(<nil>), key: <nil>, value: \"x\""},
+      // json.Marshal: non-finite floats, the first in key order
+      {"x: .inf\n", conv + "json: unsupported value: +Inf"},
+      {"x: [-.inf]\n", conv + "json: unsupported value: -Inf"},
+      {"x: {a: .nan, b: .inf}\n", conv + "json: unsupported value: NaN"},
+      {"b: .nan\na: -.Inf\n", conv + "json: unsupported value: -Inf"},
+      {".inf\n", conv + "json: unsupported value: +Inf"},
+      {"data:\n  \"<<\": {a: .inf}\n", conv + "json: unsupported value: +Inf"},
+      {"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n  a: {<<: {b: 1}, c: .5}\n  d: [.inf]\n",
+       conv + "json: unsupported value: +Inf"},
+      // encoding/json into SimpleHead
+      {"1\n", json + "cannot unmarshal number into Go value of type releaseutil.SimpleHead"},
+      {"true\n", json + "cannot unmarshal bool into Go value of type releaseutil.SimpleHead"},
+      {"\"x\"\n", json + "cannot unmarshal string into Go value of type releaseutil.SimpleHead"},
+      {"- a\n", json + "cannot unmarshal array into Go value of type releaseutil.SimpleHead"},
+      {"metadata: hello\n", json + "cannot unmarshal string into Go struct field SimpleHead.metadata of type " + meta_type},
+      {"metadata: 1\n", json + "cannot unmarshal number into Go struct field SimpleHead.metadata of type " + meta_type},
+      {"metadata: true\n", json + "cannot unmarshal bool into Go struct field SimpleHead.metadata of type " + meta_type},
+      {"metadata: [a]\n", json + "cannot unmarshal array into Go struct field SimpleHead.metadata of type " + meta_type},
+      {"kind: {a: b}\n", json + "cannot unmarshal object into Go struct field SimpleHead.kind of type string"},
+      {"apiVersion: [1]\n", json + "cannot unmarshal array into Go struct field SimpleHead.apiVersion of type string"},
+      {"metadata:\n  name: [a]\n", json + "cannot unmarshal array into Go struct field .metadata.name of type string"},
+      {"metadata:\n  name: {a: b}\n", json + "cannot unmarshal object into Go struct field .metadata.name of type string"},
+      {"metadata:\n  annotations: [a]\n",
+       json + "cannot unmarshal array into Go struct field .metadata.annotations of type map[string]string"},
+      {"metadata:\n  annotations: hello\n",
+       json + "cannot unmarshal string into Go struct field .metadata.annotations of type map[string]string"},
+      {"metadata:\n  annotations: 1\n",
+       json + "cannot unmarshal number into Go struct field .metadata.annotations of type map[string]string"},
+      {"metadata:\n  annotations:\n    x: {a: b}\n",
+       json + "cannot unmarshal object into Go struct field .metadata.annotations of type string"},
+      {"metadata:\n  annotations:\n    x: [a]\n    a: [b]\n",
+       json + "cannot unmarshal array into Go struct field .metadata.annotations of type string"},
+      // keys match fields case-insensitively (and the Kelvin sign and long s fold); the first
+      // wrong value in sorted key order is reported
+      {"KIND: [a]\nkind: {a: b}\n", json + "cannot unmarshal array into Go struct field SimpleHead.kind of type string"},
+      {"kind: [a]\nmetadata: 1\n", json + "cannot unmarshal array into Go struct field SimpleHead.kind of type string"},
+      {"\u212Aind: [a]\n", json + "cannot unmarshal array into Go struct field SimpleHead.kind of type string"},
+      {"apiVer\u017Fion: [a]\n", json + "cannot unmarshal array into Go struct field SimpleHead.apiVersion of type string"},
+      {"metadata:\n  annotation\u017F: 1\n",
+       json + "cannot unmarshal number into Go struct field .metadata.annotations of type map[string]string"},
+  };
+  for (const auto& [doc, message] : refused) {
+    INFO(doc);
+    CHECK_THROWS_WITH(parse_manifest_head(doc), message);
+  }
+  CHECK_THROWS_WITH(sort_manifests({{"c/templates/t.yaml", "kind: Pod\n---\nx: .inf\n"}}),
+                    "YAML parse error on c/templates/t.yaml: " + conv + "json: unsupported value: +Inf");
+}
+
+TEST_CASE("documents helm's head decoding accepts are read as helm reads them", "[helm][manifests]") {
+  struct Case {
+    std::string doc, api_version, kind, name;
+    bool hook;  // helm 3.17.3 lists the document among hooks
+  };
+  const std::vector<Case> accepted = {
+      // scalars into string fields become Go strings; null is ""
+      {"kind: .inf\napiVersion: 1\nmetadata:\n  name: 1.5\n", "1", "+Inf", "1.5", false},
+      {"kind: 123456789\napiVersion: true\nmetadata:\n  name: ~\n", "true", "123456789", "", false},
+      {"kind: 0o7\napiVersion: 0x_1F\nmetadata:\n  name: 1:30\n", "31", "7", "1:30", false},
+      {"kind: !!float 3\napiVersion: !!str 12\nmetadata:\n  name: !!binary UG9k\n", "12", "3", "Pod", false},
+      {"kind: 2001-01-01\napiVersion: !!timestamp 2001-01-01\n", "2001-01-01", "2001-01-01", "", false},
+      {"metadata: ~\nkind: Pod\n", "", "Pod", "", false},
+      {"x: !!map abc\ny: !!int [a]\nz: !!float 1\nkind: Pod\n", "", "Pod", "", false},
+      // merges and quoted "<<"
+      {"\"<<\": 1\nkind: Pod\n", "", "Pod", "", false},
+      {"base: &b {kind: Pod, metadata: {name: m}}\n<<: *b\n", "", "Pod", "m", false},
+      {"base: &b\n  metadata:\n    annotations:\n      helm.sh/hook: post-install\n<<: *b\nkind: Pod\n", "", "Pod", "", true},
+      {"kind: Pod\nmetadata: &m\n  annotations:\n    helm.sh/hook: pre-install\n  <<: {annotations: {x: y}}\n", "", "Pod", "",
+       false},
+      // a nil key in a map goyaml.v2 then replaces is never seen by sigs.k8s.io/yaml
+      {"labels:\n  ~: 1\nlabels: 2\nkind: Pod\n", "", "Pod", "", false},
+      {"x: {~: 1}\n<<: {x: 2}\n", "", "", "", false},
+      // case variants: later in sorted key order wins, objects fill the same struct and map
+      {"Kind: Secret\napiVersion: v1\n", "v1", "Secret", "", false},
+      {"Kind: Secret\nkind: ConfigMap\n", "", "ConfigMap", "", false},
+      {"Metadata:\n  name: a\nmetadata:\n  Annotations:\n    helm.sh/hook: pre-install\nkind: Pod\n", "", "Pod", "a", true},
+      {"Metadata:\n  annotations:\n    helm.sh/hook: pre-install\nmetadata: ~\nkind: Pod\n", "", "Pod", "", false},
+      {"METADATA:\n  ANNOTATIONS:\n    helm.sh/hook: pre-install\n  annotations:\n    x: y\nkind: Pod\n", "", "Pod", "", true},
+      {"metadata:\n  annotations:\n    helm.sh/hook: pre-install\nMETADATA: ~\nkind: Pod\n", "", "Pod", "", true},
+      {"metadata:\n  annotations:\n    helm.sh/hook: pre-install\n  ANNOTATIONS: ~\nkind: Pod\n", "", "Pod", "", true},
+      {"metadata:\n  annotations:\n    helm.sh/hook: pre-install\n  ANNOTATIONS: {}\nkind: Pod\n", "", "Pod", "", true},
+      {"metadata:\n  annotation\u017F:\n    helm.sh/hook: pre-install\nkind: Pod\n", "", "Pod", "", true},
+      // U+0130 and U+0131 do not fold to i for helm 3.17.3
+      {"k\u0130nd: 1\n", "", "", "", false},
+      {"k\u0131nd: [a]\n", "", "", "", false},
+      {"kind: Pod\nmetadata:\n  annotations:\n    helm.sh/hook: !!str pre-install\n    x: ~\n", "", "Pod", "", true},
+  };
+  for (const auto& c : accepted) {
+    INFO(c.doc);
+    ManifestHead head;
+    REQUIRE_NOTHROW(head = parse_manifest_head(c.doc));
+    CHECK(head.api_version == c.api_version);
+    CHECK(head.kind == c.kind);
+    CHECK(head.name == c.name);
+    SortedManifests sorted = sort_manifests({{"c/templates/t.yaml", c.doc}});
+    CHECK(sorted.hooks.size() == (c.hook ? 1u : 0u));
+  }
+  // annotation values of any scalar type are read as text
+  ManifestHead head = parse_manifest_head(
+      "kind: Pod\nmetadata:\n  annotations:\n    helm.sh/hook: pre-install\n    helm.sh/hook-weight: 1e1\n"
+      "    a: 123456789\n    b: yes\n    c: ~\n");
+  CHECK(head.annotations == std::map<std::string, std::string>{{"helm.sh/hook", "pre-install"},
+                                                               {"helm.sh/hook-weight", "10"},
+                                                               {"a", "123456789"},
+                                                               {"b", "true"},
+                                                               {"c", ""}});
 }

@@ -150,6 +150,17 @@ TEST_CASE("a profile package without its values file", "[plan][errors]") {
   CHECK(e.message().find("profile package lacks 'missing.yaml'") != std::string::npos);
 }
 
+TEST_CASE("profile values Helm cannot read name the file and keep Helm's words", "[plan][errors]") {
+  test::Workspace ws;
+  setup(ws, {"web"});
+  ws.write("profile/override_values.yaml", "~: x\n");
+  ws.apply_text(test::world_yaml({{"p1", "c1", {}}}, {{"web", k_on_c1}}));
+  auto e = plan_error(ws);
+  CHECK(e.message().find("profiles/web-profile") != std::string::npos);
+  CHECK(e.message().find(": override_values.yaml: error converting YAML to JSON: unsupported map key of type: "
+                         "%!s(<nil>), key: <nil>, value: \"x\"") != std::string::npos);
+}
+
 TEST_CASE("override values that break the chart", "[plan][errors]") {
   test::Workspace ws;
   setup(ws, {"web"});

@@ -59,6 +59,26 @@ TEST_CASE("yaml: syntax errors carry source:line:col", "[template][yaml]") {
   CHECK_THROWS_AS(yaml("a: b: c"), emco::Error);
 }
 
+// Helm (sigs.k8s.io/yaml) refuses more than syntax; fromYaml hands the words back in .Error. The
+// texts below are what helm 3.17.3 prints for `fromYaml` of the same documents.
+TEST_CASE("yaml: helm mode refuses what sigs.k8s.io/yaml refuses, in its words", "[template][yaml]") {
+  const std::string conv = "error converting YAML to JSON: ";
+  CHECK_THROWS_WITH(yaml("[a]: x\n"), conv + "yaml: invalid map key: []interface {}{\"a\"}");
+  CHECK_THROWS_WITH(yaml("x: {<<: 1}\n"), conv + "yaml: map merge requires map or sequence of maps as the value");
+  CHECK_THROWS_WITH(yaml("x: !!int abc\n"), conv + "yaml: cannot decode !!str `abc` as a !!int");
+  CHECK_THROWS_WITH(yaml("~: x\n"), conv + "unsupported map key of type: %!s(<nil>), key: <nil>, value: \"x\"");
+  CHECK_THROWS_WITH(yaml("x: .inf\n"), conv + "json: unsupported value: +Inf");
+  CHECK(render("{{ (fromYaml \"x: .nan\").Error }}", Value()) == conv + "json: unsupported value: NaN");
+  // explicit tags that fit are applied; !!binary is decoded
+  Value v = yaml("a: !!float 1\nb: !!str 12\nc: !!binary YWI=\nd: !!int \"12\"\n");
+  CHECK(v.find("a")->as_float() == 1.0);
+  CHECK(v.find("b")->as_string() == "12");
+  CHECK(v.find("c")->as_string() == "ab");
+  CHECK(v.find("d")->as_float() == 12.0);
+  // bytes that are not UTF-8 come back from sigs.k8s.io/yaml's JSON as U+FFFD (helm prints "\uFFFD")
+  CHECK(yaml("e: !!binary /w==\n").find("e")->as_string() == "\xEF\xBF\xBD");
+}
+
 TEST_CASE("toYaml: key order, nesting and collections", "[template][yaml]") {
   CHECK(to_yaml(yaml("b: 1\na: x\n")) == "a: x\nb: 1\n");
   CHECK(to_yaml(yaml("k: [1, 2]\n")) == "k:\n- 1\n- 2\n");
