@@ -104,6 +104,14 @@ void add_drift(json& s, const lifecycle::drift::Report& r) {
   }
 }
 
+// The DIG's stateInfo ({} before its first action); Error(not_found) when
+// the DIG does not exist.
+json state_info_of(store::Store& st, const Key& key) {
+  auto r = st.get(key);
+  if (!r) fail(ErrorKind::not_found, store::describe(resource::kind("deploymentIntentGroup"), key) + " does not exist");
+  return r->state_info.empty() ? json::object() : json::parse(r->state_info);
+}
+
 int dig_status_cmd(Context& ctx, const Invocation& inv) {
   Key key = dig_key(inv.args[0]);
   Format f;
@@ -123,18 +131,15 @@ int dig_status_cmd(Context& ctx, const Invocation& inv) {
     // The DIG's stateInfo as the status read it (list queries leave it out):
     // the additions below find their contexts in it instead of reading and
     // parsing the DIG again each (a tenth of a small workspace's command).
-    const json si = s.contains("states") ? s["states"] : json(nullptr);
-    const std::string current = si.is_null() ? "" : lifecycle::last_instance(si);
+    const json si = s.contains("states") ? s["states"] : state_info_of(st, key);
+    const std::string current = lifecycle::last_instance(si);
     // The hooks of the current deployment's operations (emco's addition):
     // a non-blocking hook that failed shows here.
-    json hooks = si.is_null() ? lifecycle::dig_hook_log(st, key) : lifecycle::hook_log(st, current);
-    if (!hooks.empty()) s["hooks"] = hooks;
-    json repairs = si.is_null() ? lifecycle::drift::repair_log(st, key)
-                                : lifecycle::drift::repair_log(st, plan::running_context(st, si));
-    if (!repairs.empty()) s["driftRepairs"] = repairs;
+    if (json hooks = lifecycle::hook_log(st, current); !hooks.empty()) s["hooks"] = hooks;
+    if (json repairs = lifecycle::drift::repair_log(st, plan::running_context(st, si)); !repairs.empty())
+      s["driftRepairs"] = repairs;
     // The rollout of the current deployment (emco's addition): where it stands.
-    json ro = si.is_null() ? lifecycle::rollout::of_dig(st, key) : lifecycle::rollout::of_current(st, current);
-    if (!ro.is_null()) s["rollout"] = ro;
+    if (json ro = lifecycle::rollout::of_current(st, current); !ro.is_null()) s["rollout"] = ro;
     if (f == Format::json) print_json(os, s);
     else if (f == Format::yaml) print_yaml(os, s);
     else {
@@ -158,12 +163,9 @@ int dig_status_cmd(Context& ctx, const Invocation& inv) {
 
 int history_cmd(Context& ctx, const Invocation& inv) {
   Key key = dig_key(inv.args[0]);
-  const auto& k = resource::kind("deploymentIntentGroup");
-  auto r = ctx.store().get(key);
-  if (!r) fail(ErrorKind::not_found, store::describe(k, key) + " does not exist");
-  json si = r->state_info.empty() ? json::object() : json::parse(r->state_info);
+  json si = state_info_of(ctx.store(), key);
   // The hooks of the current deployment's operations (tac, exec hooks).
-  json hooks = lifecycle::dig_hook_log(ctx.store(), key);
+  json hooks = lifecycle::hook_log(ctx.store(), lifecycle::last_instance(si));
   if (!hooks.empty()) si["hooks"] = hooks;
   Format f = parse_format(inv.get("output", "table"));
   if (f == Format::json || f == Format::yaml) {

@@ -372,8 +372,6 @@ RepairResult repair(store::Store& st, const Runtime& runtime, const Report& repo
   return result;
 }
 
-json repair_log(store::Store& st, const resource::Key& dig) { return repair_log(st, plan::running_context(st, dig)); }
-
 json repair_log(store::Store& st, const std::optional<std::string>& running) {
   if (!running) return json::array();
   auto meta = ac::header(st, *running).meta;

@@ -115,11 +115,10 @@ struct RepairResult {
 RepairResult repair(store::Store& st, const Runtime& runtime, const Report& report,
                     const Options& options, bool prune_extra, Clock& clock);
 
-// The repairs made on `dig`'s running revision: [{"time", "repaired":
+// The repairs made on a DIG's running revision, `running` as
+// plan::running_context finds it: [{"time", "repaired":
 // [{"app","cluster","resource","drift","note"?}], "failures": [...]}], []
-// when none ("note": a GitOps repair's commit).
-nlohmann::json repair_log(store::Store& st, const resource::Key& dig);
-// The same for the DIG's running context as found already (plan::running_context).
+// when none or nullopt ("note": a GitOps repair's commit).
 nlohmann::json repair_log(store::Store& st, const std::optional<std::string>& running);
 
 // The report as JSON (the -o json of `emco dig diff --live`): {"context",

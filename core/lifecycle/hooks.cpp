@@ -335,10 +335,4 @@ json hook_log(store::Store& st, const std::string& ctx) {
   return log;
 }
 
-json dig_hook_log(store::Store& st, const resource::Key& dig) {
-  auto r = st.get(dig);
-  if (!r || r->state_info.empty()) return json::array();
-  return hook_log(st, last_instance(json::parse(r->state_info)));
-}
-
 }  // namespace emco::lifecycle

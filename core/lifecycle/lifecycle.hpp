@@ -121,8 +121,6 @@ std::string run_operation(store::Store& st, const resource::Kind& k, const resou
 // "point", "blocking", "state" (pending|started|done|failed), "message",
 // "log", "time"}]}; an empty array when none ran there.
 nlohmann::json hook_log(store::Store& st, const std::string& ctx);
-// The hook log of a DIG's current deployment (its last action's context).
-nlohmann::json dig_hook_log(store::Store& st, const resource::Key& dig);
 
 // ---- for OperationOwners (runtime.hpp): the pieces the built-in lifecycles use ----
 
