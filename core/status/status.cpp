@@ -205,8 +205,7 @@ json deployed_counts(store::Store& st, const std::string& ctx, const std::string
     unrecorded_count += static_cast<int64_t>(order.size() - matched);
   });
   json out = json::object();
-  for (size_t i = 0; i < statuses.size(); ++i)
-    if (tally[i] > 0) out[statuses[i]] = out.value(statuses[i], int64_t{0}) + tally[i];
+  for (size_t i = 0; i < statuses.size(); ++i) out[statuses[i]] = tally[i];  // distinct, each counted once at least
   if (unrecorded_count > 0) out[unrecorded] = out.value(unrecorded, int64_t{0}) + unrecorded_count;
   return out;
 }
