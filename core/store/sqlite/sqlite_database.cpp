@@ -2,9 +2,9 @@
 
 #include <SQLiteCpp/Database.h>
 #include <SQLiteCpp/Exception.h>
-#include <SQLiteCpp/Statement.h>
-// SQLiteCpp has no wrapper for walking a connection's statements
-// (begin_write) or asking whether a transaction is open (rollback).
+// SQLite's C API: prepared statements (SqliteStatement says why), and what
+// SQLiteCpp has no wrapper for: walking a connection's statements
+// (begin_write), asking whether a transaction is open (rollback).
 #include <sqlite3.h>
 
 #include <fcntl.h>
@@ -49,11 +49,7 @@ constexpr int k_busy_timeout_ms = 600000;  // wait, never report "database is lo
 class SqliteStatement final : public Statement {
 public:
   SqliteStatement(const SQLite::Database& db, std::string_view sql) : m_db(db.getHandle()) {
-    const int rc = sqlite3_prepare_v2(m_db, sql.data(), static_cast<int>(sql.size()), &m_stmt, nullptr);
-    if (rc != SQLITE_OK) {
-      sqlite3_finalize(m_stmt);
-      raise(SQLite::Exception(m_db, rc), m_db);
-    }
+    check(sqlite3_prepare_v2(m_db, sql.data(), static_cast<int>(sql.size()), &m_stmt, nullptr));  // null on error
     m_columns = sqlite3_column_count(m_stmt);
   }
   ~SqliteStatement() override { sqlite3_finalize(m_stmt); }
