@@ -321,17 +321,27 @@ bool resolvable_tag(std::string_view tag) {
   return t == "str" || t == "bool" || t == "int" || t == "float" || t == "timestamp" || t == "null";
 }
 
-// A string as it comes back from sigs.k8s.io/yaml's JSON: json.Marshal writes each byte that
-// starts no valid UTF-8 sequence as U+FFFD. Only !!binary scalars can hold such bytes.
-std::string json_round_trip(std::string s) {
-  if (utf8::valid(s)) return s;
+// A string as it comes back from sigs.k8s.io/yaml, which goes through encoding/json: json.Marshal
+// writes each byte that starts no valid UTF-8 sequence as U+FFFD.
+std::string json_utf8(std::string_view s) {
   std::string out;
-  for (std::size_t i = 0; i < s.size();) {
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size();) {
+    // ASCII runs are copied at once (decoding each character showed in toYaml's profile).
+    size_t j = i;
+    while (j < s.size() && static_cast<unsigned char>(s[j]) < 0x80) ++j;
+    if (j > i) {
+      out.append(s, i, j - i);
+      i = j;
+      continue;
+    }
     char32_t r;
-    std::size_t n = utf8::decode(s, i, r);
-    if (r == utf8::k_replacement && n == 1) utf8::append(out, r);
-    else out.append(s, i, n);
-    i += n;
+    size_t w = utf8::decode(s, i, r);
+    if (w == 1 && r == utf8::k_replacement)
+      utf8::append(out, r);
+    else
+      out.append(s, i, w);
+    i += w;
   }
   return out;
 }
@@ -507,7 +517,7 @@ private:
       std::string text(m_doc.scalar(t));
       Resolved r = decode_v2(t, text);
       if (r.tag == Tag::null) return std::string(k_nil_key);  // see fail_nil_key
-      if (is_binary(t)) text = json_round_trip(std::move(text));
+      if (is_binary(t)) text = json_utf8(text);  // only !!binary scalars can hold such bytes
       return go_string_of(r, text, true);
     }
     Value v = scalar(t, nullptr);
@@ -648,7 +658,7 @@ private:
     std::string s(m_doc.scalar(id));
     if (m_mode == YamlMode::helm) {
       Resolved r = decode_v2(id, s);
-      if (is_binary(id)) s = json_round_trip(std::move(s));
+      if (is_binary(id)) s = json_utf8(s);
       if (target && target->type == GoTarget::Type::string && r.tag != Tag::null) return Value(go_string_of(r, s, false));
       switch (r.tag) {
         case Tag::null: return Value();
@@ -1093,33 +1103,8 @@ private:
     }
   }
 
-  // sigs.k8s.io/yaml goes through encoding/json, which writes each byte that is not valid
-  // UTF-8 as U+FFFD.
-  static std::string sanitize_utf8(const std::string& s) {
-    std::string out;
-    out.reserve(s.size());
-    for (size_t i = 0; i < s.size();) {
-      // ASCII runs are copied at once (decoding each character showed in toYaml's profile).
-      size_t j = i;
-      while (j < s.size() && static_cast<unsigned char>(s[j]) < 0x80) ++j;
-      if (j > i) {
-        out.append(s, i, j - i);
-        i = j;
-        continue;
-      }
-      char32_t r;
-      size_t w = utf8::decode(s, i, r);
-      if (w == 1 && r == utf8::k_replacement)
-        utf8::append(out, r);
-      else
-        out.append(s, i, w);
-      i += w;
-    }
-    return out;
-  }
-
   void write_string(const std::string& raw, int indent, bool simple_key) {
-    std::string s = sanitize_utf8(raw);
+    std::string s = json_utf8(raw);  // toYaml goes through sigs.k8s.io/yaml's JSON
     Resolved r = resolve_v2(s);
     bool can_plain = r.tag == Tag::str && !is_base60_float(s);
     Style style;
