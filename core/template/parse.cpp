@@ -26,11 +26,10 @@ enum class It : std::uint8_t {
 };
 
 // val points into the parsed text (owned by the Tree), or for error items at a message owned
-// by the Lexer (which outlives the parse). Items are trivially copyable: the parser copies
-// them at every peek.
-// Fields ordered so that a copy is two non-overlapping 16-byte moves: with `typ` first, the
-// compiler copied Items with overlapping stores, and the parser's next read of the copy stalled
-// on store forwarding (perf: a tenth of all rendering time in the parser's token functions).
+// by the Lexer (which outlives the parse). The fields are ordered so that a copy is two
+// non-overlapping 16-byte moves, and the lexer constructs items in place: with `typ` first and
+// a temporary per item, the compiler wrote Items with overlapping stores and the next read of
+// them stalled on store forwarding (perf: a tenth of all rendering time in the token functions).
 struct Item {
   Item() = default;
   Item(It t, int p, std::string_view v, int l) : val(v), pos(p), line(l), typ(t) {}
@@ -131,13 +130,13 @@ private:
     return m_line;
   }
   void emit(It t) {
-    m_items.push_back(Item{t, static_cast<int>(m_start), m_in.substr(m_start, m_pos - m_start), line_at(m_start)});
+    m_items.emplace_back(t, static_cast<int>(m_start), m_in.substr(m_start, m_pos - m_start), line_at(m_start));
     m_start = m_pos;
   }
   void error(std::string msg) {
     m_messages.push_back(std::move(msg));
-    m_items.push_back(Item{It::error, static_cast<int>(m_start), m_messages.back(), line_at(m_start)});
-    m_items.push_back(Item{It::eof, static_cast<int>(m_pos), "", line_at(m_start)});
+    m_items.emplace_back(It::error, static_cast<int>(m_start), m_messages.back(), line_at(m_start));
+    m_items.emplace_back(It::eof, static_cast<int>(m_pos), "", line_at(m_start));
     m_done = true;
   }
   char peek() const { return m_pos < m_in.size() ? m_in[m_pos] : '\0'; }
@@ -193,8 +192,7 @@ private:
       lex_comment();
       return;
     }
-    Item it{It::left_delim, static_cast<int>(m_start), "{{", line_at(m_start)};
-    m_items.push_back(std::move(it));
+    m_items.emplace_back(It::left_delim, static_cast<int>(m_start), "{{", line_at(m_start));
     m_inside = true;
     m_pos += after;
     m_start = m_pos;

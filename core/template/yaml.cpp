@@ -181,26 +181,33 @@ bool plainly_string(const std::string& s) {
 Resolved resolve_v2(const std::string& s) {
   Resolved r;
   if (plainly_string(s)) return r;
-  static const char* nulls[] = {"", "~", "null", "Null", "NULL"};
-  static const char* trues[] = {"y", "Y", "yes", "Yes", "YES", "on", "On", "ON", "true", "True", "TRUE"};
-  static const char* falses[] = {"n", "N", "no", "No", "NO", "off", "Off", "OFF", "false", "False", "FALSE"};
-  for (auto* n : nulls)
-    if (s == n) return Resolved{Tag::null};
-  for (auto* t : trues)
-    if (s == t) {
+  // string_views, so that each comparison checks the length before the bytes (comparing the
+  // std::string with each word as a C string took a strlen and a memcmp call per word, for
+  // every short scalar of every values file)
+  using namespace std::string_view_literals;
+  static constexpr std::string_view nulls[] = {""sv, "~"sv, "null"sv, "Null"sv, "NULL"sv};
+  static constexpr std::string_view trues[] = {"y"sv, "Y"sv, "yes"sv, "Yes"sv, "YES"sv, "on"sv, "On"sv, "ON"sv,
+                                               "true"sv, "True"sv, "TRUE"sv};
+  static constexpr std::string_view falses[] = {"n"sv, "N"sv, "no"sv, "No"sv, "NO"sv, "off"sv, "Off"sv, "OFF"sv,
+                                                "false"sv, "False"sv, "FALSE"sv};
+  const std::string_view word = s;
+  for (auto n : nulls)
+    if (word == n) return Resolved{Tag::null};
+  for (auto t : trues)
+    if (word == t) {
       r.tag = Tag::boolean;
       r.b = true;
       return r;
     }
-  for (auto* t : falses)
-    if (s == t) {
+  for (auto t : falses)
+    if (word == t) {
       r.tag = Tag::boolean;
       return r;
     }
-  if (s == ".nan" || s == ".NaN" || s == ".NAN") return Resolved{Tag::floating, false, 0, 0, std::nan("")};
-  if (s == ".inf" || s == ".Inf" || s == ".INF" || s == "+.inf" || s == "+.Inf" || s == "+.INF")
+  if (word == ".nan"sv || word == ".NaN"sv || word == ".NAN"sv) return Resolved{Tag::floating, false, 0, 0, std::nan("")};
+  if (word == ".inf"sv || word == ".Inf"sv || word == ".INF"sv || word == "+.inf"sv || word == "+.Inf"sv || word == "+.INF"sv)
     return Resolved{Tag::floating, false, 0, 0, INFINITY};
-  if (s == "-.inf" || s == "-.Inf" || s == "-.INF") return Resolved{Tag::floating, false, 0, 0, -INFINITY};
+  if (word == "-.inf"sv || word == "-.Inf"sv || word == "-.INF"sv) return Resolved{Tag::floating, false, 0, 0, -INFINITY};
   char c = s[0];
   if (c == '.') {
     char* end = nullptr;
