@@ -462,7 +462,7 @@ private:
 
   EV ideal_constant(const Node* n) {
     at(n);
-    if (!n->number_error.empty()) errorf(n->number_error);
+    if (n->number_overflows_int) errorf(n->text + " overflows int");
     return EV{n->constant};
   }
 

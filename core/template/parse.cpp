@@ -1143,7 +1143,7 @@ private:
           return n;
         }
         if (!neg) {
-          n->number_error = text + " overflows int";
+          n->number_overflows_int = true;
           n->constant = Value(static_cast<double>(u));
           return n;
         }

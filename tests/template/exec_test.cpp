@@ -84,6 +84,9 @@ TEST_CASE("exec: range over lists, maps, integers, with else, break and continue
   CHECK(error_of("{{ range $i, $v := 3 }}{{ end }}") ==
         "template: t:1:19: executing \"t\" at <3>: can't use 3 to iterate over more than one variable");
   CHECK(error_of("{{ range 1.5 }}{{ end }}") == "template: t:1:9: executing \"t\" at <1.5>: range can't iterate over 1.5");
+  // an unsigned literal beyond Go's int parses, and fails where it is used (idealConstant)
+  CHECK(error_of("a: {{ 18446744073709551615 }}") ==
+        "template: t:1:6: executing \"t\" at <18446744073709551615>: 18446744073709551615 overflows int");
   // Go 1.22+: assignment form reuses outer variables
   CHECK(render("{{ $i := 9 }}{{ range $i = .l }}{{ end }}{{ $i }}", dot) == "c");
 }
