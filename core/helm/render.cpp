@@ -14,6 +14,7 @@
 #include "core/helm/schema.hpp"
 #include "core/helm/values.hpp"
 #include "core/template/engine.hpp"
+#include "core/util/allocator.hpp"
 #include "core/util/base64.hpp"
 #include "core/util/file_io.hpp"
 #include "core/util/semver.hpp"
@@ -409,6 +410,7 @@ bool valid_release_name(const std::string& name) {
 RenderResult render(const Chart& chart, const RenderOptions& opts) { return render(Chart(chart), opts); }
 
 RenderResult render(Chart&& input, const RenderOptions& opts) {
+  prefer_huge_pages_for_heap();
   RenderResult result;
   result.include_crds = opts.include_crds;
   if (!valid_release_name(opts.release_name))
@@ -574,6 +576,7 @@ Value user_values(const std::vector<std::string>& value_files, const std::vector
 }
 
 int template_main(const TemplateArgs& args, std::ostream& out, std::ostream& err) {
+  prefer_huge_pages_for_heap();  // before the chart is read: its files are the first big blocks
   try {
     RenderOptions opts;
     opts.release_name = args.release_name;
