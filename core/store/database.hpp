@@ -81,6 +81,8 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "core/util/string_hash.hpp"
+
 namespace emco::store {
 
 // A failure of the database engine (constraint, I/O, syntax, a lost lock).
@@ -208,11 +210,7 @@ public:
   static constexpr int k_conflict_attempts = 100;
 
 private:
-  struct Hash {
-    using is_transparent = void;
-    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-  };
-  std::unordered_map<std::string, std::unique_ptr<Statement>, Hash, std::equal_to<>> m_cache;
+  StringMap<std::unique_ptr<Statement>> m_cache;
   int m_depth = 0;
   bool m_conflict = false;
   uint64_t m_round_trips = 0;

@@ -22,9 +22,9 @@ constexpr std::size_t k_max_range_iterations = 50'000'000;
 
 // A template set; tpl parses into a child set that sees its parent's templates.
 struct TemplateSet {
-  std::unordered_map<std::string, std::shared_ptr<Tree>> map;
+  StringMap<std::shared_ptr<Tree>> map;
   const TemplateSet* parent = nullptr;
-  const Tree* find(const std::string& name) const {
+  const Tree* find(std::string_view name) const {
     for (const TemplateSet* s = this; s; s = s->parent) {
       auto it = s->map.find(name);
       if (it != s->map.end()) return it->second.get();
@@ -45,7 +45,7 @@ struct EV {
 enum class Flow { normal, brk, cont };
 
 struct Var {
-  std::string name;
+  std::string_view name;  // "$" or a declaring node's name (the tree outlives its execution)
   EV value;
 };
 
@@ -80,7 +80,7 @@ struct Engine::Impl {
   TemplateSet set;
   const FuncMap* standard = nullptr;
   FuncMap own;  // set_function's additions and overrides
-  const FuncDef* find_function(const std::string& name) const {
+  const FuncDef* find_function(std::string_view name) const {
     if (!own.empty()) {
       auto it = own.find(name);
       if (it != own.end()) return &it->second;
@@ -88,7 +88,7 @@ struct Engine::Impl {
     auto it = standard->find(name);
     return it == standard->end() ? nullptr : &it->second;
   }
-  bool has_function(const std::string& name) const { return find_function(name) != nullptr; }
+  bool has_function(std::string_view name) const { return find_function(name) != nullptr; }
   std::mutex tpl_mutex;
   std::unordered_map<std::string, std::vector<std::shared_ptr<Tree>>> tpl_cache;
   // add()'s parses by the size of their text (file tree first; its Tree::text is the text):
@@ -169,7 +169,7 @@ public:
     const std::string& name = m_eng.opts.set_name;
     if (trees.empty()) {
       try {
-        trees = parse_template(name, text, [this](const std::string& f) { return m_eng.has_function(f); });
+        trees = parse_template(name, text, [this](std::string_view f) { return m_eng.has_function(f); });
       } catch (const Error& e) {
         throw Error(ErrorKind::failed, "cannot parse template " + go_quote(text) + ": " + e.message());
       }
@@ -262,21 +262,21 @@ private:
   }
 
   // ---- variables ----
-  void push(const std::string& name, const EV& v) { m_vars.push_back(Var{name, v}); }
-  void set_var(const std::string& name, const EV& v) {
+  void push(std::string_view name, const EV& v) { m_vars.push_back(Var{name, v}); }
+  void set_var(std::string_view name, const EV& v) {
     for (size_t i = m_vars.size(); i-- > 0;) {
       if (m_vars[i].name == name) {
         m_vars[i].value = v;
         return;
       }
     }
-    errorf("undefined variable: " + name);
+    errorf("undefined variable: " + std::string(name));
   }
   void set_top_var(size_t n, const EV& v) { m_vars[m_vars.size() - n].value = v; }
-  EV var_value(const std::string& name) {
+  EV var_value(std::string_view name) {
     for (size_t i = m_vars.size(); i-- > 0;)
       if (m_vars[i].name == name) return m_vars[i].value;
-    errorf("undefined variable: " + name);
+    errorf("undefined variable: " + std::string(name));
   }
 
   // ---- walking ----
@@ -419,7 +419,7 @@ private:
     at(pipe);
     bool has_final = false;
     for (const Node* cmd : pipe->nodes) {
-      EV final = value;
+      EV final = std::move(value);  // the previous command's result becomes this one's last argument
       value = eval_command(dot, cmd, has_final ? &final : nullptr);
       has_final = true;
       value.boxed = false;
@@ -451,19 +451,19 @@ private:
     at(first);
     not_a_function(cmd->nodes, final);
     switch (first->type) {
-      case NodeType::boolean: return EV{first->constant};
+      case NodeType::boolean: return EV{*first->constant};
       case NodeType::dot: return dot;
       case NodeType::nil: errorf("nil is not a command");
       case NodeType::number: return ideal_constant(first);
-      case NodeType::string: return EV{first->constant};
+      case NodeType::string: return EV{*first->constant};
       default: errorf("can't evaluate command " + go_quote(first->to_string()));
     }
   }
 
   EV ideal_constant(const Node* n) {
     at(n);
-    if (n->number_overflows_int) errorf(n->text + " overflows int");
-    return EV{n->constant};
+    if (n->number_overflows_int) errorf(std::string(n->text) + " overflows int");
+    return EV{*n->constant};
   }
 
   EV eval_field_node(const EV& dot, const Node* field, NodeSpan args, const EV* final) {
@@ -488,7 +488,7 @@ private:
     return eval_field_chain(dot, value, var, var->idents, 1, args, final);
   }
 
-  EV eval_field_chain(const EV& dot, EV receiver, const Node* node, const std::pmr::vector<std::string>& idents, size_t from,
+  EV eval_field_chain(const EV& dot, EV receiver, const Node* node, const std::pmr::vector<std::string_view>& idents, size_t from,
                       NodeSpan args, const EV* final) {
     const NodeSpan no_args;
     size_t n = idents.size();
@@ -496,15 +496,15 @@ private:
     return eval_field(dot, idents[n - 1], node, args, final, receiver);
   }
 
-  EV eval_field(const EV& dot, const std::string& name, const Node* node, NodeSpan args,
+  EV eval_field(const EV& dot, std::string_view name, const Node* node, NodeSpan args,
                 const EV* final, const EV& receiver) {
     if (receiver.invalid) return EV{Value(), true};
     const Value& r = receiver.v;
     bool has_args = args.size() > 1 || final;
     switch (r.kind()) {
-      case Kind::null: errorf("nil pointer evaluating interface {}." + name);
+      case Kind::null: errorf("nil pointer evaluating interface {}." + std::string(name));
       case Kind::map: {
-        if (has_args) errorf(name + " is not a method but has arguments");
+        if (has_args) errorf(std::string(name) + " is not a method but has arguments");
         const Value* found = r.find(name);
         if (found) return EV{*found, false, true};
         if (m_eng.opts.missingkey_zero) return EV{Value(), false, true};
@@ -521,24 +521,24 @@ private:
             result = obj->call_method(name, argv);
           } catch (const Error& e) {
             at(node);
-            errorf("error calling " + name + ": " + e.message());
+            errorf("error calling " + std::string(name) + ": " + e.message());
           } catch (const std::exception& e) {
             at(node);
-            errorf("error calling " + name + ": " + e.what());
+            errorf("error calling " + std::string(name) + ": " + e.what());
           }
           return EV{result, result.is_null()};
         }
         auto f = obj->field(name);
         if (f) {
-          if (has_args) errorf(name + " is not a method but has arguments");
+          if (has_args) errorf(std::string(name) + " is not a method but has arguments");
           return EV{*f};
         }
         auto d = obj->data();
         if (d && d->is_map()) return eval_field(dot, name, node, args, final, EV{*d});
-        errorf("can't evaluate field " + name + " in type " + obj->type_name());
+        errorf("can't evaluate field " + std::string(name) + " in type " + obj->type_name());
       }
       default:
-        errorf("can't evaluate field " + name + " in type " + (receiver.boxed ? std::string("interface {}") : r.go_type()));
+        errorf("can't evaluate field " + std::string(name) + " in type " + (receiver.boxed ? std::string("interface {}") : r.go_type()));
     }
   }
 
@@ -549,7 +549,7 @@ private:
     return eval_call(dot, *def, ident->text, cmd, args, final);
   }
 
-  EV eval_call(const EV& dot, const FuncDef& def, const std::string& name, const Node* node,
+  EV eval_call(const EV& dot, const FuncDef& def, std::string_view name, const Node* node,
                NodeSpan args, const EV* final) {
     const std::string& sig = def.sig;
     bool variadic = !sig.empty() && sig.back() == '*';
@@ -558,10 +558,10 @@ private:
     size_t num_in = nargs + (final ? 1 : 0);
     if (variadic) {
       if (num_in < nparams - 1)
-        errorf("wrong number of args for " + name + ": want at least " + std::to_string(nparams - 1) + " got " +
+        errorf("wrong number of args for " + std::string(name) + ": want at least " + std::to_string(nparams - 1) + " got " +
                std::to_string(nargs));
     } else if (num_in != nparams) {
-      errorf("wrong number of args for " + name + ": want " + std::to_string(nparams) + " got " + std::to_string(num_in));
+      errorf("wrong number of args for " + std::string(name) + ": want " + std::to_string(nparams) + " got " + std::to_string(num_in));
     }
     auto param = [&](size_t i) -> char { return i < nparams - (variadic ? 1 : 0) ? sig[i] : sig[nparams - 1]; };
 
@@ -585,17 +585,17 @@ private:
       result = def.fn(*this, argv);
     } catch (const Error& e) {
       at(node);
-      errorf("error calling " + name + ": " + e.message());
+      errorf("error calling " + std::string(name) + ": " + e.message());
     } catch (const std::exception& e) {
       at(node);
-      errorf("error calling " + name + ": " + e.what());
+      errorf("error calling " + std::string(name) + ": " + e.what());
     }
     // A string longer than the output limit could never be written. Without
     // this check a chain of calls that each grow their input (`printf "%q"`
     // doubles the backslashes) ran out of memory before writing a byte.
     if (result.is_string() && result.as_string().size() > m_eng.opts.max_output_bytes) {
       at(node);
-      errorf("error calling " + name + ": its result exceeds the output limit of " +
+      errorf("error calling " + std::string(name) + ": its result exceeds the output limit of " +
              std::to_string(m_eng.opts.max_output_bytes) + " bytes");
     }
     return EV{std::move(result), result.is_null()};
@@ -646,7 +646,7 @@ private:
         break;
       case NodeType::chain: r = eval_chain_node(dot, n, {}, nullptr); break;
       case NodeType::boolean:
-      case NodeType::string: return EV{n->constant};
+      case NodeType::string: return EV{*n->constant};
       case NodeType::number: return ideal_constant(n);
       default: errorf("can't handle " + n->to_string() + " for arg of type interface {}");
     }
@@ -674,20 +674,20 @@ private:
     switch (t) {
       case 'a': return eval_arg_any(dot, n, false).v;
       case 'b':
-        if (n->type == NodeType::boolean) return n->constant;
+        if (n->type == NodeType::boolean) return *n->constant;
         errorf("expected bool; found " + n->to_string());
       case 'f':
-        if (n->type == NodeType::number) return Value(n->constant.as_float());
+        if (n->type == NodeType::number) return Value(n->constant->as_float());
         errorf("expected float; found " + n->to_string());
       case 'i':
       case 'I':
         if (n->type == NodeType::number && n->number_is_int) {
-          std::int64_t i = n->constant.is_int() ? n->constant.as_int() : static_cast<std::int64_t>(n->constant.as_float());
+          std::int64_t i = n->constant->is_int() ? n->constant->as_int() : static_cast<std::int64_t>(n->constant->as_float());
           return Value::integer(i, t == 'i' ? IntType::int_ : IntType::int64);
         }
         errorf("expected integer; found " + n->to_string());
       case 's':
-        if (n->type == NodeType::string) return n->constant;
+        if (n->type == NodeType::string) return *n->constant;
         errorf("expected string; found " + n->to_string());
       default: errorf("can't handle " + n->to_string() + " for arg of type " + type_string(t));
     }
@@ -726,7 +726,7 @@ void Engine::add(const std::string& name, std::string_view text) {
     m_impl->add_trees(m_impl->set, trees);
     return;
   }
-  auto trees = parse_template(name, text, [this](const std::string& f) { return m_impl->has_function(f); });
+  auto trees = parse_template(name, text, [this](std::string_view f) { return m_impl->has_function(f); });
   m_impl->add_trees(m_impl->set, trees);
   if (!trees.empty() && trees.front()->name == name) m_impl->parsed_texts.emplace(text.size(), std::move(trees));
 }

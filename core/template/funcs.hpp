@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "core/template/engine.hpp"
+#include "core/util/string_hash.hpp"
 
 namespace emco::tmpl {
 
@@ -19,7 +20,7 @@ struct FuncDef {
   std::string sig = "a*";
 };
 
-using FuncMap = std::unordered_map<std::string, FuncDef>;
+using FuncMap = StringMap<FuncDef>;  // looked up with the parsed identifier's view
 
 void register_go_builtins(FuncMap& m);
 void register_sprig(FuncMap& m);

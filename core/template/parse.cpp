@@ -616,7 +616,7 @@ struct ParseError {
 class Parser {
 public:
   Parser(const std::string& name, std::shared_ptr<const std::string> text, std::vector<Item> items,
-         const std::function<bool(const std::string&)>& has_function, std::shared_ptr<Arena> arena,
+         const std::function<bool(std::string_view)>& has_function, std::shared_ptr<Arena> arena,
          std::vector<std::shared_ptr<Tree>>& out)
       : m_parse_name(name), m_text(std::move(text)), m_items(std::move(items)), m_has_function(has_function),
         m_arena(std::move(arena)), m_out(out) {
@@ -653,17 +653,14 @@ private:
   Item m_eof;             // what reading past the items gives (the lexer ends them with eof)
   size_t m_next = 0;      // the next item to read
   size_t m_furthest = 0;  // one past the furthest item read: Go's token[0], whose line errors name
-  const std::function<bool(const std::string&)>& m_has_function;
+  const std::function<bool(std::string_view)>& m_has_function;
   std::shared_ptr<Arena> m_arena;
   std::vector<std::shared_ptr<Tree>>& m_out;
   std::map<std::string, std::shared_ptr<Tree>> m_set;
-  std::vector<std::string> m_vars;
+  std::vector<std::string_view> m_vars;  // views into the file's text ("$" a literal)
   int m_range_depth = 0;
   int m_action_line = 0;
   int m_depth = 0;
-  Node m_end_marker;
-  Node m_else_marker;
-  std::vector<Node*> m_markers;
 
   static constexpr int k_max_depth = 1000;
 
@@ -692,7 +689,7 @@ private:
   }
   static bool is_end(const Node* n) { return n->type == NodeType::comment && n->is_assign; }
   static bool is_else(const Node* n) { return n->type == NodeType::comment && n->number_is_int; }
-  static std::string node_string(const Node* n) { return n->type == NodeType::comment ? n->text : n->to_string(); }
+  static std::string node_string(const Node* n) { return n->type == NodeType::comment ? std::string(n->text) : n->to_string(); }
 
   [[noreturn]] void errorf(const std::string& msg) {
     const int line = m_furthest == 0 ? 0 : item_at(m_furthest - 1).line;
@@ -851,13 +848,13 @@ private:
         pipe->is_assign = nx.typ == It::assign;
         next_non_space();
         Node* var = m_arena->make(NodeType::variable, v.pos);
-        var->idents = {std::string(v.val)};
+        var->idents.push_back(v.val);
         pipe->decls.push_back(var);
         m_vars.emplace_back(v.val);
       } else if (nx.typ == It::char_ && nx.val == ",") {
         next_non_space();
         Node* var = m_arena->make(NodeType::variable, v.pos);
-        var->idents = {std::string(v.val)};
+        var->idents.push_back(v.val);
         pipe->decls.push_back(var);
         m_vars.emplace_back(v.val);
         if (context == "range" && pipe->decls.size() < 2) {
@@ -965,7 +962,7 @@ private:
     add(tree, false);
     m_vars = saved_vars;
     Node* n = m_arena->make(NodeType::template_, token.pos, token.line);
-    n->text = name;
+    n->text = m_arena->keep(std::string_view(name));
     n->pipe = pipe;
     return n;
   }
@@ -980,7 +977,7 @@ private:
       pipe = pipeline(context, It::right_delim);
     }
     Node* n = m_arena->make(NodeType::template_, token.pos, token.line);
-    n->text = name;
+    n->text = m_arena->keep(std::string_view(name));
     n->pipe = pipe;
     return n;
   }
@@ -1012,7 +1009,7 @@ private:
       while (m_next + fields < m_items.size() && m_items[m_next + fields].typ == It::field) ++fields;
       Node* n = m_arena->make(node->type, peek().pos);
       n->idents.reserve(node->idents.size() + fields);
-      for (auto& f : node->idents) n->idents.push_back(std::move(f));  // `node` is dropped
+      n->idents.insert(n->idents.end(), node->idents.begin(), node->idents.end());  // `node` is dropped
       while (peek().typ == It::field) n->idents.emplace_back(next().val.substr(1));
       return n;
     }
@@ -1036,7 +1033,7 @@ private:
     const Item& token = next_non_space();
     switch (token.typ) {
       case It::identifier: {
-        if (!m_has_function(std::string(token.val))) errorf("function " + go_quote(token.val) + " not defined");
+        if (!m_has_function(token.val)) errorf("function " + go_quote(token.val) + " not defined");
         Node* n = m_arena->make(NodeType::identifier, token.pos);
         n->text = token.val;
         return n;
@@ -1046,7 +1043,7 @@ private:
       case It::variable: {
         Node* n = m_arena->make(NodeType::variable, token.pos);
         size_t dot = token.val.find('.');
-        std::string head(token.val.substr(0, dot));
+        const std::string_view head = token.val.substr(0, dot);
         n->idents.push_back(head);
         bool found = false;
         for (auto& v : m_vars)
@@ -1061,7 +1058,7 @@ private:
       }
       case It::bool_: {
         Node* n = m_arena->make(NodeType::boolean, token.pos);
-        n->constant = Value(token.val == "true");
+        n->constant = m_arena->keep(Value(token.val == "true"));
         n->text = token.val;
         return n;
       }
@@ -1077,7 +1074,7 @@ private:
         if (!unquote(token.val, s)) errorf("invalid syntax");
         Node* n = m_arena->make(NodeType::string, token.pos);
         n->text = token.val;
-        n->constant = Value(std::move(s));
+        n->constant = m_arena->keep(Value(std::move(s)));
         return n;
       }
       default: break;
@@ -1095,7 +1092,7 @@ private:
       if (!unquote(text, s) || s.empty()) errorf("malformed character constant: " + text);
       char32_t r;
       utf8::decode(s, 0, r);
-      n->constant = Value(static_cast<std::int64_t>(r));
+      n->constant = m_arena->keep(Value(static_cast<std::int64_t>(r)));
       n->number_is_int = true;
       return n;
     }
@@ -1138,13 +1135,13 @@ private:
         if ((!neg && u <= static_cast<unsigned long long>(INT64_MAX)) ||
             (neg && u <= static_cast<unsigned long long>(INT64_MAX) + 1ULL)) {
           std::int64_t v = neg ? static_cast<std::int64_t>(0 - u) : static_cast<std::int64_t>(u);
-          n->constant = Value(v);
+          n->constant = m_arena->keep(Value(v));
           n->number_is_int = true;
           return n;
         }
         if (!neg) {
           n->number_overflows_int = true;
-          n->constant = Value(static_cast<double>(u));
+          n->constant = m_arena->keep(Value(static_cast<double>(u)));
           return n;
         }
       }
@@ -1156,7 +1153,7 @@ private:
       char* hend = nullptr;
       double hf = std::strtod(clean.c_str(), &hend);
       if (*hend != '\0') errorf("illegal number syntax: " + go_quote(text));
-      n->constant = Value(hf);
+      n->constant = m_arena->keep(Value(hf));
       if (std::isfinite(hf) && hf == std::floor(hf) && std::fabs(hf) < 9.2e18) n->number_is_int = true;
       return n;
     }
@@ -1165,7 +1162,7 @@ private:
     char* endp = nullptr;
     double f = std::strtod(clean.c_str(), &endp);
     if (*endp != '\0' || clean.empty()) errorf("illegal number syntax: " + go_quote(text));
-    n->constant = Value(f);
+    n->constant = m_arena->keep(Value(f));
     if (std::isfinite(f) && f == std::floor(f) && std::fabs(f) < 9.2e18) n->number_is_int = true;
     return n;
   }
@@ -1181,7 +1178,7 @@ std::string Node::to_string() const {
       return s;
     }
     case NodeType::text: return std::string(raw);
-    case NodeType::comment: return text;
+    case NodeType::comment: return std::string(text);
     case NodeType::action: return "{{" + pipe->to_string() + "}}";
     case NodeType::pipe: {
       std::string s;
@@ -1209,7 +1206,10 @@ std::string Node::to_string() const {
     }
     case NodeType::field: {
       std::string s;
-      for (auto& i : idents) s += "." + i;
+      for (auto i : idents) {
+        s += '.';
+        s += i;
+      }
       return s;
     }
     case NodeType::variable: {
@@ -1223,13 +1223,16 @@ std::string Node::to_string() const {
     case NodeType::chain: {
       std::string s = pipe->to_string();
       if (pipe->type == NodeType::pipe) s = "(" + s + ")";
-      for (auto& f : idents) s += "." + f;
+      for (auto f : idents) {
+        s += '.';
+        s += f;
+      }
       return s;
     }
-    case NodeType::identifier: return text;
+    case NodeType::identifier: return std::string(text);
     case NodeType::dot: return ".";
     case NodeType::nil: return "nil";
-    case NodeType::boolean: case NodeType::number: case NodeType::string: return text;
+    case NodeType::boolean: case NodeType::number: case NodeType::string: return std::string(text);
     case NodeType::if_: case NodeType::range: case NodeType::with: {
       const char* kw = type == NodeType::if_ ? "if" : type == NodeType::range ? "range" : "with";
       std::string s = std::string("{{") + kw + " " + pipe->to_string() + "}}" + list->to_string();
@@ -1273,7 +1276,7 @@ bool is_empty_tree(const Node* n) {
 }
 
 std::vector<std::shared_ptr<Tree>> parse_template(const std::string& name, std::string_view text,
-                                                  const std::function<bool(const std::string&)>& has_function) {
+                                                  const std::function<bool(std::string_view)>& has_function) {
   auto owned = std::make_shared<const std::string>(text);
   Lexer lexer(*owned);
   std::vector<Item> items = lexer.run();

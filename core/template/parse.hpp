@@ -3,6 +3,8 @@
 // the same node kinds, the same error messages ("template: NAME:LINE: ...").
 
 #include <algorithm>
+#include <deque>
+#include <type_traits>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -26,52 +28,56 @@ struct Node;
 using NodeList = std::pmr::vector<Node*>;
 using NodeSpan = std::span<Node* const>;
 
-// A node's lists are allocated from its Arena's memory (see Arena), so building and dropping a
-// tree costs no malloc/free per list.
+// A node and everything it refers to lives in its Arena's memory or in the parsed file's text,
+// so nodes are never destroyed one by one: dropping a tree releases its arena's blocks. (Making
+// and then destroying one node per few template bytes was bound by memory traffic; the
+// destructor pass alone was 4% of a render.)
 struct Node {
-  explicit Node(std::pmr::memory_resource* memory = std::pmr::get_default_resource())
-      : idents(memory), nodes(memory), decls(memory) {}
-  // The flags sit beside the type so that a node takes 216 bytes, not 264: a render makes and
-  // then destroys one node per few template bytes, and both passes are bound by memory traffic.
+  explicit Node(std::pmr::memory_resource* memory) : idents(memory), nodes(memory), decls(memory) {}
   NodeType type{};
   bool is_assign = false;             // pipe: "=" rather than ":="
   bool number_is_int = false;         // number: fits Go int (usable where an int is required)
   bool number_overflows_int = false;  // number: an unsigned literal beyond Go's int (idealConstant's error)
   int pos = 0;   // byte offset in the file's text
   int line = 0;
-  std::string_view raw;             // text: the literal text, a view into the file's text (Tree::text)
-  std::string text;                 // identifier; template name; literal's source text
-  std::pmr::vector<std::string> idents;  // field (".a.b" -> a,b) / variable ("$x.a" -> $x,a) / chain fields
+  std::string_view raw;   // text: the literal text, a view into the file's text (Tree::text)
+  std::string_view text;  // identifier; template name; literal's source text (file text or arena)
+  std::pmr::vector<std::string_view> idents;  // field (".a.b" -> a,b) / variable ("$x.a" -> $x,a) / chain fields
   NodeList nodes;                   // list items; command args; pipe commands
   NodeList decls;                   // pipe: declared variables
   Node* pipe = nullptr;             // action/if/range/with/template; chain: its head node
   Node* list = nullptr;
   Node* else_list = nullptr;
-  Value constant;                   // bool/number/string literal's value as an untyped constant yields
+  const Value* constant = nullptr;  // bool/number/string literal: its value as an untyped constant yields (arena's)
   std::string to_string() const;    // Go's Node.String()
 };
 
-// Owns the nodes of one parsed file. Nodes are constructed in chunks whose capacity grows from
-// 16 to 512 nodes (a std::deque would make one allocation per two nodes); a chunk never grows
-// past its capacity, so nodes never move. Their lists take memory from a monotonic buffer
-// released with the arena.
+static_assert(std::is_trivially_destructible_v<std::string_view> && std::is_trivially_destructible_v<Node*>);
+
+// Owns the nodes of one parsed file, the strings they hold that are not in the file's text, and
+// their literal values. Nodes and their lists take memory from a monotonic buffer released with
+// the arena; the values, which may own memory of their own, are destroyed with it.
 class Arena {
 public:
   Node* make(NodeType t, int pos, int line = 0) {
-    if (m_chunks.empty() || m_chunks.back().size() == m_chunks.back().capacity()) {
-      std::size_t capacity = m_chunks.empty() ? 16 : std::min<std::size_t>(m_chunks.back().capacity() * 2, 512);
-      m_chunks.emplace_back().reserve(capacity);
-    }
-    Node& n = m_chunks.back().emplace_back(&m_memory);
-    n.type = t;
-    n.pos = pos;
-    n.line = line;
-    return &n;
+    Node* n = new (m_memory.allocate(sizeof(Node), alignof(Node))) Node(&m_memory);
+    n->type = t;
+    n->pos = pos;
+    n->line = line;
+    return n;
   }
+  // A copy of `s` that lives as long as the arena.
+  std::string_view keep(std::string_view s) {
+    if (s.empty()) return {};
+    char* p = static_cast<char*>(m_memory.allocate(s.size(), 1));
+    std::copy(s.begin(), s.end(), p);
+    return {p, s.size()};
+  }
+  const Value* keep(Value v) { return &m_values.emplace_back(std::move(v)); }
 
 private:
-  std::pmr::monotonic_buffer_resource m_memory;  // declared first: outlives the nodes using it
-  std::vector<std::vector<Node>> m_chunks;
+  std::pmr::monotonic_buffer_resource m_memory{16 * 1024};
+  std::deque<Value> m_values;  // literal nodes' constants
 };
 
 struct Tree {
@@ -89,6 +95,6 @@ bool is_empty_tree(const Node* n);
 // Parses `text` named `name`. Returns the file's own tree first, then one per {{define}} /
 // {{block}} in source order. Throws emco::Error(invalid) with Go's message on a syntax error.
 std::vector<std::shared_ptr<Tree>> parse_template(const std::string& name, std::string_view text,
-                                                  const std::function<bool(const std::string&)>& has_function);
+                                                  const std::function<bool(std::string_view)>& has_function);
 
 }  // namespace emco::tmpl
