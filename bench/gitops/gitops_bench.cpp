@@ -216,7 +216,7 @@ void materialize(const ChangeSet& changes, const fs::path& dir) {
     if (!content) continue;
     fs::path file = dir / path;
     fs::create_directories(file.parent_path());
-    std::ofstream(file, std::ios::binary) << *content;
+    std::ofstream(file, std::ios::binary) << content->str();
   }
 }
 

@@ -24,7 +24,7 @@ std::string cli_tree(const fs::path& work, const ChangeSet& changes) {
       fs::remove(work / path);
     } else {
       fs::create_directories((work / path).parent_path());
-      std::ofstream(work / path, std::ios::binary) << *content;
+      std::ofstream(work / path, std::ios::binary) << content->str();
     }
   }
   git(work, {"add", "-A"});

@@ -414,7 +414,7 @@ RemoteHeads fetch_heads(git_repository* repo, const GitRemoteSpec& spec, const R
 
 struct DirNode {
   bool replace = false;  // start from an empty directory (a "dir/" deletion)
-  std::map<std::string, const std::optional<std::string>*> files;
+  std::map<std::string, const std::optional<FileText>*> files;
   std::map<std::string, DirNode> dirs;
 };
 
@@ -496,7 +496,7 @@ const git_oid& change_digest(const DirNode& node, BuildStats& stats) {
     text += 'F';
     text += name;
     text.push_back('\0');
-    if (content->has_value()) text.append(reinterpret_cast<const char*>(blob_id(**content, stats).id), GIT_OID_RAWSZ);
+    if (content->has_value()) text.append(reinterpret_cast<const char*>(blob_id((*content)->str(), stats).id), GIT_OID_RAWSZ);
     else text += "-";
   }
   for (const auto& [name, child] : node.dirs) {
@@ -652,7 +652,7 @@ std::optional<git_oid> build_tree_once(git_repository* repo, ObjectWriter& objec
       }
       continue;
     }
-    const std::string& data = **content;
+    const std::string& data = (*content)->str();
     const git_oid blob = blob_id(data, stats);
     if (existing != entries.end() && existing->second.mode == GIT_FILEMODE_BLOB &&
         git_oid_equal(&existing->second.oid, &blob))

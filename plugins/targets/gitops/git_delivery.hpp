@@ -32,17 +32,33 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "plugins/targets/gitops/git_remote.hpp"
 
 namespace emco::gitops {
 
+// A file's new content in a change set. Immutable and shared: the clusters of a fleet mostly
+// get the same manifests, and one text per path made a 100,000-cluster commit hold the same
+// bytes hundreds of thousands of times.
+class FileText {
+public:
+  FileText(std::string text) : m_text(std::make_shared<const std::string>(std::move(text))) {}  // NOLINT: implicit
+  FileText(const char* text) : FileText(std::string(text)) {}                                   // NOLINT: implicit
+  const std::string& str() const { return *m_text; }
+  friend bool operator==(const FileText& a, std::string_view b) { return a.str() == b; }
+
+private:
+  std::shared_ptr<const std::string> m_text;
+};
+
 // path -> new content, or std::nullopt to delete. A path ending in '/' with
 // std::nullopt deletes that whole directory (writes below it still apply).
 // Paths are relative, '/'-separated, without '.', '..' or '.git' components.
-using ChangeSet = std::map<std::string, std::optional<std::string>>;
+using ChangeSet = std::map<std::string, std::optional<FileText>>;
 
 struct GitAuthor {
   std::string name = "emco";

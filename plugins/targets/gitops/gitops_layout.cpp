@@ -341,11 +341,12 @@ std::vector<RepositoryCommit> plan_commits(const GitOpsOperation& op) {
   const std::string& ns = op.context.namespace_name;
 
   // Objects shared between clusters are serialized once per Git flavour.
-  std::unordered_map<const json*, std::string> serialized[2];
-  auto content_of = [&](const json& object, GitOpsType type, bool status) -> const std::string& {
+  std::unordered_map<const json*, FileText> serialized[2];
+  auto content_of = [&](const json& object, GitOpsType type, bool status) -> const FileText& {
     auto& cache = serialized[type == GitOpsType::anthos ? 1 : 0];
-    auto [it, inserted] = cache.try_emplace(&object);
-    if (inserted) it->second = status ? status_content(object, type, ns) : resource_content(object, type, ns);
+    auto it = cache.find(&object);
+    if (it == cache.end())
+      it = cache.emplace(&object, status ? status_content(object, type, ns) : resource_content(object, type, ns)).first;
     return it->second;
   };
 
