@@ -10,7 +10,8 @@
 // and finally "N passed, M failed" plus "B byte-identical". A render passes when
 //   - helm succeeded: the same "# Source:" documents in the same order, each equal after
 //     parsing both as YAML; for renders listed with a .nondet file, the lines helm's two
-//     runs disagreed on are compared up to their key only;
+//     runs disagreed on are compared up to their key only (a line without a key, such as
+//     a block scalar's base64 of a random password, by its indentation and length);
 //   - helm failed: we fail too, with the same "Error: ..." message.
 // Exit status: 0 when everything passed, 1 otherwise.
 
@@ -98,7 +99,9 @@ std::set<size_t> nondet_lines(const std::string& diff) {
 // The key part of a "key: value" line (the whole line when there is no ": ").
 std::string line_key(const std::string& line) {
   auto p = line.find(": ");
-  return p == std::string::npos ? line : line.substr(0, p + 2);
+  if (p != std::string::npos) return line.substr(0, p + 2);
+  const auto indent = line.find_first_not_of(' ');
+  return std::to_string(indent == std::string::npos ? line.size() : indent) + " " + std::to_string(line.size());
 }
 
 std::string first_error_line(const std::string& err) {
