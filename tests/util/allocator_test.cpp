@@ -31,7 +31,7 @@ std::string vm_flags_at(const void* address) {
   return "";
 }
 
-bool kernel_has_thp() { return std::ifstream("/sys/kernel/mm/transparent_hugepage/enabled").good(); }
+[[maybe_unused]] bool kernel_has_thp() { return std::ifstream("/sys/kernel/mm/transparent_hugepage/enabled").good(); }
 
 }  // namespace
 
