@@ -48,6 +48,14 @@ std::optional<QueueEntry> next_pending(store::Store& st, const std::string& ctx)
   return e;
 }
 
+bool has_pending(store::Store& st, const std::string& ctx) {
+  auto& s = st.database().statement("SELECT 1 FROM ac_queue WHERE ctx = ? AND status = 'Pending' LIMIT 1");
+  s.bind(1, ctx);
+  const bool pending = s.step();
+  s.reset();
+  return pending;
+}
+
 void mark(store::Store& st, const std::string& ctx, int64_t seq, const std::string& status,
           const std::string& message) {
   st.write([&] {
@@ -74,6 +82,15 @@ std::vector<std::string> active_contexts(store::Store& st) {
   auto& s = st.database().statement("SELECT a.ctx FROM ac_active a JOIN ac_contexts c ON c.id = a.ctx ORDER BY c.seq");
   while (s.step()) out.push_back(s.str(0));
   return out;
+}
+
+bool any_active(store::Store& st) {
+  // ac_active's rows all name a context (ON DELETE CASCADE, foreign keys on):
+  // no join is needed to know whether there is one.
+  auto& s = st.database().statement("SELECT 1 FROM ac_active LIMIT 1");
+  const bool any = s.step();
+  s.reset();
+  return any;
 }
 
 void deactivate(store::Store& st, const std::string& ctx) {

@@ -144,7 +144,7 @@ Query parse_query(const std::string& query_string) {
 // work on its context is queued (or in progress), NotCreated once none is
 // (the operation was stopped before it reached the resource).
 std::string unrecorded_status(store::Store& st, const std::string& ctx) {
-  return ac::next_pending(st, ctx) ? ac::resource_status::pending : ac::resource_status::not_created;
+  return ac::has_pending(st, ctx) ? ac::resource_status::pending : ac::resource_status::not_created;
 }
 
 json deployed_counts(store::Store& st, const std::string& ctx, const std::string& status_ctx) {

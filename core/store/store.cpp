@@ -361,8 +361,11 @@ std::unique_ptr<Database> open_migrated(const std::string& location) {
   std::unique_ptr<Database> db;
   try {
     db = open_database(location);
-    // Migrations run in one write transaction so two processes opening a
-    // fresh workspace at once cannot both migrate it.
+    // A workspace at this emco's version is only read: no write transaction
+    // (its locks and commit) at every command's start. Migrations run in one
+    // write transaction, which reads the version again, so two processes
+    // opening a fresh workspace at once cannot both migrate it.
+    if (db->schema_version() == static_cast<int>(k_migrations.size())) return db;
     db->transaction([&] {
       const int version = db->schema_version();
       if (version > static_cast<int>(k_migrations.size()))

@@ -466,6 +466,9 @@ bool held_by_live_process(store::Store& st, const std::string& ctx) { return lea
 
 std::vector<std::string> resumable(store::Store& st) {
   std::vector<std::string> out;
+  // Every command asks at its start (auto-resume), and nearly always none is
+  // active: the cheap question first.
+  if (!ac::any_active(st)) return out;
   for (const auto& id : ac::active_contexts(st))
     if (!held_by_live_process(st, id)) out.push_back(id);
   return out;

@@ -245,10 +245,14 @@ TEST_CASE("event queue and active set", "[appcontext]") {
   ac::save(*st, sample("7", 1));
   ac::save(*st, sample("8", 1));
   CHECK_FALSE(ac::next_pending(*st, "7"));
+  CHECK_FALSE(ac::has_pending(*st, "7"));
+  CHECK_FALSE(ac::any_active(*st));
   CHECK(ac::enqueue(*st, "8", ac::event::update, "7") == 1);
   CHECK(ac::enqueue(*st, "7", ac::event::instantiate) == 1);
   CHECK(ac::enqueue(*st, "7", ac::event::terminate) == 2);
   CHECK(ac::active_contexts(*st) == std::vector<std::string>{"7", "8"});
+  CHECK(ac::any_active(*st));
+  CHECK(ac::has_pending(*st, "7"));
   auto e = ac::next_pending(*st, "7");
   REQUIRE(e);
   CHECK(e->event == "Instantiate");
@@ -258,6 +262,8 @@ TEST_CASE("event queue and active set", "[appcontext]") {
   CHECK(e->seq == 2);
   ac::mark(*st, "7", 2, ac::queue_status::error, "cluster unreachable");
   CHECK_FALSE(ac::next_pending(*st, "7"));
+  CHECK_FALSE(ac::has_pending(*st, "7"));
+  CHECK(ac::has_pending(*st, "8"));
   auto q = ac::queue(*st, "7");
   REQUIRE(q.size() == 2);
   CHECK(q[1].status == "Error");
@@ -265,6 +271,8 @@ TEST_CASE("event queue and active set", "[appcontext]") {
   CHECK(ac::queue(*st, "8")[0].ucid == "7");
   ac::deactivate(*st, "7");
   CHECK(ac::active_contexts(*st) == std::vector<std::string>{"8"});
+  ac::deactivate(*st, "8");
+  CHECK_FALSE(ac::any_active(*st));
   CHECK_THROWS_AS(ac::mark(*st, "7", 9, "Done"), Error);
   CHECK_THROWS_AS(ac::enqueue(*st, "9", "Instantiate"), Error);
 }
