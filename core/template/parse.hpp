@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <deque>
-#include <type_traits>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -51,8 +50,6 @@ struct Node {
   const Value* constant = nullptr;  // bool/number/string literal: its value as an untyped constant yields (arena's)
   std::string to_string() const;    // Go's Node.String()
 };
-
-static_assert(std::is_trivially_destructible_v<std::string_view> && std::is_trivially_destructible_v<Node*>);
 
 // Owns the nodes of one parsed file, the strings they hold that are not in the file's text, and
 // their literal values. Nodes and their lists take memory from a monotonic buffer released with
