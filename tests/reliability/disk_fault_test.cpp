@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/reliability/fleet.hpp"
+#include "tests/shell.hpp"
 
 using namespace emco::test;
 using nlohmann::json;
@@ -209,6 +210,29 @@ TEST_CASE("disk full and I/O errors at every write of apply, instantiate, update
     points += fault_every_write(f, op, "eio", false).points;
   }
   std::cerr << "disk faults: " << points << " fault points covered\n";
+}
+
+// Found by the test above on a loaded CI machine (about 1 run in 100): a
+// GitOps command starts libgit2's initialisation on a thread of its own, and
+// OpenSSL's first initialisation (through libssh2) registers OpenSSL's
+// exit-time cleanup from that thread. A command that failed early then exited
+// with the cleanup registered after the thread's join, so it ran first and
+// freed OpenSSL's locks under the still-initialising thread: SIGSEGV after
+// the error was printed. The probe does what such a command does, with the
+// thread held just after OpenSSL registered its cleanup (the shim's
+// EMCO_FAULT_SLOW_THREAD_ATEXIT_MS) while the process exits; the shim's
+// EMCO_FAULT_CHECK_EXIT_ORDER fails the run (status 99) if a library's
+// cleanup runs before that thread has ended.
+TEST_CASE("a process that exits while libgit2 is still starting ends with its own exit status",
+          "[reliability][disk-faults][sqlite]") {
+  std::string env = "EMCO_FAULT_SLOW_THREAD_ATEXIT_MS=1500 EMCO_FAULT_CHECK_EXIT_ORDER=1 LD_PRELOAD='" + std::string(EMCO_FAULT_SHIM) + "'";
+#ifdef __SANITIZE_ADDRESS__
+  const char* asan = std::getenv("ASAN_OPTIONS");
+  env += " ASAN_OPTIONS='" + std::string(asan ? asan : "") + (asan && *asan ? ":" : "") + "verify_asan_link_order=0'";
+#endif
+  Ran r = sh(fs::temp_directory_path(), env + " '" + EMCO_WARM_UP_EXIT_PROBE + "' 300");
+  INFO(r.out);
+  REQUIRE(r.code == 3);
 }
 
 TEST_CASE("a read-only workspace: every command says so, exit 6, and nothing changes", "[reliability][disk-faults][sqlite]") {

@@ -20,11 +20,24 @@
 //                     (a full disk stays full)
 //   EMCO_FAULT_STEPS  a file that receives the number of steps taken, written
 //                     at exit (every mode; a killed process writes nothing)
+//   EMCO_FAULT_SLOW_THREAD_ATEXIT_MS
+//                     when a shared library registers an exit handler
+//                     (__cxa_atexit) on a thread other than the main one, as
+//                     OpenSSL does at its first initialisation, that thread
+//                     then pauses this long: on a slow machine the process
+//                     may begin exiting in the middle of that initialisation
+//   EMCO_FAULT_CHECK_EXIT_ORDER
+//                     1: an exit handler a shared library registered (such as
+//                     OPENSSL_cleanup) that runs while another thread of the
+//                     process still runs ends the process with status 99 and
+//                     a message: that library's state would be torn down
+//                     under the thread
 //
 // Calls made through glibc's stdio (fwrite) are not seen: glibc calls its own
 // write internally. emco's writes go through write(2) (libstdc++'s filebuf,
 // SQLite, libgit2 and libcurl all call the interposable symbols).
 
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -147,6 +160,49 @@ __attribute__((destructor)) void report_steps() {
   close(fd);
 }
 
+// Whether `fn` lives in a shared library rather than the program itself.
+bool registered_by_library(void (*fn)(void*)) {
+  static char exe[4096];
+  static const bool have_exe = [] {
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0) return false;
+    exe[n] = 0;
+    return true;
+  }();
+  Dl_info info;
+  if (!have_exe || !dladdr(reinterpret_cast<void*>(fn), &info) || !info.dli_fname) return false;
+  return strcmp(info.dli_fname, exe) != 0;
+}
+
+// EMCO_FAULT_CHECK_EXIT_ORDER: a library's exit handler, wrapped.
+struct LibraryExitHandler {
+  void (*fn)(void*);
+  void* arg;
+};
+
+size_t threads_running() {
+  size_t n = 0;
+  if (DIR* d = opendir("/proc/self/task")) {
+    while (dirent* e = readdir(d))
+      if (e->d_name[0] != '.') ++n;
+    closedir(d);
+  }
+  return n;
+}
+
+void run_library_exit_handler(void* p) {
+  auto* h = static_cast<LibraryExitHandler*>(p);
+  if (size_t n = threads_running(); n > 1) {
+    Dl_info info;
+    const bool named = dladdr(reinterpret_cast<void*>(h->fn), &info) && info.dli_fname;
+    fprintf(stderr, "fault shim: %s's exit handler %s ran while %zu threads still ran\n",
+            named ? info.dli_fname : "a library", named && info.dli_sname ? info.dli_sname : "", n);
+    _exit(99);
+  }
+  h->fn(h->arg);
+  free(h);
+}
+
 }  // namespace
 
 #define EMCO_FAIL_OR(call)        \
@@ -248,6 +304,30 @@ int ftruncate64(int fd, off64_t len) {
   EMCO_FAIL_OR(fd_step(fd));
   static auto f = real<int (*)(int, off64_t)>("ftruncate64");
   return f(fd, len);
+}
+
+int __cxa_atexit(void (*fn)(void*), void* arg, void* dso) {
+  static auto f = real<int (*)(void (*)(void*), void*, void*)>("__cxa_atexit");
+  static const long slow_ms = [] {
+    const char* ms = getenv("EMCO_FAULT_SLOW_THREAD_ATEXIT_MS");
+    return ms ? atol(ms) : 0L;
+  }();
+  static const bool check_order = [] {
+    const char* c = getenv("EMCO_FAULT_CHECK_EXIT_ORDER");
+    return c && !strcmp(c, "1");
+  }();
+  const bool library = (slow_ms > 0 || check_order) && registered_by_library(fn);
+  int r;
+  if (library && check_order) {
+    auto* h = static_cast<LibraryExitHandler*>(malloc(sizeof(LibraryExitHandler)));
+    if (!h) return -1;
+    *h = {fn, arg};
+    r = f(run_library_exit_handler, h, dso);
+  } else {
+    r = f(fn, arg, dso);
+  }
+  if (library && slow_ms > 0 && gettid() != getpid()) usleep(static_cast<useconds_t>(slow_ms) * 1000);
+  return r;
 }
 
 int rename(const char* from, const char* to) {
