@@ -14,6 +14,7 @@
 #include "core/util/printable.hpp"
 #include "core/util/strings.hpp"
 #include "core/util/utf8.hpp"
+#include "plugins/targets/kube/object_metadata.hpp"
 #include "plugins/targets/kube/pem.hpp"
 
 namespace emco::kube {
@@ -463,15 +464,12 @@ static Target prepare(KubeClient& client, const json& object, const std::string&
 }
 
 static WriteResult result_of(const HttpResponse& r) {
+  ObjectMetadata m = read_object_metadata(r.body);
   WriteResult w;
   w.created = r.status == 201;
-  json live = json::parse(r.body, nullptr, false);
-  if (live.is_object() && live.contains("metadata") && live["metadata"].is_object()) {
-    const json& m = live["metadata"];
-    w.resource_version = str_field(m, "resourceVersion");
-    w.uid = str_field(m, "uid");
-    if (auto g = m.find("generation"); g != m.end() && g->is_number_integer()) w.generation = g->get<long long>();
-  }
+  w.resource_version = std::move(m.resource_version);
+  w.uid = std::move(m.uid);
+  w.generation = m.generation;
   return w;
 }
 
