@@ -178,6 +178,41 @@ TEST_CASE("transport: TLS material is parsed once per client and checked before 
   }
 }
 
+TEST_CASE("transport: clients of the same CA share its parsed store, and each CA verifies only its own servers",
+          "[transport][tls]") {
+  KeyPair ca_a = make_ca("fleet-a");
+  KeyPair ca_b = make_ca("fleet-b");
+  TestServer server_a(version_ok, make_cert(ca_a, "apiserver", {"localhost"}, {"127.0.0.1"}));
+  TestServer server_b(version_ok, make_cert(ca_b, "apiserver", {"localhost"}, {"127.0.0.1"}));
+  HttpRequest to_a, to_b;
+  to_a.url = server_a.url() + "/version";
+  to_b.url = server_b.url() + "/version";
+  auto client_of = [](const KeyPair& ca) { return make_curl_client({.tls = {.ca_pem = ca.cert_pem}}); };
+
+  // Many clients of one CA at once (a fan-out), with clients of the other
+  // CA alive beside them: every one verifies its own server only.
+  std::vector<std::unique_ptr<HttpClient>> clients;
+  for (int i = 0; i < 8; ++i) clients.push_back(client_of(i % 2 ? ca_b : ca_a));
+  std::vector<std::thread> workers;
+  std::vector<int> own(clients.size()), other(clients.size());
+  for (size_t i = 0; i < clients.size(); ++i)
+    workers.emplace_back([&, i] {
+      const bool b = i % 2;
+      own[i] = clients[i]->send(b ? to_b : to_a).status;
+      other[i] = static_cast<int>(clients[i]->send(b ? to_a : to_b).failure);
+    });
+  for (auto& w : workers) w.join();
+  for (size_t i = 0; i < clients.size(); ++i) {
+    CAPTURE(i);
+    CHECK(own[i] == 200);
+    CHECK(other[i] == static_cast<int>(TransportFailure::tls_verify));
+  }
+  // After every client of a CA is gone, a new one parses it again and still verifies.
+  clients.clear();
+  CHECK(client_of(ca_a)->send(to_a).status == 200);
+  CHECK(client_of(ca_b)->send(to_a).failure == TransportFailure::tls_verify);
+}
+
 TEST_CASE("client: a wrong or expired CA is a TLS error naming the cluster", "[transport][tls][bad]") {
   KeyPair ca = make_ca("real-ca");
   KeyPair other_ca = make_ca("other-ca");
