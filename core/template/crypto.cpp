@@ -5,7 +5,6 @@
 #include <netdb.h>
 #include <openssl/bio.h>
 #include <openssl/bn.h>
-#include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 #include <openssl/kdf.h>
@@ -30,6 +29,7 @@
 #include "core/template/funcs.hpp"
 #include "core/util/base64.hpp"
 #include "core/util/error.hpp"
+#include "core/util/openssl_init.hpp"
 #include "core/util/sha256.hpp"
 #include "core/util/utf8.hpp"
 
@@ -136,12 +136,10 @@ std::string cert_pem(X509* x) {
 class RsaKeyPool {
 public:
   static RsaKeyPool& instance() {
-    // OpenSSL is initialised first so that its exit-time cleanup (atexit, registered by its
-    // first real initialisation; options 0 would return before doing any) runs after this
-    // pool's destructor: a key still being made then never finds OpenSSL gone.
-    static const bool openssl_ready = OPENSSL_init_crypto(OPENSSL_INIT_ADD_ALL_DIGESTS, nullptr) == 1;
+    // OpenSSL's cleanup then runs after this pool's destructor: a key still being made never
+    // finds OpenSSL gone.
+    initialise_openssl();
     static RsaKeyPool pool;
-    (void)openssl_ready;
     return pool;
   }
 

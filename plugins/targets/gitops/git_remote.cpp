@@ -1,7 +1,6 @@
 #include "plugins/targets/gitops/git_remote.hpp"
 
 #include <git2.h>
-#include <openssl/crypto.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
@@ -18,6 +17,7 @@
 
 #include "core/util/base64.hpp"
 #include "core/util/error.hpp"
+#include "core/util/openssl_init.hpp"
 #include "core/util/printable.hpp"
 #include "core/util/strings.hpp"
 #include "plugins/targets/gitops/git_stream.hpp"
@@ -39,15 +39,11 @@ void ensure_libgit2() {
 void warm_up_libgit2() {
   // A function-local static: destroyed (joined) at exit, so a process that
   // ends before delivering never leaves the thread running into teardown.
-  // Exit handlers run in the reverse order of their registration, and
-  // OpenSSL registers its cleanup (atexit) at its first real initialisation,
-  // which libgit2's (through libssh2) would otherwise do on the warming
-  // thread, or the main thread later (a digest): a command failing early
-  // then freed OpenSSL's locks while the thread was still initialising and
-  // crashed on exit. Initialising OpenSSL here first puts its cleanup after
-  // the join (options 0 would return before doing anything).
-  static const bool openssl_ready = OPENSSL_init_crypto(OPENSSL_INIT_ADD_ALL_DIGESTS, nullptr) == 1;
-  (void)openssl_ready;
+  // libgit2's initialisation initialises OpenSSL (through libssh2); done
+  // first on the warming thread, OpenSSL's cleanup ran before the join and
+  // freed OpenSSL under a thread still initialising it when a command failed
+  // early (a crash at exit).
+  initialise_openssl();
   static std::jthread warming([] { ensure_libgit2(); });
 }
 
