@@ -1,5 +1,7 @@
 #include "plugins/targets/kube/object_metadata.hpp"
 
+#include <optional>
+
 #include <nlohmann/json.hpp>
 
 namespace emco::kube {
@@ -14,15 +16,15 @@ using json = nlohmann::json;
 // depth 2: the members of its "metadata" object.
 class MetadataReader final : public nlohmann::json_sax<json> {
 public:
-  bool null() override { return scalar(Scalar::other, 0); }
-  bool boolean(bool) override { return scalar(Scalar::other, 0); }
-  bool number_integer(number_integer_t v) override { return scalar(Scalar::integer, v); }
+  bool null() override { return scalar(); }
+  bool boolean(bool) override { return scalar(); }
+  bool number_integer(number_integer_t v) override { return scalar(v); }
   // Beyond long long, still an integer to a parsed value, whose get<long long>() wraps it.
-  bool number_unsigned(number_unsigned_t v) override { return scalar(Scalar::integer, static_cast<long long>(v)); }
-  bool number_float(number_float_t, const string_t&) override { return scalar(Scalar::other, 0); }
-  bool binary(binary_t&) override { return scalar(Scalar::other, 0); }
+  bool number_unsigned(number_unsigned_t v) override { return scalar(static_cast<long long>(v)); }
+  bool number_float(number_float_t, const string_t&) override { return scalar(); }
+  bool binary(binary_t&) override { return scalar(); }
   bool string(string_t& v) override {
-    if (!in_metadata_member()) return scalar(Scalar::other, 0);
+    if (!in_metadata_member()) return scalar();
     clear_member();
     if (m_member == "resourceVersion") m_fields.resource_version = std::move(v);
     else if (m_member == "uid") m_fields.uid = std::move(v);
@@ -46,8 +48,6 @@ public:
   ObjectMetadata result() && { return m_top_is_object ? std::move(m_fields) : ObjectMetadata{}; }
 
 private:
-  enum class Scalar { integer, other };
-
   bool in_metadata_member() const { return m_depth == 2 && m_in_metadata && m_metadata_is_object; }
   bool metadata_value() const { return m_depth == 1 && m_in_metadata; }
 
@@ -56,25 +56,21 @@ private:
     else if (m_member == "uid") m_fields.uid.clear();
     else if (m_member == "generation") m_fields.generation = 0;
   }
-  bool scalar(Scalar kind, long long v) {
+  // A value other than a string; `integer` if it is one. (key() has emptied
+  // the fields when a "metadata" member begins.)
+  bool scalar(std::optional<long long> integer = {}) {
     if (m_depth == 0) m_top_is_object = false;
-    if (metadata_value()) {
-      m_metadata_is_object = false;
-      m_fields = {};
-    }
+    if (metadata_value()) m_metadata_is_object = false;
     if (in_metadata_member()) {
       clear_member();
-      if (kind == Scalar::integer && m_member == "generation") m_fields.generation = v;
+      if (integer && m_member == "generation") m_fields.generation = *integer;
     }
     return true;
   }
   bool open(bool object) {
     if (m_depth == 0) m_top_is_object = object;
     if (in_metadata_member()) clear_member();
-    if (metadata_value()) {
-      m_metadata_is_object = object;
-      if (!object) m_fields = {};
-    }
+    if (metadata_value()) m_metadata_is_object = object;
     ++m_depth;
     return true;
   }
