@@ -225,12 +225,12 @@ TEST_CASE("disk full and I/O errors at every write of apply, instantiate, update
 // cleanup runs before that thread has ended.
 TEST_CASE("a process that exits while libgit2 is still starting ends with its own exit status",
           "[reliability][disk-faults][sqlite]") {
-  std::string env = "EMCO_FAULT_SLOW_THREAD_ATEXIT_MS=1500 EMCO_FAULT_CHECK_EXIT_ORDER=1 LD_PRELOAD='" + std::string(EMCO_FAULT_SHIM) + "'";
-#ifdef __SANITIZE_ADDRESS__
-  const char* asan = std::getenv("ASAN_OPTIONS");
-  env += " ASAN_OPTIONS='" + std::string(asan ? asan : "") + (asan && *asan ? ":" : "") + "verify_asan_link_order=0'";
-#endif
-  Ran r = sh(fs::temp_directory_path(), env + " '" + EMCO_WARM_UP_EXIT_PROBE + "' 300");
+  auto vars = shim_preload_env();
+  vars["EMCO_FAULT_SLOW_THREAD_ATEXIT_MS"] = "1500";
+  vars["EMCO_FAULT_CHECK_EXIT_ORDER"] = "1";
+  std::string env;
+  for (const auto& [k, v] : vars) env += k + "='" + v + "' ";
+  Ran r = sh(fs::temp_directory_path(), env + "'" + EMCO_WARM_UP_EXIT_PROBE + "' 300");
   INFO(r.out);
   REQUIRE(r.code == 3);
 }

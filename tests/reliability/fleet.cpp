@@ -240,18 +240,23 @@ void Fleet::run_ok(const std::vector<std::string>& args) {
   REQUIRE(e.code == 0);
 }
 
-std::map<std::string, std::string> Fleet::fault_env(const std::string& mode, long at, bool sticky) const {
-  std::map<std::string, std::string> env = {{"EMCO_AUTO_RESUME", "0"},
-                                            {"LD_PRELOAD", EMCO_FAULT_SHIM},
-                                            {"EMCO_FAULT_MODE", mode},
-                                            {"EMCO_FAULT_AT", std::to_string(at)},
-                                            {"EMCO_FAULT_STICKY", sticky ? "1" : "0"},
-                                            {"EMCO_FAULT_STEPS", (m_root / "steps").string()}};
+std::map<std::string, std::string> shim_preload_env() {
+  std::map<std::string, std::string> env = {{"LD_PRELOAD", EMCO_FAULT_SHIM}};
 #ifdef __SANITIZE_ADDRESS__
   // The shim comes before the sanitizer runtime in the preload order.
   const char* asan = std::getenv("ASAN_OPTIONS");
   env["ASAN_OPTIONS"] = std::string(asan ? asan : "") + (asan && *asan ? ":" : "") + "verify_asan_link_order=0";
 #endif
+  return env;
+}
+
+std::map<std::string, std::string> Fleet::fault_env(const std::string& mode, long at, bool sticky) const {
+  std::map<std::string, std::string> env = shim_preload_env();
+  env.insert({{"EMCO_AUTO_RESUME", "0"},
+              {"EMCO_FAULT_MODE", mode},
+              {"EMCO_FAULT_AT", std::to_string(at)},
+              {"EMCO_FAULT_STICKY", sticky ? "1" : "0"},
+              {"EMCO_FAULT_STEPS", (m_root / "steps").string()}});
   return env;
 }
 

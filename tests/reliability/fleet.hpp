@@ -149,4 +149,9 @@ private:
   int m_runs = 0;
 };
 
+// The environment that preloads the fault shim into a process (with the
+// ASan build's link-order check off: the shim comes before the sanitizer
+// runtime); the shim's own variables are the caller's.
+std::map<std::string, std::string> shim_preload_env();
+
 }  // namespace emco::test
