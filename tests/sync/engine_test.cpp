@@ -440,6 +440,37 @@ TEST_CASE("a batching target gets one commit for every cluster and app of the ru
   CHECK(rec.connectivity("git+c1") == std::vector<std::string>{"Available", "Available"});
 }
 
+TEST_CASE("a batch's statuses are recorded in slices, not in one flush", "[sync][engine][batch]") {
+  // 3 clusters of 15,000 resources in one repository: 45,000 statuses, more
+  // than one slice.
+  Fleet fleet;
+  FakeRepo repo;
+  Work w;
+  w.apps = {{"app1", {}}};
+  std::vector<std::string> names;
+  for (int i = 0; i < 15000; ++i) names.push_back("r" + std::to_string(i));
+  for (const char* c : {"git+c1", "git+c2", "git+c3"}) w.jobs.push_back(job("app1", c, names));
+  std::vector<size_t> flushed_statuses;
+  Recorder rec;
+  Hooks hooks = rec.hooks();
+  hooks.flush = [&](std::vector<Update>&& batch) {
+    size_t statuses = 0;
+    for (auto& u : batch) {
+      statuses += u.connectivity ? 0 : 1;
+      rec.updates.push_back(std::move(u));
+    }
+    flushed_statuses.push_back(statuses);
+  };
+  auto r = run(w, mixed(fleet, repo), fast(), hooks);
+  CHECK(r.outcome == Outcome::succeeded);
+  CHECK(repo.commits == 1);
+  CHECK(count_status(rec, ResourceStatus::committed) == 45000);
+  CHECK(*std::max_element(flushed_statuses.begin(), flushed_statuses.end()) == kStatusSlice);
+  CHECK(std::count(flushed_statuses.begin(), flushed_statuses.end(), kStatusSlice) == 1);
+  CHECK(rec.last("git+c3", "r14999+ConfigMap") == "Committed");
+  CHECK(rec.connectivity("git+c2") == std::vector<std::string>{"Available"});
+}
+
 TEST_CASE("a transient commit failure records nothing until a retry succeeds", "[sync][engine][batch]") {
   Fleet fleet;
   FakeRepo repo;
