@@ -13,8 +13,11 @@
 #     apply, plan, inst and status as above; sim = the simulator's own peak
 #     RSS once every object is on it
 # then a table of seconds and MiB per step and N, and the growth of each
-# from one N to the next (time, memory; linear = the ratio of the Ns, e.g.
-# 10.0x). Steps under ~0.1 s give noisy ratios on a loaded machine.
+# from one N to the next (time, user CPU, memory; linear = the ratio of the
+# Ns, e.g. 10.0x). Steps under ~0.1 s give noisy ratios on a loaded machine.
+# First it prints what the machine charges per fresh page at 256 MiB, 1 GiB
+# and 4 GiB (bench/scale/fresh_page_cost): where that grows, a large step's
+# system time grows faster than its work.
 # usage: bench/scale/run.sh [--smoke] [--no-direct] [--direct-max N] BUILD_DIR [N ...]
 #   N defaults to 1000 10000; --smoke: 200 clusters; --no-direct: GitOps only;
 #   direct runs only up to --direct-max clusters (default 10000: the
@@ -70,22 +73,24 @@ results="$work/results.tsv"
 [ -n "${SCALE_WORK:-}" ] || : > "$results"
 
 # step NAME N LOG COMMAND...: runs COMMAND under /usr/bin/time, appends
-# "MODE:NAME N seconds KiB load" to the results; COMMAND's output goes to
-# LOG. Exit status 0 is success, and so is $ok_status when set.
+# "MODE:NAME N seconds KiB load user-seconds system-seconds" to the results;
+# COMMAND's output goes to LOG. Exit status 0 is success, and so is
+# $ok_status when set.
 step() {
-  local name=$1 n=$2 log=$3 load rc=0 secs kib
+  local name=$1 n=$2 log=$3 load rc=0 secs kib user sys
   shift 3
   load="$(cut -d' ' -f1 /proc/loadavg)"
-  /usr/bin/time -f '%e %M' -o "$log.time" "$@" > "$log" 2>&1 || rc=$?
+  /usr/bin/time -f '%e %M %U %S' -o "$log.time" "$@" > "$log" 2>&1 || rc=$?
   if [ $rc != 0 ] && [ "$rc" != "${ok_status:-0}" ]; then
     echo "scale bench: $name at $n clusters failed: $*" >&2
     tail -20 "$log" >&2
     exit 1
   fi
   # The last line: /usr/bin/time first notes a non-zero exit status.
-  read -r secs kib < <(tail -1 "$log.time")
-  printf '%s:%s\t%s\t%s\t%s\t%s\n' "$mode" "$name" "$n" "$secs" "$kib" "$load" >> "$results"
-  printf '  %-7s %6d clusters: %8.2f s %8.1f MiB (load %s)\n' "$name" "$n" "$secs" "$(awk -v k="$kib" 'BEGIN { print k / 1024 }')" "$load"
+  read -r secs kib user sys < <(tail -1 "$log.time")
+  printf '%s:%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$mode" "$name" "$n" "$secs" "$kib" "$load" "$user" "$sys" >> "$results"
+  printf '  %-7s %6d clusters: %8.2f s %8.1f MiB  CPU user %.2f s system %.2f s (load %s)\n' "$name" "$n" "$secs" \
+    "$(awk -v k="$kib" 'BEGIN { print k / 1024 }')" "$user" "$sys" "$load"
 }
 
 # Every deployed resource is counted once in the summary; the count must be
@@ -157,6 +162,14 @@ direct() {
 }
 
 echo "scale bench: 10 apps x 3 resources on ${sizes[*]} clusters; $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
+# What this machine charges per page a process touches first, by amount: a
+# large step's system time follows it (see fresh_page_cost.cpp). 4 GiB only
+# when that much is free.
+probe_sizes="64 256"
+[ $smoke = 1 ] || probe_sizes="256 1024"
+[ $smoke = 1 ] || [ "$(awk '/^MemAvailable/ { print int($2 / 1048576) }' /proc/meminfo)" -lt 8 ] ||
+  probe_sizes="$probe_sizes 4096"
+echo "fresh memory: $("$build/bench/scale/fresh_page_cost" $probe_sizes | paste -sd, | sed 's/,/, /g')"
 for n in "${sizes[@]}"; do
   echo "GitOps, $n clusters:"
   gitops "$n"
@@ -167,16 +180,20 @@ for n in "${sizes[@]}"; do
 done
 
 # The table: a row per mode and step, for each N seconds and MiB, then the
-# growth from each N to the next (time, memory; linear = the ratio of the Ns).
+# growth from each N to the next (time, user CPU, memory; linear = the ratio
+# of the Ns). User CPU is emco's own work; the rest of the time is mostly
+# the kernel's, whose cost per fresh page grows with the amount on some
+# machines (the fresh memory line above).
 awk -F'\t' '
   /^direct:/ { direct = 1 }
-  { sec[$1, $2] = $3; mem[$1, $2] = $4; if (!($2 in seen)) { seen[$2] = 1; n[++ns] = $2 } }
+  { sec[$1, $2] = $3; mem[$1, $2] = $4; if (NF >= 7) usr[$1, $2] = $6
+    if (!($2 in seen)) { seen[$2] = 1; n[++ns] = $2 } }
   END {
     for (i = 2; i <= ns; i++)  # the Ns in increasing order
       for (j = i; j > 1 && n[j] + 0 < n[j - 1] + 0; j--) { t = n[j]; n[j] = n[j - 1]; n[j - 1] = t }
     printf "\n%-14s", "step"
     for (i = 1; i <= ns; i++) printf " | %18s", n[i] " clusters"
-    for (i = 2; i <= ns; i++) printf " | %18s", "growth x" n[i] / n[i - 1]
+    for (i = 2; i <= ns; i++) printf " | %28s", "growth x" n[i] / n[i - 1]
     printf "\n"
     nrows = split("gitops:apply gitops:plan gitops:inst gitops:update gitops:status gitops:repo" \
                   (direct ? " direct:apply direct:plan direct:inst direct:status direct:sim" : ""), rows, " ")
@@ -188,10 +205,12 @@ awk -F'\t' '
         printf " | %18s", !((s, n[i]) in mem) ? "-" : size_only ? sprintf("%.1f MiB", mem[s, n[i]] / 1024) \
                                     : sprintf("%.2f s %.0f MiB", sec[s, n[i]], mem[s, n[i]] / 1024)
       for (i = 2; i <= ns; i++) {
-        if (!((s, n[i]) in mem) || !((s, n[i - 1]) in mem)) { printf " | %18s", "-"; continue }
+        if (!((s, n[i]) in mem) || !((s, n[i - 1]) in mem)) { printf " | %28s", "-"; continue }
         a = mem[s, n[i - 1]] > 0 ? mem[s, n[i]] / mem[s, n[i - 1]] : 0
         b = sec[s, n[i - 1]] > 0 ? sec[s, n[i]] / sec[s, n[i - 1]] : 0
-        printf " | %18s", size_only ? sprintf("%.1fx", a) : sprintf("%.1fx, mem %.1fx", b, a)
+        u = ((s, n[i]) in usr) && ((s, n[i - 1]) in usr) && usr[s, n[i - 1]] > 0 ? \
+            sprintf(", user %.1fx", usr[s, n[i]] / usr[s, n[i - 1]]) : ""
+        printf " | %28s", size_only ? sprintf("%.1fx", a) : sprintf("%.1fx%s, mem %.1fx", b, u, a)
       }
       printf "\n"
     }
