@@ -153,7 +153,7 @@ OperationResult migrate_dig(store::Store& st, const Kind& k, const Key& key, con
         tsi["actions"].push_back(moved);
       }
     ac::set_stop(st, from, false);
-    ac::enqueue(st, fresh.id, ac::event::update, from);
+    sync::enqueue_to_deliver(st, fresh.id, ac::event::update, from);
     owe_children(st, fresh.id, from);
     append_action(ssi, "Updated", from, rev, clock);
     ssi["actions"].back()["migratedTo"] = target_version + "/" + target_dig;

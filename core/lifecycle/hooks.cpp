@@ -208,6 +208,7 @@ std::optional<Delivered> run_hooks(store::Store& st, const std::string& ctx, con
   }
   // One process runs the hooks: the one holding the context's lease (as
   // one delivers it); another waits for it, as deliver() does.
+  const sync::LeaseScope lease(st, ctx);
   while (!sync::take_lease(st, ctx)) {
     // A delivery worker leaves them to that process (lifecycle::work).
     if (!o.wait_for_others || (o.interrupt && o.interrupt->load()) || steady_clock::now() >= deadline) {
@@ -218,7 +219,6 @@ std::optional<Delivered> run_hooks(store::Store& st, const std::string& ctx, con
     }
     std::this_thread::sleep_for(milliseconds(250));
   }
-  const sync::LeaseScope lease(st, ctx);
   // Another process may have run them while this one waited.
   log = read_log(st, ctx);
   if (log.size() != current + 1) return std::nullopt;

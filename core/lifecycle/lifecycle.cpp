@@ -59,7 +59,12 @@ Delivered deliver(store::Store& st, const std::string& ctx, const std::string& g
                   steady_clock::time_point deadline) {
   Delivered d;
   d.status = ac::header(st, ctx).status;
-  if (!o.wait) return d;
+  if (!o.wait) {
+    // --no-wait: the work is left to `emco sync` or the next command, which
+    // must find it unheld (enqueue_to_deliver held it for this process).
+    sync::release_lease(st, ctx);
+    return d;
+  }
   // The operation's pre hooks run before anything is delivered, its post
   // hooks once the context reached the operation's goal.
   std::vector<std::string> notes;
@@ -246,7 +251,7 @@ Delivered with_children(store::Store& st, const std::string& parent, Clock& cloc
     if (!current_deployment(st, parent) || !ac::settle_children(st, parent)) return;
     for (const auto& kid : kids) {
       ac::save(st, kid);
-      ac::enqueue(st, kid.id, ac::event::instantiate);
+      sync::enqueue_to_deliver(st, kid.id, ac::event::instantiate);
     }
     claimed = true;
   });
@@ -484,7 +489,7 @@ OperationResult dig_operation(store::Store& st, const Kind& k, const Key& key, c
       for (const auto& old : ac::list(st, key))
         if (ac::exists(st, old) && !sync::held_by_live_process(st, old)) ac::remove(st, old);
       ac::save(st, ctx);
-      const int64_t seq = ac::enqueue(st, ctx.id, ac::event::instantiate);
+      const int64_t seq = sync::enqueue_to_deliver(st, ctx.id, ac::event::instantiate);
       owe_children(st, ctx.id, "");
       record_rollout(st, o.runtime, key, ctx.id, op, seq, "");
       record_hooks(st, o.runtime, key, ctx.id, op, 1, {{"pop", 1}, {"statusctxid", si.value("statusctxid", "")}, {"remove", true}});
@@ -626,7 +631,7 @@ OperationResult dig_operation(store::Store& st, const Kind& k, const Key& key, c
         ac::set_stop(st, to, false);
       }
       ac::set_stop(st, from, false);
-      const int64_t seq = ac::enqueue(st, to, ac::event::update, from);
+      const int64_t seq = sync::enqueue_to_deliver(st, to, ac::event::update, from);
       owe_children(st, to, from);
       if (op == "update") record_rollout(st, o.runtime, key, to, op, seq, from);
       if (op == "update") record_hooks(st, o.runtime, key, to, op, rev + 1, {{"pop", 2}, {"remove", true}});

@@ -146,7 +146,7 @@ OperationResult level1_instantiate(store::Store& st, const Kind& k, const Key& k
       if (!sync::held_by_live_process(st, old)) ac::remove(st, old);
     if (fresh_key) store_tenant_key(st, key, key_pem, clock.now_rfc3339());
     ac::save(st, ctx);
-    ac::enqueue(st, ctx.id, ac::event::instantiate);
+    sync::enqueue_to_deliver(st, ctx.id, ac::event::instantiate);
     append_action(si, "Instantiated", ctx.id, next_revision(si), clock);
     si["statusctxid"] = ctx.id;
     st.set_state_info(key, si.dump());
@@ -198,7 +198,7 @@ OperationResult level1_update(store::Store& st, const Kind& k, const Key& key, C
     fresh.revision = rev + 1;
     ac::save(st, fresh);
     ac::set_stop(st, from, false);
-    ac::enqueue(st, fresh.id, ac::event::update, from);
+    sync::enqueue_to_deliver(st, fresh.id, ac::event::update, from);
     append_action(si, "Updated", from, rev, clock);
     append_action(si, "Instantiated", fresh.id, rev + 1, clock);
     st.set_state_info(key, si.dump());

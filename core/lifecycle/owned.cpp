@@ -70,7 +70,7 @@ OperationResult owned_operation(store::Store& st, const Kind& k, const Key& key,
       for (const auto& old : ac::list(st, key))
         if (!sync::held_by_live_process(st, old)) ac::remove(st, old);
       ac::save(st, ctx);
-      ac::enqueue(st, ctx.id, ac::event::instantiate);
+      sync::enqueue_to_deliver(st, ctx.id, ac::event::instantiate);
       append_action(si, "Applied", ctx.id, 0, clock);
       si["statusctxid"] = ctx.id;
       st.set_state_info(key, si.dump());

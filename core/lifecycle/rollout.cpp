@@ -183,7 +183,7 @@ std::string end_rollout(store::Store& st, const std::string& ctx, json& r, bool 
   if (!res) fail(ErrorKind::not_found, "the rollout's deployment intent group " + r.value("dig", "") + " no longer exists");
   json si = json::parse(res->state_info);
   if (op == "instantiate") {
-    const int64_t term = ac::enqueue(st, ctx, ac::event::terminate);
+    const int64_t term = sync::enqueue_to_deliver(st, ctx, ac::event::terminate);
     sync::open_stage(st, ctx, {term, clusters, true, false});
     append_action(si, "Terminated", ctx, 0, clock);
     st.set_state_info(dig, si.dump());
@@ -200,7 +200,7 @@ std::string end_rollout(store::Store& st, const std::string& ctx, json& r, bool 
   // Updated (as a rollback's target is): the replaced revision is Updated.
   ac::set_status(st, from, ac::status::updated);
   ac::set_stop(st, from, false);
-  const int64_t up = ac::enqueue(st, from, ac::event::update, ctx);
+  const int64_t up = sync::enqueue_to_deliver(st, from, ac::event::update, ctx);
   sync::open_stage(st, from, {up, clusters, true, false});
   const int rev = detail::last_revision(si);
   append_action(si, "Updated", ctx, rev, clock);
@@ -405,8 +405,8 @@ RolloutTurn rollout_turn(store::Store& st, const std::string& ctx, const Operati
     return turn;
   }
   // One process moves the rollout on: the one holding the context's lease.
-  if (!sync::take_lease(st, ctx)) return turn;  // drive() finds it busy and deliver() waits
   const sync::LeaseScope lease(st, ctx);
+  if (!sync::take_lease(st, ctx)) return turn;  // drive() finds it busy and deliver() waits
   r = *load(st, ctx);
   for (;;) {
     const size_t cur = r.value("current", 0);

@@ -479,13 +479,25 @@ void request_read(store::Store& st, const std::string& ctx) {
 }
 
 bool take_lease(store::Store& st, const std::string& ctx) { return acquire(st, ctx); }
+
+int64_t enqueue_to_deliver(store::Store& st, const std::string& ctx, const std::string& event, const std::string& ucid) {
+  int64_t seq = 0;
+  st.write([&] {
+    seq = ac::enqueue(st, ctx, event, ucid);
+    acquire(st, ctx);
+  });
+  return seq;
+}
 void renew_lease(store::Store& st, const std::string& ctx) {
   st.write([&] { write_lease(st, ctx); });
 }
 void release_lease(store::Store& st, const std::string& ctx) { release(st, ctx); }
 
+LeaseScope::LeaseScope(store::Store& st, std::string ctx)
+    : m_st(st), m_ctx(std::move(ctx)), m_release(!lease_mine(read_lease(st, m_ctx))) {}
+
 LeaseScope::~LeaseScope() {
-  if (ac::exists(m_st, m_ctx)) release(m_st, m_ctx);
+  if (m_release && ac::exists(m_st, m_ctx)) release(m_st, m_ctx);
 }
 
 void request_terminate(store::Store& st, const std::string& ctx) {
@@ -496,7 +508,10 @@ void request_terminate(store::Store& st, const std::string& ctx) {
     bool earlier = ac::next_pending(st, ctx).has_value();
     ac::enqueue(st, ctx, ac::event::terminate);
     Lease l = read_lease(st, ctx);
-    if (earlier || (lease_live(st, l) && !lease_mine(l))) ac::set_pending_terminate(st, ctx, true);
+    const bool held_elsewhere = lease_live(st, l) && !lease_mine(l);
+    if (earlier || held_elsewhere) ac::set_pending_terminate(st, ctx, true);
+    // As enqueue_to_deliver: this process delivers the terminate.
+    if (!held_elsewhere) write_lease(st, ctx);
   });
 }
 

@@ -106,6 +106,17 @@ DriveResult drive(store::Store& st, const std::string& ctx, const DriveOptions& 
 // Contexts in the active set that no live process holds (resumable now).
 std::vector<std::string> resumable(store::Store& st);
 
+// Queues `event` (with `ucid`, ac::enqueue) on `ctx` for this process to
+// deliver, and holds the context's lease for it in the same transaction (the
+// caller's when it holds one): another command starting meanwhile must not
+// see queued work nobody holds and resume it in the background while this
+// process is about to drive it. The lease is this process's until drive()
+// ends, lifecycle's deliver() gives it up without delivering (--no-wait), or
+// the process dies; another live holder keeps it (take_lease). Returns the
+// entry's sequence number.
+int64_t enqueue_to_deliver(store::Store& st, const std::string& ctx, const std::string& event,
+                           const std::string& ucid = {});
+
 // The lease of `ctx` for work done around its queue (an operation's hooks,
 // lifecycle/hooks.cpp), so that no other process resumes the context
 // meanwhile: take_lease is false when another live process holds it;
@@ -116,12 +127,14 @@ bool take_lease(store::Store& st, const std::string& ctx);
 void renew_lease(store::Store& st, const std::string& ctx);
 void release_lease(store::Store& st, const std::string& ctx);
 
-// Gives up the lease of `ctx` when it goes out of scope, unless the context
-// is gone by then (an undone operation may remove it). Releasing it earlier
-// with release_lease is allowed; the scope's end then releases nothing held.
+// Begun before take_lease: gives up the lease of `ctx` when it goes out of
+// scope, unless this process held it already when the scope began (work it
+// queued to deliver: enqueue_to_deliver) or the context is gone by then (an
+// undone operation may remove it). Releasing it earlier with release_lease
+// is allowed; the scope's end then releases nothing held.
 class LeaseScope {
 public:
-  LeaseScope(store::Store& st, std::string ctx) : m_st(st), m_ctx(std::move(ctx)) {}
+  LeaseScope(store::Store& st, std::string ctx);
   ~LeaseScope();
   LeaseScope(const LeaseScope&) = delete;
   LeaseScope& operator=(const LeaseScope&) = delete;
@@ -129,6 +142,7 @@ public:
 private:
   store::Store& m_st;
   std::string m_ctx;
+  bool m_release;
 };
 
 // Whether a live process (possibly this one) holds the lease of `ctx`.
@@ -141,7 +155,8 @@ bool held_by_live_process(store::Store& st, const std::string& ctx);
 void request_read(store::Store& st, const std::string& ctx);
 
 // Enqueues Terminate on `ctx`; when a live process is working on the context
-// sets PendingTerminateFlag so that it cancels the running event first.
+// sets PendingTerminateFlag so that it cancels the running event first, else
+// holds the context's lease for this process as enqueue_to_deliver does.
 void request_terminate(store::Store& st, const std::string& ctx);
 
 }  // namespace emco::sync

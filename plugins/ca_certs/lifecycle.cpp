@@ -272,7 +272,7 @@ private:
         ctx.status_context = ph.value("statusctxid", "");
         ac::set_stop(st, from, false);
         ac::save(st, ctx);
-        ac::enqueue(st, ctx.id, ac::event::update, from);
+        sync::enqueue_to_deliver(st, ctx.id, ac::event::update, from);
         lc::append_action(ph, "Updated", from, rev, clock);
         lc::append_action(ph, "Instantiated", ctx.id, rev + 1, clock);
         out.revision = rev + 1;
@@ -283,7 +283,7 @@ private:
           if (!old.empty() && ac::exists(st, old) && !sync::held_by_live_process(st, old)) ac::remove(st, old);
         }
         ac::save(st, ctx);
-        ac::enqueue(st, ctx.id, ac::event::instantiate);
+        sync::enqueue_to_deliver(st, ctx.id, ac::event::instantiate);
         lc::append_action(ph, "Instantiated", ctx.id, rev, clock);
         ph["statusctxid"] = ctx.id;
         out.revision = rev;

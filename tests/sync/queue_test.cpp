@@ -248,6 +248,49 @@ TEST_CASE("a live lease keeps other drivers out, a dead one is taken over", "[sy
   CHECK_FALSE(ac::header(*st, c.id).pending_terminate);
 }
 
+TEST_CASE("work queued for this process to deliver is held from the transaction that queues it", "[sync][queue]") {
+  auto st = emco::test::open_test_store();
+  Fleet fleet;
+  auto c = make_context({{"app1", {{"p+c1", {"a"}}}}});
+  auto other = make_context({{"app1", {{"p+c2", {"a"}}}}});
+  st->write([&] {
+    ac::save(*st, c);
+    ac::save(*st, other);
+    enqueue_to_deliver(*st, c.id, "Instantiate");
+    ac::enqueue(*st, other.id, "Instantiate");  // queued for whoever comes (as --no-wait leaves it)
+  });
+  // A command starting now (auto-resume) leaves c to this process; `other`
+  // is anybody's.
+  CHECK(held_by_live_process(*st, c.id));
+  CHECK(resumable(*st) == std::vector<std::string>{other.id});
+  CHECK(drive(*st, c.id, fast(fleet)).end == DriveEnd::drained);
+  CHECK_FALSE(held_by_live_process(*st, c.id));
+
+  // Given up without delivering: resumable by the next command.
+  auto later = make_context({{"app1", {{"p+c1", {"b"}}}}});
+  ac::save(*st, later);
+  enqueue_to_deliver(*st, later.id, "Instantiate");
+  CHECK(held_by_live_process(*st, later.id));
+  release_lease(*st, later.id);
+  CHECK(resumable(*st) == std::vector<std::string>{other.id, later.id});
+
+  // Another live process's lease stays its own; a terminate is then left
+  // to it (PendingTerminate) and this process holds nothing.
+  auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                 std::chrono::system_clock::now().time_since_epoch())
+                 .count();
+  const std::string parents = std::to_string(getppid()) + " " + std::to_string(now);
+  st->write([&] { st->set_meta("sync.lease." + other.id, parents); });
+  request_terminate(*st, other.id);
+  CHECK(st->meta("sync.lease." + other.id) == parents);
+  CHECK(ac::header(*st, other.id).pending_terminate);
+  // An unheld one: the terminating process holds it.
+  request_terminate(*st, c.id);
+  CHECK(held_by_live_process(*st, c.id));
+  CHECK(drive(*st, c.id, fast(fleet)).end == DriveEnd::drained);
+  CHECK(ac::header(*st, c.id).status == "Terminated");
+}
+
 TEST_CASE("a lease held on another machine is live while its heartbeat is fresh", "[sync][queue]") {
   auto st = emco::test::open_test_store();
   auto c = make_context({{"app1", {{"p+c1", {"a"}}}}});
