@@ -1,12 +1,9 @@
 #include "cli/app.hpp"
 
 #include <fcntl.h>
-#include <signal.h>
 #include <spawn.h>
 #include <unistd.h>
 
-#include <cerrno>
-#include <chrono>
 #include <cstdlib>
 #include <iostream>
 
@@ -24,41 +21,30 @@ namespace emco::cli {
 
 namespace {
 
-const char* const k_background_key = "sync.background";
-
-bool alive(long pid) { return pid > 0 && (::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM); }
-
 // Auto-resume (issue #6): work an interrupted emco process left queued
 // (kill -9, power loss) resumes in the next invocation that touches the
 // workspace. Doing it in-process would make a quick `emco get` wait for
 // clusters, so a detached `emco sync` does it in the background, one at a
-// time per workspace (its pid is kept in the meta row sync.background), with
-// its messages in .emco/sync.log. EMCO_AUTO_RESUME=0 turns this off.
+// time per workspace (sync::claim_background_slot), with its messages in
+// .emco/sync.log. EMCO_AUTO_RESUME=0 turns this off.
 void resume_in_background(Context& ctx) {
   const char* env = std::getenv("EMCO_AUTO_RESUME");
   if ((env && std::string(env) == "0") || ctx.delivers || !ctx.store_opened()) return;
   auto& st = ctx.store();
   if (sync::resumable(st).empty()) return;
-  bool claimed = false;
-  st.write([&] {
-    claimed = false;  // a re-run body (store::Database::transaction) decides afresh
-    auto v = st.meta(k_background_key);
-    if (v && alive(std::atol(v->c_str()))) return;
-    // Hold the slot under this process's pid until the child's is known.
-    st.set_meta(k_background_key, std::to_string(::getpid()));
-    claimed = true;
-  });
-  if (!claimed) return;
+  // Held under this process's pid until the child's is known.
+  if (!sync::claim_background_slot(st)) return;
   char self[4096];
   ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
   if (n <= 0) {
-    st.set_meta(k_background_key, "");
+    sync::set_background_slot(st, 0);
     return;
   }
   self[n] = '\0';
   std::string root = ctx.workspace().root.string();
   std::string log = (ctx.workspace().dir() / "sync.log").string();
-  std::vector<std::string> args = {self, "sync", "--workspace", root, "--timeout", "10m"};
+  std::vector<std::string> args = {self, "sync", "--workspace", root, "--timeout",
+                                   std::to_string(sync::k_background_timeout.count()) + "m"};
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -76,11 +62,11 @@ void resume_in_background(Context& ctx) {
   posix_spawn_file_actions_destroy(&fa);
   posix_spawnattr_destroy(&attr);
   if (rc != 0) {
-    st.set_meta(k_background_key, "");
+    sync::set_background_slot(st, 0);
     ctx.warn("cannot start 'emco sync' in the background to resume queued work; run 'emco sync'");
     return;
   }
-  st.set_meta(k_background_key, std::to_string(pid));
+  sync::set_background_slot(st, pid);
   ctx.note("resuming work an interrupted emco left queued, in the background (pid " + std::to_string(pid) +
            "); 'emco status' follows it");
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <csignal>
 #include <map>
 #include <set>
@@ -463,6 +464,36 @@ void record_updates(store::Store& st, const std::string& status_ctx, const std::
 }
 
 bool held_by_live_process(store::Store& st, const std::string& ctx) { return lease_live(st, read_lease(st, ctx)); }
+
+namespace {
+const char* const k_background_key = "sync.background";
+}  // namespace
+
+bool claim_background_slot(store::Store& st) {
+  bool claimed = false;
+  st.write([&] {
+    claimed = false;  // a re-run body (store::Database::transaction) decides afresh
+    const int64_t now = appcontext::jobs::clock_ms(st);
+    if (auto v = st.meta(k_background_key); v && !v->empty()) {
+      long pid = 0;
+      long long started = 0;
+      // Earlier emcos wrote the pid alone: held while it lives.
+      const int fields = std::sscanf(v->c_str(), "%ld %lld", &pid, &started);
+      const auto limit = duration_cast<milliseconds>(k_background_timeout + minutes(1)).count();
+      if (pid_alive(pid) && (fields < 2 || now - started < limit)) return;
+    }
+    st.set_meta(k_background_key, std::to_string(::getpid()) + " " + std::to_string(now));
+    claimed = true;
+  });
+  return claimed;
+}
+
+void set_background_slot(store::Store& st, long pid) {
+  st.write([&] {
+    st.set_meta(k_background_key, pid == 0 ? std::string() : std::to_string(pid) + " " +
+                                                              std::to_string(appcontext::jobs::clock_ms(st)));
+  });
+}
 
 std::vector<std::string> resumable(store::Store& st) {
   std::vector<std::string> out;

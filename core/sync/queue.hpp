@@ -106,6 +106,18 @@ DriveResult drive(store::Store& st, const std::string& ctx, const DriveOptions& 
 // Contexts in the active set that no live process holds (resumable now).
 std::vector<std::string> resumable(store::Store& st);
 
+// Auto-resume's background `emco sync`, one at a time per workspace: its
+// slot (meta sync.background, "<pid> <clock_ms>") names the process and
+// when it started. A slot is held while that pid lives on this machine and
+// for at most k_background_timeout plus a minute (the sync is started with
+// --timeout k_background_timeout): a pid reused by an unrelated process
+// does not hold it for ever. claim_background_slot takes a free slot for
+// this process (one transaction) and says whether it did; set_background_slot
+// then names the started child, or frees the slot (pid 0).
+inline constexpr std::chrono::minutes k_background_timeout{10};
+bool claim_background_slot(store::Store& st);
+void set_background_slot(store::Store& st, long pid);
+
 // Queues `event` (with `ucid`, ac::enqueue) on `ctx` for this process to
 // deliver, and holds the context's lease for it in the same transaction (the
 // caller's when it holds one): another command starting meanwhile must not

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "core/appcontext/appcontext.hpp"
+#include "core/appcontext/job_rows.hpp"
 #include "core/store/store.hpp"
 #include "core/sync/queue.hpp"
 #include "core/sync/worker.hpp"
@@ -289,6 +290,32 @@ TEST_CASE("work queued for this process to deliver is held from the transaction 
   CHECK(held_by_live_process(*st, c.id));
   CHECK(drive(*st, c.id, fast(fleet)).end == DriveEnd::drained);
   CHECK(ac::header(*st, c.id).status == "Terminated");
+}
+
+TEST_CASE("auto-resume's background slot: one live sync at a time, not held for ever by a reused pid", "[sync][queue]") {
+  auto st = emco::test::open_test_store();
+  const int64_t now = ac::jobs::clock_ms(*st);
+  const auto set = [&](const std::string& v) { st->write([&] { st->set_meta("sync.background", v); }); };
+  const std::string parent = std::to_string(getppid());  // alive for the whole test
+
+  CHECK(claim_background_slot(*st));  // free
+  CHECK_FALSE(claim_background_slot(*st));  // this process holds it now
+  set_background_slot(*st, getppid());
+  CHECK_FALSE(claim_background_slot(*st));  // a live sync started just now
+  set_background_slot(*st, 0);
+  CHECK(claim_background_slot(*st));  // freed
+
+  // Started longer ago than any background sync runs: its pid belongs to
+  // somebody else by now.
+  const int64_t limit = std::chrono::duration_cast<std::chrono::milliseconds>(k_background_timeout + 1min).count();
+  set(parent + " " + std::to_string(now - limit - 1000));
+  CHECK(claim_background_slot(*st));
+  set(parent + " " + std::to_string(now - limit + 60000));
+  CHECK_FALSE(claim_background_slot(*st));
+  set("999999999 " + std::to_string(now));  // no such process
+  CHECK(claim_background_slot(*st));
+  set(parent);  // an earlier emco's slot: the pid alone, held while it lives
+  CHECK_FALSE(claim_background_slot(*st));
 }
 
 TEST_CASE("a lease held on another machine is live while its heartbeat is fresh", "[sync][queue]") {
