@@ -538,11 +538,10 @@ void request_terminate(store::Store& st, const std::string& ctx) {
     // context cancels its running event.
     bool earlier = ac::next_pending(st, ctx).has_value();
     ac::enqueue(st, ctx, ac::event::terminate);
-    Lease l = read_lease(st, ctx);
-    const bool held_elsewhere = lease_live(st, l) && !lease_mine(l);
+    // As enqueue_to_deliver: this process holds the lease to deliver the
+    // terminate, unless another live process holds it.
+    const bool held_elsewhere = !acquire(st, ctx);
     if (earlier || held_elsewhere) ac::set_pending_terminate(st, ctx, true);
-    // As enqueue_to_deliver: this process delivers the terminate.
-    if (!held_elsewhere) write_lease(st, ctx);
   });
 }
 
