@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <iterator>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -213,6 +214,111 @@ TEST_CASE("transport: clients of the same CA share its parsed store, and each CA
   CHECK(client_of(ca_b)->send(to_a).failure == TransportFailure::tls_verify);
 }
 
+TEST_CASE("transport: clients of one endpoint and TLS identity share connections; another CA or client certificate "
+          "never gets one",
+          "[transport][tls]") {
+  KeyPair ca = make_ca("fleet");
+  KeyPair other_ca = make_ca("other");
+  KeyPair alice = make_cert(ca, "alice");
+  KeyPair bob = make_cert(ca, "bob");
+  std::mutex mutex;
+  std::vector<std::string> authenticated;  // the client certificate's CN of each request
+  TestServer server(
+      [&](const TestRequest& r) {
+        std::lock_guard lock(mutex);
+        authenticated.push_back(r.client_cn);
+        return version_ok(r);
+      },
+      make_cert(ca, "apiserver", {"localhost"}, {"127.0.0.1"}), ca.cert_pem);
+  HttpRequest req;
+  req.url = server.url() + "/version";
+  const TransportOptions fleet{.tls = {.ca_pem = ca.cert_pem}};
+
+  // Two clusters behind one endpoint (one proxy for a fleet): the second
+  // makes no handshake of its own.
+  auto first = make_curl_client(fleet);
+  auto second = make_curl_client(fleet);
+  REQUIRE(first->send(req).status == 200);
+  CHECK(second->send(req).status == 200);
+  CHECK(first->stats().connections == 1);
+  CHECK(second->stats().connections == 0);
+  CHECK(server.connections() == 1);
+
+  // A client of another CA does not get the connection (or the TLS session)
+  // this CA verified: it verifies for itself, and fails.
+  CHECK(make_curl_client({.tls = {.ca_pem = other_ca.cert_pem}})->send(req).failure == TransportFailure::tls_verify);
+
+  // Each request is authenticated as its own client's certificate, never as
+  // the one whose connection happens to be idle.
+  auto as = [&](const KeyPair& who) {
+    TransportOptions o = fleet;
+    o.tls.client_cert_pem = who.cert_pem;
+    o.tls.client_key_pem = who.key_pem;
+    return make_curl_client(o);
+  };
+  auto alice_1 = as(alice);
+  auto bob_1 = as(bob);
+  auto alice_2 = as(alice);
+  {
+    std::lock_guard lock(mutex);
+    authenticated.clear();
+  }
+  for (HttpClient* client : {alice_1.get(), bob_1.get(), alice_2.get(), first.get(), bob_1.get()})
+    CHECK(client->send(req).status == 200);
+  CHECK(authenticated == std::vector<std::string>{"alice", "bob", "alice", "", "bob"});
+  CHECK(alice_1->stats().connections == 1);
+  CHECK(alice_2->stats().connections == 0);
+  CHECK(bob_1->stats().connections == 1);
+
+  // Clients at once share as many connections as are busy at once, no more.
+  std::vector<std::unique_ptr<HttpClient>> fan_out;
+  for (int i = 0; i < 16; ++i) fan_out.push_back(make_curl_client(fleet));
+  const int before = server.connections();
+  std::vector<std::thread> workers;
+  std::atomic<int> answered{0};
+  for (int w = 0; w < 4; ++w)
+    workers.emplace_back([&, w] {
+      for (int round = 0; round < 5; ++round)
+        for (size_t i = static_cast<size_t>(w); i < fan_out.size(); i += 4)
+          if (fan_out[i]->send(req).status == 200) ++answered;
+    });
+  for (auto& t : workers) t.join();
+  CHECK(answered == 80);
+  CHECK(server.connections() - before <= 4);
+
+  // The idle connections of an origin close with the last client that sent
+  // there: a client made afterwards connects again.
+  first.reset();
+  second.reset();
+  fan_out.clear();
+  auto later = make_curl_client(fleet);
+  CHECK(later->send(req).status == 200);
+  CHECK(later->stats().connections == 1);
+}
+
+TEST_CASE("client: clusters behind one endpoint share connections, each request with its own token", "[transport]") {
+  std::mutex mutex;
+  std::vector<std::string> tokens;
+  TestServer server([&](const TestRequest& r) {
+    std::lock_guard lock(mutex);
+    tokens.push_back(r.headers.at("authorization"));
+    return version_ok(r);
+  });
+  ClusterAccess edge1 = access_for(server.url() + "/clusters/edge1", {}, "p+edge1");
+  ClusterAccess edge2 = access_for(server.url() + "/clusters/edge2", {}, "p+edge2");
+  edge1.token = "token-1";
+  edge2.token = "token-2";
+  KubeClient one(edge1);
+  KubeClient two(edge2);
+  one.server_version(2s);
+  two.server_version(2s);
+  one.server_version(2s);
+  CHECK(tokens == std::vector<std::string>{"Bearer token-1", "Bearer token-2", "Bearer token-1"});
+  CHECK(server.connections() == 1);
+  CHECK(one.stats().connections == 1);
+  CHECK(two.stats().connections == 0);
+}
+
 TEST_CASE("client: a wrong or expired CA is a TLS error naming the cluster", "[transport][tls][bad]") {
   KeyPair ca = make_ca("real-ca");
   KeyPair other_ca = make_ca("other-ca");
@@ -330,7 +436,10 @@ TEST_CASE("transport: the idle connections of many clients stay within the descr
   low.rlim_cur = std::min<rlim_t>(saved.rlim_cur, 512);
   REQUIRE(setrlimit(RLIMIT_NOFILE, &low) == 0);
   std::vector<std::unique_ptr<HttpClient>> clients;
-  for (int i = 0; i < 200; ++i) clients.push_back(make_curl_client({}));
+  // 200 clusters of distinct TLS identities (the server name is part of
+  // one), so that each client keeps connections of its own.
+  for (int i = 0; i < 200; ++i)
+    clients.push_back(make_curl_client({.tls = {.server_name = "cluster-" + std::to_string(i) + ".test"}}));
   int answered = 0;
   for (int round = 0; round < 2; ++round) {
     for (auto& client : clients) {

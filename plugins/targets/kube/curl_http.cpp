@@ -1,29 +1,45 @@
 // libcurl implementation of HttpClient.
 //
-// Keep-alive: a per-cluster pool of easy handles. Each handle keeps its own
-// connection open between requests, so a worker that takes an idle handle
-// reuses that handle's connection; concurrent workers each hold one handle
-// and so at most one connection each. The handles share DNS and TLS session
-// caches (a CURLSH with locks); the connection cache is deliberately not
-// shared, since libcurl documents that as unsafe across threads.
+// Keep-alive: pools of easy handles. Each handle keeps its own connection
+// open between requests, so a worker that takes an idle handle reuses that
+// handle's connection; concurrent workers each hold one handle and so at
+// most one connection each. The connection cache of libcurl is deliberately
+// not shared (libcurl documents that as unsafe across threads).
+//
+// Clients share their handles with every client of the same connection
+// identity (Connections): the same CA data, verification setting, server
+// name, client certificate and key, and proxy, and the same origin. Clusters
+// behind one endpoint (a fleet reached through a proxy such as Rancher's
+// /k8s/clusters/<id>, or `emco sim`) then reuse each other's connections
+// instead of each making its own TLS handshake; what a request carries itself
+// (a bearer token, basic auth) is not part of the identity, since a
+// connection holds none of it. Everything a connection or a resumed TLS
+// session does hold is: a CA that verified the server, a client certificate
+// that authenticated. So a client never gets a connection or TLS session
+// another CA verified or another certificate authenticated, which libcurl
+// itself would not notice, as the TLS material reaches it through
+// CURLOPT_SSL_CTX_FUNCTION. The handles of one identity share the DNS and
+// TLS session caches (a CURLSH with locks).
 //
 // The idle handles of all clients in the process are bounded (idle_budget):
 // an operation keeps a client per cluster, and each idle handle holds three
-// descriptors (its connection and libcurl's wake-up socket pair).
+// descriptors (its connection and libcurl's wake-up socket pair). Idle
+// handles to an origin are closed when the last client that sent there goes.
 //
 // TLS material: libcurl (7.88 here) builds a new SSL_CTX for every
 // connection and, given the kubeconfig's CA and client certificate as blobs,
 // parses the PEM again each time (with OpenSSL 3.0 about 1.5M instructions
-// a certificate, a private key more). The client parses them once
+// a certificate, a private key more). Each identity parses them once
 // (TlsMaterial), so that its further connections (concurrent workers,
-// reconnects) do not, and a PEM that does not parse is reported before
-// connecting; each new SSL_CTX gets the parsed objects from
-// CURLOPT_SSL_CTX_FUNCTION. Clients whose clusters have the same CA data
-// (often a whole fleet: one tool made their certificates) share one parsed
-// CA store (CaStores) for as long as any of them lives.
+// reconnects, other clusters of the identity) do not, and a PEM that does
+// not parse is reported before connecting; each new SSL_CTX gets the parsed
+// objects from CURLOPT_SSL_CTX_FUNCTION. Identities whose clusters have the
+// same CA data (often a whole fleet: one tool made their certificates) share
+// one parsed CA store (CaStores) for as long as any of them lives.
 
 #include <curl/curl.h>
 #include <openssl/err.h>
+#include <openssl/evp.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 #include <sys/resource.h>
@@ -35,6 +51,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <vector>
 
 #include "core/util/error.hpp"
@@ -245,53 +262,53 @@ private:
   PkeyPtr m_key;
 };
 
-class CurlHttpClient final : public HttpClient {
+// The handles, TLS material and caches of one connection identity (see
+// the top of this file), shared by its clients for as long as one lives.
+class Connections {
 public:
-  explicit CurlHttpClient(const TransportOptions& options) : m_options(options), m_tls(options.tls) {
-    global_init();
+  explicit Connections(const TransportOptions& options) : tls(options.tls) {
     m_share = curl_share_init();
-    curl_share_setopt(m_share, CURLSHOPT_LOCKFUNC, &CurlHttpClient::lock);
-    curl_share_setopt(m_share, CURLSHOPT_UNLOCKFUNC, &CurlHttpClient::unlock);
+    curl_share_setopt(m_share, CURLSHOPT_LOCKFUNC, &Connections::lock);
+    curl_share_setopt(m_share, CURLSHOPT_UNLOCKFUNC, &Connections::unlock);
     curl_share_setopt(m_share, CURLSHOPT_USERDATA, this);
     curl_share_setopt(m_share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
     curl_share_setopt(m_share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
   }
+  Connections(const Connections&) = delete;
+  Connections& operator=(const Connections&) = delete;
 
-  ~CurlHttpClient() override {
-    for (CURL* h : m_idle) curl_easy_cleanup(h);
-    g_idle -= m_idle.size();
+  ~Connections() {
+    for (auto& [origin, pool] : m_origins) close(pool.idle);
     curl_share_cleanup(m_share);
   }
 
-  HttpResponse send(const HttpRequest& request) override {
-    CURL* h = acquire();
-    HttpResponse response;
-    try {
-      perform(h, request, response);
-    } catch (...) {
-      release(h);
-      throw;
-    }
-    release(h);
-    return response;
+  // A client sends to `origin` for the first time; detach() when it goes.
+  void attach(const std::string& origin) {
+    std::lock_guard lock(m_pool_mutex);
+    ++m_origins[origin].clients;
   }
 
-  HttpStats stats() const override { return {m_requests.load(), m_connections.load()}; }
-
-private:
-  static void lock(CURL*, curl_lock_data data, curl_lock_access, void* user) {
-    static_cast<CurlHttpClient*>(user)->m_locks[static_cast<size_t>(data) % k_locks].lock();
-  }
-  static void unlock(CURL*, curl_lock_data data, void* user) {
-    static_cast<CurlHttpClient*>(user)->m_locks[static_cast<size_t>(data) % k_locks].unlock();
-  }
-
-  CURL* acquire() {
+  // The last client of `origin` gone: its idle connections are closed.
+  void detach(const std::string& origin) {
+    std::vector<CURL*> idle;
     {
       std::lock_guard lock(m_pool_mutex);
-      if (!m_idle.empty()) {
-        CURL* h = m_idle.back();
-        m_idle.pop_back();
+      auto it = m_origins.find(origin);
+      if (it == m_origins.end() || --it->second.clients > 0) return;
+      idle = std::move(it->second.idle);
+      m_origins.erase(it);
+    }
+    close(idle);
+  }
+
+  // An idle handle connected to `origin` (attached), or a new one.
+  CURL* acquire(const std::string& origin) {
+    {
+      std::lock_guard lock(m_pool_mutex);
+      auto& idle = m_origins[origin].idle;
+      if (!idle.empty()) {
+        CURL* h = idle.back();
+        idle.pop_back();
         --g_idle;
         return h;
       }
@@ -302,17 +319,139 @@ private:
   }
 
   // Pools the handle, or past the process's budget closes it (and its
-  // connection): this client connects again on its next request.
-  void release(CURL* h) {
+  // connection): the origin's clients connect again on a later request.
+  void release(const std::string& origin, CURL* h) {
     if (g_idle.fetch_add(1) < idle_budget()) {
       std::lock_guard lock(m_pool_mutex);
-      m_idle.push_back(h);
+      m_origins[origin].idle.push_back(h);
       return;
     }
     --g_idle;
     curl_easy_cleanup(h);
   }
 
+  CURLSH* share() const { return m_share; }
+
+  const TlsMaterial tls;
+
+private:
+  struct Origin {
+    size_t clients = 0;
+    std::vector<CURL*> idle;
+  };
+
+  static void close(std::vector<CURL*>& idle) {
+    for (CURL* h : idle) curl_easy_cleanup(h);
+    g_idle -= idle.size();
+    idle.clear();
+  }
+
+  static void lock(CURL*, curl_lock_data data, curl_lock_access, void* user) {
+    static_cast<Connections*>(user)->m_locks[static_cast<size_t>(data) % k_locks].lock();
+  }
+  static void unlock(CURL*, curl_lock_data data, void* user) {
+    static_cast<Connections*>(user)->m_locks[static_cast<size_t>(data) % k_locks].unlock();
+  }
+
+  static constexpr size_t k_locks = 8;
+  CURLSH* m_share = nullptr;
+  std::array<std::mutex, k_locks> m_locks;
+  std::mutex m_pool_mutex;
+  std::map<std::string, Origin> m_origins;  // by origin ("https://host:port")
+};
+
+// The live Connections by identity. The key is a SHA-256 digest of the
+// identity's fields, so that no copy of a private key sits in the map.
+class ConnectionRegistry {
+public:
+  static std::shared_ptr<Connections> get(const TransportOptions& options) {
+    static ConnectionRegistry* registry = new ConnectionRegistry();  // never destroyed: clients may outlive static destruction
+    return registry->find_or_make(options);
+  }
+
+private:
+  std::shared_ptr<Connections> find_or_make(const TransportOptions& options) {
+    const std::string key = identity_key(options);
+    {
+      std::lock_guard lock(m_mutex);
+      auto it = m_live.find(key);
+      if (it != m_live.end())
+        if (auto live = it->second.lock()) return live;
+    }
+    // Parsed outside the lock: the clients of other identities (a fan-out
+    // to clusters with their own certificates) are made meanwhile.
+    auto made = std::make_shared<Connections>(options);
+    std::lock_guard lock(m_mutex);
+    auto& slot = m_live[key];
+    if (auto live = slot.lock()) return live;  // another client of the identity came first
+    slot = made;
+    if (++m_added % 256 == 0) std::erase_if(m_live, [](const auto& e) { return e.second.expired(); });
+    return made;
+  }
+
+  // Each field with its length before it, so that no two identities read alike.
+  static std::string identity_key(const TransportOptions& options) {
+    const TlsOptions& tls = options.tls;
+    std::string fields;
+    for (const std::string* field : {&tls.ca_pem, &tls.server_name, &tls.client_cert_pem, &tls.client_key_pem, &options.proxy_url}) {
+      fields += std::to_string(field->size());
+      fields += ':';
+      fields += *field;
+    }
+    fields += tls.insecure_skip_verify ? '1' : '0';
+    std::array<unsigned char, EVP_MAX_MD_SIZE> digest{};
+    unsigned int length = 0;
+    if (EVP_Digest(fields.data(), fields.size(), digest.data(), &length, EVP_sha256(), nullptr) != 1)
+      fail(ErrorKind::internal, "cannot compute a SHA-256 digest");
+    OPENSSL_cleanse(fields.data(), fields.size());
+    return std::string(reinterpret_cast<const char*>(digest.data()), length);
+  }
+
+  std::mutex m_mutex;
+  std::map<std::string, std::weak_ptr<Connections>> m_live;
+  size_t m_added = 0;
+};
+
+// "scheme://authority" of an absolute URL: connections are kept per origin.
+std::string origin_of(const std::string& url) {
+  const size_t scheme = url.find("://");
+  if (scheme == std::string::npos) return url;
+  const size_t end = url.find_first_of("/?#", scheme + 3);
+  return url.substr(0, end);
+}
+
+class CurlHttpClient final : public HttpClient {
+public:
+  explicit CurlHttpClient(const TransportOptions& options) : m_options(options) {
+    global_init();
+    m_connections = ConnectionRegistry::get(options);
+  }
+
+  ~CurlHttpClient() override {
+    for (const std::string& origin : m_origins) m_connections->detach(origin);
+  }
+
+  HttpResponse send(const HttpRequest& request) override {
+    const std::string origin = origin_of(request.url);
+    {
+      std::lock_guard lock(m_origins_mutex);
+      if (m_origins.insert(origin).second) m_connections->attach(origin);
+    }
+    CURL* h = m_connections->acquire(origin);
+    HttpResponse response;
+    try {
+      perform(h, request, response);
+    } catch (...) {
+      m_connections->release(origin, h);
+      throw;
+    }
+    m_connections->release(origin, h);
+    return response;
+  }
+
+  HttpStats stats() const override { return {m_requests.load(), m_connections_made.load()}; }
+
+private:
   // The URL to request and, with tls-server-name, the CONNECT_TO entry that
   // sends it to the real host: curl then verifies and sends SNI for the name.
   std::string target_url(const std::string& url, SlistPtr& connect_to) const {
@@ -344,7 +483,7 @@ private:
     std::array<char, CURL_ERROR_SIZE> errbuf{};
     SlistPtr connect_to;
     std::string url = target_url(request.url, connect_to);
-    curl_easy_setopt(h, CURLOPT_SHARE, m_share);
+    curl_easy_setopt(h, CURLOPT_SHARE, m_connections->share());
     curl_easy_setopt(h, CURLOPT_URL, url.c_str());
     if (connect_to) curl_easy_setopt(h, CURLOPT_CONNECT_TO, connect_to.get());
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
@@ -364,10 +503,11 @@ private:
       curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L);
       curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L);
     }
-    if (!m_tls.error.empty()) {
+    const TlsMaterial& material = m_connections->tls;
+    if (!material.error.empty()) {
       response.status = 0;
-      response.failure = m_tls.failure;
-      response.failure_detail = m_tls.error;
+      response.failure = material.failure;
+      response.failure_detail = material.error;
       return;
     }
     if (!tls.ca_pem.empty()) {
@@ -376,9 +516,9 @@ private:
       curl_easy_setopt(h, CURLOPT_CAINFO, nullptr);
       curl_easy_setopt(h, CURLOPT_CAPATH, nullptr);
     }
-    if (m_tls.any()) {
+    if (material.any()) {
       curl_easy_setopt(h, CURLOPT_SSL_CTX_FUNCTION, &TlsMaterial::install);
-      curl_easy_setopt(h, CURLOPT_SSL_CTX_DATA, &m_tls);
+      curl_easy_setopt(h, CURLOPT_SSL_CTX_DATA, &material);
     }
     if (!m_options.proxy_url.empty()) curl_easy_setopt(h, CURLOPT_PROXY, m_options.proxy_url.c_str());
 
@@ -413,7 +553,7 @@ private:
     ++m_requests;
     long new_connections = 0;
     curl_easy_getinfo(h, CURLINFO_NUM_CONNECTS, &new_connections);
-    m_connections += static_cast<uint64_t>(new_connections);
+    m_connections_made += static_cast<uint64_t>(new_connections);
     if (rc != CURLE_OK) {
       response.status = 0;
       response.failure = sink.exceeded ? TransportFailure::too_large : classify(rc);
@@ -430,15 +570,12 @@ private:
     response.status = static_cast<int>(status);
   }
 
-  static constexpr size_t k_locks = 8;
   TransportOptions m_options;
-  const TlsMaterial m_tls;
-  CURLSH* m_share = nullptr;
-  std::array<std::mutex, k_locks> m_locks;
-  std::mutex m_pool_mutex;
-  std::vector<CURL*> m_idle;
+  std::shared_ptr<Connections> m_connections;
+  std::mutex m_origins_mutex;
+  std::set<std::string> m_origins;  // attached to m_connections
   std::atomic<uint64_t> m_requests{0};
-  std::atomic<uint64_t> m_connections{0};
+  std::atomic<uint64_t> m_connections_made{0};
 };
 
 }  // namespace

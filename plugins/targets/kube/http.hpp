@@ -4,7 +4,9 @@
 // HttpClient sends one request and returns the response or a classified
 // transport failure; it never throws for network problems. One instance
 // serves one cluster and keeps its connections alive between requests. The
-// libcurl implementation is thread-safe; tests substitute a fake.
+// libcurl implementation is thread-safe and shares connections between the
+// instances of one endpoint and TLS identity (curl_http.cpp); tests
+// substitute a fake.
 
 #include <chrono>
 #include <cstddef>
