@@ -1,21 +1,27 @@
 // Direct-delivery benchmark: push one app to many simulated clusters.
 //
-//   push_bench serve DIR CLUSTERS
+//   push_bench serve DIR CLUSTERS [own-ports]
 //       runs a simulator fleet (no readiness delay) until SIGTERM; prints
-//       the kubeconfig directory once serving
+//       the kubeconfig directory once serving. All clusters are behind one
+//       endpoint (https://127.0.0.1:PORT/clusters/NAME, as behind a proxy
+//       such as Rancher's), so emco's clients share connections; with
+//       own-ports each kubeconfig names a port of its cluster's own, as
+//       separate API servers do, and each cluster needs its own connection
 //   push_bench push KUBECONFIG_DIR APP.yaml [PARALLEL]
 //       applies APP.yaml (parsed once) to every cluster in apply order
 //       (one KubeTarget per cluster, PARALLEL workers, keep-alive), then
-//       verifies each cluster holds every object; prints key=value results
-//       (the push's time, and apart from it reading the kubeconfigs and the
-//       verification)
+//       verifies each cluster holds every object, then pushes again (every
+//       apply a no-op, as an update that changes nothing); prints key=value
+//       results (the pushes' times, and apart from them reading the
+//       kubeconfigs and the verification)
 //   push_bench capacity KUBECONFIG_DIR SECONDS [PARALLEL]
 //       the simulator's own capacity for this request mix: PARALLEL workers,
 //       each on one cluster's keep-alive connection, re-applying one
 //       ConfigMap (a no-op server-side apply) and, separately, GET /version;
 //       then the rate of first requests: each worker makes a new KubeTarget
-//       (kubeconfig parse, TLS connection) for every GET /version, the cost
-//       a push pays once per cluster before its applies
+//       (kubeconfig parse; on an own-ports fleet a TLS connection) of the
+//       next cluster for every GET /version, the cost a push pays once per
+//       cluster before its applies
 //
 // Results go to stdout as `key=value` lines for run.sh.
 
@@ -90,10 +96,11 @@ void parallel_for(size_t n, size_t parallel, Fn&& fn) {
   for (auto& t : threads) t.join();
 }
 
-int serve(const std::string& dir, int clusters) {
+int serve(const std::string& dir, int clusters, bool own_ports) {
   emco::sim::SimStartArgs args;
   args.options.dir = dir;
   args.options.clusters = clusters;
+  args.options.own_ports = own_ports;
   args.options.ready_delay_ms = 0;
   return emco::sim::run_sim_start(args);
 }
@@ -105,28 +112,36 @@ int push(const std::string& kubeconfig_dir, const std::string& app_path, size_t 
   const std::string app = slurp(app_path);
   const std::vector<json> objects = emco::kube::parse_manifests(app);
   const std::vector<size_t> order = emco::kube::apply_order(objects);
-  std::atomic<uint64_t> requests{0}, connections{0}, failures{0}, verified{0};
+  std::atomic<uint64_t> verified{0};
   std::mutex print_mutex;
-  auto start = Clock::now();
-  parallel_for(clusters.size(), parallel, [&](size_t i) {
-    try {
-      emco::kube::KubeTarget target(clusters[i].name, clusters[i].kubeconfig, "bench-app");
-      // As the sync engine does: objects parsed once, applied in order.
-      for (size_t k : order) target.apply(objects[k]);
-      auto s = target.client().stats();
-      requests += s.requests;
-      connections += s.connections;
-    } catch (const std::exception& e) {
-      ++failures;
-      std::lock_guard lock(print_mutex);
-      std::fprintf(stderr, "push_bench: %s: %s\n", clusters[i].name.c_str(), e.what());
-    }
-  });
-  double push_s = seconds_since(start);
+  struct Pass {
+    double seconds = 0;
+    std::atomic<uint64_t> requests{0}, connections{0}, failures{0};
+  };
+  auto push_all = [&](Pass& pass) {
+    auto start = Clock::now();
+    parallel_for(clusters.size(), parallel, [&](size_t i) {
+      try {
+        emco::kube::KubeTarget target(clusters[i].name, clusters[i].kubeconfig, "bench-app");
+        // As the sync engine does: objects parsed once, applied in order.
+        for (size_t k : order) target.apply(objects[k]);
+        auto s = target.client().stats();
+        pass.requests += s.requests;
+        pass.connections += s.connections;
+      } catch (const std::exception& e) {
+        ++pass.failures;
+        std::lock_guard lock(print_mutex);
+        std::fprintf(stderr, "push_bench: %s: %s\n", clusters[i].name.c_str(), e.what());
+      }
+    });
+    pass.seconds = seconds_since(start);
+  };
+  Pass first;
+  push_all(first);
   long push_rss = peak_rss_kb();
 
   // Verification (timed apart from the push): every object is on every
-  // cluster, read back on fresh connections.
+  // cluster, read back (the push's clients are gone: on new connections).
   auto verify_start = Clock::now();
   parallel_for(clusters.size(), parallel, [&](size_t i) {
     try {
@@ -141,21 +156,30 @@ int push(const std::string& kubeconfig_dir, const std::string& app_path, size_t 
     }
   });
   double verify_s = seconds_since(verify_start);
+  Pass again;
+  push_all(again);
 
   std::printf("clusters=%zu\nresources_per_cluster=%zu\nparallel=%zu\n", clusters.size(), objects.size(), parallel);
   std::printf("load_seconds=%.3f\nverify_seconds=%.3f\n", load_s, verify_s);
-  std::printf("push_seconds=%.3f\nclusters_per_second=%.1f\n", push_s, static_cast<double>(clusters.size()) / push_s);
-  std::printf("requests=%llu\nrequests_per_second=%.0f\nconnections=%llu\n",
-              static_cast<unsigned long long>(requests.load()), static_cast<double>(requests.load()) / push_s,
-              static_cast<unsigned long long>(connections.load()));
-  std::printf("failures=%llu\nverified_clusters=%llu\npeak_rss_kb=%ld\n", static_cast<unsigned long long>(failures.load()),
+  auto report = [&](const char* prefix, const Pass& pass) {
+    std::printf("%sseconds=%.3f\n%srequests=%llu\n%srequests_per_second=%.0f\n%sconnections=%llu\n", prefix, pass.seconds,
+                prefix, static_cast<unsigned long long>(pass.requests.load()), prefix,
+                static_cast<double>(pass.requests.load()) / pass.seconds, prefix,
+                static_cast<unsigned long long>(pass.connections.load()));
+  };
+  std::printf("clusters_per_second=%.1f\n", static_cast<double>(clusters.size()) / first.seconds);
+  report("push_", first);
+  report("repush_", again);
+  const uint64_t failures = first.failures + again.failures;
+  std::printf("failures=%llu\nverified_clusters=%llu\npeak_rss_kb=%ld\n", static_cast<unsigned long long>(failures),
               static_cast<unsigned long long>(verified.load()), push_rss);
   return failures == 0 && verified == clusters.size() ? 0 : 1;
 }
 
 int capacity(const std::string& kubeconfig_dir, double seconds, size_t parallel) {
   std::vector<Cluster> clusters = load_clusters(kubeconfig_dir);
-  parallel = std::min(parallel, clusters.size());
+  // Half the fleet at most: the connect probe needs clusters no worker holds.
+  parallel = std::min(parallel, std::max<size_t>(1, clusters.size() / 2));
   const json cm = {{"apiVersion", "v1"},
                    {"kind", "ConfigMap"},
                    {"metadata", {{"name", "capacity-probe"}}},
@@ -167,6 +191,7 @@ int capacity(const std::string& kubeconfig_dir, double seconds, size_t parallel)
     std::atomic<bool> go{false}, stop{false};
     Clock::time_point start;
     parallel_for(parallel, parallel, [&](size_t i) {
+      size_t visits = 0;  // the connect probe's
       emco::kube::KubeTarget target(clusters[i].name, clusters[i].kubeconfig, "default");
       target.apply(cm);  // warm-up: discovery, connection, the object exists
       // Time only the steady state: start when every worker is warm.
@@ -178,7 +203,13 @@ int capacity(const std::string& kubeconfig_dir, double seconds, size_t parallel)
       while (!stop) {
         if (probe == Probe::apply) target.client().apply(cm, "default");
         else if (probe == Probe::version) target.client().server_version(std::chrono::seconds(5));
-        else emco::kube::KubeTarget(clusters[i].name, clusters[i].kubeconfig, "default").client().server_version(std::chrono::seconds(5));
+        else {
+          // Another cluster each time, none of them a worker's own: on an
+          // own-ports fleet no live client holds a connection to it.
+          const size_t others = clusters.size() - parallel;
+          const Cluster& c = others > 0 ? clusters[parallel + (i + visits++ * parallel) % others] : clusters[i];
+          emco::kube::KubeTarget(c.name, c.kubeconfig, "default").client().server_version(std::chrono::seconds(5));
+        }
         ++done;
         if (seconds_since(start) >= seconds) stop = true;
       }
@@ -199,7 +230,8 @@ int capacity(const std::string& kubeconfig_dir, double seconds, size_t parallel)
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   try {
-    if (args.size() >= 3 && args[0] == "serve") return serve(args[1], std::atoi(args[2].c_str()));
+    if (args.size() >= 3 && args[0] == "serve")
+      return serve(args[1], std::atoi(args[2].c_str()), args.size() > 3 && args[3] == "own-ports");
     if (args.size() >= 3 && args[0] == "push")
       return push(args[1], args[2], args.size() > 3 ? static_cast<size_t>(std::atoi(args[3].c_str())) : 32);
     if (args.size() >= 3 && args[0] == "capacity")
@@ -209,7 +241,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   std::fprintf(stderr,
-               "usage: push_bench serve DIR CLUSTERS | push KUBECONFIG_DIR APP.yaml [PARALLEL] | "
+               "usage: push_bench serve DIR CLUSTERS [own-ports] | push KUBECONFIG_DIR APP.yaml [PARALLEL] | "
                "capacity KUBECONFIG_DIR SECONDS [PARALLEL]\n");
   return 64;
 }

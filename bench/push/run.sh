@@ -2,7 +2,11 @@
 # Direct delivery benchmark: push one app of 10 resources to N simulated
 # clusters with emco's Kubernetes client vs `kubectl apply --server-side -f`
 # run once per cluster with `xargs -P 16`, each against a fresh simulator
-# fleet (separate process). Also measures the simulator's own capacity.
+# fleet (separate process). emco pushes twice: to a fleet behind one endpoint
+# (one port, a path per cluster, as behind a proxy: its clients share
+# connections) and to a fleet of own ports (a port per cluster, as separate
+# API servers: a TLS connection per cluster). Also measures the simulator's
+# own capacity (on the own-ports fleet: warm connections, and new ones).
 # usage: bench/push/run.sh [--smoke | --clusters N] BUILD_DIR
 #   full:  1000 clusters     smoke: 20 clusters     --clusters N: N clusters (e.g. 10000);
 #   the kubectl comparison runs up to 1,000 clusters (one kubectl process per cluster).
@@ -38,11 +42,12 @@ stop_sim() {
 }
 trap 'stop_sim; rm -rf "$work"' EXIT
 
-# Starts a fresh fleet in $1; waits until it prints its kubeconfig directory.
+# Starts a fresh fleet in $1 (with $2 = own-ports, a port per cluster);
+# waits until it prints its kubeconfig directory.
 start_sim() {
   local dir="$1"
   mkdir -p "$dir"
-  "$bin" serve "$dir" "$clusters" > "$dir/out" 2> "$dir/err" &
+  "$bin" serve "$dir" "$clusters" ${2:-} > "$dir/out" 2> "$dir/err" &
   sim_pid=$!
   for _ in $(seq 1 600); do
     [ -s "$dir/out" ] && return 0
@@ -57,34 +62,45 @@ value() { sed -n "s/^$1=//p" "$2"; }
 
 echo "push bench: $clusters clusters, 10 resources each"
 
-# 1. emco
+# 1. emco, one endpoint
 start_sim "$work/emco"
 "$bin" push "$work/emco/kubeconfigs" "$here/app.yaml" "$parallel" > "$work/emco.txt"
 cat "$work/emco.txt"
-"$bin" capacity "$work/emco/kubeconfigs" "$([ $smoke = 1 ] && echo 1 || echo 3)" "$parallel" > "$work/capacity.txt"
+stop_sim
+# 2. emco, a port per cluster; then the simulator's capacity
+start_sim "$work/own" own-ports
+"$bin" push "$work/own/kubeconfigs" "$here/app.yaml" "$parallel" | sed 's/^/own_ports_/' > "$work/own.txt"
+cat "$work/own.txt"
+"$bin" capacity "$work/own/kubeconfigs" "$([ $smoke = 1 ] && echo 1 || echo 3)" "$parallel" > "$work/capacity.txt"
 cat "$work/capacity.txt"
 stop_sim
 emco_s="$(value push_seconds "$work/emco.txt")"
-emco_rps="$(value requests_per_second "$work/emco.txt")"
+emco_rps="$(value push_requests_per_second "$work/emco.txt")"
+repush_rps="$(value repush_requests_per_second "$work/emco.txt")"
+own_rps="$(value own_ports_push_requests_per_second "$work/own.txt")"
 cap_rps="$(value capacity_apply_per_second "$work/capacity.txt")"
 cap_cps="$(value capacity_connect_per_second "$work/capacity.txt")"
 per_cluster="$(value resources_per_cluster "$work/emco.txt")"
-# A push opens one TLS connection per cluster, which the no-op capacity
-# (warm connections) does not include: the same target's ceiling for the
-# push's mix is one first request on a new connection plus the rest warm.
+# A push to separate API servers opens one TLS connection per cluster, which
+# the no-op capacity (warm connections) does not include: the same target's
+# ceiling for that mix is one first request on a new connection plus the
+# rest warm. A first push creates every object, which costs the simulator
+# more than a no-op apply: its rate is shown, compared is the second push's.
 mix_rps="$(awk -v r="$per_cluster" -v c="$cap_cps" -v a="$cap_rps" 'BEGIN { printf "%.0f", r / (1 / c + (r - 1) / a) }')"
-rss_kb="$(value peak_rss_kb "$work/emco.txt")"
+percent() { awk -v r="$1" -v c="$2" 'BEGIN { printf "%.0f", 100 * r / c }'; }
+mib() { awk -v k="$1" 'BEGIN { printf "%.1f", k / 1024 }'; }
 
 summary_emco() {
-  printf 'summary: emco %s requests/s; simulator capacity %s no-op applies/s at %s connections (%.0f%%)\n' \
-    "$emco_rps" "$cap_rps" "$parallel" "$(awk -v r="$emco_rps" -v c="$cap_rps" 'BEGIN { print 100 * r / c }')"
-  printf 'summary: simulator %s new TLS connections/s; ceiling for %s requests per new connection %s requests/s (emco %.0f%% of it)\n' \
-    "$cap_cps" "$per_cluster" "$mix_rps" "$(awk -v r="$emco_rps" -v c="$mix_rps" 'BEGIN { print 100 * r / c }')"
-  printf 'summary: emco peak memory %.1f MiB; %s of %s clusters verified\n' "$(awk -v k="$rss_kb" 'BEGIN { print k / 1024 }')" \
-    "$(value verified_clusters "$work/emco.txt")" "$clusters"
+  printf 'summary: one endpoint: push %s requests/s on %s connections (every apply creates); push again %s requests/s, %s%% of the simulator'"'"'s %s no-op applies/s at %s connections (capacity)\n' \
+    "$emco_rps" "$(value push_connections "$work/emco.txt")" "$repush_rps" "$(percent "$repush_rps" "$cap_rps")" "$cap_rps" "$(value capacity_parallel "$work/capacity.txt")"
+  printf 'summary: own ports: push %s requests/s on %s connections; simulator %s new TLS connections/s; ceiling for %s requests per new connection %s requests/s (emco %s%% of it)\n' \
+    "$own_rps" "$(value own_ports_push_connections "$work/own.txt")" "$cap_cps" "$per_cluster" "$mix_rps" "$(percent "$own_rps" "$mix_rps")"
+  printf 'summary: emco peak memory %s MiB (own ports %s MiB); %s and %s of %s clusters verified\n' \
+    "$(mib "$(value peak_rss_kb "$work/emco.txt")")" "$(mib "$(value own_ports_peak_rss_kb "$work/own.txt")")" \
+    "$(value verified_clusters "$work/emco.txt")" "$(value own_ports_verified_clusters "$work/own.txt")" "$clusters"
 }
 
-# 2. kubectl, one process per cluster, 16 at a time
+# 3. kubectl, one process per cluster, 16 at a time (one endpoint)
 if [ -z "$kubectl" ] || [ "$clusters" -gt 1000 ]; then
   [ -n "$kubectl" ] || echo "push bench: no kubectl found; skipping the kubectl comparison"
   [ "$clusters" -le 1000 ] || echo "push bench: more than 1,000 clusters; skipping the kubectl comparison"
