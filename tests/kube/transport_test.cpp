@@ -214,8 +214,8 @@ TEST_CASE("transport: clients of the same CA share its parsed store, and each CA
   CHECK(client_of(ca_b)->send(to_a).failure == TransportFailure::tls_verify);
 }
 
-TEST_CASE("transport: clients of one endpoint and TLS identity share connections; another CA or client certificate "
-          "never gets one",
+TEST_CASE("transport: clients of one endpoint and TLS identity share connections, and no other CA or client "
+          "certificate gets one",
           "[transport][tls]") {
   KeyPair ca = make_ca("fleet");
   KeyPair other_ca = make_ca("other");
