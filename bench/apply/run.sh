@@ -60,15 +60,28 @@ pg_dir="$tmp/pg"
 pg_url="$(bash "$pg_server" start "$pg_dir" "$pg_port" 2>pg-start.log || true)"
 if [ -n "$pg_url" ]; then
   trap 'bash "$pg_server" stop "$pg_dir" >/dev/null 2>&1 || true; rm -rf "$tmp"' EXIT
+  # A PostgreSQL workspace keeps its secrets encrypted: it needs a key.
+  "$emco" workspace key generate "$tmp/workspace.key" >/dev/null
+  export EMCO_KEY_FILE="$tmp/workspace.key"
   timed_apply() {  # WORKSPACE-DIR [init args]: seconds for one apply into a fresh workspace
     local dir=$1; shift
-    rm -rf "$dir"; mkdir "$dir"; "$emco" init "$dir" "$@" >/dev/null 2>&1
-    local a b; a=$(now); "$emco" apply -f apply.yaml --workspace "$dir" -q -o name >/dev/null; b=$(now)
+    rm -rf "$dir"; mkdir "$dir"
+    "$emco" init "$dir" "$@" >/dev/null || { echo "bench/apply: emco init $dir failed" >&2; return 1; }
+    local a b; a=$(now)
+    "$emco" apply -f apply.yaml --workspace "$dir" -q -o name >/dev/null || { echo "bench/apply: apply into $dir failed" >&2; return 1; }
+    b=$(now)
     awk -v a="$a" -v b="$b" 'BEGIN { printf "%.3f\n", b - a }'
   }
-  median3() { sort -n | sed -n 2p; }
-  sq=$(for i in 1 2 3; do timed_apply ws-sq; done | median3)
-  pg=$(for i in 1 2 3; do timed_apply ws-pg --store "$pg_url&options=-csearch_path%3Dbench$i"; done | median3)
+  # The median of three runs of CMD RUN-NUMBER; a failed run fails the bench (never a figure).
+  median3() {
+    local runs=() i
+    for i in 1 2 3; do runs+=("$("$1" "$i")") || exit 1; done
+    printf '%s\n' "${runs[@]}" | sort -n | sed -n 2p
+  }
+  sqlite_apply() { timed_apply ws-sq; }
+  pg_apply() { timed_apply ws-pg --store "$pg_url&options=-csearch_path%3Dbench$1"; }
+  sq=$(median3 sqlite_apply)
+  pg=$(median3 pg_apply)
   awk -v d="$docs" -v s="$sq" -v p="$pg" 'BEGIN {
     printf "apply on PostgreSQL: %d documents, median of 3 runs each\n", d
     printf "  SQLite workspace      %8.2f s  %9.0f documents/s\n", s, d / s
