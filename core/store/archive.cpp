@@ -409,6 +409,7 @@ ArchiveCounts import_workspace(Store& st, std::istream& in, const ImportOptions&
     }
     if (table && table->identity) db.identity_follows(table->name, table->identity);
     if (!ended) bad_archive(opts, static_cast<int64_t>(lines.size()), "the archive ends early (no trailer line)");
+    st.forget_remembered();  // the rows above were written with raw statements
 
     // Encryption: the archive's setting, else the workspace's own.
     if (!st.meta(k_vault_meta) && own_key) st.set_meta(k_vault_meta, *own_key);

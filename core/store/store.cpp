@@ -334,15 +334,18 @@ std::string describe(const Kind& k, const Key& key) {
 
 // What the running write transaction knows about resources, by key text:
 // `resources` holds rows read or written in full (nullopt: known absent),
-// `ids` the ids id_of() looked up (0: absent). Cleared when the outermost
-// write() ends or runs its body again, and when a nested one fails (its
-// savepoint undid writes this remembers).
+// `ids` the ids id_of() looked up (0: absent); and `meta` the meta values
+// read or written (nullopt: absent). Cleared when the outermost write()
+// ends or runs its body again, when a nested one fails (its savepoint
+// undid writes this remembers), and by forget_remembered().
 struct Store::Known {
   std::unordered_map<std::string, std::optional<Resource>> resources;
   std::unordered_map<std::string, int64_t> ids;
+  std::unordered_map<std::string, std::optional<std::string>> meta;
   void clear() {
     resources.clear();
     ids.clear();
+    meta.clear();
   }
 };
 
@@ -780,11 +783,19 @@ void Store::set_state_info(const Key& key, const std::string& state_info) {
       it->second->state_info = state_info;
 }
 
+void Store::forget_remembered() { m_known->clear(); }
+
 std::optional<std::string> Store::meta(const std::string& name) const {
+  const bool remember = m_write_depth > 0;
+  if (remember)
+    if (auto it = m_known->meta.find(name); it != m_known->meta.end()) return it->second;
   auto& s = m_db->statement("SELECT value FROM meta WHERE name = ?");
   s.bind(1, name);
-  if (!s.step()) return std::nullopt;
-  return s.str(0);
+  std::optional<std::string> out;
+  if (s.step()) out = s.str(0);
+  else s.reset();
+  if (remember) m_known->meta[name] = out;
+  return out;
 }
 
 void Store::set_meta(const std::string& name, const std::string& value) {
@@ -792,6 +803,7 @@ void Store::set_meta(const std::string& name, const std::string& value) {
   s.bind(1, name);
   s.bind(2, value);
   s.exec();
+  if (m_write_depth > 0) m_known->meta[name] = value;
 }
 
 std::filesystem::path Store::data_dir() const { return m_data_dir; }

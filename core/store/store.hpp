@@ -105,7 +105,15 @@ public:
   void remove(const resource::Key& key);
   void set_state_info(const resource::Key& key, const std::string& state_info);
 
+  // Inside write(), after rows were written with the database's own
+  // statements rather than through this Store (a workspace import):
+  // forgets what the transaction remembered, which they may have changed.
+  void forget_remembered();
+
   // Generic key/value rows for module state (AppContexts come later).
+  // Inside write() a value read or written is remembered until the
+  // transaction ends, as get() remembers resources (an encrypted workspace
+  // reads its key id for every secret it seals).
   std::optional<std::string> meta(const std::string& name) const;
   void set_meta(const std::string& name, const std::string& value);
 

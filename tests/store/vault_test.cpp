@@ -11,8 +11,10 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "core/resource/kinds.hpp"
+#include "core/store/archive.hpp"
 #include "core/store/credentials.hpp"
 #include "core/store/database.hpp"
 #include "core/store/vault.hpp"
@@ -140,4 +142,65 @@ TEST_CASE("an encrypted store seals kubeconfigs, kv values and credentials, and 
   }
   // Writing a secret needs the workspace's key.
   CHECK_THROWS_WITH(put_credential(*st, "o", "n", "s", "t"), Catch::Contains("is not the workspace's key"));
+}
+
+TEST_CASE("inside a write, meta values are read from the database once and stay exact", "[vault]") {
+  auto st = test::open_test_store();
+  const bool server = st->database().shared();
+  st->write([&] {
+    CHECK(!st->meta("probe"));
+    const uint64_t before = st->round_trips();
+    for (int i = 0; i < 5; ++i) CHECK(!st->meta("probe"));
+    CHECK(st->round_trips() == before);  // remembered, absence included
+    st->set_meta("probe", "1");
+    CHECK(st->meta("probe") == "1");
+    // A nested write that fails undoes its change, and what was remembered with it.
+    try {
+      st->write([&] {
+        st->set_meta("probe", "2");
+        CHECK(st->meta("probe") == "2");
+        throw std::runtime_error("undo");
+      });
+    } catch (const std::runtime_error&) {
+    }
+    CHECK(st->meta("probe") == "1");
+    // Rows written with the database's own statements: forgotten on request.
+    st->database().exec("UPDATE meta SET value = '3' WHERE name = 'probe'");
+    CHECK(st->meta("probe") == "1");
+    st->forget_remembered();
+    CHECK(st->meta("probe") == "3");
+  });
+  CHECK(st->meta("probe") == "3");
+  // Sealing many secrets in one transaction reads the workspace's key id once.
+  const VaultKey k = generate_key();
+  st->use_key(k);
+  st->write([&] { st->set_meta("vault.key", k.id); });
+  uint64_t trips = 0;
+  st->write([&] {
+    const uint64_t before = st->round_trips();
+    for (int i = 0; i < 10; ++i) CHECK(is_sealed(st->seal_secret("s", "row-" + std::to_string(i), "a secret")));
+    trips = st->round_trips() - before;
+  });
+  CHECK(trips == (server ? 1u : 0u));
+}
+
+TEST_CASE("an encrypted workspace that imports an archive without a key setting stays encrypted", "[vault]") {
+  // The import rewrites the meta table with its own statements inside its
+  // transaction, after reading the workspace's key id: what the transaction
+  // remembered of meta must not hide that.
+  auto plain = test::open_test_store();
+  const auto provider = key_of({{"clusterProvider", "p"}});
+  plain->write([&] { plain->put({&resource::kind("clusterProvider"), provider, R"({"metadata":{"name":"p"},"spec":{}})"}); });
+  std::stringstream archive;
+  export_workspace(*plain, archive, {});
+  REQUIRE(archive.str().find("vault.key") == std::string::npos);
+  plain.reset();
+
+  auto st = test::open_test_store();
+  const VaultKey k = generate_key();
+  st->use_key(k);
+  st->write([&] { st->set_meta("vault.key", k.id); });
+  import_workspace(*st, archive, {.replace = true, .source = "archive.jsonl"});
+  CHECK(st->meta("vault.key") == k.id);
+  CHECK(st->get(provider));
 }
