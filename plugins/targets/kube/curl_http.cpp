@@ -150,6 +150,38 @@ size_t on_header(char* data, size_t size, size_t count, void* user) {
   return size * count;
 }
 
+// Objects shared by key for as long as someone holds them: find_or_make()
+// returns the live one for `key`, or the one `make()` builds (outside the
+// lock, so that other keys are served meanwhile; null is not kept). Entries
+// of objects nobody holds any more are dropped now and then: a long-running
+// process (emco serve) sees clusters come and go.
+template <typename T>
+class LiveByKey {
+public:
+  template <typename Make>
+  std::shared_ptr<T> find_or_make(const std::string& key, Make&& make) {
+    {
+      std::lock_guard lock(m_mutex);
+      auto it = m_live.find(key);
+      if (it != m_live.end())
+        if (auto live = it->second.lock()) return live;
+    }
+    std::shared_ptr<T> made = make();
+    if (!made) return nullptr;
+    std::lock_guard lock(m_mutex);
+    auto& slot = m_live[key];
+    if (auto live = slot.lock()) return live;  // another caller made it first
+    slot = made;
+    if (++m_added % 256 == 0) std::erase_if(m_live, [](const auto& e) { return e.second.expired(); });
+    return made;
+  }
+
+private:
+  std::mutex m_mutex;
+  std::map<std::string, std::weak_ptr<T>> m_live;
+  size_t m_added = 0;
+};
+
 struct StoreFree {
   void operator()(X509_STORE* s) const { X509_STORE_free(s); }
 };
@@ -163,25 +195,11 @@ public:
   // The store for `pem`, parsed now or shared with a live client; null if
   // the data holds no certificate.
   static std::shared_ptr<X509_STORE> get(const std::string& pem) {
-    static CaStores* stores = new CaStores();  // never destroyed: clients may outlive static destruction
-    return stores->find_or_parse(pem);
+    static auto* stores = new LiveByKey<X509_STORE>();  // never destroyed: clients may outlive static destruction
+    return stores->find_or_make(pem, [&] { return parse(pem); });
   }
 
 private:
-  std::shared_ptr<X509_STORE> find_or_parse(const std::string& pem) {
-    std::lock_guard lock(m_mutex);
-    auto it = m_stores.find(pem);
-    if (it != m_stores.end())
-      if (auto live = it->second.lock()) return live;
-    std::shared_ptr<X509_STORE> store = parse(pem);
-    if (!store) return nullptr;
-    m_stores[pem] = store;
-    // Drop the entries of stores nobody uses any more, now and then: a
-    // long-running process (emco serve) sees clusters come and go.
-    if (++m_added % 256 == 0) std::erase_if(m_stores, [](const auto& e) { return e.second.expired(); });
-    return store;
-  }
-
   static std::shared_ptr<X509_STORE> parse(const std::string& pem) {
     std::unique_ptr<X509_STORE, StoreFree> store(X509_STORE_new());
     int added = 0;
@@ -194,10 +212,6 @@ private:
     X509_STORE_set_flags(store.get(), X509_V_FLAG_PARTIAL_CHAIN);
     return std::shared_ptr<X509_STORE>(store.release(), StoreFree{});
   }
-
-  std::mutex m_mutex;
-  std::map<std::string, std::weak_ptr<X509_STORE>> m_stores;
-  size_t m_added = 0;
 };
 
 // The kubeconfig's CA certificates and client certificate chain and key,
@@ -365,30 +379,11 @@ private:
 class ConnectionRegistry {
 public:
   static std::shared_ptr<Connections> get(const TransportOptions& options) {
-    static ConnectionRegistry* registry = new ConnectionRegistry();  // never destroyed: clients may outlive static destruction
-    return registry->find_or_make(options);
+    static auto* registry = new LiveByKey<Connections>();  // never destroyed: clients may outlive static destruction
+    return registry->find_or_make(identity_key(options), [&] { return std::make_shared<Connections>(options); });
   }
 
 private:
-  std::shared_ptr<Connections> find_or_make(const TransportOptions& options) {
-    const std::string key = identity_key(options);
-    {
-      std::lock_guard lock(m_mutex);
-      auto it = m_live.find(key);
-      if (it != m_live.end())
-        if (auto live = it->second.lock()) return live;
-    }
-    // Parsed outside the lock: the clients of other identities (a fan-out
-    // to clusters with their own certificates) are made meanwhile.
-    auto made = std::make_shared<Connections>(options);
-    std::lock_guard lock(m_mutex);
-    auto& slot = m_live[key];
-    if (auto live = slot.lock()) return live;  // another client of the identity came first
-    slot = made;
-    if (++m_added % 256 == 0) std::erase_if(m_live, [](const auto& e) { return e.second.expired(); });
-    return made;
-  }
-
   // Each field with its length before it, so that no two identities read alike.
   static std::string identity_key(const TransportOptions& options) {
     const TlsOptions& tls = options.tls;
@@ -406,10 +401,6 @@ private:
     OPENSSL_cleanse(fields.data(), fields.size());
     return std::string(reinterpret_cast<const char*>(digest.data()), length);
   }
-
-  std::mutex m_mutex;
-  std::map<std::string, std::weak_ptr<Connections>> m_live;
-  size_t m_added = 0;
 };
 
 // "scheme://authority" of an absolute URL: connections are kept per origin.
