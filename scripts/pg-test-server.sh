@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # A throwaway PostgreSQL server for the test suites' store-postgresql runs
 # (ctest's fixture "pg", tests/CMakeLists.txt) and the benchmarks.
-#   pg-test-server.sh start DIR PORT   initdb + pg_ctl start, listening on
+#   pg-test-server.sh start DIR [PORT]  initdb + pg_ctl start, listening on
 #                                 the Unix socket DIR/.s.PGSQL.PORT and, with
 #                                 TLS only, on 127.0.0.1:PORT (a test CA in
 #                                 DIR/tls/ca.crt signs its certificate for
-#                                 localhost); prints the base URL. Exit 0
-#                                 even when PostgreSQL is not installed (the
-#                                 suites then skip, saying so).
+#                                 localhost); prints the base URL. Without
+#                                 PORT it picks one below the kernel's
+#                                 ephemeral range and, when that port is
+#                                 taken, tries others: callers then read the
+#                                 port from the URL. Exit 0 even when
+#                                 PostgreSQL is not installed (the suites
+#                                 then skip, saying so).
 #   pg-test-server.sh stop DIR    stops it and removes DIR.
 # PostgreSQL refuses to run as root: as root the server runs as the user
 # "nobody" (DIR is given to it); the clients connect as the database
@@ -16,7 +20,7 @@
 set -euo pipefail
 cmd=${1:?start|stop}
 dir=${2:?directory}
-port=${3:-5432}
+port=${3:-}
 bindir=${PG_BINDIR:-$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)}
 
 as_owner() {
@@ -29,9 +33,8 @@ start)
     echo "pg-test-server: PostgreSQL is not installed (no initdb under /usr/lib/postgresql/*/bin): the store-postgresql tests will skip" >&2
     exit 0
   fi
-  url="postgresql:///postgres?host=$dir&port=$port&user=postgres"
-  if [ -S "$dir/.s.PGSQL.$port" ] && as_owner "$bindir/pg_ctl" -D "$dir/data" status >/dev/null 2>&1; then
-    echo "$url"
+  if [ -n "$port" ] && [ -S "$dir/.s.PGSQL.$port" ] && as_owner "$bindir/pg_ctl" -D "$dir/data" status >/dev/null 2>&1; then
+    echo "postgresql:///postgres?host=$dir&port=$port&user=postgres"
     exit 0
   fi
   rm -rf "$dir"
@@ -56,18 +59,34 @@ start)
   chmod 0600 "$dir/data/server.key"
   if [ "$(id -u)" = 0 ]; then chown nobody "$dir/data/server.crt" "$dir/data/server.key"; fi
   printf 'local all all trust\nhostssl all all 127.0.0.1/32 trust\n' >"$dir/data/pg_hba.conf"
-  # Room for the suites running in parallel (each test is a few connections).
-  as_owner "$bindir/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -s \
-    -o "-c listen_addresses=127.0.0.1 -c port=$port -c ssl=on -c unix_socket_directories='$dir' \
-        -c max_connections=300 -c fsync=off \
-        -c synchronous_commit=off -c full_page_writes=off -c max_locks_per_transaction=256 \
-        -c max_pred_locks_per_transaction=256" start || {
-    cat "$dir/server.log" >&2
-    exit 1
-  }
+  # A port of our own choosing stays below the ephemeral range: a port in
+  # it may be held by any outgoing connection (a benchmark that just made
+  # thousands of them), and binding it then fails.
+  ephemeral_low=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
+  pick_port() { echo $((10000 + (RANDOM * 32768 + RANDOM) % (ephemeral_low - 10000))); }
+  chosen=$port
+  attempts=1
+  if [ -z "$chosen" ]; then chosen=$(pick_port); attempts=20; fi
+  for attempt in $(seq "$attempts"); do
+    # Room for the suites running in parallel (each test is a few connections).
+    if as_owner "$bindir/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -s \
+      -o "-c listen_addresses=127.0.0.1 -c port=$chosen -c ssl=on -c unix_socket_directories='$dir' \
+          -c max_connections=300 -c fsync=off \
+          -c synchronous_commit=off -c full_page_writes=off -c max_locks_per_transaction=256 \
+          -c max_pred_locks_per_transaction=256" start 2>"$dir/pg_ctl.err"; then
+      break
+    fi
+    if [ "$attempt" = "$attempts" ] || ! grep -q "Address already in use" "$dir/server.log"; then
+      cat "$dir/pg_ctl.err" "$dir/server.log" >&2
+      exit 1
+    fi
+    echo "pg-test-server: port $chosen is taken, trying another" >&2
+    : >"$dir/server.log"
+    chosen=$(pick_port)
+  done
   # The socket directory is the server's; clients of any user may connect.
   chmod 0755 "$dir"
-  echo "$url"
+  echo "postgresql:///postgres?host=$dir&port=$chosen&user=postgres"
   ;;
 stop)
   if [ -d "$dir/data" ] && [ -n "$bindir" ]; then
@@ -76,7 +95,7 @@ stop)
   rm -rf "$dir"
   ;;
 *)
-  echo "usage: pg-test-server.sh start|stop DIR" >&2
+  echo "usage: pg-test-server.sh start DIR [PORT] | stop DIR" >&2
   exit 2
   ;;
 esac

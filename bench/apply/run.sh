@@ -54,10 +54,9 @@ awk -v d="$docs" -v t0="$t0" -v t1="$t1" -v t2="$t2" -v t3="$t3" 'BEGIN {
 # (c) The same batch into a PostgreSQL workspace (issue 21: goal >= 50 % of
 # SQLite's rate), on a throwaway server (scripts/pg-test-server.sh) when
 # PostgreSQL is installed; each side the median of three runs.
-pg_port=$((20000 + $$ % 20000))
 chmod 0711 "$tmp"  # as root the server runs as nobody, which must reach its directory
 pg_dir="$tmp/pg"
-pg_url="$(bash "$pg_server" start "$pg_dir" "$pg_port" 2>pg-start.log || true)"
+pg_url="$(bash "$pg_server" start "$pg_dir" 2>pg-start.log || true)"
 if [ -n "$pg_url" ]; then
   trap 'bash "$pg_server" stop "$pg_dir" >/dev/null 2>&1 || true; rm -rf "$tmp"' EXIT
   # A PostgreSQL workspace keeps its secrets encrypted: it needs a key.

@@ -21,7 +21,6 @@ emco="$build/cli/emco"
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 work="$(mktemp -d "${TMPDIR:-/tmp}/emco-workers-bench-XXXXXX")"
 pgdir="/tmp/emco-pgbench-$$"
-port=$((30000 + $$ % 5000))
 sim_pid=""
 cleanup() {
   [ -n "$sim_pid" ] && kill "$sim_pid" 2>/dev/null && wait "$sim_pid" 2>/dev/null || true
@@ -29,7 +28,7 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
-base="$("$root/scripts/pg-test-server.sh" start "$pgdir" "$port")"
+base="$("$root/scripts/pg-test-server.sh" start "$pgdir")"
 if [ -z "$base" ]; then echo "workers bench: skipped (PostgreSQL is not installed)"; exit 0; fi
 
 "$emco" sim start --dir "$work/sim" --clusters "$clusters" --ready-delay-ms 50 >"$work/sim.out" 2>"$work/sim.err" &
