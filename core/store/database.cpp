@@ -26,6 +26,7 @@ void Database::transaction(const std::function<void()>& body) {
       m_conflict = false;
       try {
         body();
+        flush_later();
         commit();
       } catch (...) {
         m_depth = 0;
@@ -52,6 +53,7 @@ void Database::transaction(const std::function<void()>& body) {
   ++m_depth;
   try {
     body();
+    flush_later();
   } catch (...) {
     --m_depth;
     try {
@@ -65,6 +67,15 @@ void Database::transaction(const std::function<void()>& body) {
   }
   --m_depth;
   statement("RELEASE " + name).exec();
+}
+
+int64_t Database::new_id(std::string_view table, std::string_view column) {
+  const std::string c(column);
+  auto& s = statement("SELECT COALESCE(MAX(" + c + "), 0) + 1 FROM " + std::string(table));
+  s.step();
+  const int64_t id = s.int64(0);
+  s.reset();
+  return id;
 }
 
 namespace {

@@ -125,6 +125,19 @@ public:
   // Runs a statement that returns no rows; the number of rows it inserted,
   // updated or deleted.
   virtual int64_t exec() = 0;
+  // Runs a statement that returns no rows when the caller needs neither its
+  // row count nor to know at once that it worked, and leaves it reset.
+  // Inside a write transaction a backend with a server may send it together
+  // with the statements that follow and wait for them all at once
+  // (PostgreSQL's pipeline): its failure is then thrown by a later call on
+  // the same Database inside the same transaction() — at the latest when
+  // the body (or a nested body) returns, so a nested call still fails by
+  // itself — and the transaction fails as though this call had thrown.
+  // Outside a transaction, and on an embedded engine, it is exec().
+  virtual void exec_later() {
+    exec();
+    reset();
+  }
   // Makes the statement ready to run again and unbinds its parameters.
   virtual void reset() = 0;
 
@@ -169,9 +182,10 @@ public:
   // whose SQL (FOR UPDATE SKIP LOCKED, the server's clock) is PostgreSQL's
   // only. False for SQLite, which keeps single-process delivery.
   virtual bool shared() const { return false; }
-  // How many requests this connection sent to its server (statements,
-  // scripts, transaction control): the figure benchmarks report as round
-  // trips. 0 for an embedded engine, which has none.
+  // How many times this connection sent its server requests and waited for
+  // the answers (a statement, a script, transaction control, or a batch of
+  // exec_later() statements): the figure benchmarks report as round trips.
+  // 0 for an embedded engine, which has none.
   uint64_t round_trips() const { return m_round_trips; }
   // After rows were inserted with explicit values in `column`, the
   // auto-assigned id column (INTEGER PRIMARY KEY in the DDL) of `table`
@@ -183,7 +197,21 @@ public:
     (void)column;
   }
 
+  // Inside a write transaction: a value for `table`'s auto-assigned id
+  // column `column` that no row has and no other transaction is given, for
+  // the caller to insert explicitly (so that the insert needs no RETURNING
+  // and can be an exec_later()). The default, right for an engine whose
+  // write transactions exclude each other (SQLite), is MAX + 1; PostgreSQL
+  // takes values from the column's sequence, several per request (those a
+  // transaction leaves unused are skipped, as a rolled-back insert's are).
+  // `table` and `column` are emco's names, not input.
+  virtual int64_t new_id(std::string_view table, std::string_view column);
+
 protected:
+  // Sends the exec_later() statements not yet sent and waits for them;
+  // throws the first one's failure. Database::transaction calls it when a
+  // body returns; a backend calls it before anything else it sends.
+  virtual void flush_later() {}
   // Prepares `sql`, uncached.
   virtual std::unique_ptr<Statement> prepare(std::string_view sql) = 0;
   // The outermost write transaction: begin (with the exclusion and waiting

@@ -680,33 +680,34 @@ PutOutcome Store::put(Resource r) {
       if (old.data == r.data && old.contents == r.contents) return PutOutcome::unchanged;
     }
     seal_parts();
+    // The writes of a put wait for nothing: on a server they go in one
+    // pipeline with the next puts' (exec_later()).
     auto& u = db.statement("UPDATE resources SET data = ? WHERE id = ?");
     u.bind(1, r.data);
     u.bind(2, existing);
-    u.exec();
+    u.exec_later();
     auto& dc = db.statement("DELETE FROM contents WHERE resource_id = ?");
     dc.bind(1, existing);
-    dc.exec();
+    dc.exec_later();
     auto& dr = db.statement("DELETE FROM refs WHERE from_id = ?");
     dr.bind(1, existing);
-    dr.exec();
+    dr.exec_later();
     r.id = existing;
   } else {
     seal_parts();
+    r.id = db.new_id("resources", "id");
     auto& s = db.statement(
-        "INSERT INTO resources(kind, key, key_json, key_id, parent_id, data, state_info) VALUES(?,?,?,?,?,?,?) "
-        "RETURNING id");
-    s.bind(1, k.id);
-    s.bind(2, r.key.str());
-    s.bind(3, r.key.json());
-    s.bind(4, r.key.key_id());
-    if (parent_id) s.bind(5, parent_id);
-    else s.bind_null(5);
-    s.bind(6, r.data);
-    s.bind(7, r.state_info);
-    s.step();
-    r.id = s.int64(0);
-    s.reset();
+        "INSERT INTO resources(id, kind, key, key_json, key_id, parent_id, data, state_info) VALUES(?,?,?,?,?,?,?,?)");
+    s.bind(1, r.id);
+    s.bind(2, k.id);
+    s.bind(3, r.key.str());
+    s.bind(4, r.key.json());
+    s.bind(5, r.key.key_id());
+    if (parent_id) s.bind(6, parent_id);
+    else s.bind_null(6);
+    s.bind(7, r.data);
+    s.bind(8, r.state_info);
+    s.exec_later();
   }
   int ord = 0;
   for (const auto& c : r.contents) {
@@ -716,14 +717,14 @@ PutOutcome Store::put(Resource r) {
     s.bind(3, c.name);
     s.bind(4, c.filename);
     s.bind_blob(5, c.data);
-    s.exec();
+    s.exec_later();
   }
   for (const auto& [to, field] : ref_ids) {
     auto& s = db.statement("INSERT INTO refs(from_id, to_id, field) VALUES(?,?,?) ON CONFLICT DO NOTHING");
     s.bind(1, r.id);
     s.bind(2, to);
     s.bind(3, field);
-    s.exec();
+    s.exec_later();
   }
   if (remember) {
     r.data = std::move(plain_data);

@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace emco::store::postgresql {
@@ -86,6 +88,7 @@ public:
 
   bool step() override;
   int64_t exec() override;
+  void exec_later() override;
   void reset() override {
     clear();
     for (size_t i = 0; i < m_values.size(); ++i) {
@@ -133,6 +136,12 @@ private:
     m_null[i] = 0;
     m_binary[i] = binary ? 1 : 0;
   }
+  // The parameters as libpq takes them; valid until the next bind or reset.
+  struct Params {
+    std::vector<const char*> values;
+    std::vector<int> lengths;
+  };
+  Params params() const;
   void run();
   void clear() {
     if (m_result) PQclear(m_result);
@@ -159,6 +168,7 @@ public:
   }
 
   void exec(std::string_view script) override {
+    flush_later();
     count_round_trip();
     PGresult* r = PQexec(m_conn, translate_ddl(script).c_str());
     check(r);
@@ -187,6 +197,7 @@ public:
   }
 
   void identity_follows(std::string_view table, std::string_view column) override {
+    m_ids.clear();
     const std::string t(table), c(column);
     auto& s = statement("SELECT setval(pg_get_serial_sequence('" + t + "', '" + c + "'), COALESCE((SELECT MAX(" + c +
                         ") FROM " + t + "), 0) + 1, false)");
@@ -207,24 +218,39 @@ public:
     if (code == "40001" || code == "40P01") conflicted();
     throw DatabaseError(message, storage_state(code) || PQstatus(m_conn) != CONNECTION_OK);
   }
+  int64_t new_id(std::string_view table, std::string_view column) override;
+
   PGconn* conn() { return m_conn; }
   bool shared() const override { return true; }
   void sent() noexcept { count_round_trip(); }
+  // Sends a prepared statement in the pipeline (exec_later()).
+  void send_later(const std::string& name, int count, const char* const* values, const int* lengths,
+                  const int* formats);
+  void flush_later() override { drain_later(true); }
 
 protected:
   std::unique_ptr<Statement> prepare(std::string_view sql) override {
     int params = 0;
     const std::string text = number_parameters(sql, params);
     std::string name = "emco" + std::to_string(++m_statements);
+    flush_later();
     count_round_trip();
     PGresult* r = PQprepare(m_conn, name.c_str(), text.c_str(), 0, nullptr);
     check(r);  // clears `r` when it throws
     PQclear(r);
     return std::make_unique<PgStatement>(*this, std::move(name), params);
   }
-  void begin_write() override { exec("BEGIN ISOLATION LEVEL SERIALIZABLE"); }
-  void commit() override { exec("COMMIT"); }
+  void begin_write() override {
+    m_ids.clear();
+    exec("BEGIN ISOLATION LEVEL SERIALIZABLE");
+  }
+  void commit() override {
+    m_ids.clear();
+    exec("COMMIT");
+  }
   void rollback() noexcept override {
+    m_ids.clear();
+    drain_later(false);
     // ROLLBACK ends an aborted transaction too, and is a warning only when
     // none is open.
     if (PQtransactionStatus(m_conn) == PQTRANS_IDLE) return;
@@ -234,20 +260,123 @@ protected:
 
 private:
   void create_schema();
+  // Ends the pipeline of exec_later() statements: sends a sync, reads every
+  // result and leaves pipeline mode; throws the first failure when asked to.
+  void drain_later(bool report);
+
+  // How many exec_later() statements are in the pipeline; 0 when the
+  // connection is not in pipeline mode. Waiting for them every so many
+  // keeps the unread results well inside the socket's buffers: a server
+  // blocked writing them would stop reading, and so block our sending.
+  int m_later = 0;
+  static constexpr int k_later_batch = 512;
+  // Ids taken from a sequence for the running transaction, by "table.column".
+  struct Ids {
+    std::vector<int64_t> values;
+    size_t next = 0;
+  };
+  std::unordered_map<std::string, Ids> m_ids;
   PGconn* m_conn = nullptr;
   int m_statements = 0;
 };
 
-void PgStatement::run() {
-  std::vector<const char*> values(m_values.size());
-  std::vector<int> lengths(m_values.size());
-  for (size_t i = 0; i < m_values.size(); ++i) {
-    values[i] = m_null[i] ? nullptr : m_values[i].data();
-    lengths[i] = static_cast<int>(m_values[i].size());
+void PgDatabase::send_later(const std::string& name, int count, const char* const* values, const int* lengths,
+                            const int* formats) {
+  if (!m_later && PQenterPipelineMode(m_conn) != 1)
+    throw DatabaseError("cannot send statements in a pipeline: " + trimmed(PQerrorMessage(m_conn)),
+                        PQstatus(m_conn) != CONNECTION_OK);
+  if (PQsendQueryPrepared(m_conn, name.c_str(), count, values, lengths, formats, 0) != 1) {
+    const std::string message = trimmed(PQerrorMessage(m_conn));
+    if (!m_later) PQexitPipelineMode(m_conn);
+    throw DatabaseError(message, PQstatus(m_conn) != CONNECTION_OK);
   }
+  // libpq sends a pipeline's statements when 64 KiB have gathered; sending
+  // every few lets the server work on them while the next are built.
+  if (++m_later % 32 == 0) PQflush(m_conn);
+  if (m_later >= k_later_batch) drain_later(true);
+}
+
+void PgDatabase::drain_later(bool report) {
+  if (!m_later) return;
+  m_later = 0;
+  count_round_trip();
+  std::string message, code;
+  bool failed = false;
+  auto fail = [&](PGresult* r) {
+    if (failed) return;
+    failed = true;
+    const char* state = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : nullptr;
+    code = state ? state : "";
+    message = trimmed(r ? PQresultErrorMessage(r) : PQerrorMessage(m_conn));
+    if (message.empty()) message = trimmed(PQerrorMessage(m_conn));
+  };
+  if (PQpipelineSync(m_conn) != 1) {
+    fail(nullptr);
+  } else {
+    // Each statement's results end with a null; the sync's result ends the
+    // pipeline. Two nulls in a row, or a lost connection, end it early.
+    int nulls = 0;
+    for (;;) {
+      PGresult* r = PQgetResult(m_conn);
+      if (!r) {
+        if (++nulls > 1 || PQstatus(m_conn) == CONNECTION_BAD) {
+          fail(nullptr);
+          break;
+        }
+        continue;
+      }
+      nulls = 0;
+      const ExecStatusType st = PQresultStatus(r);
+      if (st == PGRES_PIPELINE_SYNC) {
+        PQclear(r);
+        break;
+      }
+      // After a failure the server skips the rest (PGRES_PIPELINE_ABORTED).
+      if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK && st != PGRES_PIPELINE_ABORTED) fail(r);
+      PQclear(r);
+    }
+  }
+  PQexitPipelineMode(m_conn);
+  if (!failed || !report) return;
+  if (code == "40001" || code == "40P01") conflicted();
+  throw DatabaseError(message, storage_state(code) || PQstatus(m_conn) != CONNECTION_OK);
+}
+
+int64_t PgDatabase::new_id(std::string_view table, std::string_view column) {
+  const std::string t(table), c(column);
+  Ids& ids = m_ids[t + "." + c];
+  if (ids.next == ids.values.size()) {
+    // A transaction that inserts many rows asks for more at a time: 8,
+    // 32, 128, ... up to 1,024.
+    const size_t block = std::min<size_t>(ids.values.empty() ? 8 : ids.values.size() * 4, 1024);
+    auto& s = statement("SELECT nextval(pg_get_serial_sequence('" + t + "', '" + c + "')) FROM generate_series(1, ?)");
+    s.bind(1, static_cast<int64_t>(block));
+    ids.values.clear();
+    ids.next = 0;
+    while (s.step()) ids.values.push_back(s.int64(0));
+    s.reset();
+    if (ids.values.empty()) throw DatabaseError("no values from the sequence of " + t + "." + c);
+  }
+  return ids.values[ids.next++];
+}
+
+PgStatement::Params PgStatement::params() const {
+  Params p;
+  p.values.resize(m_values.size());
+  p.lengths.resize(m_values.size());
+  for (size_t i = 0; i < m_values.size(); ++i) {
+    p.values[i] = m_null[i] ? nullptr : m_values[i].data();
+    p.lengths[i] = static_cast<int>(m_values[i].size());
+  }
+  return p;
+}
+
+void PgStatement::run() {
+  const Params p = params();
+  m_db.flush_later();
   m_db.sent();
-  PGresult* r = PQexecPrepared(m_db.conn(), m_name.c_str(), static_cast<int>(values.size()), values.data(),
-                               lengths.data(), m_binary.data(), 0);
+  PGresult* r = PQexecPrepared(m_db.conn(), m_name.c_str(), static_cast<int>(p.values.size()), p.values.data(),
+                               p.lengths.data(), m_binary.data(), 0);
   m_db.check(r);
   m_result = r;
   m_row = -1;
@@ -269,6 +398,16 @@ int64_t PgStatement::exec() {
   m_row = PQntuples(m_result);
   const char* n = PQcmdTuples(m_result);
   return n && *n ? std::strtoll(n, nullptr, 10) : 0;
+}
+
+void PgStatement::exec_later() {
+  if (!m_db.in_transaction()) {
+    exec();
+  } else {
+    const Params p = params();
+    m_db.send_later(m_name, static_cast<int>(p.values.size()), p.values.data(), p.lengths.data(), m_binary.data());
+  }
+  reset();
 }
 
 // A URL with a password would put it into the workspace's .emco/store.
