@@ -128,11 +128,30 @@ const FlagSpec* flag_in(const std::vector<BoundFlag>& flags, const std::string& 
   fail(ErrorKind::usage, what, "run 'emco " + path_text(c.path) + " --help' to see its flags");
 }
 
+// Whether CLI11 could consult `f`'s option for any of the words: a word
+// "--NAME" or "--NAME=..." names it, and a word of one dash ("-qh", "-wfoo",
+// "-w=1") any of whose letters is its short name may. CLI11 looks an option
+// up only by such a word, so leaving out the flags no word names parses
+// exactly as with all of them, and building an option was most of parsing
+// (a command has a dozen flags, a command line names one or two).
+bool mentioned(const FlagSpec& f, const std::vector<std::string>& words) {
+  for (const auto& w : words) {
+    if (w.size() < 2 || w[0] != '-') continue;
+    if (w[1] == '-') {
+      const std::string_view name = std::string_view(w).substr(2, w.find('=') == std::string::npos ? std::string::npos : w.find('=') - 2);
+      if (name == f.name) return true;
+    } else if (f.short_name && w.find(f.short_name, 1) != std::string::npos) {
+      return true;
+    }
+  }
+  return false;
+}
+
 std::optional<Invocation> parse_command(const CommandSpec& c, const std::vector<std::string>& rest, std::ostream& out) {
   CommandParser app(c);
-  std::vector<BoundFlag> flags;
+  std::vector<BoundFlag> flags;  // every flag; those no word names have no option (nothing given)
   for (const auto* list : {&c.flags, &global_flags()})
-    for (const auto& f : *list) flags.push_back({&f, add_flag(app, f)});
+    for (const auto& f : *list) flags.push_back({&f, mentioned(f, rest) ? add_flag(app, f) : nullptr});
   std::vector<CLI::Option*> args;
   for (size_t i = 0; i < c.args.size(); ++i) {
     // Positionals fill in order; a variadic one takes all the rest. Counts
@@ -154,7 +173,7 @@ std::optional<Invocation> parse_command(const CommandSpec& c, const std::vector<
   // -h among combined switches (`-qh`) wins over other mistakes, as a lone -h
   // or --help does (parse() prints help for those before CLI11 runs).
   for (const auto& b : flags)
-    if (b.spec->name == "help" && b.option->count() > 0) {
+    if (b.spec->name == "help" && b.option && b.option->count() > 0) {
       print_command_help(c, out);
       return std::nullopt;
     }
@@ -179,7 +198,8 @@ std::optional<Invocation> parse_command(const CommandSpec& c, const std::vector<
   inv.command = &c;
   for (const auto& b : flags) {
     const FlagSpec& f = *b.spec;
-    const auto& given = b.option->results();
+    static const CLI::results_t none;
+    const auto& given = b.option ? b.option->results() : none;
     if (given.empty()) {
       if (!f.default_value.empty()) inv.flags[f.name].push_back(f.default_value);
       continue;
