@@ -5,10 +5,17 @@
 
 namespace emco::appcontext {
 
+namespace {
+
+// One statement for header() and meta_field(): the meta is column 2.
+constexpr std::string_view k_header_sql =
+    "SELECT owner_kind, owner_key, meta, status, desired, COALESCE(parent_id, ''), children, status_ctx, stop_flag, "
+    "pending_terminate, revision, created FROM ac_contexts WHERE id = ?";
+
+}  // namespace
+
 Header header(store::Store& st, const std::string& id) {
-  auto& s = st.database().statement(
-      "SELECT owner_kind, owner_key, meta, status, desired, COALESCE(parent_id, ''), children, status_ctx, stop_flag, "
-      "pending_terminate, revision, created FROM ac_contexts WHERE id = ?");
+  auto& s = st.database().statement(k_header_sql);
   s.bind(1, id);
   if (!s.step()) no_context(id);
   Header h;
@@ -27,6 +34,15 @@ Header header(store::Store& st, const std::string& id) {
   h.created = s.str(11);
   s.reset();
   return h;
+}
+
+std::optional<std::string> meta_field(store::Store& st, const std::string& id, const std::string& name) {
+  auto& s = st.database().statement(k_header_sql);
+  s.bind(1, id);
+  if (!s.step()) no_context(id);
+  std::optional<std::string> out = meta_value(s.text(2), name);
+  s.reset();
+  return out;
 }
 
 namespace {

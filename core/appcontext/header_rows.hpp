@@ -24,6 +24,11 @@ struct Header {
   int64_t revision = 0;
 };
 Header header(store::Store& st, const std::string& id);  // Error(not_found)
+// One field of the header's meta, as Header::meta has it, or nullopt when
+// the meta has no such field: reads the row as header() does, but neither
+// copies its other columns nor builds the whole map (the hooks, rollout and
+// drift-repair logs each live in one field). Error(not_found) as header().
+std::optional<std::string> meta_field(store::Store& st, const std::string& id, const std::string& name);
 
 void set_status(store::Store& st, const std::string& id, const std::string& current);
 void set_desired(store::Store& st, const std::string& id, const std::string& desired);

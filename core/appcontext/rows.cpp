@@ -22,6 +22,18 @@ std::map<std::string, std::string> meta_from(const std::string& text) {
   return out;
 }
 
+std::optional<std::string> meta_value(std::string_view text, const std::string& name) {
+  json j = json::parse(text.begin(), text.end());
+  if (!j.is_object()) {  // what meta_from makes of it (nothing, or its error)
+    auto meta = meta_from(std::string(text));
+    auto it = meta.find(name);
+    return it == meta.end() ? std::nullopt : std::optional<std::string>(it->second);
+  }
+  auto it = j.find(name);
+  if (it == j.end()) return std::nullopt;
+  return it->is_string() ? it->get<std::string>() : it->dump();
+}
+
 std::vector<std::string> strings_from(const std::string& text) {
   std::vector<std::string> out;
   for (const auto& v : json::parse(text)) out.push_back(v.get<std::string>());

@@ -4,7 +4,9 @@
 // store::Database (core/store/database.hpp).
 
 #include <map>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/store/store.hpp"
@@ -14,6 +16,8 @@ namespace emco::appcontext {
 // The context meta as stored (a JSON object of strings) and back.
 std::string meta_text(const std::map<std::string, std::string>& meta);
 std::map<std::string, std::string> meta_from(const std::string& text);
+// meta_from(text)'s entry `name`, without building the map.
+std::optional<std::string> meta_value(std::string_view text, const std::string& name);
 // A stored JSON array of strings (a context's children).
 std::vector<std::string> strings_from(const std::string& text);
 // Whether context `id` is stored.

@@ -374,10 +374,9 @@ RepairResult repair(store::Store& st, const Runtime& runtime, const Report& repo
 
 json repair_log(store::Store& st, const std::optional<std::string>& running) {
   if (!running) return json::array();
-  auto meta = ac::header(st, *running).meta;
-  auto it = meta.find(k_repairs_meta);
-  if (it == meta.end()) return json::array();
-  json log = json::parse(it->second, nullptr, false);
+  const auto field = ac::meta_field(st, *running, k_repairs_meta);
+  if (!field) return json::array();
+  json log = json::parse(*field, nullptr, false);
   return log.is_array() ? log : json::array();
 }
 

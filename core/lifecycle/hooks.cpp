@@ -95,10 +95,9 @@ void set_unfinished(store::Store& st, const std::string& ctx, bool on) {
 
 json read_log(store::Store& st, const std::string& ctx) {
   if (!ac::exists(st, ctx)) return json::array();
-  auto h = ac::header(st, ctx);
-  auto it = h.meta.find(k_meta);
-  if (it == h.meta.end() || it->second.empty()) return json::array();
-  json log = json::parse(it->second, nullptr, false);
+  const auto field = ac::meta_field(st, ctx, k_meta);
+  if (!field || field->empty()) return json::array();
+  json log = json::parse(*field, nullptr, false);
   return log.is_array() ? log : json::array();
 }
 

@@ -109,10 +109,9 @@ int64_t now_ms() { return system_clock().now_unix_ms(); }
 
 std::optional<json> load(store::Store& st, const std::string& ctx) {
   if (!ac::exists(st, ctx)) return std::nullopt;
-  auto h = ac::header(st, ctx);
-  auto it = h.meta.find(k_meta);
-  if (it == h.meta.end() || it->second.empty()) return std::nullopt;
-  json r = json::parse(it->second, nullptr, false);
+  const auto field = ac::meta_field(st, ctx, k_meta);
+  if (!field || field->empty()) return std::nullopt;
+  json r = json::parse(*field, nullptr, false);
   if (!r.is_object()) return std::nullopt;
   return r;
 }

@@ -212,6 +212,36 @@ TEST_CASE("header setters", "[appcontext]") {
   CHECK_THROWS_AS(ac::set_status(*st, "8", "x"), Error);
 }
 
+TEST_CASE("one meta field reads as the header's meta has it", "[appcontext]") {
+  auto st = emco::test::open_test_store();
+  ac::save(*st, sample("7", 1));
+  ac::set_meta(*st, "7", "hooks", R"([{"operation":"instantiate"}])");
+  ac::set_meta(*st, "7", "empty", "");
+  for (const auto& [name, value] : ac::header(*st, "7").meta) CHECK(ac::meta_field(*st, "7", name) == value);
+  CHECK(ac::meta_field(*st, "7", "hooks") == R"([{"operation":"instantiate"}])");
+  CHECK(ac::meta_field(*st, "7", "empty") == "");
+  CHECK(ac::meta_field(*st, "7", "rollout") == std::nullopt);
+  // Values that are not strings read as their JSON text, as in the header's map.
+  auto& u = st->database().statement("UPDATE ac_contexts SET meta = ? WHERE id = ?");
+  u.bind(1, std::string(R"({"n":3,"o":{"a":[1,"x"]},"s":"t\"q","z":null})"));
+  u.bind(2, std::string("7"));
+  u.exec();
+  const auto meta = ac::header(*st, "7").meta;
+  CHECK(meta.size() == 4);
+  for (const auto& [name, value] : meta) CHECK(ac::meta_field(*st, "7", name) == value);
+  CHECK(ac::meta_field(*st, "7", "n") == "3");
+  CHECK(ac::meta_field(*st, "7", "o") == R"({"a":[1,"x"]})");
+  CHECK(ac::meta_field(*st, "7", "s") == "t\"q");
+  CHECK(ac::meta_field(*st, "7", "z") == "null");
+  try {
+    ac::meta_field(*st, "8", "hooks");
+    FAIL("no error");
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::not_found);
+    CHECK(e.message() == "appcontext '8' not found");
+  }
+}
+
 TEST_CASE("resource and cluster states", "[appcontext]") {
   auto st = emco::test::open_test_store();
   ac::save(*st, sample("7", 1));
