@@ -45,9 +45,22 @@ status::Query query_of(const Invocation& inv, Format& format) {
   return q;
 }
 
+namespace {
+
+// j.value(key, fallback) without copying the value found: j's member `key`,
+// or `fallback` when the object j has none.
+const json& member_or(const json& j, const char* key, const json& fallback) {
+  if (!j.is_object()) (void)j.value(key, fallback);  // throws, as value() does for anything but an object
+  auto it = j.find(key);
+  return it == j.end() ? fallback : *it;
+}
+
+}  // namespace
+
 void print_status_heading(std::ostream& out, const std::string& what, const json& s) {
-  auto states = s.value("states", json::object());
-  auto actions = states.value("actions", json::array());
+  static const json no_states = json::object(), no_actions = json::array();
+  const json& states = member_or(s, "states", no_states);
+  const json& actions = member_or(states, "actions", no_actions);
   std::string state = actions.empty() ? "" : actions.back().value("state", "");
   out << what << "  state " << state;
   int rev = 0;

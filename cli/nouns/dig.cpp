@@ -131,7 +131,9 @@ int dig_status_cmd(Context& ctx, const Invocation& inv) {
     // The DIG's stateInfo as the status read it (list queries leave it out):
     // the additions below find their contexts in it instead of reading and
     // parsing the DIG again each (a tenth of a small workspace's command).
-    const json si = s.contains("states") ? s["states"] : state_info_of(st, key);
+    // (A reference: s is an object, whose members stay where they are as others are added.)
+    json si_read;
+    const json& si = s.contains("states") ? s["states"] : (si_read = state_info_of(st, key));
     const std::string current = lifecycle::last_instance(si);
     // The hooks of the current deployment's operations (emco's addition):
     // a non-blocking hook that failed shows here.

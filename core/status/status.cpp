@@ -24,7 +24,10 @@ namespace {
 // Name and GVK of a manifest, parsed once per content hash.
 struct ObjectId {
   std::string group, version, kind, name;
+  json gvk;  // gvk_json(*this), made once
 };
+
+json gvk_json(const ObjectId& id) { return {{"Group", id.group}, {"Version", id.version}, {"Kind", id.kind}}; }
 
 class IdCache {
 public:
@@ -52,14 +55,14 @@ public:
     } catch (const Error&) {
       // Keep the names from the key: status must not fail on one odd manifest.
     }
-    return m_ids.emplace(r.hash(), id).first->second;
+    id.gvk = gvk_json(id);
+    return m_ids.emplace(r.hash(), std::move(id)).first->second;
   }
 
 private:
   std::map<std::string, ObjectId> m_ids;
 };
 
-json gvk_json(const ObjectId& id) { return {{"Group", id.group}, {"Version", id.version}, {"Kind", id.kind}}; }
 
 std::pair<std::string, std::string> split_cluster(const std::string& c) {
   auto plus = c.find('+');
@@ -156,7 +159,6 @@ json deployed_counts(store::Store& st, const std::string& ctx, const std::string
   // at 100,000 clusters a hash table of an app's 300,000 names missed the
   // CPU's caches at every lookup, and counting grew 25x from 10,000.
   // The names are views into the plan and the rows: nothing is copied.
-  const std::string unrecorded = unrecorded_status(st, ctx);
   std::vector<std::string> statuses;  // the distinct states seen, by first appearance
   std::vector<int64_t> tally;         // per state in `statuses`
   int64_t unrecorded_count = 0;
@@ -206,7 +208,10 @@ json deployed_counts(store::Store& st, const std::string& ctx, const std::string
   });
   json out = json::object();
   for (size_t i = 0; i < statuses.size(); ++i) out[statuses[i]] = tally[i];  // distinct, each counted once at least
-  if (unrecorded_count > 0) out[unrecorded] = out.value(unrecorded, int64_t{0}) + unrecorded_count;
+  if (unrecorded_count > 0) {
+    const std::string unrecorded = unrecorded_status(st, ctx);  // asked only when a resource has no state
+    out[unrecorded] = out.value(unrecorded, int64_t{0}) + unrecorded_count;
+  }
   return out;
 }
 
@@ -278,7 +283,7 @@ json history_status(store::Store& st, const resource::Kind& k, const resource::K
         for (const auto& rs : cl.resources) {
           const auto& id = ids.of(rs);
           if (!selected(q.resources, id.name)) continue;
-          res.push_back({{"name", id.name}, {"GVK", gvk_json(id)}});
+          res.push_back({{"name", id.name}, {"GVK", id.gvk}});
         }
         auto [p, n] = split_cluster(cl.name);
         by_app.push_back({{"app", a.name}, {"clusterProvider", p}, {"cluster", n}, {"resources", res}});
@@ -329,7 +334,7 @@ json history_status(store::Store& st, const resource::Kind& k, const resource::K
 
   json dcounts = json::object(), rcounts = json::object();
   json apps = json::array();
-  const std::string unrecorded = unrecorded_status(st, c.id);
+  std::optional<std::string> unrecorded;  // asked only when a resource has no state
   std::map<std::string, std::shared_ptr<sync::Target>> targets;
   std::string ns = c.meta.count("Namespace") ? c.meta.at("Namespace") : "";
   for (const auto& a : c.apps) {
@@ -352,9 +357,10 @@ json history_status(store::Store& st, const resource::Kind& k, const resource::K
       for (const auto& rs : cl.resources) {
         const auto& id = ids.of(rs);
         if (!selected(q.resources, id.name)) continue;
-        json item = {{"GVK", gvk_json(id)}, {"name", id.name}};
+        json item = {{"GVK", id.gvk}, {"name", id.name}};
         auto it = deployed.find({a.name, cl.name, rs.name});
-        std::string ds = it == deployed.end() ? unrecorded : it->second;
+        if (it == deployed.end() && !unrecorded) unrecorded = unrecorded_status(st, c.id);
+        std::string ds = it == deployed.end() ? *unrecorded : it->second;
         item[k_res_deployed] = ds;
         auto commit = commits.find({a.name, cl.name, rs.name});
         if (commit != commits.end()) item["commit"] = commit->second;
