@@ -412,14 +412,18 @@ RemoteHeads fetch_heads(git_repository* repo, const GitRemoteSpec& spec, const R
 
 // ---- building trees in memory --------------------------------------------------
 
+// The change set as a directory tree. Names are views into the change
+// set's paths, which outlive it: a 100,000-cluster commit has millions of
+// them, and copies were a large part of its memory.
 struct DirNode {
   bool replace = false;  // start from an empty directory (a "dir/" deletion)
-  std::map<std::string, const std::optional<FileText>*> files;
-  std::map<std::string, DirNode> dirs;
+  std::map<std::string_view, const std::optional<FileText>*> files;
+  std::map<std::string_view, DirNode> dirs;
+  mutable std::optional<git_oid> digest;  // change_digest(), once computed
 };
 
-void validate_component(const std::string& part, const std::string& path) {
-  if (part.empty() || part == "." || part == ".." || part == ".git" || part.find('\0') != std::string::npos)
+void validate_component(std::string_view part, const std::string& path) {
+  if (part.empty() || part == "." || part == ".." || part == ".git" || part.find('\0') != std::string_view::npos)
     fail(ErrorKind::invalid, "invalid path '" + path + "' in git change set");
 }
 
@@ -429,12 +433,19 @@ DirNode build_trie(const ChangeSet& changes) {
     bool is_dir = ends_with(path, "/");
     if (is_dir && content)
       fail(ErrorKind::invalid, "directory path '" + path + "' can only be deleted in a git change set");
-    auto parts = split(is_dir ? std::string_view(path).substr(0, path.size() - 1) : std::string_view(path), '/');
+    const std::string_view rest = is_dir ? std::string_view(path).substr(0, path.size() - 1) : std::string_view(path);
     DirNode* node = &root;
-    for (size_t i = 0; i < parts.size(); ++i) {
-      validate_component(parts[i], path);
-      if (i + 1 == parts.size() && !is_dir) node->files[parts[i]] = &content;
-      else node = &node->dirs[parts[i]];
+    for (size_t begin = 0;;) {
+      const size_t slash = rest.find('/', begin);
+      const std::string_view part = rest.substr(begin, slash == std::string_view::npos ? std::string_view::npos : slash - begin);
+      validate_component(part, path);
+      if (slash == std::string_view::npos) {
+        if (is_dir) node = &node->dirs[part];
+        else node->files[part] = &content;
+        break;
+      }
+      node = &node->dirs[part];
+      begin = slash + 1;
     }
     if (is_dir) {
       node->replace = true;
@@ -472,8 +483,6 @@ struct BuildStats {
   // Operations repeat the same manifest on many clusters: hash each distinct
   // content once (it is stored only where a file changes).
   std::unordered_map<std::string_view, git_oid> blobs;
-  // Digests of the changes under each trie node (see change_digest).
-  std::unordered_map<const DirNode*, git_oid> digests;
   // Subtrees already built, by (base tree, change digest) hashed together:
   // the clusters of a fleet change their app directories the same way.
   struct Built {
@@ -489,8 +498,7 @@ const git_oid& blob_id(const std::string& data, BuildStats& stats);
 // ids or deletion, directories with their digests): equal digests change a
 // base tree the same way.
 const git_oid& change_digest(const DirNode& node, BuildStats& stats) {
-  auto known = stats.digests.find(&node);
-  if (known != stats.digests.end()) return known->second;
+  if (node.digest) return *node.digest;
   std::string text = node.replace ? "R" : "M";
   for (const auto& [name, content] : node.files) {
     text += 'F';
@@ -505,8 +513,8 @@ const git_oid& change_digest(const DirNode& node, BuildStats& stats) {
     text.push_back('\0');
     text.append(reinterpret_cast<const char*>(change_digest(child, stats).id), GIT_OID_RAWSZ);
   }
-  git_oid digest = sha1_of(text);
-  return stats.digests.emplace(&node, digest).first->second;
+  node.digest = sha1_of(text);
+  return *node.digest;
 }
 
 int count_blob(const char*, const git_tree_entry* entry, void* payload) {
@@ -540,8 +548,7 @@ public:
   }
   // `oid` must be hash(data, size, type).
   git_oid write(const git_oid& oid, const void* data, size_t size, git_object_t type, std::string_view name) {
-    std::string_view key(reinterpret_cast<const char*>(oid.id), GIT_OID_RAWSZ);
-    if (!m_seen.insert(std::string(key)).second) return oid;  // identical subtrees of many clusters
+    if (!m_seen.insert(oid).second) return oid;  // identical subtrees of many clusters
     check(m_mempack->write(m_mempack, &oid, data, size, type), "cannot store object");
     m_objects.push_back({oid, std::string(name)});
     return oid;
@@ -555,7 +562,7 @@ public:
 
 private:
   git_odb_backend* m_mempack;
-  std::unordered_set<std::string> m_seen;
+  std::unordered_set<git_oid, OidHash, OidEqual> m_seen;
   std::vector<Object> m_objects;
 };
 
@@ -629,7 +636,7 @@ std::optional<git_oid> build_tree(git_repository* repo, ObjectWriter& objects, c
 
 std::optional<git_oid> build_tree_once(git_repository* repo, ObjectWriter& objects, const git_tree* base,
                                        const DirNode& node, std::string_view dir_name, BuildStats& stats) {
-  std::map<std::string, TreeEntry> entries;
+  std::map<std::string, TreeEntry, std::less<>> entries;
   if (base) {
     if (node.replace) {
       stats.deleted += count_files(base);
@@ -658,7 +665,7 @@ std::optional<git_oid> build_tree_once(git_repository* repo, ObjectWriter& objec
         git_oid_equal(&existing->second.oid, &blob))
       continue;
     objects.write(blob, data.data(), data.size(), GIT_OBJECT_BLOB, name);
-    entries.insert_or_assign(name, TreeEntry{name, GIT_FILEMODE_BLOB, blob});
+    entries.insert_or_assign(std::string(name), TreeEntry{std::string(name), GIT_FILEMODE_BLOB, blob});
     ++stats.written;
     changed = true;
   }
@@ -670,7 +677,7 @@ std::optional<git_oid> build_tree_once(git_repository* repo, ObjectWriter& objec
       if (existing != entries.end() && existing->second.mode == GIT_FILEMODE_TREE &&
           git_oid_equal(&existing->second.oid, &*result))
         continue;
-      entries.insert_or_assign(name, TreeEntry{name, GIT_FILEMODE_TREE, *result});
+      entries.insert_or_assign(std::string(name), TreeEntry{std::string(name), GIT_FILEMODE_TREE, *result});
       changed = true;
     } else if (existing != entries.end()) {
       entries.erase(existing);
