@@ -86,11 +86,11 @@ void store_plan(store::Store& st, const App& app, const std::string& digest, con
                                      "Secret '" + r.name.substr(0, r.name.rfind('+')) + "' of app '" + app.name + "'"));
     else
       sc.bind_blob(2, c.text);
-    sc.exec();
+    sc.exec_later();  // a plan's rows go in one pipeline on a server
     auto& su = db.statement("INSERT INTO ac_plan_contents(plan, hash) VALUES(?, ?)");
     su.bind(1, digest);
     su.bind(2, c.hash);
-    su.exec();
+    su.exec_later();
   };
   for (const auto& cl : app.clusters) {
     for (const auto& r : cl.resources) put(r);
@@ -161,7 +161,7 @@ void save(store::Store& st, const AppContext& ctx) {
       sa.bind(4, deps.dump());
       sa.bind(5, digest);
       sa.bind(6, app.inputs);
-      sa.exec();
+      sa.exec_later();
     }
   });
 }

@@ -19,7 +19,9 @@ void put_resource_status(store::Store& st, const std::string& ctx, const std::st
   s.bind(5, status);
   s.bind(6, message);
   s.bind(7, time);
-  s.exec();
+  // Callers record a batch in one transaction: on a server the rows go in
+  // one pipeline (store::Statement::exec_later).
+  s.exec_later();
 }
 
 void set_resource_status(store::Store& st, const std::string& ctx, const std::string& app, const std::string& cluster,
@@ -103,7 +105,7 @@ void put_cluster_state(store::Store& st, const std::string& ctx, const std::stri
   s.bind(3, cluster);
   s.bind(4, conn);
   s.bind(5, time);
-  s.exec();
+  s.exec_later();
 }
 
 void set_cluster_state(store::Store& st, const std::string& ctx, const std::string& app, const std::string& cluster,
