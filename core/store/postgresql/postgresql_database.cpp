@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -205,18 +206,29 @@ public:
     s.reset();
   }
 
-  // Throws the DatabaseError of a failed result (and clears it); reports a
-  // conflict to the transaction first.
+  // A failed result's SQLSTATE and message (copies: both live in `r`),
+  // or the connection's message when there is no result.
+  struct Failure {
+    std::string code, message;
+  };
+  Failure failure_of(PGresult* r) {
+    const char* state = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : nullptr;
+    Failure f{state ? state : "", trimmed(r ? PQresultErrorMessage(r) : PQerrorMessage(m_conn))};
+    if (f.message.empty()) f.message = trimmed(PQerrorMessage(m_conn));
+    return f;
+  }
+  // Throws `f` as a DatabaseError; reports a conflict to the transaction first.
+  [[noreturn]] void raise(const Failure& f) {
+    if (f.code == "40001" || f.code == "40P01") conflicted();
+    throw DatabaseError(f.message, storage_state(f.code) || PQstatus(m_conn) != CONNECTION_OK);
+  }
+  // Throws the DatabaseError of a failed result (and clears it).
   void check(PGresult* r) {
     const ExecStatusType st = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
     if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) return;
-    const char* state = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : nullptr;
-    std::string message = trimmed(r ? PQresultErrorMessage(r) : PQerrorMessage(m_conn));
-    if (message.empty()) message = trimmed(PQerrorMessage(m_conn));
-    const std::string code = state ? state : "";  // a copy: `state` lives in `r`
+    const Failure f = failure_of(r);
     if (r) PQclear(r);
-    if (code == "40001" || code == "40P01") conflicted();
-    throw DatabaseError(message, storage_state(code) || PQstatus(m_conn) != CONNECTION_OK);
+    raise(f);
   }
   int64_t new_id(std::string_view table, std::string_view column) override;
 
@@ -300,15 +312,9 @@ void PgDatabase::drain_later(bool report) {
   if (!m_later) return;
   m_later = 0;
   count_round_trip();
-  std::string message, code;
-  bool failed = false;
+  std::optional<Failure> first;
   auto fail = [&](PGresult* r) {
-    if (failed) return;
-    failed = true;
-    const char* state = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : nullptr;
-    code = state ? state : "";
-    message = trimmed(r ? PQresultErrorMessage(r) : PQerrorMessage(m_conn));
-    if (message.empty()) message = trimmed(PQerrorMessage(m_conn));
+    if (!first) first = failure_of(r);
   };
   if (PQpipelineSync(m_conn) != 1) {
     fail(nullptr);
@@ -337,9 +343,7 @@ void PgDatabase::drain_later(bool report) {
     }
   }
   PQexitPipelineMode(m_conn);
-  if (!failed || !report) return;
-  if (code == "40001" || code == "40P01") conflicted();
-  throw DatabaseError(message, storage_state(code) || PQstatus(m_conn) != CONNECTION_OK);
+  if (first && report) raise(*first);
 }
 
 int64_t PgDatabase::new_id(std::string_view table, std::string_view column) {
