@@ -10,6 +10,7 @@
 #include <random>
 #include <set>
 #include <thread>
+#include <unordered_map>
 
 namespace emco::sync {
 
@@ -242,7 +243,8 @@ private:
   std::vector<Update> m_updates;
 
   std::mutex m_target_mutex;
-  std::map<std::string, std::shared_ptr<Target>> m_targets;
+  // One lookup per job: hashed, as a fleet has up to 100,000 clusters.
+  std::unordered_map<std::string, std::shared_ptr<Target>> m_targets;
 
   std::mutex m_task_mutex;
   std::condition_variable m_task_cv;

@@ -62,6 +62,14 @@ TEST_CASE("trees match git's for shared, differing and tricky subtrees", "[gitop
   first["x/a-"] = "file a-";
   first["x/ab/c"] = "dir ab";
   first["x/a0/c"] = "dir a0";
+  // Directories met out of name order in path order ("y/a-b/c" sorts
+  // before "y/a/c", "p+c1-x/" before "p+c1/"): each still lands in its place.
+  first["x/a-b/c"] = "dir a-b";
+  first["y/a/c"] = "dir a";
+  first["y/a-b/c"] = "dir a-b";
+  first["y/a.d/c"] = "dir a.d";
+  first["clusters/p+c1-x/kust.yaml"] = "c1-x";
+  first["clusters/p+c1.y/kust.yaml"] = "c1.y";
   auto one = delivery.deliver(spec, commit_request(first));
   REQUIRE(one.changed);
   CHECK(one.files_written == first.size());

@@ -254,6 +254,14 @@ TEST_CASE("plan_commits: one commit per repository, per operation kind", "[gitop
     CHECK(term[0].request.changes.count(c1 + "kust5772429642747222531.yaml"));
     CHECK(term[1].request.changes.count("clusters/provider1flux+c3/context/5772429642747222531/deployed"));
   }
+  SECTION("a resource given twice keeps its last content") {
+    auto other_cm = object({{"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"metadata", {{"name", "cfg2"}}}});
+    op.clusters[0].resources.push_back({"app1", "cfg", "ConfigMap", other_cm});
+    auto twice = plan_commits(op);
+    CHECK(twice[0].request.changes.size() == 8);
+    CHECK(twice[0].request.changes.at(c1 + "context/5772429642747222531/app/app1/cfg+ConfigMap.yaml") ==
+          R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cfg2","namespace":"default"}})");
+  }
   SECTION("bad names are refused") {
     op.clusters[0].resources[0].name = "a/b";
     CHECK_THROWS_AS(plan_commits(op), emco::Error);

@@ -427,6 +427,15 @@ void validate_component(std::string_view part, const std::string& path) {
     fail(ErrorKind::invalid, "invalid path '" + path + "' in git change set");
 }
 
+// The change set comes in path order, so a directory's entries mostly arrive
+// in name order too: each is placed after the last one added (no search of a
+// 100,000-entry directory) unless it sorts earlier ('-' and '.' sort before
+// '/', so "a-b/x" comes before "a/x").
+DirNode& subdir(DirNode& node, std::string_view name) {
+  if (!node.dirs.empty() && std::prev(node.dirs.end())->first == name) return std::prev(node.dirs.end())->second;
+  return node.dirs.try_emplace(node.dirs.end(), name)->second;
+}
+
 DirNode build_trie(const ChangeSet& changes) {
   DirNode root;
   for (const auto& [path, content] : changes) {
@@ -440,11 +449,11 @@ DirNode build_trie(const ChangeSet& changes) {
       const std::string_view part = rest.substr(begin, slash == std::string_view::npos ? std::string_view::npos : slash - begin);
       validate_component(part, path);
       if (slash == std::string_view::npos) {
-        if (is_dir) node = &node->dirs[part];
-        else node->files[part] = &content;
+        if (is_dir) node = &subdir(*node, part);
+        else node->files.insert_or_assign(node->files.end(), part, &content);
         break;
       }
-      node = &node->dirs[part];
+      node = &subdir(*node, part);
       begin = slash + 1;
     }
     if (is_dir) {

@@ -367,7 +367,10 @@ std::vector<RepositoryCommit> plan_commits(const GitOpsOperation& op) {
     }
     RepositoryCommit& commit = commits[slot->second];
     commit.cluster_ids.push_back(cluster.id());
-    ChangeSet& changes = commit.request.changes;
+    // The cluster's paths are gathered and go into the commit's change set
+    // in order, each right after the one before: a 100,000-cluster commit
+    // searched its 3 million paths once per cluster instead of once per path.
+    std::vector<std::pair<std::string, std::optional<FileText>>> changes;
 
     std::vector<std::string> apps;
     auto note_app = [&](const std::string& app) {
@@ -379,14 +382,14 @@ std::vector<RepositoryCommit> plan_commits(const GitOpsOperation& op) {
       check_name(r.name, "resource name");
       check_name(r.kind, "resource kind");
       std::string path = resource_path(cluster, op.context, r.app, r.name, r.kind);
-      if (terminate || !r.object) changes[path] = std::nullopt;
-      else changes[path] = content_of(*r.object, cluster.type, false);
+      if (terminate || !r.object) changes.emplace_back(std::move(path), std::nullopt);
+      else changes.emplace_back(std::move(path), content_of(*r.object, cluster.type, false));
     }
     for (const auto& [app, object] : work.status) {
       note_app(app);
       std::string path = status_path(cluster, op.context, app, status_ctx);
-      if (terminate || !object) changes[path] = std::nullopt;
-      else changes[path] = content_of(*object, cluster.type, true);
+      if (terminate || !object) changes.emplace_back(std::move(path), std::nullopt);
+      else changes.emplace_back(std::move(path), content_of(*object, cluster.type, true));
     }
 
     // A cluster an update leaves is cleaned up as a terminate would.
@@ -397,10 +400,15 @@ std::vector<RepositoryCommit> plan_commits(const GitOpsOperation& op) {
       config.insert(anthos.begin(), anthos.end());
     }
     for (auto& [path, text] : config) {
-      if (leaving) changes[path] = std::nullopt;
-      else changes[path] = std::move(text);
+      if (leaving) changes.emplace_back(path, std::nullopt);
+      else changes.emplace_back(path, std::move(text));
     }
-    if (leaving) changes[context_dir(cluster, op.context) + "/"] = std::nullopt;
+    if (leaving) changes.emplace_back(context_dir(cluster, op.context) + "/", std::nullopt);
+    // Stable: a path given twice keeps its last content.
+    std::stable_sort(changes.begin(), changes.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    ChangeSet& all = commit.request.changes;
+    auto at = all.end();
+    for (auto& [path, content] : changes) at = all.insert_or_assign(at, std::move(path), std::move(content));
   }
   return commits;
 }
