@@ -18,8 +18,11 @@
 # First it prints what the machine charges per fresh page at 256 MiB, 1 GiB
 # and 4 GiB (bench/scale/fresh_page_cost): where that grows, a large step's
 # system time grows faster than its work.
-# usage: bench/scale/run.sh [--smoke] [--no-direct] [--direct-max N] BUILD_DIR [N ...]
+# usage: bench/scale/run.sh [--smoke] [--no-direct] [--direct-max N] [--reps R] BUILD_DIR [N ...]
 #   N defaults to 1000 10000; --smoke: 200 clusters; --no-direct: GitOps only;
+#   --reps R: every N R times, the Ns taking turns (1000, 10000, 1000, ...),
+#   so a change of the machine's load falls on each N alike; the table has
+#   each step's medians (default 1);
 #   direct runs only up to --direct-max clusters (default 10000: the
 #   simulator holds ~300 KB per cluster of this workload, ~30 GB at 100,000).
 # Environment: SCALE_WORK: work there, keep it, and add to its results (the
@@ -27,12 +30,13 @@
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
-smoke=0 direct=1 direct_max=10000
+smoke=0 direct=1 direct_max=10000 reps=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --smoke) smoke=1 ;;
     --no-direct) direct=0 ;;
     --direct-max) direct_max=$2; shift ;;
+    --reps) reps=$2; shift ;;
     *) break ;;
   esac
   shift
@@ -170,25 +174,45 @@ probe_sizes="64 256"
 [ $smoke = 1 ] || [ "$(awk '/^MemAvailable/ { print int($2 / 1048576) }' /proc/meminfo)" -lt 8 ] ||
   probe_sizes="$probe_sizes 4096"
 echo "fresh memory: $("$build/bench/scale/fresh_page_cost" $probe_sizes | paste -sd, | sed 's/,/, /g')"
-for n in "${sizes[@]}"; do
-  echo "GitOps, $n clusters:"
-  gitops "$n"
-  if [ $direct = 1 ] && [ "$n" -le "$direct_max" ]; then
-    echo "direct (emco sim), $n clusters:"
-    direct "$n"
-  fi
+[[ "$reps" =~ ^[1-9][0-9]*$ ]] || { echo "scale bench: --reps wants a whole number >= 1, not '$reps'" >&2; exit 2; }
+for rep in $(seq 1 "$reps"); do
+  for n in "${sizes[@]}"; do
+    echo "GitOps, $n clusters$([ "$reps" = 1 ] || echo ", run $rep of $reps"):"
+    gitops "$n"
+    if [ $direct = 1 ] && [ "$n" -le "$direct_max" ]; then
+      echo "direct (emco sim), $n clusters:"
+      direct "$n"
+    fi
+  done
 done
 
 # The table: a row per mode and step, for each N seconds and MiB, then the
 # growth from each N to the next (time, user CPU, memory; linear = the ratio
-# of the Ns). User CPU is emco's own work; the rest of the time is mostly
-# the kernel's, whose cost per fresh page grows with the amount on some
-# machines (the fresh memory line above).
+# of the Ns); with several runs of an N, the medians of each figure. User
+# CPU is emco's own work; the rest of the time is mostly the kernel's, whose
+# cost per fresh page grows with the amount on some machines (the fresh
+# memory line above).
 awk -F'\t' '
+  # The median of the values gathered in list[key] (count[key] of them, "|"-separated).
+  function median(key,   v, k, i, j, t) {
+    k = split(list[key], v, "|")
+    for (i = 2; i <= k; i++)
+      for (j = i; j > 1 && v[j] + 0 < v[j - 1] + 0; j--) { t = v[j]; v[j] = v[j - 1]; v[j - 1] = t }
+    return k % 2 ? v[(k + 1) / 2] : (v[k / 2] + v[k / 2 + 1]) / 2
+  }
+  function add(name, key, value) {
+    if ((name, key) in list) list[name, key] = list[name, key] "|" value
+    else list[name, key] = value
+  }
   /^direct:/ { direct = 1 }
-  { sec[$1, $2] = $3; mem[$1, $2] = $4; if (NF >= 7) usr[$1, $2] = $6
+  { add("sec", $1 SUBSEP $2, $3); add("mem", $1 SUBSEP $2, $4); if (NF >= 7) add("usr", $1 SUBSEP $2, $6)
+    keys[$1, $2] = 1
     if (!($2 in seen)) { seen[$2] = 1; n[++ns] = $2 } }
   END {
+    for (key in keys) {
+      mem[key] = median("mem" SUBSEP key); sec[key] = median("sec" SUBSEP key)
+      if (("usr", key) in list) usr[key] = median("usr" SUBSEP key)
+    }
     for (i = 2; i <= ns; i++)  # the Ns in increasing order
       for (j = i; j > 1 && n[j] + 0 < n[j - 1] + 0; j--) { t = n[j]; n[j] = n[j - 1]; n[j - 1] = t }
     printf "\n%-14s", "step"
