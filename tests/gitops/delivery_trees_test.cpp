@@ -5,7 +5,9 @@
 #include <catch2/catch.hpp>
 
 #include <fstream>
+#include <memory>
 
+#include "core/util/error.hpp"
 #include "plugins/targets/gitops/git_delivery.hpp"
 #include "support.hpp"
 
@@ -96,4 +98,125 @@ TEST_CASE("trees match git's for shared, differing and tricky subtrees", "[gitop
   CHECK(git(bare, {"fsck", "--strict", "--no-progress"}).empty());
   CHECK(git(delivery.cache_path(spec), {"fsck", "--strict", "--no-progress"}).empty());
   CHECK(commit_count(bare, "main") == 3);
+}
+
+namespace {
+
+// `changes` split the way a fleet's commit comes: a group per directory
+// "clusters/<id>" (paths relative to it); the rest stays in the request.
+CommitRequest grouped_request(const ChangeSet& changes) {
+  CommitRequest request = commit_request({});
+  auto groups = std::make_shared<std::map<std::string, ChangeSet>>();
+  for (const auto& [path, content] : changes) {
+    const size_t slash = path.find('/', std::string("clusters/").size());
+    if (path.rfind("clusters/", 0) == 0 && slash != std::string::npos)
+      (*groups)[path.substr(0, slash)][path.substr(slash + 1)] = content;
+    else
+      request.changes[path] = content;
+  }
+  request.groups = [groups](const ChangeGroupSink& sink) {
+    for (const auto& [dir, group] : *groups) sink(ChangeGroup{dir, group});
+  };
+  return request;
+}
+
+}  // namespace
+
+TEST_CASE("changes given in groups make the trees the whole change set makes", "[gitops][trees]") {
+  TempDir tmp;
+  fs::path whole_repo = tmp.path() / "whole.git", grouped_repo = tmp.path() / "grouped.git";
+  make_bare_repo(whole_repo, true);
+  make_bare_repo(grouped_repo, true);
+  GitDelivery delivery(tmp.path() / "cache");
+  GitRemoteSpec whole, grouped;
+  whole.url = "file://" + whole_repo.string();
+  grouped.url = "file://" + grouped_repo.string();
+
+  ChangeSet first;
+  for (int i = 0; i < 30; ++i) {
+    std::string c = "clusters/p+c" + std::to_string(i) + "/";
+    first[c + "kust.yaml"] = "path: " + c + "\n";
+    for (int a = 0; a < 3; ++a)
+      first[c + "context/9/app/app" + std::to_string(a) + "/cm+ConfigMap.yaml"] = i % 5 ? "{\"v\":1}" : "{\"v\":2}";
+  }
+  first["clusters/p+c1-x/kust.yaml"] = "out of order";
+  first["clusters/top.yaml"] = "a file beside the groups";
+  first["README.md"] = "fleet";
+  ChangeSet second;
+  for (int i = 0; i < 30; i += 3) second["clusters/p+c" + std::to_string(i) + "/context/9/app/app0/cm+ConfigMap.yaml"] = "{\"v\":3}";
+  second["clusters/p+c4/context/9/"] = std::nullopt;                    // a directory deleted inside a group
+  second["clusters/p+c5/context/9/app/app1/cm+ConfigMap.yaml"] = std::nullopt;
+  second["clusters/p+c6/context/9/app/app9/new.yaml"] = "new";
+  second["clusters/p+new/kust.yaml"] = "a group for a new directory";
+  second["clusters/top.yaml/kust.yaml"] = "a group where a file was";
+
+  for (const ChangeSet* changes : {&first, &second}) {
+    auto a = delivery.deliver(whole, commit_request(*changes));
+    auto b = delivery.deliver(grouped, grouped_request(*changes));
+    REQUIRE(a.changed);
+    REQUIRE(b.changed);
+    CHECK(b.files_written == a.files_written);
+    CHECK(b.files_deleted == a.files_deleted);
+    CHECK(git(grouped_repo, {"rev-parse", "main^{tree}"}) == git(whole_repo, {"rev-parse", "main^{tree}"}));
+  }
+  CHECK(git(grouped_repo, {"fsck", "--strict", "--no-progress"}).empty());
+
+  SECTION("a group that changes nothing makes no commit") {
+    CommitRequest again = grouped_request({{"clusters/p+c2/kust.yaml", "path: clusters/p+c2/\n"}});
+    CHECK_FALSE(delivery.deliver(grouped, again).changed);
+  }
+  SECTION("overlapping groups and bad directories are refused, the branch unchanged") {
+    const std::string head = git(grouped_repo, {"rev-parse", "main"});
+    std::vector<std::vector<ChangeGroup>> bad = {
+        {{"clusters/p+c1", {{"a", "1"}}}, {"clusters/p+c1", {{"b", "2"}}}},      // the same directory twice
+        {{"clusters/p+c1", {{"a", "1"}}}, {"clusters/p+c1/x", {{"b", "2"}}}},    // one inside another
+        {{"clusters/p+c1/x", {{"a", "1"}}}, {"clusters/p+c1", {{"b", "2"}}}},    // and the other way round
+        {{"README.md/x", {{"a", "1"}}}, {"", {{"b", "2"}}}},                     // no directory
+        {{"clusters/../x", {{"a", "1"}}}},
+        {{"clusters/p+c1/", {{"a", "1"}}}},
+        {{".git/x", {{"a", "1"}}}},
+    };
+    for (const auto& groups : bad) {
+      CommitRequest request = commit_request({});
+      request.groups = [&](const ChangeGroupSink& sink) {
+        for (const auto& g : groups) sink(ChangeGroup(g));
+      };
+      INFO(groups.front().dir);
+      try {
+        delivery.deliver(grouped, request);
+        FAIL("expected an error");
+      } catch (const emco::Error& e) {
+        CHECK(e.kind() == emco::ErrorKind::invalid);
+      }
+    }
+    CommitRequest overlaps = commit_request({{"clusters/p+c1/kust.yaml", "both"}});
+    overlaps.groups = [](const ChangeGroupSink& sink) { sink(ChangeGroup{"clusters/p+c1", {{"a", "1"}}}); };
+    CHECK_THROWS_AS(delivery.deliver(grouped, overlaps), emco::Error);
+    CHECK(git(grouped_repo, {"rev-parse", "main"}) == head);
+  }
+}
+
+TEST_CASE("groups are made again for a push that lost the race", "[gitops][trees][race]") {
+  TempDir tmp;
+  fs::path bare = tmp.path() / "repo.git";
+  make_bare_repo(bare, true);
+  GitRemoteSpec spec;
+  spec.url = "file://" + bare.string();
+  GitDelivery other(tmp.path() / "other");
+  DeliveryOptions options;
+  options.before_push = [&](int attempt) {
+    if (attempt == 1) other.deliver(spec, commit_request({{"clusters/p+c1/theirs", "o"}}));
+  };
+  GitDelivery delivery(tmp.path() / "ws", options);
+  int made = 0;
+  CommitRequest request = commit_request({});
+  request.groups = [&](const ChangeGroupSink& sink) {
+    ++made;
+    sink(ChangeGroup{"clusters/p+c1", {{"mine", "m"}}});
+  };
+  auto result = delivery.deliver(spec, request);
+  REQUIRE(result.changed);
+  CHECK(result.attempts == 2);
+  CHECK(made == 2);
+  CHECK(git(bare, {"ls-tree", "-r", "--name-only", "main"}) == "README\nclusters/p+c1/mine\nclusters/p+c1/theirs\n");
 }

@@ -271,6 +271,47 @@ TEST_CASE("plan_commits: one commit per repository, per operation kind", "[gitop
   }
 }
 
+TEST_CASE("plan_commit_groups: one group per cluster at its base directory", "[gitops][layout]") {
+  auto cm = object({{"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"metadata", {{"name", "cfg"}}}});
+  GitOpsOperation op;
+  op.project = "proj1";
+  op.composite_app = "ca";
+  op.composite_app_version = "v1";
+  op.dig = "dig1";
+  op.context = meta();
+  op.context.level = "1";
+  op.context.namespace_name = "ns1";
+  for (const char* name : {"c1", "c2"}) {
+    ClusterWork w;
+    w.cluster = flux_cluster(name);
+    if (std::string(name) == "c2") w.cluster.type = GitOpsType::anthos;
+    w.resources.push_back({"app1", "cfg", "ConfigMap", cm});
+    op.clusters.push_back(w);
+  }
+  auto commits = plan_commit_groups(op);
+  REQUIRE(commits.size() == 1);
+  CHECK(commits[0].request.changes.empty());
+  std::map<std::string, ChangeSet> groups;
+  commits[0].request.groups([&](ChangeGroup&& g) { groups[g.dir] = std::move(g.changes); });
+  REQUIRE(groups.size() == 2);
+  // Flux: clusters/<cl>; Anthos in a level-1 context: namespaces/<ns>/<cl>.
+  const ChangeSet& flux = groups.at("clusters/provider1flux+c1");
+  CHECK(flux.count("context/5772429642747222531/app/app1/cfg+ConfigMap.yaml"));
+  CHECK(flux.count("kust5772429642747222531.yaml"));
+  const ChangeSet& anthos = groups.at("namespaces/ns1/provider1flux+c2");
+  CHECK(anthos.count("context/5772429642747222531/app/app1/cfg+ConfigMap.yaml"));
+  CHECK(anthos.count("context/5772429642747222531/deployed"));
+  // The whole change set is the groups' changes under their directories.
+  ChangeSet whole = plan_commits(op)[0].request.changes;
+  size_t total = 0;
+  for (const auto& [dir, changes] : groups)
+    for (const auto& [path, content] : changes) {
+      ++total;
+      CHECK(whole.count(dir + "/" + path));
+    }
+  CHECK(whole.size() == total);
+}
+
 TEST_CASE("layout end to end: instantiate, update, terminate in a bare repository", "[gitops][layout][file]") {
   using namespace gitops_test;
   TempDir tmp;

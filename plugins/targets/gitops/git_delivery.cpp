@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <deque>
 #include <fstream>
 #include <iterator>
 #include <map>
@@ -415,10 +416,18 @@ RemoteHeads fetch_heads(git_repository* repo, const GitRemoteSpec& spec, const R
 // The change set as a directory tree. Names are views into the change
 // set's paths, which outlive it: a 100,000-cluster commit has millions of
 // them, and copies were a large part of its memory.
+struct FileChange {
+  const std::optional<FileText>* content;
+  mutable std::optional<git_oid> blob;  // blob_id() of the content, once computed
+};
+
 struct DirNode {
   bool replace = false;  // start from an empty directory (a "dir/" deletion)
-  std::map<std::string_view, const std::optional<FileText>*> files;
+  std::map<std::string_view, FileChange> files;
   std::map<std::string_view, DirNode> dirs;
+  // The directory's tree, built already from a ChangeGroup (nullopt inside:
+  // the directory ends up empty); such a node has no files or dirs.
+  std::optional<std::optional<git_oid>> built;
   mutable std::optional<git_oid> digest;  // change_digest(), once computed
 };
 
@@ -450,7 +459,7 @@ DirNode build_trie(const ChangeSet& changes) {
       validate_component(part, path);
       if (slash == std::string_view::npos) {
         if (is_dir) node = &subdir(*node, part);
-        else node->files.insert_or_assign(node->files.end(), part, &content);
+        else node->files.insert_or_assign(node->files.end(), part, FileChange{&content, std::nullopt});
         break;
       }
       node = &subdir(*node, part);
@@ -490,8 +499,13 @@ struct BuildStats {
   size_t written = 0;
   size_t deleted = 0;
   // Operations repeat the same manifest on many clusters: hash each distinct
-  // content once (it is stored only where a file changes).
-  std::unordered_map<std::string_view, git_oid> blobs;
+  // shared content once (it is stored only where a file changes). The entry
+  // keeps its text alive: a group's changes are dropped once built.
+  struct Blob {
+    git_oid id;
+    FileText text;
+  };
+  std::unordered_map<std::string_view, Blob> blobs;
   // Subtrees already built, by (base tree, change digest) hashed together:
   // the clusters of a fleet change their app directories the same way.
   struct Built {
@@ -501,7 +515,7 @@ struct BuildStats {
   std::unordered_map<git_oid, Built, OidHash, OidEqual> built;
 };
 
-const git_oid& blob_id(const std::string& data, BuildStats& stats);
+const git_oid& blob_id(const FileChange& file, BuildStats& stats);
 
 // A digest of everything `node` changes (file names with their new blob
 // ids or deletion, directories with their digests): equal digests change a
@@ -509,11 +523,17 @@ const git_oid& blob_id(const std::string& data, BuildStats& stats);
 const git_oid& change_digest(const DirNode& node, BuildStats& stats) {
   if (node.digest) return *node.digest;
   std::string text = node.replace ? "R" : "M";
-  for (const auto& [name, content] : node.files) {
+  if (node.built) {
+    text = "P";
+    if (*node.built) text.append(reinterpret_cast<const char*>(node.built->value().id), GIT_OID_RAWSZ);
+    node.digest = sha1_of(text);
+    return *node.digest;
+  }
+  for (const auto& [name, file] : node.files) {
     text += 'F';
     text += name;
     text.push_back('\0');
-    if (content->has_value()) text.append(reinterpret_cast<const char*>(blob_id((*content)->str(), stats).id), GIT_OID_RAWSZ);
+    if (file.content->has_value()) text.append(reinterpret_cast<const char*>(blob_id(file, stats).id), GIT_OID_RAWSZ);
     else text += "-";
   }
   for (const auto& [name, child] : node.dirs) {
@@ -609,10 +629,16 @@ std::string tree_bytes(std::vector<TreeEntry>& entries) {
   return out;
 }
 
-const git_oid& blob_id(const std::string& data, BuildStats& stats) {
-  auto [known, fresh] = stats.blobs.try_emplace(std::string_view(data));
-  if (fresh) known->second = ObjectWriter::hash(data.data(), data.size(), GIT_OBJECT_BLOB);
-  return known->second;
+// `file` must have content.
+const git_oid& blob_id(const FileChange& file, BuildStats& stats) {
+  if (file.blob) return *file.blob;
+  const FileText& text = **file.content;
+  const std::string& data = text.str();
+  if (!text.shared()) return file.blob.emplace(ObjectWriter::hash(data.data(), data.size(), GIT_OBJECT_BLOB));
+  auto known = stats.blobs.find(std::string_view(data));
+  if (known == stats.blobs.end())
+    known = stats.blobs.emplace(std::string_view(data), BuildStats::Blob{ObjectWriter::hash(data.data(), data.size(), GIT_OBJECT_BLOB), text}).first;
+  return file.blob.emplace(known->second.id);
 }
 
 std::optional<git_oid> build_tree_once(git_repository* repo, ObjectWriter& objects, const git_tree* base,
@@ -658,9 +684,9 @@ std::optional<git_oid> build_tree_once(git_repository* repo, ObjectWriter& objec
     }
   }
   bool changed = base == nullptr || node.replace;
-  for (const auto& [name, content] : node.files) {
+  for (const auto& [name, file] : node.files) {
     auto existing = entries.find(name);
-    if (!content->has_value()) {
+    if (!file.content->has_value()) {
       if (existing != entries.end()) {
         entries.erase(existing);
         ++stats.deleted;
@@ -668,8 +694,8 @@ std::optional<git_oid> build_tree_once(git_repository* repo, ObjectWriter& objec
       }
       continue;
     }
-    const std::string& data = (*content)->str();
-    const git_oid blob = blob_id(data, stats);
+    const std::string& data = (*file.content)->str();
+    const git_oid blob = blob_id(file, stats);
     if (existing != entries.end() && existing->second.mode == GIT_FILEMODE_BLOB &&
         git_oid_equal(&existing->second.oid, &blob))
       continue;
@@ -681,7 +707,9 @@ std::optional<git_oid> build_tree_once(git_repository* repo, ObjectWriter& objec
   for (const auto& [name, child] : node.dirs) {
     auto existing = entries.find(name);
     const bool was_dir = existing != entries.end() && existing->second.mode == GIT_FILEMODE_TREE;
-    std::optional<git_oid> result = build_tree(repo, objects, was_dir ? &existing->second.oid : nullptr, child, name, stats);
+    std::optional<git_oid> result =
+        child.built ? *child.built
+                    : build_tree(repo, objects, was_dir ? &existing->second.oid : nullptr, child, name, stats);
     if (result) {
       if (existing != entries.end() && existing->second.mode == GIT_FILEMODE_TREE &&
           git_oid_equal(&existing->second.oid, &*result))
@@ -700,6 +728,76 @@ std::optional<git_oid> build_tree_once(git_repository* repo, ObjectWriter& objec
   for (auto& [name, e] : entries) list.push_back(std::move(e));
   std::string bytes = tree_bytes(list);
   return objects.write(bytes.data(), bytes.size(), GIT_OBJECT_TREE, dir_name);
+}
+
+// ---- change groups ---------------------------------------------------------------
+
+void validate_group_dir(const std::string& dir) {
+  if (dir.empty()) fail(ErrorKind::invalid, "a change group names no directory");
+  for (size_t begin = 0;;) {
+    const size_t slash = dir.find('/', begin);
+    validate_component(std::string_view(dir).substr(begin, slash == std::string::npos ? std::string::npos : slash - begin), dir);
+    if (slash == std::string::npos) return;
+    begin = slash + 1;
+  }
+}
+
+// The trees of the branch head that hold group directories, each read once
+// per attempt: a fleet's "clusters" tree has an entry per cluster, and
+// libgit2 keeps no tree that big in its object cache.
+class BaseTrees {
+public:
+  BaseTrees(git_repository* repo, const git_tree* root) : m_repo(repo), m_root(root) {}
+
+  // The tree at `dir` in the head, or nullopt (no head, missing, or a file).
+  std::optional<git_oid> at(std::string_view dir) {
+    const size_t slash = dir.rfind('/');
+    const git_tree* parent = tree_at(slash == std::string_view::npos ? std::string() : std::string(dir.substr(0, slash)));
+    if (!parent) return std::nullopt;
+    const std::string name(slash == std::string_view::npos ? dir : dir.substr(slash + 1));
+    const git_tree_entry* entry = git_tree_entry_byname(parent, name.c_str());
+    if (!entry || git_tree_entry_type(entry) != GIT_OBJECT_TREE) return std::nullopt;
+    return *git_tree_entry_id(entry);
+  }
+
+private:
+  const git_tree* tree_at(const std::string& path) {
+    if (path.empty() || !m_root) return m_root;
+    auto known = m_trees.find(path);
+    if (known != m_trees.end()) return known->second.get();
+    TreePtr tree;
+    git_tree_entry* raw = nullptr;
+    const int rc = git_tree_entry_bypath(&raw, m_root, path.c_str());
+    if (rc != GIT_ENOTFOUND) check(rc, "cannot read directory '" + path + "' of the branch head");
+    std::unique_ptr<git_tree_entry, void (*)(git_tree_entry*)> entry(raw, git_tree_entry_free);
+    if (entry && git_tree_entry_type(entry.get()) == GIT_OBJECT_TREE) {
+      git_tree* t = nullptr;
+      check(git_tree_lookup(&t, m_repo, git_tree_entry_id(entry.get())), "cannot read directory '" + path + "'");
+      tree.reset(t);
+    }
+    return m_trees.emplace(path, std::move(tree)).first->second.get();
+  }
+
+  git_repository* m_repo;
+  const git_tree* m_root;
+  std::unordered_map<std::string, TreePtr> m_trees;
+};
+
+// Puts the tree built for a group at `dir` (a string that outlives `root`).
+void add_built(DirNode& root, std::string_view dir, std::optional<git_oid> tree) {
+  DirNode* node = &root;
+  bool inside_group = false;
+  for (size_t begin = 0;;) {
+    const size_t slash = dir.find('/', begin);
+    inside_group = inside_group || node->built.has_value();
+    node = &subdir(*node, dir.substr(begin, slash == std::string_view::npos ? std::string_view::npos : slash - begin));
+    if (slash == std::string_view::npos) break;
+    begin = slash + 1;
+  }
+  if (inside_group || node->built || node->replace || !node->files.empty() || !node->dirs.empty())
+    fail(ErrorKind::invalid, "change group '" + std::string(dir) + "' overlaps another group or a change of its commit",
+         "give each directory's changes in one group, and no path below it elsewhere");
+  node->built = tree;
 }
 
 // ---- push ----------------------------------------------------------------------
@@ -1010,8 +1108,28 @@ DeliveryResult GitDelivery::deliver(const GitRemoteSpec& spec, const CommitReque
     }
     BuildStats stats;
     ObjectWriter objects(mempack);
+    // Each group's tree is built as it comes and stands in the trie for its
+    // changes; names of group directories live in group_dirs.
+    const DirNode* root = &trie;
+    DirNode grouped;
+    std::deque<std::string> group_dirs;
+    if (request.groups) {
+      grouped = build_trie(request.changes);
+      BaseTrees bases(repo.get(), base_tree.get());
+      request.groups([&](ChangeGroup&& group) {
+        const std::string& at = group_dirs.emplace_back(std::move(group.dir));
+        validate_group_dir(at);
+        const DirNode changes = build_trie(group.changes);
+        const std::optional<git_oid> base = bases.at(at);
+        const size_t slash = at.rfind('/');
+        add_built(grouped, at,
+                  build_tree(repo.get(), objects, base ? &*base : nullptr, changes,
+                             slash == std::string::npos ? std::string_view(at) : std::string_view(at).substr(slash + 1), stats));
+      });
+      root = &grouped;
+    }
     std::optional<git_oid> tree =
-        build_tree(repo.get(), objects, base_tree ? git_tree_id(base_tree.get()) : nullptr, trie, "", stats);
+        build_tree(repo.get(), objects, base_tree ? git_tree_id(base_tree.get()) : nullptr, *root, "", stats);
     git_oid tree_id = tree ? *tree : objects.write("", 0, GIT_OBJECT_TREE, "");
     bool same = base_tree ? git_oid_equal(&tree_id, git_tree_id(base_tree.get())) : !tree.has_value();
     if (same && (heads.branch || !parent)) {

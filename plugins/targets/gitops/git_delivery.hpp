@@ -49,6 +49,9 @@ public:
   FileText(std::string text) : m_text(std::make_shared<const std::string>(std::move(text))) {}  // NOLINT: implicit
   FileText(const char* text) : FileText(std::string(text)) {}                                   // NOLINT: implicit
   const std::string& str() const { return *m_text; }
+  // Whether another FileText (a copy) holds this text too: a text many
+  // changes share is worth remembering by its content, one used once is not.
+  bool shared() const { return m_text.use_count() > 1; }
   friend bool operator==(const FileText& a, std::string_view b) { return a.str() == b; }
 
 private:
@@ -65,8 +68,26 @@ struct GitAuthor {
   std::string email = "emco@localhost";
 };
 
+// Changes below one directory `dir` ("a/b": relative, '/'-separated, no
+// trailing '/'), with paths relative to it.
+struct ChangeGroup {
+  std::string dir;
+  ChangeSet changes;
+};
+
+// Called with each group of a request in turn (see CommitRequest::groups).
+using ChangeGroupSink = std::function<void(ChangeGroup&&)>;
+
 struct CommitRequest {
   ChangeSet changes;
+  // More changes, one directory at a time, for commits too big to hold at
+  // once (a fleet's: 3 million paths at 100,000 clusters): called once for
+  // each attempt to build the commit, it hands every group to the sink;
+  // each group's tree is built and its changes dropped before the next.
+  // Groups name different directories, none inside another or holding a
+  // path of `changes`; deliver() refuses overlaps as Error(invalid).
+  // Empty = no groups.
+  std::function<void(const ChangeGroupSink&)> groups;
   std::string message;
   GitAuthor author;
 };

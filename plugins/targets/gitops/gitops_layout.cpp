@@ -333,82 +333,143 @@ private:
 
 }  // namespace
 
-std::vector<RepositoryCommit> plan_commits(const GitOpsOperation& op) {
+namespace {
+
+// Names become path components: none may be empty or hold a '/'.
+void check_names(const GitOpsOperation& op) {
   check_name(op.context.app_context_id, "app context id");
-  const std::string& status_ctx = op.status_context_id.empty() ? op.context.app_context_id : op.status_context_id;
-  const std::string stamp = op.deployed_stamp.empty() ? std::to_string(op.revision) : op.deployed_stamp;
-  const bool terminate = op.kind == GitOpsOperationKind::terminate;
-  const std::string& ns = op.context.namespace_name;
+  for (const ClusterWork& work : op.clusters) {
+    check_name(work.cluster.provider, "cluster provider");
+    check_name(work.cluster.cluster, "cluster name");
+    for (const ResourceChange& r : work.resources) {
+      check_name(r.app, "app name");
+      check_name(r.name, "resource name");
+      check_name(r.kind, "resource kind");
+    }
+    for (const auto& [app, object] : work.status) check_name(app, "app name");
+  }
+}
 
-  // Objects shared between clusters are serialized once per Git flavour.
-  std::unordered_map<const json*, FileText> serialized[2];
-  auto content_of = [&](const json& object, GitOpsType type, bool status) -> const FileText& {
-    auto& cache = serialized[type == GitOpsType::anthos ? 1 : 0];
-    auto it = cache.find(&object);
-    if (it == cache.end())
-      it = cache.emplace(&object, status ? status_content(object, type, ns) : resource_content(object, type, ns)).first;
+// One cluster's changes at a time, for the clusters of one operation.
+class ClusterChanges {
+public:
+  explicit ClusterChanges(const GitOpsOperation& op)
+      : m_op(op),
+        m_status_ctx(op.status_context_id.empty() ? op.context.app_context_id : op.status_context_id),
+        m_stamp(op.deployed_stamp.empty() ? std::to_string(op.revision) : op.deployed_stamp),
+        m_flux(op.context) {}
+
+  // Everything `work` changes, relative to its cluster's base directory
+  // (cluster_base_dir), which holds all of it.
+  ChangeGroup of(const ClusterWork& work) {
+    const GitOpsCluster& cluster = work.cluster;
+    const bool terminate = m_op.kind == GitOpsOperationKind::terminate;
+    ChangeGroup group;
+    group.dir = cluster_base_dir(cluster, m_op.context);
+    std::vector<std::pair<std::string, std::optional<FileText>>> changes;
+    auto add = [&](std::string path, std::optional<FileText> content) {
+      if (path.size() <= group.dir.size() + 1 || path.compare(0, group.dir.size(), group.dir) != 0 ||
+          path[group.dir.size()] != '/')
+        fail(ErrorKind::internal, "GitOps path '" + path + "' lies outside its cluster's directory '" + group.dir + "'");
+      path.erase(0, group.dir.size() + 1);
+      changes.emplace_back(std::move(path), std::move(content));
+    };
+    std::vector<std::string> apps;
+    auto note_app = [&](const std::string& app) {
+      if (std::find(apps.begin(), apps.end(), app) == apps.end()) apps.push_back(app);
+    };
+    for (const ResourceChange& r : work.resources) {
+      note_app(r.app);
+      std::string path = resource_path(cluster, m_op.context, r.app, r.name, r.kind);
+      if (terminate || !r.object) add(std::move(path), std::nullopt);
+      else add(std::move(path), content_of(r.object, cluster.type, false));
+    }
+    for (const auto& [app, object] : work.status) {
+      note_app(app);
+      std::string path = status_path(cluster, m_op.context, app, m_status_ctx);
+      if (terminate || !object) add(std::move(path), std::nullopt);
+      else add(std::move(path), content_of(object, cluster.type, true));
+    }
+
+    // A cluster an update leaves is cleaned up as a terminate would.
+    const bool leaving =
+        terminate || (m_op.kind == GitOpsOperationKind::update && m_op.departed.count(cluster.id()));
+    std::map<std::string, std::string> config = m_flux.of(cluster);
+    if (m_op.kind != GitOpsOperationKind::update || leaving) {
+      auto anthos = anthos_objects(cluster, m_op.context, apps, m_stamp);
+      config.insert(anthos.begin(), anthos.end());
+    }
+    for (auto& [path, text] : config) {
+      if (leaving) add(path, std::nullopt);
+      else add(path, std::move(text));
+    }
+    if (leaving) add(context_dir(cluster, m_op.context) + "/", std::nullopt);
+    // Into the change set in order, each right after the one before (no
+    // search); stable, so a path given twice keeps its last content.
+    std::stable_sort(changes.begin(), changes.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    auto at = group.changes.end();
+    for (auto& [path, content] : changes) at = group.changes.insert_or_assign(at, std::move(path), std::move(content));
+    return group;
+  }
+
+private:
+  // An object several clusters share is serialized once per Git flavour;
+  // one that a single cluster holds is not remembered (at 100,000 clusters
+  // their texts would all stay in memory until the commit is pushed).
+  FileText content_of(const std::shared_ptr<const json>& object, GitOpsType type, bool status) {
+    const std::string& ns = m_op.context.namespace_name;
+    auto serialize = [&] { return status ? status_content(*object, type, ns) : resource_content(*object, type, ns); };
+    if (object.use_count() < 2) return serialize();
+    auto& cache = m_serialized[type == GitOpsType::anthos ? 1 : 0];
+    auto it = cache.find(object.get());
+    if (it == cache.end()) it = cache.emplace(object.get(), serialize()).first;
     return it->second;
-  };
+  }
 
+  const GitOpsOperation& m_op;
+  const std::string m_status_ctx;
+  const std::string m_stamp;
+  FluxObjects m_flux;
+  std::unordered_map<const json*, FileText> m_serialized[2];
+};
+
+}  // namespace
+
+std::vector<RepositoryCommit> plan_commit_groups(const GitOpsOperation& op) {
+  check_names(op);
   std::vector<RepositoryCommit> commits;
+  std::vector<std::vector<const ClusterWork*>> members;
   std::map<std::string, size_t> by_repo;
-  FluxObjects flux(op.context);
   for (const ClusterWork& work : op.clusters) {
     const GitOpsCluster& cluster = work.cluster;
-    check_name(cluster.provider, "cluster provider");
-    check_name(cluster.cluster, "cluster name");
-    std::string key = cluster.remote.url + '\n' + cluster.remote.branch;
-    auto [slot, fresh] = by_repo.try_emplace(key, commits.size());
+    auto [slot, fresh] = by_repo.try_emplace(cluster.remote.url + '\n' + cluster.remote.branch, commits.size());
     if (fresh) {
       RepositoryCommit commit;
       commit.remote = cluster.remote;
       commit.request.message = commit_message(op);
       commits.push_back(std::move(commit));
+      members.emplace_back();
     }
-    RepositoryCommit& commit = commits[slot->second];
-    commit.cluster_ids.push_back(cluster.id());
-    // The cluster's paths are gathered and go into the commit's change set
-    // in order, each right after the one before: a 100,000-cluster commit
-    // searched its 3 million paths once per cluster instead of once per path.
-    std::vector<std::pair<std::string, std::optional<FileText>>> changes;
-
-    std::vector<std::string> apps;
-    auto note_app = [&](const std::string& app) {
-      check_name(app, "app name");
-      if (std::find(apps.begin(), apps.end(), app) == apps.end()) apps.push_back(app);
+    commits[slot->second].cluster_ids.push_back(cluster.id());
+    members[slot->second].push_back(&work);
+  }
+  for (size_t i = 0; i < commits.size(); ++i)
+    commits[i].request.groups = [&op, clusters = std::move(members[i])](const ChangeGroupSink& sink) {
+      ClusterChanges changes(op);
+      for (const ClusterWork* work : clusters) sink(changes.of(*work));
     };
-    for (const ResourceChange& r : work.resources) {
-      note_app(r.app);
-      check_name(r.name, "resource name");
-      check_name(r.kind, "resource kind");
-      std::string path = resource_path(cluster, op.context, r.app, r.name, r.kind);
-      if (terminate || !r.object) changes.emplace_back(std::move(path), std::nullopt);
-      else changes.emplace_back(std::move(path), content_of(*r.object, cluster.type, false));
-    }
-    for (const auto& [app, object] : work.status) {
-      note_app(app);
-      std::string path = status_path(cluster, op.context, app, status_ctx);
-      if (terminate || !object) changes.emplace_back(std::move(path), std::nullopt);
-      else changes.emplace_back(std::move(path), content_of(*object, cluster.type, true));
-    }
+  return commits;
+}
 
-    // A cluster an update leaves is cleaned up as a terminate would.
-    const bool leaving = terminate || (op.kind == GitOpsOperationKind::update && op.departed.count(cluster.id()));
-    std::map<std::string, std::string> config = flux.of(cluster);
-    if (op.kind != GitOpsOperationKind::update || leaving) {
-      auto anthos = anthos_objects(cluster, op.context, apps, stamp);
-      config.insert(anthos.begin(), anthos.end());
-    }
-    for (auto& [path, text] : config) {
-      if (leaving) changes.emplace_back(path, std::nullopt);
-      else changes.emplace_back(path, std::move(text));
-    }
-    if (leaving) changes.emplace_back(context_dir(cluster, op.context) + "/", std::nullopt);
-    // Stable: a path given twice keeps its last content.
-    std::stable_sort(changes.begin(), changes.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+std::vector<RepositoryCommit> plan_commits(const GitOpsOperation& op) {
+  std::vector<RepositoryCommit> commits = plan_commit_groups(op);
+  for (RepositoryCommit& commit : commits) {
     ChangeSet& all = commit.request.changes;
     auto at = all.end();
-    for (auto& [path, content] : changes) at = all.insert_or_assign(at, std::move(path), std::move(content));
+    commit.request.groups([&](ChangeGroup&& group) {
+      for (auto& [path, content] : group.changes) at = all.insert_or_assign(at, group.dir + "/" + path, std::move(content));
+    });
+    commit.request.groups = nullptr;
   }
   return commits;
 }

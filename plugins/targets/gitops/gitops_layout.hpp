@@ -157,6 +157,11 @@ struct RepositoryCommit {
   std::vector<std::string> cluster_ids;
   CommitRequest request;
 };
+// The commits with every change in request.changes (full paths).
 std::vector<RepositoryCommit> plan_commits(const GitOpsOperation& op);
+// The same commits with their changes made as GitDelivery builds them: in
+// request.groups, one group per cluster (its cluster_base_dir), request.changes
+// empty. The groups read `op`, which must outlive the requests.
+std::vector<RepositoryCommit> plan_commit_groups(const GitOpsOperation& op);
 
 }  // namespace emco::gitops
