@@ -151,16 +151,16 @@ struct Dispatch {
   std::function<std::vector<RemoteEnd>()> collect;  // every Options::poll
 };
 
-// Resource statuses per Hooks::flush call while a batch's commit is reported:
+// Status updates per Hooks::flush call while a batch's commit is reported:
 // large enough that the per-transaction cost vanishes, small enough that a
 // slice's write-ahead log stays a few MB.
 inline constexpr size_t kStatusSlice = 32768;
 
 struct Hooks {
-  // Persist a batch (calling thread). A batch's commit reports its staged
-  // steps' statuses at most kStatusSlice at a time (plus the clusters'
-  // connectivity), so neither the pending updates nor one transaction grows
-  // with the fleet.
+  // Persist a batch (calling thread). A batch's commit reports its jobs'
+  // connectivity and its staged steps' statuses at most kStatusSlice at a
+  // time, so neither the pending updates nor one transaction grows with the
+  // fleet.
   std::function<void(std::vector<Update>&&)> flush;
   std::function<bool()> stop_requested;              // polled every Options::poll
   std::function<void(const Progress&)> progress;     // every Options::poll and at the end

@@ -450,25 +450,36 @@ TEST_CASE("a batch's statuses are recorded in slices, not in one flush", "[sync]
   std::vector<std::string> names;
   for (int i = 0; i < 15000; ++i) names.push_back("r" + std::to_string(i));
   for (const char* c : {"git+c1", "git+c2", "git+c3"}) w.jobs.push_back(job("app1", c, names));
-  std::vector<size_t> flushed_statuses;
+  std::vector<size_t> flushed;
   Recorder rec;
   Hooks hooks = rec.hooks();
   hooks.flush = [&](std::vector<Update>&& batch) {
-    size_t statuses = 0;
-    for (auto& u : batch) {
-      statuses += u.connectivity ? 0 : 1;
-      rec.updates.push_back(std::move(u));
-    }
-    flushed_statuses.push_back(statuses);
+    flushed.push_back(batch.size());
+    for (auto& u : batch) rec.updates.push_back(std::move(u));
   };
   auto r = run(w, mixed(fleet, repo), fast(), hooks);
   CHECK(r.outcome == Outcome::succeeded);
   CHECK(repo.commits == 1);
   CHECK(count_status(rec, ResourceStatus::committed) == 45000);
-  CHECK(*std::max_element(flushed_statuses.begin(), flushed_statuses.end()) == kStatusSlice);
-  CHECK(std::count(flushed_statuses.begin(), flushed_statuses.end(), kStatusSlice) == 1);
+  CHECK(*std::max_element(flushed.begin(), flushed.end()) == kStatusSlice);
+  CHECK(std::count(flushed.begin(), flushed.end(), kStatusSlice) == 1);
   CHECK(rec.last("git+c3", "r14999+ConfigMap") == "Committed");
   CHECK(rec.connectivity("git+c2") == std::vector<std::string>{"Available"});
+
+  SECTION("and so are its jobs' connectivity") {
+    // 40,000 clusters of one resource: 40,000 connectivity updates.
+    Work many;
+    many.apps = {{"app1", {}}};
+    for (int i = 0; i < 40000; ++i) many.jobs.push_back(job("app1", "git+c" + std::to_string(i), {"a"}));
+    flushed.clear();
+    rec.updates.clear();
+    FakeRepo fleet_repo;
+    auto done = run(many, mixed(fleet, fleet_repo), fast(), hooks);
+    CHECK(done.outcome == Outcome::succeeded);
+    CHECK(*std::max_element(flushed.begin(), flushed.end()) <= kStatusSlice);
+    CHECK(rec.connectivity("git+c39999") == std::vector<std::string>{"Available"});
+    CHECK(count_status(rec, ResourceStatus::committed) == 40000);
+  }
 }
 
 TEST_CASE("a transient commit failure records nothing until a retry succeeds", "[sync][engine][batch]") {
