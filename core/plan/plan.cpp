@@ -4,6 +4,7 @@
 #include <functional>
 #include <map>
 #include <set>
+#include <string_view>
 #include <unordered_map>
 
 #include <archive.h>
@@ -375,11 +376,11 @@ Placement place(const json& intent, const std::string& where, const std::set<std
   };
   if (intent.contains("allOf") && intent["allOf"].is_array())
     for (const auto& e : intent["allOf"])
-      for (auto& [c, why] : resolve(e, "allOf")) p.chosen[c] = {next_group++, why, false};
+      for (auto& [c, why] : resolve(e, "allOf")) p.chosen.insert_or_assign(p.chosen.end(), c, Assignment{next_group++, why, false});
   if (intent.contains("anyOf") && intent["anyOf"].is_array() && !intent["anyOf"].empty()) {
     int g = next_group++;
     for (const auto& e : intent["anyOf"])
-      for (auto& [c, why] : resolve(e, "anyOf")) p.chosen[c] = {g, why, true};  // anyOf wins over allOf
+      for (auto& [c, why] : resolve(e, "anyOf")) p.chosen.insert_or_assign(p.chosen.end(), c, Assignment{g, why, true});  // anyOf wins over allOf
   }
   return p;
 }
@@ -738,14 +739,17 @@ Plan make(store::Store& st, const Key& dig, const Options& options) {
     if (app.elided) continue;
     std::sort(app.clusters.begin(), app.clusters.end(),
               [](const appcontext::Cluster& a, const appcontext::Cluster& b) { return a.name < b.name; });
-    std::map<int, std::string> first;
+    // group -> its cluster in `kept`; hashed: allOf gives every cluster a group of its own.
+    std::unordered_map<int, size_t> first;
+    first.reserve(app.clusters.size());
     std::vector<appcontext::Cluster> kept;
+    kept.reserve(app.clusters.size());
     for (auto& c : app.clusters) {
-      auto [it, inserted] = first.emplace(c.group, c.name);
+      auto [it, inserted] = first.emplace(c.group, kept.size());
       if (inserted)
         kept.push_back(std::move(c));
       else
-        pruned[app.name][c.name] = it->second;
+        pruned[app.name][c.name] = kept[it->second].name;
     }
     app.clusters = std::move(kept);
     if (app.clusters.empty() && !options.explain_only)
@@ -797,14 +801,22 @@ Plan make(store::Store& st, const Key& dig, const Options& options) {
     ex.app = app.name;
     ex.intent = anchor("genericAppPlacementIntent", app_intents.at(app.name).key);
     const Placement& p = placements[app.name];
-    std::set<std::string> final_clusters;
-    for (const auto& c : app.clusters) final_clusters.insert(c.name);
+    // The logical cloud's clusters, the chosen ones and the final ones in
+    // name order, walked together (a search per cluster grew as n log n).
+    std::vector<std::string_view> final_clusters;
+    final_clusters.reserve(app.clusters.size());
+    for (const auto& c : app.clusters) final_clusters.push_back(c.name);
+    if (!std::is_sorted(final_clusters.begin(), final_clusters.end()))
+      std::sort(final_clusters.begin(), final_clusters.end());
+    auto ch = p.chosen.begin();
+    auto fin = final_clusters.begin();
     for (const auto& c : lc_clusters) {
       Candidate cand{c, false, ""};
-      auto ch = p.chosen.find(c);
-      if (ch == p.chosen.end()) {
+      while (ch != p.chosen.end() && ch->first < c) ++ch;
+      while (fin != final_clusters.end() && *fin < c) ++fin;
+      if (ch == p.chosen.end() || ch->first != c) {
         cand.reason = "no element of the intent selects it";
-      } else if (final_clusters.count(c)) {
+      } else if (fin != final_clusters.end() && *fin == c) {
         cand.chosen = true;
         cand.reason = ch->second.why + (ch->second.any_of ? " (lexicographically first anyOf candidate)" : "");
       } else if (removed_by[app.name].count(c)) {
