@@ -13,6 +13,12 @@
 #                                 PostgreSQL is not installed (the suites
 #                                 then skip, saying so).
 #   pg-test-server.sh stop DIR    stops it and removes DIR.
+# A server already running in DIR on PORT is shared: each start records its
+# caller (the parent process: ctest, a benchmark's shell) in DIR/users and
+# each stop removes its own, stopping the server when no live caller is
+# left. Two ctest runs in one build tree thus no longer stop each other's
+# server, and a server whose callers all died (an interrupted run) is
+# replaced by a fresh one rather than reused with an earlier run's data.
 # PostgreSQL refuses to run as root: as root the server runs as the user
 # "nobody" (DIR is given to it); the clients connect as the database
 # superuser "postgres" over the socket (trust authentication: only this
@@ -27,6 +33,21 @@ as_owner() {
   if [ "$(id -u)" = 0 ]; then runuser -u nobody -- "$@"; else "$@"; fi
 }
 
+# The callers in DIR/users that still run, less $1 (a PID or "") and this
+# process (a caller's shell may exec this script as its last command).
+live_users() {
+  [ -f "$dir/users" ] || return 0
+  while read -r pid; do
+    if [ -n "$pid" ] && [ "$pid" != "$1" ] && [ "$pid" != "$$" ] && kill -0 "$pid" 2>/dev/null; then echo "$pid"; fi
+  done <"$dir/users"
+}
+
+# One start or stop at a time per DIR (the lock lives beside it: DIR is
+# removed and made again; the server must not inherit it).
+mkdir -p "$(dirname "$dir")"
+exec 9>"$dir.lock"
+flock 9
+
 case "$cmd" in
 start)
   if [ -z "$bindir" ] || [ ! -x "$bindir/initdb" ]; then
@@ -34,8 +55,13 @@ start)
     exit 0
   fi
   if [ -n "$port" ] && [ -S "$dir/.s.PGSQL.$port" ] && as_owner "$bindir/pg_ctl" -D "$dir/data" status >/dev/null 2>&1; then
-    echo "postgresql:///postgres?host=$dir&port=$port&user=postgres"
-    exit 0
+    users=$(live_users "")
+    if [ -n "$users" ]; then
+      printf '%s\n%s\n' "$users" "$PPID" >"$dir/users"
+      echo "postgresql:///postgres?host=$dir&port=$port&user=postgres"
+      exit 0
+    fi
+    as_owner "$bindir/pg_ctl" -D "$dir/data" -m immediate -s stop >/dev/null 2>&1 || true
   fi
   rm -rf "$dir"
   mkdir -p "$dir"
@@ -73,7 +99,7 @@ start)
       -o "-c listen_addresses=127.0.0.1 -c port=$chosen -c ssl=on -c unix_socket_directories='$dir' \
           -c max_connections=300 -c fsync=off \
           -c synchronous_commit=off -c full_page_writes=off -c max_locks_per_transaction=256 \
-          -c max_pred_locks_per_transaction=256" start 2>"$dir/pg_ctl.err"; then
+          -c max_pred_locks_per_transaction=256" start 2>"$dir/pg_ctl.err" 9>&-; then
       break
     fi
     if [ "$attempt" = "$attempts" ] || ! grep -q "Address already in use" "$dir/server.log"; then
@@ -84,11 +110,17 @@ start)
     : >"$dir/server.log"
     chosen=$(pick_port)
   done
+  echo "$PPID" >"$dir/users"
   # The socket directory is the server's; clients of any user may connect.
   chmod 0755 "$dir"
   echo "postgresql:///postgres?host=$dir&port=$chosen&user=postgres"
   ;;
 stop)
+  users=$(live_users "$PPID")
+  if [ -n "$users" ]; then
+    echo "$users" >"$dir/users"
+    exit 0
+  fi
   if [ -d "$dir/data" ] && [ -n "$bindir" ]; then
     as_owner "$bindir/pg_ctl" -D "$dir/data" -m immediate -s stop >/dev/null 2>&1 || true
   fi
