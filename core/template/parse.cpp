@@ -87,9 +87,38 @@ std::string rune_desc(std::string_view s, size_t i) {
   return out;
 }
 
+// Line numbers of byte offsets in a text, asked in any order: counted from the previous
+// answer, forward or back, since most questions are close to the one before.
+class LineCounter {
+public:
+  explicit LineCounter(std::string_view text) : m_text(text) {}
+  int line_at(size_t pos) {
+    pos = std::min(pos, m_text.size());
+    if (pos >= m_pos) m_line += count(m_pos, pos);
+    else m_line -= count(pos, m_pos);
+    m_pos = pos;
+    return m_line;
+  }
+
+private:
+  int count(size_t from, size_t to) const {
+    int n = 0;
+    const char* p = m_text.data() + from;
+    const char* stop = m_text.data() + to;
+    while ((p = static_cast<const char*>(std::memchr(p, '\n', static_cast<size_t>(stop - p)))) != nullptr) {
+      ++n;
+      ++p;
+    }
+    return n;
+  }
+  std::string_view m_text;
+  size_t m_pos = 0;
+  int m_line = 1;
+};
+
 class Lexer {
 public:
-  explicit Lexer(std::string_view input) : m_in(input) {}
+  explicit Lexer(std::string_view input) : m_in(input), m_lines(input) {}
 
   std::vector<Item> run() {
     m_items.reserve(m_in.size() / 16 + 16);  // charts average one item per 28 bytes
@@ -104,39 +133,25 @@ private:
   std::string_view m_in;
   size_t m_pos = 0;
   size_t m_start = 0;
-  size_t m_line_pos = 0;
-  int m_line = 1;
+  LineCounter m_lines;
   bool m_inside = false;
   bool m_done = false;
   int m_paren = 0;
   std::vector<Item> m_items;
   std::deque<std::string> m_messages;  // error items' texts (a deque: they never move)
 
-  int line_at(size_t pos) {
-    // positions are requested in increasing order
-    if (pos < m_line_pos) {
-      m_line_pos = 0;
-      m_line = 1;
-    }
-    size_t end = std::min(pos, m_in.size());
-    if (end <= m_line_pos) return m_line;
-    const char* p = m_in.data() + m_line_pos;
-    const char* stop = m_in.data() + end;
-    while ((p = static_cast<const char*>(std::memchr(p, '\n', static_cast<size_t>(stop - p)))) != nullptr) {
-      ++m_line;
-      ++p;
-    }
-    m_line_pos = end;
-    return m_line;
-  }
+  // Items leave their line to the parser (line 0: the line of `pos`), which asks for a few of
+  // them; counting every item's line here showed in profiles. The error and the eof after it
+  // carry the error's line.
   void emit(It t) {
-    m_items.emplace_back(t, static_cast<int>(m_start), m_in.substr(m_start, m_pos - m_start), line_at(m_start));
+    m_items.emplace_back(t, static_cast<int>(m_start), m_in.substr(m_start, m_pos - m_start), 0);
     m_start = m_pos;
   }
   void error(std::string msg) {
     m_messages.push_back(std::move(msg));
-    m_items.emplace_back(It::error, static_cast<int>(m_start), m_messages.back(), line_at(m_start));
-    m_items.emplace_back(It::eof, static_cast<int>(m_pos), "", line_at(m_start));
+    const int line = m_lines.line_at(m_start);
+    m_items.emplace_back(It::error, static_cast<int>(m_start), m_messages.back(), line);
+    m_items.emplace_back(It::eof, static_cast<int>(m_pos), "", line);
     m_done = true;
   }
   char peek() const { return m_pos < m_in.size() ? m_in[m_pos] : '\0'; }
@@ -192,7 +207,7 @@ private:
       lex_comment();
       return;
     }
-    m_items.emplace_back(It::left_delim, static_cast<int>(m_start), "{{", line_at(m_start));
+    m_items.emplace_back(It::left_delim, static_cast<int>(m_start), "{{", 0);
     m_inside = true;
     m_pos += after;
     m_start = m_pos;
@@ -618,10 +633,10 @@ public:
   Parser(const std::string& name, std::shared_ptr<const std::string> text, std::vector<Item> items,
          const std::function<bool(std::string_view)>& has_function, std::shared_ptr<Arena> arena,
          std::vector<std::shared_ptr<Tree>>& out)
-      : m_parse_name(name), m_text(std::move(text)), m_items(std::move(items)), m_has_function(has_function),
-        m_arena(std::move(arena)), m_out(out) {
+      : m_parse_name(name), m_text(std::move(text)), m_items(std::move(items)), m_lines(*m_text),
+        m_has_function(has_function), m_arena(std::move(arena)), m_out(out) {
     m_eof.pos = static_cast<int>(m_text->size());
-    m_eof.line = m_items.empty() ? 1 : m_items.back().line;
+    m_eof.line = m_items.empty() ? 1 : line_of(m_items.back());
   }
 
   void parse_file() {
@@ -652,6 +667,7 @@ private:
   std::string m_parse_name;
   std::shared_ptr<const std::string> m_text;
   std::vector<Item> m_items;
+  LineCounter m_lines;    // the lines of items that leave it to the parser
   Item m_eof;             // what reading past the items gives (the lexer ends them with eof)
   size_t m_next = 0;      // the next item to read
   size_t m_furthest = 0;  // one past the furthest item read: Go's token[0], whose line errors name
@@ -704,7 +720,7 @@ private:
   static std::string node_string(const Node* n) { return n->type == NodeType::comment ? std::string(n->text) : n->to_string(); }
 
   [[noreturn]] void errorf(const std::string& msg) {
-    const int line = m_furthest == 0 ? 0 : item_at(m_furthest - 1).line;
+    const int line = m_furthest == 0 ? 0 : line_of(item_at(m_furthest - 1));
     throw ParseError{"template: " + m_parse_name + ":" + std::to_string(line) + ": " + msg};
   }
 
@@ -713,6 +729,7 @@ private:
   // going back by index also restores the space items between the tokens it names, which every
   // caller skips again (a space is never two items in a row), so the parse is the same.
   const Item& item_at(size_t i) const { return i < m_items.size() ? m_items[i] : m_eof; }
+  int line_of(const Item& t) { return t.line != 0 ? t.line : m_lines.line_at(static_cast<size_t>(t.pos)); }
   const Item& next() {
     const Item& t = item_at(m_next++);
     m_furthest = std::max(m_furthest, m_next);
@@ -744,7 +761,7 @@ private:
   [[noreturn]] void unexpected(const Item& t, const std::string& context) {
     if (t.typ == It::error) {
       std::string extra;
-      if (m_action_line != 0 && m_action_line != t.line) {
+      if (m_action_line != 0 && m_action_line != line_of(t)) {
         extra = " in action started at " + m_parse_name + ":" + std::to_string(m_action_line);
         if (t.val.ends_with(" action")) extra = extra.substr(std::string(" in action").size());
       }
@@ -810,7 +827,7 @@ private:
         return n;
       }
       case It::left_delim: {
-        m_action_line = token.line;
+        m_action_line = line_of(token);
         Node* n = action();
         m_action_line = 0;
         return n;
@@ -839,7 +856,7 @@ private:
     }
     backup();
     const Item& t = peek();
-    Node* n = m_arena->make(NodeType::action, t.pos, t.line);
+    Node* n = m_arena->make(NodeType::action, t.pos, line_of(t));
     n->pipe = pipeline("command", It::right_delim);
     return n;
   }
@@ -848,12 +865,12 @@ private:
     const Item& t = next_non_space();
     if (t.typ != It::right_delim) unexpected(t, what);
     if (m_range_depth == 0) errorf(std::string(what) + " outside {{range}}");
-    return m_arena->make(type, tok.pos, tok.line);
+    return m_arena->make(type, tok.pos, line_of(tok));
   }
 
   Node* pipeline(const std::string& context, It end) {
     const Item& token = peek_non_space();
-    Node* pipe = m_arena->make(NodeType::pipe, token.pos, token.line);
+    Node* pipe = m_arena->make(NodeType::pipe, token.pos, line_of(token));
   decls:
     const Item& v = peek_non_space();
     const size_t v_at = m_next;
@@ -952,9 +969,9 @@ private:
 
   Node* else_control() {
     const Item& p = peek_non_space();
-    if (p.typ == It::if_ || p.typ == It::with) return make_else(p.pos, p.line);
+    if (p.typ == It::if_ || p.typ == It::with) return make_else(p.pos, line_of(p));
     const Item& t = expect(It::right_delim, "else");
-    return make_else(t.pos, t.line);
+    return make_else(t.pos, line_of(t));
   }
 
   Node* end_control() { return make_end(expect(It::right_delim, "end").pos); }
@@ -979,7 +996,7 @@ private:
     tree->root = list;
     add(tree, false);
     m_vars = saved_vars;
-    Node* n = m_arena->make(NodeType::template_, token.pos, token.line);
+    Node* n = m_arena->make(NodeType::template_, token.pos, line_of(token));
     n->text = m_arena->keep(std::string_view(name));
     n->pipe = pipe;
     return n;
@@ -994,7 +1011,7 @@ private:
       backup();
       pipe = pipeline(context, It::right_delim);
     }
-    Node* n = m_arena->make(NodeType::template_, token.pos, token.line);
+    Node* n = m_arena->make(NodeType::template_, token.pos, line_of(token));
     n->text = m_arena->keep(std::string_view(name));
     n->pipe = pipe;
     return n;
