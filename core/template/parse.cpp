@@ -158,10 +158,13 @@ private:
   bool eof() const { return m_pos >= m_in.size(); }
   bool has_left_trim(size_t p) const { return p + 1 < m_in.size() && m_in[p] == '-' && is_space(m_in[p + 1]); }
   bool has_right_trim(size_t p) const { return p + 1 < m_in.size() && is_space(m_in[p]) && m_in[p + 1] == '-'; }
+  // Whether "}}" starts at p: asked at every step inside an action, so two byte compares
+  // rather than a bounds-checked substr and a starts_with.
+  bool at_close(size_t p) const { return p + 1 < m_in.size() && m_in[p] == '}' && m_in[p + 1] == '}'; }
   // returns 0 = not at right delim, 1 = at "}}", 2 = at " -}}"
   int at_right_delim(size_t p) const {
-    if (has_right_trim(p) && m_in.substr(p + 2).starts_with("}}")) return 2;
-    if (m_in.substr(p).starts_with("}}")) return 1;
+    if (at_close(p)) return 1;
+    if (has_right_trim(p) && at_close(p + 2)) return 2;
     return 0;
   }
   bool at_terminator() const {
@@ -172,7 +175,7 @@ private:
       case '.': case ',': case '|': case ':': case ')': case '(': return true;
       default: break;
     }
-    return m_in.substr(m_pos).starts_with("}}");
+    return at_close(m_pos);
   }
 
   void lex_text() {
@@ -326,7 +329,7 @@ private:
       ++m_pos;
       ++n;
     }
-    if (has_right_trim(m_pos - 1) && m_in.substr(m_pos + 1).starts_with("}}")) {
+    if (has_right_trim(m_pos - 1) && at_close(m_pos + 1)) {
       --m_pos;
       if (n == 1) {
         m_start = m_pos;  // the space belongs to " -}}"
