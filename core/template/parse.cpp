@@ -144,7 +144,8 @@ private:
   // them; counting every item's line here showed in profiles. The error and the eof after it
   // carry the error's line.
   void emit(It t) {
-    m_items.emplace_back(t, static_cast<int>(m_start), m_in.substr(m_start, m_pos - m_start), 0);
+    // m_start <= m_pos <= size always: the view is made directly, without substr's check
+    m_items.emplace_back(t, static_cast<int>(m_start), std::string_view(m_in.data() + m_start, m_pos - m_start), 0);
     m_start = m_pos;
   }
   void error(std::string msg) {
