@@ -307,7 +307,7 @@ public:
         ++i;
         continue;
       }
-      if (starts_with(text, "---") || starts_with(text, "...") || text[0] == '%') return false;
+      if (text.starts_with("---") || text.starts_with("...") || text[0] == '%') return false;
       ++i;
       if (!line(static_cast<int>(ind), text, i)) return false;
     }
@@ -344,7 +344,7 @@ private:
 
   bool line(int ind, std::string_view text, size_t& next) {
     m_seen_content = true;
-    bool dash = text == "-" || starts_with(text, "- ");
+    bool dash = text == "-" || text.starts_with("- ");
     if (m_pending.active) {
       Pending p = m_pending;
       m_pending.active = false;
@@ -423,7 +423,7 @@ private:
         m_pending = {true, ind, false, ""};
         return true;
       }
-      if (rest == "-" || starts_with(rest, "- ")) {
+      if (rest == "-" || rest.starts_with("- ")) {
         m_stack.push_back({col, true, false, ""});
         return content(col, rest, next);
       }

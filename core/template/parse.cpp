@@ -87,9 +87,38 @@ std::string rune_desc(std::string_view s, size_t i) {
   return out;
 }
 
+// Line numbers of byte offsets in a text, asked in any order: counted from the previous
+// answer, forward or back, since most questions are close to the one before.
+class LineCounter {
+public:
+  explicit LineCounter(std::string_view text) : m_text(text) {}
+  int line_at(size_t pos) {
+    pos = std::min(pos, m_text.size());
+    if (pos >= m_pos) m_line += count(m_pos, pos);
+    else m_line -= count(pos, m_pos);
+    m_pos = pos;
+    return m_line;
+  }
+
+private:
+  int count(size_t from, size_t to) const {
+    int n = 0;
+    const char* p = m_text.data() + from;
+    const char* stop = m_text.data() + to;
+    while ((p = static_cast<const char*>(std::memchr(p, '\n', static_cast<size_t>(stop - p)))) != nullptr) {
+      ++n;
+      ++p;
+    }
+    return n;
+  }
+  std::string_view m_text;
+  size_t m_pos = 0;
+  int m_line = 1;
+};
+
 class Lexer {
 public:
-  explicit Lexer(std::string_view input) : m_in(input) {}
+  explicit Lexer(std::string_view input) : m_in(input), m_lines(input) {}
 
   std::vector<Item> run() {
     m_items.reserve(m_in.size() / 16 + 16);  // charts average one item per 28 bytes
@@ -104,49 +133,39 @@ private:
   std::string_view m_in;
   size_t m_pos = 0;
   size_t m_start = 0;
-  size_t m_line_pos = 0;
-  int m_line = 1;
+  LineCounter m_lines;
   bool m_inside = false;
   bool m_done = false;
   int m_paren = 0;
   std::vector<Item> m_items;
   std::deque<std::string> m_messages;  // error items' texts (a deque: they never move)
 
-  int line_at(size_t pos) {
-    // positions are requested in increasing order
-    if (pos < m_line_pos) {
-      m_line_pos = 0;
-      m_line = 1;
-    }
-    size_t end = std::min(pos, m_in.size());
-    if (end <= m_line_pos) return m_line;
-    const char* p = m_in.data() + m_line_pos;
-    const char* stop = m_in.data() + end;
-    while ((p = static_cast<const char*>(std::memchr(p, '\n', static_cast<size_t>(stop - p)))) != nullptr) {
-      ++m_line;
-      ++p;
-    }
-    m_line_pos = end;
-    return m_line;
-  }
+  // Items leave their line to the parser (line 0: the line of `pos`), which asks for a few of
+  // them; counting every item's line here showed in profiles. The error and the eof after it
+  // carry the error's line.
   void emit(It t) {
-    m_items.emplace_back(t, static_cast<int>(m_start), m_in.substr(m_start, m_pos - m_start), line_at(m_start));
+    // m_start <= m_pos <= size always: the view is made directly, without substr's check
+    m_items.emplace_back(t, static_cast<int>(m_start), std::string_view(m_in.data() + m_start, m_pos - m_start), 0);
     m_start = m_pos;
   }
   void error(std::string msg) {
     m_messages.push_back(std::move(msg));
-    m_items.emplace_back(It::error, static_cast<int>(m_start), m_messages.back(), line_at(m_start));
-    m_items.emplace_back(It::eof, static_cast<int>(m_pos), "", line_at(m_start));
+    const int line = m_lines.line_at(m_start);
+    m_items.emplace_back(It::error, static_cast<int>(m_start), m_messages.back(), line);
+    m_items.emplace_back(It::eof, static_cast<int>(m_pos), "", line);
     m_done = true;
   }
   char peek() const { return m_pos < m_in.size() ? m_in[m_pos] : '\0'; }
   bool eof() const { return m_pos >= m_in.size(); }
   bool has_left_trim(size_t p) const { return p + 1 < m_in.size() && m_in[p] == '-' && is_space(m_in[p + 1]); }
   bool has_right_trim(size_t p) const { return p + 1 < m_in.size() && is_space(m_in[p]) && m_in[p + 1] == '-'; }
+  // Whether "}}" starts at p: asked at every step inside an action, so two byte compares
+  // rather than a bounds-checked substr and a starts_with.
+  bool at_close(size_t p) const { return p + 1 < m_in.size() && m_in[p] == '}' && m_in[p + 1] == '}'; }
   // returns 0 = not at right delim, 1 = at "}}", 2 = at " -}}"
   int at_right_delim(size_t p) const {
-    if (has_right_trim(p) && m_in.substr(p + 2).starts_with("}}")) return 2;
-    if (m_in.substr(p).starts_with("}}")) return 1;
+    if (at_close(p)) return 1;
+    if (has_right_trim(p) && at_close(p + 2)) return 2;
     return 0;
   }
   bool at_terminator() const {
@@ -157,7 +176,7 @@ private:
       case '.': case ',': case '|': case ':': case ')': case '(': return true;
       default: break;
     }
-    return m_in.substr(m_pos).starts_with("}}");
+    return at_close(m_pos);
   }
 
   void lex_text() {
@@ -192,7 +211,7 @@ private:
       lex_comment();
       return;
     }
-    m_items.emplace_back(It::left_delim, static_cast<int>(m_start), "{{", line_at(m_start));
+    m_items.emplace_back(It::left_delim, static_cast<int>(m_start), "{{", 0);
     m_inside = true;
     m_pos += after;
     m_start = m_pos;
@@ -311,7 +330,7 @@ private:
       ++m_pos;
       ++n;
     }
-    if (has_right_trim(m_pos - 1) && m_in.substr(m_pos + 1).starts_with("}}")) {
+    if (has_right_trim(m_pos - 1) && at_close(m_pos + 1)) {
       --m_pos;
       if (n == 1) {
         m_start = m_pos;  // the space belongs to " -}}"
@@ -618,16 +637,17 @@ public:
   Parser(const std::string& name, std::shared_ptr<const std::string> text, std::vector<Item> items,
          const std::function<bool(std::string_view)>& has_function, std::shared_ptr<Arena> arena,
          std::vector<std::shared_ptr<Tree>>& out)
-      : m_parse_name(name), m_text(std::move(text)), m_items(std::move(items)), m_has_function(has_function),
-        m_arena(std::move(arena)), m_out(out) {
+      : m_parse_name(name), m_text(std::move(text)), m_items(std::move(items)), m_lines(*m_text),
+        m_has_function(has_function), m_arena(std::move(arena)), m_out(out) {
     m_eof.pos = static_cast<int>(m_text->size());
-    m_eof.line = m_items.empty() ? 1 : m_items.back().line;
+    m_eof.line = m_items.empty() ? 1 : line_of(m_items.back());
   }
 
   void parse_file() {
     auto tree = new_tree(m_parse_name);
     m_vars = {"$"};
     tree->root = m_arena->make(NodeType::list, peek().pos);
+    const size_t mark = m_scratch.size();
     while (peek().typ != It::eof) {
       if (peek().typ == It::left_delim) {
         const size_t delim = m_next;
@@ -641,8 +661,9 @@ public:
       Node* n = text_or_action();
       if (is_end(n) || is_else(n)) errorf("unexpected " + node_string(n));
       if (n->type == NodeType::comment) continue;
-      tree->root->nodes.push_back(n);
+      m_scratch.push_back(n);
     }
+    take_scratch(tree->root->nodes, mark);
     add(tree, true);
   }
 
@@ -650,6 +671,7 @@ private:
   std::string m_parse_name;
   std::shared_ptr<const std::string> m_text;
   std::vector<Item> m_items;
+  LineCounter m_lines;    // the lines of items that leave it to the parser
   Item m_eof;             // what reading past the items gives (the lexer ends them with eof)
   size_t m_next = 0;      // the next item to read
   size_t m_furthest = 0;  // one past the furthest item read: Go's token[0], whose line errors name
@@ -658,11 +680,21 @@ private:
   std::vector<std::shared_ptr<Tree>>& m_out;
   std::map<std::string, std::shared_ptr<Tree>> m_set;
   std::vector<std::string_view> m_vars;  // views into the file's text ("$" a literal)
+  // Children of the lists, pipelines and commands being parsed, innermost last: each node's
+  // list is allocated once at its final size (grown a child at a time, the arena's vectors
+  // reallocated several times per list, which showed in profiles).
+  std::vector<Node*> m_scratch;
   int m_range_depth = 0;
   int m_action_line = 0;
   int m_depth = 0;
 
   static constexpr int k_max_depth = 1000;
+
+  // Moves the children collected since `mark` into `into`.
+  void take_scratch(NodeList& into, size_t mark) {
+    into.assign(m_scratch.begin() + static_cast<std::ptrdiff_t>(mark), m_scratch.end());
+    m_scratch.resize(mark);
+  }
 
   std::shared_ptr<Tree> new_tree(const std::string& name) {
     auto t = std::make_shared<Tree>();
@@ -692,7 +724,7 @@ private:
   static std::string node_string(const Node* n) { return n->type == NodeType::comment ? std::string(n->text) : n->to_string(); }
 
   [[noreturn]] void errorf(const std::string& msg) {
-    const int line = m_furthest == 0 ? 0 : item_at(m_furthest - 1).line;
+    const int line = m_furthest == 0 ? 0 : line_of(item_at(m_furthest - 1));
     throw ParseError{"template: " + m_parse_name + ":" + std::to_string(line) + ": " + msg};
   }
 
@@ -701,6 +733,7 @@ private:
   // going back by index also restores the space items between the tokens it names, which every
   // caller skips again (a space is never two items in a row), so the parse is the same.
   const Item& item_at(size_t i) const { return i < m_items.size() ? m_items[i] : m_eof; }
+  int line_of(const Item& t) { return t.line != 0 ? t.line : m_lines.line_at(static_cast<size_t>(t.pos)); }
   const Item& next() {
     const Item& t = item_at(m_next++);
     m_furthest = std::max(m_furthest, m_next);
@@ -732,7 +765,7 @@ private:
   [[noreturn]] void unexpected(const Item& t, const std::string& context) {
     if (t.typ == It::error) {
       std::string extra;
-      if (m_action_line != 0 && m_action_line != t.line) {
+      if (m_action_line != 0 && m_action_line != line_of(t)) {
         extra = " in action started at " + m_parse_name + ":" + std::to_string(m_action_line);
         if (t.val.ends_with(" action")) extra = extra.substr(std::string(" in action").size());
       }
@@ -776,11 +809,15 @@ private:
 
   std::pair<Node*, Node*> item_list() {
     Node* list = m_arena->make(NodeType::list, peek_non_space().pos);
+    const size_t mark = m_scratch.size();
     while (peek_non_space().typ != It::eof) {
       Node* n = text_or_action();
-      if (is_end(n) || is_else(n)) return {list, n};
+      if (is_end(n) || is_else(n)) {
+        take_scratch(list->nodes, mark);
+        return {list, n};
+      }
       if (n->type == NodeType::comment) continue;
-      list->nodes.push_back(n);
+      m_scratch.push_back(n);
     }
     errorf("unexpected EOF");
   }
@@ -794,7 +831,7 @@ private:
         return n;
       }
       case It::left_delim: {
-        m_action_line = token.line;
+        m_action_line = line_of(token);
         Node* n = action();
         m_action_line = 0;
         return n;
@@ -823,7 +860,7 @@ private:
     }
     backup();
     const Item& t = peek();
-    Node* n = m_arena->make(NodeType::action, t.pos, t.line);
+    Node* n = m_arena->make(NodeType::action, t.pos, line_of(t));
     n->pipe = pipeline("command", It::right_delim);
     return n;
   }
@@ -832,12 +869,12 @@ private:
     const Item& t = next_non_space();
     if (t.typ != It::right_delim) unexpected(t, what);
     if (m_range_depth == 0) errorf(std::string(what) + " outside {{range}}");
-    return m_arena->make(type, tok.pos, tok.line);
+    return m_arena->make(type, tok.pos, line_of(tok));
   }
 
   Node* pipeline(const std::string& context, It end) {
     const Item& token = peek_non_space();
-    Node* pipe = m_arena->make(NodeType::pipe, token.pos, token.line);
+    Node* pipe = m_arena->make(NodeType::pipe, token.pos, line_of(token));
   decls:
     const Item& v = peek_non_space();
     const size_t v_at = m_next;
@@ -867,9 +904,11 @@ private:
         m_next = v_at;  // Go's backup3(v, after) or backup2(v)
       }
     }
+    const size_t mark = m_scratch.size();
     while (true) {
       const Item& t = next_non_space();
       if (t.typ == end) {
+        take_scratch(pipe->nodes, mark);
         check_pipeline(pipe, context);
         return pipe;
       }
@@ -878,7 +917,7 @@ private:
         case It::identifier: case It::number: case It::nil: case It::raw_string: case It::string:
         case It::variable: case It::left_paren:
           backup();
-          pipe->nodes.push_back(command());
+          m_scratch.push_back(command());
           break;
         default: unexpected(t, context);
       }
@@ -934,9 +973,9 @@ private:
 
   Node* else_control() {
     const Item& p = peek_non_space();
-    if (p.typ == It::if_ || p.typ == It::with) return make_else(p.pos, p.line);
+    if (p.typ == It::if_ || p.typ == It::with) return make_else(p.pos, line_of(p));
     const Item& t = expect(It::right_delim, "else");
-    return make_else(t.pos, t.line);
+    return make_else(t.pos, line_of(t));
   }
 
   Node* end_control() { return make_end(expect(It::right_delim, "end").pos); }
@@ -961,7 +1000,7 @@ private:
     tree->root = list;
     add(tree, false);
     m_vars = saved_vars;
-    Node* n = m_arena->make(NodeType::template_, token.pos, token.line);
+    Node* n = m_arena->make(NodeType::template_, token.pos, line_of(token));
     n->text = m_arena->keep(std::string_view(name));
     n->pipe = pipe;
     return n;
@@ -976,7 +1015,7 @@ private:
       backup();
       pipe = pipeline(context, It::right_delim);
     }
-    Node* n = m_arena->make(NodeType::template_, token.pos, token.line);
+    Node* n = m_arena->make(NodeType::template_, token.pos, line_of(token));
     n->text = m_arena->keep(std::string_view(name));
     n->pipe = pipe;
     return n;
@@ -984,16 +1023,18 @@ private:
 
   Node* command() {
     Node* cmd = m_arena->make(NodeType::command, peek_non_space().pos);
+    const size_t mark = m_scratch.size();
     while (true) {
       peek_non_space();
       Node* op = operand();
-      if (op) cmd->nodes.push_back(op);
+      if (op) m_scratch.push_back(op);
       const Item& t = next();
       if (t.typ == It::space) continue;
       if (t.typ == It::right_delim || t.typ == It::right_paren) backup();
       else if (t.typ != It::pipe) unexpected(t, "operand");
       break;
     }
+    take_scratch(cmd->nodes, mark);
     if (cmd->nodes.empty()) errorf("empty command");
     return cmd;
   }

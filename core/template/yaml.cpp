@@ -856,8 +856,21 @@ struct Analysis {
   bool block_allowed = true;
 };
 
+// Whether `v` is a word of ASCII letters, digits and . _ - / that starts with a letter, digit,
+// '_' or '/': no indicator, space, break or unprintable character anywhere, so analyze() allows
+// every style. Names, images, labels and paths are such words (toYaml analysed them a
+// character at a time, which showed in its profile).
+bool is_plain_word(const std::string& v) {
+  auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'); };
+  if (v.empty() || !(alnum(v[0]) || v[0] == '_' || v[0] == '/')) return false;
+  for (char c : v)
+    if (!(alnum(c) || c == '.' || c == '_' || c == '-' || c == '/')) return false;
+  return true;
+}
+
 Analysis analyze(const std::string& v) {
   Analysis a;
+  if (is_plain_word(v)) return a;
   if (v.empty()) {
     a.block_plain_allowed = true;
     a.single_quoted_allowed = true;
@@ -1138,6 +1151,18 @@ private:
   void write_plain(const std::string& s, int indent, bool allow_breaks) {
     bool spaces = false;
     for (size_t i = 0; i < s.size();) {
+      // A run of ASCII characters other than space and line feed is written as put() would
+      // write it one by one (one column each, no break): at once (put per character showed in
+      // profiles of toYaml).
+      size_t j = i;
+      while (j < s.size() && static_cast<unsigned char>(s[j]) < 0x80 && s[j] != ' ' && s[j] != '\n') ++j;
+      if (j > i) {
+        out.append(s, i, j - i);
+        m_column += j - i;
+        i = j;
+        spaces = false;
+        continue;
+      }
       if (is_space_at(s, i)) {
         if (allow_breaks && !spaces && m_column > k_best_width && !is_space_at(s, i + 1)) {
           write_indent(indent);

@@ -162,6 +162,16 @@ void Scanner::skip_to_break() {
   const char* const end = begin + m_in.size();
   const char* p = begin + m_pos;
   std::size_t chars = 0;
+  // Eight bytes at a time while none is a line feed, a carriage return or a non-ASCII byte:
+  // eight characters that cannot end the line.
+  constexpr std::uint64_t k_ones = 0x0101010101010101ULL, k_highs = 0x8080808080808080ULL;
+  while (end - p >= 8) {
+    std::uint64_t x;
+    std::memcpy(&x, p, 8);
+    if (((x & k_highs) | zero_bytes(x ^ (k_ones * '\n')) | zero_bytes(x ^ (k_ones * '\r'))) != 0) break;
+    p += 8;
+    chars += 8;
+  }
   for (; p < end; ++p) {
     const auto c = static_cast<unsigned char>(*p);
     if (c < 0x80) {

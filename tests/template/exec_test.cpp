@@ -11,6 +11,10 @@ TEST_CASE("exec: text, trim markers and comments", "[template][exec]") {
   CHECK(render("plain text") == "plain text");
   CHECK(render("a  {{- 1 -}}  b") == "a1b");
   CHECK(render("a \n\t {{- 2 }} \n b") == "a2 \n b");
+  // right delimiters next to braces, numbers and the end of the text (helm 3.17.3's output)
+  CHECK(render("{{ 3 -}}\n   x") == "3x");
+  CHECK(render("{{-3}}|{{ -3 }}|{{3}}}|{{ 1 }}}}") == "-3|-3|3}|1}}");
+  CHECK(render("{{/* c */ -}}   x{{ 1 -}}") == "x1");
   CHECK(render("a {{ 3 -}} \n\n b") == "a 3b");
   CHECK(render("x{{/* a comment */}}y") == "xy");
   CHECK(render("x  {{- /* trimmed comment */ -}}  y") == "xy");

@@ -57,6 +57,19 @@ TEST_CASE("parse: the line number is the line of the offending token", "[templat
   CHECK(parse_error("line one\nline two\n{{ if }}") == "template: t:3: missing value for if");
   // the error token is on line 4; Go names the line where the action started
   CHECK(parse_error("a\n{{ define \"x\" }}\n{{ .y \n") == "template: t:4: unclosed action started at t:3");
+  // The parser counts the lines of the tokens it names (the lexer leaves them to it), forward
+  // and back from the last one asked: helm 3.17.3's lines for the same texts.
+  CHECK(parse_error("a\nb\n{{ if }}\n") == "template: t:3: missing value for if");
+  CHECK(parse_error("x\n{{ .a\n\n .b") == "template: t:4: unclosed action started at t:2");
+  CHECK(parse_error("{{ define \"a\" }}\n\n{{ end }}\n{{ end }}") == "template: t:4: unexpected {{end}}");
+  CHECK(parse_error("{{ $x := 1 }}\n\n{{ $y }}") == "template: t:3: undefined variable \"$y\"");
+  CHECK(parse_error("{{ if .a }}\n{{ else }}\n{{ else }}\n{{ end }}") == "template: t:3: expected end; found {{else}}");
+  CHECK(parse_error("{{ .a\n | foo }}") == "template: t:2: function \"foo\" not defined");
+  CHECK(parse_error("a\n{{- /* c */ -}}\n\n{{ (1 }}") == "template: t:4: unclosed left paren");
+  CHECK(parse_error("{{ with .a }}\n{{ range .b }}\n{{ end }}\nx") == "template: t:4: unexpected EOF");
+  CHECK(parse_error("\n{{ \"a\n\" }}") == "template: t:2: unterminated quoted string");
+  CHECK(error_of("\n\n{{ template \"x\" 1 2 }}") ==
+        "template: t:3:12: executing \"t\" at <{{template \"x\" 1 2}}>: template \"x\" not defined");
 }
 
 TEST_CASE("parse: parentheses and bad characters", "[template][parse]") {

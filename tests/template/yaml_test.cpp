@@ -93,6 +93,20 @@ TEST_CASE("toYaml: key order, nesting and collections", "[template][yaml]") {
   CHECK(to_yaml(yaml("é: 1\nz: 1\ne: 1\né010: 1\né9: 1\n")) == "e: 1\nz: 1\né: 1\né9: 1\né010: 1\n");
 }
 
+TEST_CASE("toYaml: words and long plain strings as helm 3.17.3 writes them", "[template][yaml]") {
+  // Words of letters, digits and . _ - / are analysed by a shortcut; those that resolve to
+  // another type are still quoted, and "..." / a trailing '-' take the full analysis.
+  CHECK(to_yaml(yaml("w1: registry.example.com/team/image-name_v1.2.3\nw2: _under\nw3: /abs/path-x\n"
+                     "w4: \"1.0\"\nw5: \"1e3\"\nw6: \"0x1F\"\nw7: \"yes\"\nw8: \"...\"\nw9: a-\n")) ==
+        "w1: registry.example.com/team/image-name_v1.2.3\nw2: _under\nw3: /abs/path-x\nw4: \"1.0\"\n"
+        "w5: \"1e3\"\nw6: \"0x1F\"\nw7: \"yes\"\nw8: '...'\nw9: a-\n");
+  // Runs of plain characters are written at once: the column still decides where a long
+  // plain string folds (after column 80, at a single space only).
+  const std::string a(78, 'a'), b(12, 'b'), c(90, 'c'), z(106, 'z');
+  CHECK(to_yaml(yaml("long: \"" + a + " " + b + " " + c + " dd\"\nlong2: \"x y " + z + "  w\"\n")) ==
+        "long: " + a + "\n  " + b + " " + c + "\n  dd\nlong2: x y " + z + "  w\n");
+}
+
 TEST_CASE("toYaml: numbers go through JSON first", "[template][yaml]") {
   Map m;
   m["a"] = Value(1e6);
