@@ -220,3 +220,36 @@ TEST_CASE("groups are made again for a push that lost the race", "[gitops][trees
   CHECK(made == 2);
   CHECK(git(bare, {"ls-tree", "-r", "--name-only", "main"}) == "README\nclusters/p+c1/mine\nclusters/p+c1/theirs\n");
 }
+
+TEST_CASE("a name is a file or a directory, never both", "[gitops][trees]") {
+  TempDir tmp;
+  fs::path bare = tmp.path() / "repo.git";
+  make_bare_repo(bare, true);
+  GitDelivery delivery(tmp.path() / "cache");
+  GitRemoteSpec spec;
+  spec.url = "file://" + bare.string();
+  REQUIRE(delivery.deliver(spec, commit_request({{"z/d/f", "in d"}, {"z/e", "a file e"}})).changed);
+  const std::string head = git(bare, {"rev-parse", "main"});
+
+  // Written as a file and below as a directory: refused, nothing pushed.
+  for (const ChangeSet& both : {ChangeSet{{"x/a", "file"}, {"x/a/c", "below"}},
+                                ChangeSet{{"z/e/f", "below"}, {"z/e", "file"}}}) {
+    try {
+      delivery.deliver(spec, commit_request(both));
+      FAIL("expected an error");
+    } catch (const emco::Error& e) {
+      CHECK(e.kind() == emco::ErrorKind::invalid);
+      CHECK_THAT(e.message(), Catch::Contains("is both a file and a directory"));
+    }
+  }
+  CHECK(git(bare, {"rev-parse", "main"}) == head);
+
+  // A directory replaced by a file of its name; a directory deletion that
+  // names a file leaves the file.
+  auto replaced = delivery.deliver(spec, commit_request({{"z/d/", std::nullopt}, {"z/d", "now a file"}, {"z/e/", std::nullopt}}));
+  REQUIRE(replaced.changed);
+  CHECK(git(bare, {"ls-tree", "-r", "--name-only", "main"}) == "README\nz/d\nz/e\n");
+  CHECK(show(bare, "main", "z/d") == "now a file");
+  CHECK(show(bare, "main", "z/e") == "a file e");
+  CHECK(git(bare, {"fsck", "--strict", "--no-progress"}).empty());
+}

@@ -669,8 +669,32 @@ std::optional<git_oid> build_tree(git_repository* repo, ObjectWriter& objects, c
   return tree;
 }
 
+// Refuses a name that `node` writes as a file and also changes below as a
+// directory: the tree would hold two entries of that name (git fsck calls it
+// broken). Both lists are in name order.
+void check_file_dir_names(const DirNode& node) {
+  auto file = node.files.begin();
+  auto dir = node.dirs.begin();
+  while (file != node.files.end() && dir != node.dirs.end()) {
+    if (file->first < dir->first) {
+      ++file;
+    } else if (dir->first < file->first) {
+      ++dir;
+    } else {
+      const DirNode& d = dir->second;
+      const bool dir_written = d.built ? d.built->has_value() : !d.files.empty() || !d.dirs.empty();
+      if (file->second.content->has_value() && dir_written)
+        fail(ErrorKind::invalid, "'" + std::string(file->first) + "' is both a file and a directory in a git change set",
+             "write the file or the directory's files, not both");
+      ++file;
+      ++dir;
+    }
+  }
+}
+
 std::optional<git_oid> build_tree_once(git_repository* repo, ObjectWriter& objects, const git_tree* base,
                                        const DirNode& node, std::string_view dir_name, BuildStats& stats) {
+  check_file_dir_names(node);
   std::map<std::string, TreeEntry, std::less<>> entries;
   if (base) {
     if (node.replace) {
@@ -716,7 +740,7 @@ std::optional<git_oid> build_tree_once(git_repository* repo, ObjectWriter& objec
         continue;
       entries.insert_or_assign(std::string(name), TreeEntry{std::string(name), GIT_FILEMODE_TREE, *result});
       changed = true;
-    } else if (existing != entries.end()) {
+    } else if (was_dir) {  // a file of that name is not the directory deleted
       entries.erase(existing);
       changed = true;
     }
