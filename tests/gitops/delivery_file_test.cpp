@@ -10,17 +10,6 @@
 using namespace emco::gitops;
 using namespace gitops_test;
 
-namespace {
-
-GitRemoteSpec file_remote(const fs::path& repo, std::string branch = "main") {
-  GitRemoteSpec spec;
-  spec.url = "file://" + repo.string();
-  spec.branch = std::move(branch);
-  return spec;
-}
-
-}  // namespace
-
 TEST_CASE("file remote: first delivery builds one commit on top of the seed", "[gitops][file]") {
   TempDir tmp;
   fs::path bare = tmp.path() / "srv" / "repo.git";

@@ -40,9 +40,7 @@ TEST_CASE("trees match git's for shared, differing and tricky subtrees", "[gitop
   fs::path bare = tmp.path() / "repo.git";
   make_bare_repo(bare, true);
   GitDelivery delivery(tmp.path() / "cache");
-  GitRemoteSpec spec;
-  spec.url = "file://" + bare.string();
-  spec.branch = "main";
+  GitRemoteSpec spec = file_remote(bare);
   fs::path work = clone(spec.url, "main", tmp.path() / "work");
 
   // Fifty clusters: the same app directory on most (one subtree, built
@@ -128,9 +126,7 @@ TEST_CASE("changes given in groups make the trees the whole change set makes", "
   make_bare_repo(whole_repo, true);
   make_bare_repo(grouped_repo, true);
   GitDelivery delivery(tmp.path() / "cache");
-  GitRemoteSpec whole, grouped;
-  whole.url = "file://" + whole_repo.string();
-  grouped.url = "file://" + grouped_repo.string();
+  GitRemoteSpec whole = file_remote(whole_repo), grouped = file_remote(grouped_repo);
 
   ChangeSet first;
   for (int i = 0; i < 30; ++i) {
@@ -200,8 +196,7 @@ TEST_CASE("groups are made again for a push that lost the race", "[gitops][trees
   TempDir tmp;
   fs::path bare = tmp.path() / "repo.git";
   make_bare_repo(bare, true);
-  GitRemoteSpec spec;
-  spec.url = "file://" + bare.string();
+  GitRemoteSpec spec = file_remote(bare);
   GitDelivery other(tmp.path() / "other");
   DeliveryOptions options;
   options.before_push = [&](int attempt) {
@@ -226,8 +221,7 @@ TEST_CASE("a name is a file or a directory, never both", "[gitops][trees]") {
   fs::path bare = tmp.path() / "repo.git";
   make_bare_repo(bare, true);
   GitDelivery delivery(tmp.path() / "cache");
-  GitRemoteSpec spec;
-  spec.url = "file://" + bare.string();
+  GitRemoteSpec spec = file_remote(bare);
   REQUIRE(delivery.deliver(spec, commit_request({{"z/d/f", "in d"}, {"z/e", "a file e"}})).changed);
   const std::string head = git(bare, {"rev-parse", "main"});
 

@@ -334,6 +334,13 @@ std::string SshServer::url(const fs::path& repo) const {
   return "ssh://" + std::string(me ? me->pw_name : "root") + "@127.0.0.1:" + std::to_string(m_port) + repo.string();
 }
 
+emco::gitops::GitRemoteSpec file_remote(const fs::path& repo, std::string branch) {
+  emco::gitops::GitRemoteSpec spec;
+  spec.url = "file://" + repo.string();
+  spec.branch = std::move(branch);
+  return spec;
+}
+
 }  // namespace gitops_test
 
 // LeakSanitizer hook: leaks inside the system's libgit2 1.5.1 and the

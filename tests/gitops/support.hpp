@@ -47,6 +47,9 @@ RunResult run(const std::vector<std::string>& argv, const fs::path& cwd = {},
 std::string git(const fs::path& dir, const std::vector<std::string>& args,
                 const std::map<std::string, std::string>& env = {});
 
+// The spec of the local repository `repo` as a file:// remote.
+emco::gitops::GitRemoteSpec file_remote(const fs::path& repo, std::string branch = "main");
+
 // A bare repository at `path` with `git init --bare -b main`; when `seed`
 // is true it gets one commit with README on main.
 void make_bare_repo(const fs::path& path, bool seed);
