@@ -413,14 +413,14 @@ RemoteHeads fetch_heads(git_repository* repo, const GitRemoteSpec& spec, const R
 
 // ---- building trees in memory --------------------------------------------------
 
-// The change set as a directory tree. Names are views into the change
-// set's paths, which outlive it: a 100,000-cluster commit has millions of
-// them, and copies were a large part of its memory.
 struct FileChange {
   const std::optional<FileText>* content;
   mutable std::optional<git_oid> blob;  // blob_id() of the content, once computed
 };
 
+// The change set as a directory tree. Names are views into the change
+// set's paths, which outlive it: a 100,000-cluster commit has millions of
+// them, and copies were a large part of its memory.
 struct DirNode {
   bool replace = false;  // start from an empty directory (a "dir/" deletion)
   std::map<std::string_view, FileChange> files;
@@ -430,6 +430,24 @@ struct DirNode {
   std::optional<std::optional<git_oid>> built;
   mutable std::optional<git_oid> digest;  // change_digest(), once computed
 };
+
+// Calls visit(component, is_last) for each '/'-separated part of `path`.
+template <class Visit>
+void for_each_component(std::string_view path, Visit&& visit) {
+  for (size_t begin = 0;;) {
+    const size_t slash = path.find('/', begin);
+    const bool last = slash == std::string_view::npos;
+    visit(path.substr(begin, last ? std::string_view::npos : slash - begin), last);
+    if (last) return;
+    begin = slash + 1;
+  }
+}
+
+// The part of `path` after its last '/' (all of it when there is none).
+std::string_view last_component(std::string_view path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
 
 void validate_component(std::string_view part, const std::string& path) {
   if (part.empty() || part == "." || part == ".." || part == ".git" || part.find('\0') != std::string_view::npos)
@@ -453,18 +471,11 @@ DirNode build_trie(const ChangeSet& changes) {
       fail(ErrorKind::invalid, "directory path '" + path + "' can only be deleted in a git change set");
     const std::string_view rest = is_dir ? std::string_view(path).substr(0, path.size() - 1) : std::string_view(path);
     DirNode* node = &root;
-    for (size_t begin = 0;;) {
-      const size_t slash = rest.find('/', begin);
-      const std::string_view part = rest.substr(begin, slash == std::string_view::npos ? std::string_view::npos : slash - begin);
+    for_each_component(rest, [&](std::string_view part, bool last) {
       validate_component(part, path);
-      if (slash == std::string_view::npos) {
-        if (is_dir) node = &subdir(*node, part);
-        else node->files.insert_or_assign(node->files.end(), part, FileChange{&content, std::nullopt});
-        break;
-      }
-      node = &subdir(*node, part);
-      begin = slash + 1;
-    }
+      if (last && !is_dir) node->files.insert_or_assign(node->files.end(), part, FileChange{&content, std::nullopt});
+      else node = &subdir(*node, part);
+    });
     if (is_dir) {
       node->replace = true;
     }
@@ -758,12 +769,7 @@ std::optional<git_oid> build_tree_once(git_repository* repo, ObjectWriter& objec
 
 void validate_group_dir(const std::string& dir) {
   if (dir.empty()) fail(ErrorKind::invalid, "a change group names no directory");
-  for (size_t begin = 0;;) {
-    const size_t slash = dir.find('/', begin);
-    validate_component(std::string_view(dir).substr(begin, slash == std::string::npos ? std::string::npos : slash - begin), dir);
-    if (slash == std::string::npos) return;
-    begin = slash + 1;
-  }
+  for_each_component(dir, [&](std::string_view part, bool) { validate_component(part, dir); });
 }
 
 // The trees of the branch head that hold group directories, each read once
@@ -775,10 +781,10 @@ public:
 
   // The tree at `dir` in the head, or nullopt (no head, missing, or a file).
   std::optional<git_oid> at(std::string_view dir) {
-    const size_t slash = dir.rfind('/');
-    const git_tree* parent = tree_at(slash == std::string_view::npos ? std::string() : std::string(dir.substr(0, slash)));
+    const std::string name(last_component(dir));
+    const std::string_view parent_dir = name.size() == dir.size() ? std::string_view() : dir.substr(0, dir.size() - name.size() - 1);
+    const git_tree* parent = tree_at(std::string(parent_dir));
     if (!parent) return std::nullopt;
-    const std::string name(slash == std::string_view::npos ? dir : dir.substr(slash + 1));
     const git_tree_entry* entry = git_tree_entry_byname(parent, name.c_str());
     if (!entry || git_tree_entry_type(entry) != GIT_OBJECT_TREE) return std::nullopt;
     return *git_tree_entry_id(entry);
@@ -811,13 +817,10 @@ private:
 void add_built(DirNode& root, std::string_view dir, std::optional<git_oid> tree) {
   DirNode* node = &root;
   bool inside_group = false;
-  for (size_t begin = 0;;) {
-    const size_t slash = dir.find('/', begin);
+  for_each_component(dir, [&](std::string_view part, bool) {
     inside_group = inside_group || node->built.has_value();
-    node = &subdir(*node, dir.substr(begin, slash == std::string_view::npos ? std::string_view::npos : slash - begin));
-    if (slash == std::string_view::npos) break;
-    begin = slash + 1;
-  }
+    node = &subdir(*node, part);
+  });
   if (inside_group || node->built || node->replace || !node->files.empty() || !node->dirs.empty())
     fail(ErrorKind::invalid, "change group '" + std::string(dir) + "' overlaps another group or a change of its commit",
          "give each directory's changes in one group, and no path below it elsewhere");
@@ -1133,7 +1136,9 @@ DeliveryResult GitDelivery::deliver(const GitRemoteSpec& spec, const CommitReque
     BuildStats stats;
     ObjectWriter objects(mempack);
     // Each group's tree is built as it comes and stands in the trie for its
-    // changes; names of group directories live in group_dirs.
+    // changes; names of group directories live in group_dirs. The trie of
+    // `changes` is made afresh for each attempt: the built trees (and the
+    // digests cached in the nodes) depend on the attempt's branch head.
     const DirNode* root = &trie;
     DirNode grouped;
     std::deque<std::string> group_dirs;
@@ -1145,10 +1150,7 @@ DeliveryResult GitDelivery::deliver(const GitRemoteSpec& spec, const CommitReque
         validate_group_dir(at);
         const DirNode changes = build_trie(group.changes);
         const std::optional<git_oid> base = bases.at(at);
-        const size_t slash = at.rfind('/');
-        add_built(grouped, at,
-                  build_tree(repo.get(), objects, base ? &*base : nullptr, changes,
-                             slash == std::string::npos ? std::string_view(at) : std::string_view(at).substr(slash + 1), stats));
+        add_built(grouped, at, build_tree(repo.get(), objects, base ? &*base : nullptr, changes, last_component(at), stats));
       });
       root = &grouped;
     }
