@@ -193,11 +193,15 @@ done
 # cost per fresh page grows with the amount on some machines (the fresh
 # memory line above).
 awk -F'\t' '
-  # The median of the values gathered in list[key] (count[key] of them, "|"-separated).
-  function median(key,   v, k, i, j, t) {
-    k = split(list[key], v, "|")
+  # Sorts v[1..k] as numbers, in place.
+  function sort_numbers(v, k,   i, j, t) {
     for (i = 2; i <= k; i++)
       for (j = i; j > 1 && v[j] + 0 < v[j - 1] + 0; j--) { t = v[j]; v[j] = v[j - 1]; v[j - 1] = t }
+  }
+  # The median of the values gathered in list[key] ("|"-separated).
+  function median(key,   v, k) {
+    k = split(list[key], v, "|")
+    sort_numbers(v, k)
     return k % 2 ? v[(k + 1) / 2] : (v[k / 2] + v[k / 2 + 1]) / 2
   }
   function add(name, key, value) {
@@ -213,8 +217,7 @@ awk -F'\t' '
       mem[key] = median("mem" SUBSEP key); sec[key] = median("sec" SUBSEP key)
       if (("usr", key) in list) usr[key] = median("usr" SUBSEP key)
     }
-    for (i = 2; i <= ns; i++)  # the Ns in increasing order
-      for (j = i; j > 1 && n[j] + 0 < n[j - 1] + 0; j--) { t = n[j]; n[j] = n[j - 1]; n[j - 1] = t }
+    sort_numbers(n, ns)  # the Ns in increasing order
     printf "\n%-14s", "step"
     for (i = 1; i <= ns; i++) printf " | %18s", n[i] " clusters"
     for (i = 2; i <= ns; i++) printf " | %28s", "growth x" n[i] / n[i - 1]
