@@ -465,7 +465,11 @@ DirNode& subdir(DirNode& node, std::string_view name) {
 
 DirNode build_trie(const ChangeSet& changes) {
   DirNode root;
-  for (const auto& [path, content] : changes) {
+  // Named references, not a structured binding: clang 14 cannot capture a
+  // binding in the lambda below.
+  for (const auto& change : changes) {
+    const std::string& path = change.first;
+    const auto& content = change.second;
     bool is_dir = ends_with(path, "/");
     if (is_dir && content)
       fail(ErrorKind::invalid, "directory path '" + path + "' can only be deleted in a git change set");
