@@ -170,9 +170,10 @@ OperationResult migrate_dig(store::Store& st, const Kind& k, const Key& key, con
                   {"source", {{"dig", key.str()}, {"pop", 1}, {"contexts", moved_contexts}}}});
   });
   out.revision = static_cast<int>(fresh.revision);
+  const std::string id = drop_planned(fresh);
   // As for update: the source context's children go, the new one gets its own.
-  Delivered d = refused_by_hook(deliver(st, fresh.id, ac::status::instantiated, o, deadline), what, "migrate");
-  fill(out, fresh.id, with_children(st, fresh.id, clock, o, deadline, d));
+  Delivered d = refused_by_hook(deliver(st, id, ac::status::instantiated, o, deadline), what, "migrate");
+  fill(out, id, with_children(st, id, clock, o, deadline, d));
   out.message = "migrated to " + target_what + " as revision " + std::to_string(out.revision);
   return out;
 }

@@ -87,6 +87,10 @@ int last_revision(const nlohmann::json& state_info);
 // Plans the DIG `key` (options' planner, else the runtime's default).
 appcontext::AppContext plan_dig(store::Store& st, const resource::Key& key, const OperationOptions& o,
                                 const std::string& status_context = {}, const std::string& update_from = {});
+// Frees a planned context once it is saved and returns its id: delivery loads
+// what it needs from the store, so keeping the planned copy through delivery
+// held a fleet's context twice (~35 MB at 10,000 clusters of 10 apps).
+std::string drop_planned(appcontext::AppContext& planned);
 // Error(not_found/conflict) unless the DIG's logical cloud is Instantiated
 // or Updated; `what` names the DIG in the message.
 void check_logical_cloud(store::Store& st, const store::Resource& dig, const std::string& what);

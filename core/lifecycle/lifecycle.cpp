@@ -400,6 +400,12 @@ appcontext::AppContext plan_dig(store::Store& st, const Key& key, const Operatio
                                                                                            update_from);
 }
 
+std::string drop_planned(appcontext::AppContext& planned) {
+  std::string id = planned.id;
+  appcontext::AppContext released = std::move(planned);
+  return id;
+}
+
 // The DIG's logical cloud must be Instantiated (lifecycle.md §2).
 void check_logical_cloud(store::Store& st, const store::Resource& dig, const std::string& what) {
   auto data = json::parse(dig.data);
@@ -497,8 +503,9 @@ OperationResult dig_operation(store::Store& st, const Kind& k, const Key& key, c
       si["statusctxid"] = ctx.id;
       st.set_state_info(key, si.dump());
     });
-    Delivered d = refused_by_hook(deliver(st, ctx.id, ac::status::instantiated, o, deadline), what, op);
-    fill(out, ctx.id, with_children(st, ctx.id, clock, o, deadline, d));
+    const std::string id = drop_planned(ctx);
+    Delivered d = refused_by_hook(deliver(st, id, ac::status::instantiated, o, deadline), what, op);
+    fill(out, id, with_children(st, id, clock, o, deadline, d));
     out.message = "instantiated";
     out.revision = 1;
     return out;
@@ -641,6 +648,7 @@ OperationResult dig_operation(store::Store& st, const Kind& k, const Key& key, c
       st.set_state_info(key, si.dump());
       out.revision = rev + 1;
     });
+    drop_planned(fresh);
     // The running context's children go with it; the new one gets its own.
     Delivered d = refused_by_hook(deliver(st, to, ac::status::instantiated, o, deadline), what, op);
     fill(out, to, with_children(st, to, clock, o, deadline, d));

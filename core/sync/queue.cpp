@@ -432,22 +432,23 @@ EventWork event_work(store::Store& st, const std::string& ctx, const ac::QueueEn
   // An update (and an UpdateDelete) needs only the apps that changed.
   if (entry.event == ac::event::update) {
     auto pair = ac::load_changed(st, entry.ucid, ctx);
-    ew.context = std::move(pair.new_ctx);
-    ew.work = update_work(pair.old_ctx, ew.context);
+    ew.status_ctx = pair.new_ctx.status_id();
+    ew.work = update_work(pair.old_ctx, pair.new_ctx);
   } else if (entry.event == ac::event::update_delete) {
     auto pair = ac::load_changed(st, ctx, entry.ucid);
-    ew.context = std::move(pair.old_ctx);
-    ew.work = update_delete_work(ew.context, pair.new_ctx);
+    ew.status_ctx = pair.old_ctx.status_id();
+    ew.work = update_delete_work(pair.old_ctx, pair.new_ctx);
   } else {
-    ew.context = ac::load(st, ctx);
+    ac::AppContext loaded = ac::load(st, ctx);
+    ew.status_ctx = loaded.status_id();
     if (entry.event == ac::event::instantiate)
-      ew.work = instantiate_work(ew.context);
+      ew.work = instantiate_work(loaded);
     else if (entry.event == ac::event::terminate)
-      ew.work = terminate_work(ew.context);
-    // Read has no executor work (read_back).
+      ew.work = terminate_work(loaded);
+    else
+      ew.context = std::move(loaded);  // Read has no executor work (read_back)
   }
   if (auto stage = stage_for(ac::header(st, ctx), entry)) only_clusters(ew.work, stage->clusters);
-  ew.status_ctx = ew.context.status_id();
   return ew;
 }
 

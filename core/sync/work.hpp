@@ -14,7 +14,10 @@
 namespace emco::sync {
 
 struct EventWork {
-  appcontext::AppContext context;  // the context whose resources the work delivers
+  // Read only: the context read back (empty for the other events, whose Work
+  // holds what delivery needs — names and shared texts —, so a fleet's
+  // context is not in memory twice while it is delivered).
+  appcontext::AppContext context;
   Work work;                       // empty for Read
   std::string status_ctx;          // where its statuses are recorded
 };
