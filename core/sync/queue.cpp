@@ -165,12 +165,26 @@ void add_hooks(Job& j, const ac::Cluster& c, const std::string& event, StepActio
     for (const auto& r : h->resources) j.steps.push_back({action, r.name, text_of(r), true});
 }
 
+// The most steps a job on `cl` has: its resources and every hook. A fleet's
+// jobs and steps are much of a large delivery's memory, and growing their
+// vectors by doubling left a quarter of it unused, so instantiate_work
+// sizes them up front.
+size_t step_count(const ac::Cluster& cl) {
+  size_t n = cl.resources.size();
+  for (const auto& h : cl.hooks) n += h.resources.size();
+  return n;
+}
+
 Work instantiate_work(const ac::AppContext& c) {
   Work w = base_work(c);
+  size_t jobs = 0;
+  for (const auto& a : c.apps) jobs += a.clusters.size();
+  w.jobs.reserve(jobs);
   for (const auto& a : c.apps) {
     w.apps.push_back({a.name, deps_of(a)});
     for (const auto& cl : a.clusters) {
       Job j{a.name, cl.name, {}};
+      j.steps.reserve(step_count(cl));
       add_hooks(j, cl, "crd-install", StepAction::create);
       add_hooks(j, cl, "pre-install", StepAction::apply_wait);
       for (const auto& r : cl.resources) j.steps.push_back({StepAction::apply, r.name, text_of(r), true});
