@@ -103,3 +103,15 @@ TEST_CASE("parse: hostile nesting errors cleanly instead of overflowing the stac
   std::string ok = "{{ " + std::string(200, '(') + "1" + std::string(200, ')') + " }}";
   CHECK(render(ok) == "1");
 }
+
+TEST_CASE("parse: declarations and field chains keep every name", "[template][parse]") {
+  CHECK(parse_error("{{ range $i, $e, $x := .l }}{{ end }}") == "template: t:1: too many declarations in range");
+  CHECK(parse_error("{{ $a, $b := .l }}") == "template: t:1: too many declarations in command");
+  CHECK(parse_error("{{ range $i, 3 }}{{ end }}") == "template: t:1: range can only initialize variables");
+  CHECK(parse_error("{{ \"s\".a.b }}") == "template: t:1: unexpected . after term \"\\\"s\\\"\"");
+  const Value dot(Map{{"a", Value(Map{{"b", Value(Map{{"c", "abc"}})}})}, {"l", Value(List{"x", "y"})}});
+  CHECK(render("{{ .a.b.c }} {{ $x := .a }}{{ $x.b.c }} {{ (.a).b.c }} {{ $.a.b.c }}", dot) == "abc abc abc abc");
+  CHECK(render("{{ range $i, $e := .l }}{{ $i }}{{ $e }}{{ end }}{{ range $e := .l }}{{ $e }}{{ end }}", dot) ==
+        "0x1yxy");
+  CHECK(render("{{ if false }}{{ else if .a.b }}{{ with .a }}{{ .b.c }}{{ end }}{{ end }}", dot) == "abc");
+}
