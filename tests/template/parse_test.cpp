@@ -43,6 +43,8 @@ TEST_CASE("parse: structure errors", "[template][parse]") {
 
 TEST_CASE("parse: unknown functions and variables", "[template][parse]") {
   CHECK(parse_error("{{ nosuchfunc 1 }}") == "template: t:1: function \"nosuchfunc\" not defined");
+  // a defined function seen before, with the same length and first and last letters
+  CHECK(parse_error("{{ quote 1 }}{{ quote 2 }}{{ qu0te 3 }}") == "template: t:1: function \"qu0te\" not defined");
   CHECK(parse_error("{{ $x }}") == "template: t:1: undefined variable \"$x\"");
   // a variable declared inside if is gone after its end
   CHECK(parse_error("{{ if true }}{{ $y := 1 }}{{ end }}{{ $y }}") == "template: t:1: undefined variable \"$y\"");
