@@ -487,7 +487,7 @@ private:
     return eval_field_chain(dot, value, var, var->idents, 1, args, final);
   }
 
-  EV eval_field_chain(const EV& dot, EV receiver, const Node* node, const std::pmr::vector<std::string_view>& idents, size_t from,
+  EV eval_field_chain(const EV& dot, EV receiver, const Node* node, std::span<const std::string_view> idents, size_t from,
                       NodeSpan args, const EV* final) {
     const NodeSpan no_args;
     size_t n = idents.size();

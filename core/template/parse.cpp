@@ -676,6 +676,10 @@ private:
   size_t m_next = 0;      // the next item to read
   size_t m_furthest = 0;  // one past the furthest item read: Go's token[0], whose line errors name
   const std::function<bool(std::string_view)>& m_has_function;
+  // Names m_has_function said are defined, by a hash of their length and ends: a file calls a
+  // few functions many times, and asking through the std::function and the engine's hashed
+  // function map per identifier was 1.5% of rendering a chart.
+  std::array<std::string_view, 64> m_defined{};
   std::shared_ptr<Arena> m_arena;
   std::vector<std::shared_ptr<Tree>>& m_out;
   std::map<std::string, std::shared_ptr<Tree>> m_set;
@@ -690,10 +694,34 @@ private:
 
   static constexpr int k_max_depth = 1000;
 
+  bool has_function(std::string_view name) {  // name: an identifier, never empty
+    std::string_view& slot = m_defined[(name.size() * 31 + static_cast<unsigned char>(name.front()) * 7 +
+                                        static_cast<unsigned char>(name.back())) % m_defined.size()];
+    if (slot == name) return true;
+    if (!m_has_function(name)) return false;
+    slot = name;
+    return true;
+  }
+
   // Moves the children collected since `mark` into `into`.
   void take_scratch(NodeList& into, size_t mark) {
-    into.assign(m_scratch.begin() + static_cast<std::ptrdiff_t>(mark), m_scratch.end());
+    into = m_arena->copy(std::span<Node* const>(m_scratch).subspan(mark));
     m_scratch.resize(mark);
+  }
+
+  std::span<const std::string_view> one_ident(std::string_view name) {
+    return m_arena->copy(std::span<const std::string_view>(&name, 1));
+  }
+
+  // `head` followed by the names of the field items at m_next (".a" -> "a"), consumed.
+  std::span<const std::string_view> fields_after(std::span<const std::string_view> head) {
+    size_t fields = 0;
+    while (item_at(m_next + fields).typ == It::field) ++fields;
+    std::span<std::string_view> names = m_arena->array<std::string_view>(head.size() + fields);
+    std::copy(head.begin(), head.end(), names.begin());
+    for (size_t i = head.size(); i < names.size(); ++i) names[i] = next().val.substr(1);
+    peek();  // Go's parser peeked at the item after the last field
+    return names;
   }
 
   std::shared_ptr<Tree> new_tree(const std::string& name) {
@@ -875,6 +903,7 @@ private:
   Node* pipeline(const std::string& context, It end) {
     const Item& token = peek_non_space();
     Node* pipe = m_arena->make(NodeType::pipe, token.pos, line_of(token));
+    const size_t decls = m_scratch.size();
   decls:
     const Item& v = peek_non_space();
     const size_t v_at = m_next;
@@ -885,16 +914,16 @@ private:
         pipe->is_assign = nx.typ == It::assign;
         next_non_space();
         Node* var = m_arena->make(NodeType::variable, v.pos);
-        var->idents.push_back(v.val);
-        pipe->decls.push_back(var);
+        var->idents = one_ident(v.val);
+        m_scratch.push_back(var);
         m_vars.emplace_back(v.val);
       } else if (nx.typ == It::char_ && nx.val == ",") {
         next_non_space();
         Node* var = m_arena->make(NodeType::variable, v.pos);
-        var->idents.push_back(v.val);
-        pipe->decls.push_back(var);
+        var->idents = one_ident(v.val);
+        m_scratch.push_back(var);
         m_vars.emplace_back(v.val);
-        if (context == "range" && pipe->decls.size() < 2) {
+        if (context == "range" && m_scratch.size() - decls < 2) {
           It p = peek_non_space().typ;
           if (p == It::variable || p == It::right_delim || p == It::right_paren) goto decls;
           errorf("range can only initialize variables");
@@ -904,6 +933,7 @@ private:
         m_next = v_at;  // Go's backup3(v, after) or backup2(v)
       }
     }
+    take_scratch(pipe->decls, decls);
     const size_t mark = m_scratch.size();
     while (true) {
       const Item& t = next_non_space();
@@ -949,13 +979,15 @@ private:
         next();
         else_list = m_arena->make(NodeType::list, next_node->pos);
         if (++m_depth > k_max_depth) errorf("max expression depth exceeded");
-        else_list->nodes.push_back(control(NodeType::if_, "if"));
+        m_scratch.push_back(control(NodeType::if_, "if"));
+        take_scratch(else_list->nodes, m_scratch.size() - 1);
         --m_depth;
       } else if (context == "with" && peek().typ == It::with) {
         next();
         else_list = m_arena->make(NodeType::list, next_node->pos);
         if (++m_depth > k_max_depth) errorf("max expression depth exceeded");
-        else_list->nodes.push_back(control(NodeType::with, "with"));
+        m_scratch.push_back(control(NodeType::with, "with"));
+        take_scratch(else_list->nodes, m_scratch.size() - 1);
         --m_depth;
       } else {
         auto [el, nn] = item_list();
@@ -1043,23 +1075,15 @@ private:
     Node* node = term();
     if (!node) return nullptr;
     if (peek().typ == It::field && (node->type == NodeType::field || node->type == NodeType::variable)) {
-      // .a.b.c / $x.a.b: one node with every name, its list sized once (a chain node and two
-      // lists grown a name at a time showed in profiles). The count of field items ahead in
-      // m_items (the peeked one at m_next and those after it) is only a capacity hint.
-      size_t fields = 1;
-      while (m_next + fields < m_items.size() && m_items[m_next + fields].typ == It::field) ++fields;
+      // .a.b.c / $x.a.b: one node with every name (a chain node and two lists showed in profiles)
       Node* n = m_arena->make(node->type, peek().pos);
-      n->idents.reserve(node->idents.size() + fields);
-      n->idents.insert(n->idents.end(), node->idents.begin(), node->idents.end());  // `node` is dropped
-      while (peek().typ == It::field) n->idents.emplace_back(next().val.substr(1));
+      n->idents = fields_after(node->idents);  // `node` is dropped
       return n;
     }
     if (peek().typ == It::field) {
       Node* chain = m_arena->make(NodeType::chain, peek().pos);
       chain->pipe = node;
-      while (peek().typ == It::field) {
-        chain->idents.emplace_back(next().val.substr(1));
-      }
+      chain->idents = fields_after({});
       switch (node->type) {
         case NodeType::boolean: case NodeType::string: case NodeType::number: case NodeType::nil:
         case NodeType::dot:
@@ -1074,7 +1098,7 @@ private:
     const Item& token = next_non_space();
     switch (token.typ) {
       case It::identifier: {
-        if (!m_has_function(token.val)) errorf("function " + go_quote(token.val) + " not defined");
+        if (!has_function(token.val)) errorf("function " + go_quote(token.val) + " not defined");
         Node* n = m_arena->make(NodeType::identifier, token.pos);
         n->text = token.val;
         return n;
@@ -1085,7 +1109,7 @@ private:
         Node* n = m_arena->make(NodeType::variable, token.pos);
         size_t dot = token.val.find('.');
         const std::string_view head = token.val.substr(0, dot);
-        n->idents.push_back(head);
+        n->idents = one_ident(head);
         bool found = false;
         for (auto& v : m_vars)
           if (v == head) found = true;
@@ -1094,7 +1118,7 @@ private:
       }
       case It::field: {
         Node* n = m_arena->make(NodeType::field, token.pos);
-        n->idents.emplace_back(token.val.substr(1));
+        n->idents = one_ident(token.val.substr(1));
         return n;
       }
       case It::bool_: {

@@ -12,6 +12,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "core/template/value.hpp"
@@ -24,15 +25,16 @@ enum class NodeType : std::uint8_t {
 };
 
 struct Node;
-using NodeList = std::pmr::vector<Node*>;
+using NodeList = std::span<Node*>;
 using NodeSpan = std::span<Node* const>;
 
 // A node and everything it refers to lives in its Arena's memory or in the parsed file's text,
 // so nodes are never destroyed one by one: dropping a tree releases its arena's blocks. (Making
 // and then destroying one node per few template bytes was bound by memory traffic; the
-// destructor pass alone was 4% of a render.)
+// destructor pass alone was 4% of a render.) Its lists are arrays in the arena made at their
+// final size (three std::pmr::vectors per node made it 176 bytes, and building them showed in
+// profiles of template-heavy charts).
 struct Node {
-  explicit Node(std::pmr::memory_resource* memory) : idents(memory), nodes(memory), decls(memory) {}
   NodeType type{};
   bool is_assign = false;             // pipe: "=" rather than ":="
   bool number_is_int = false;         // number: fits Go int (usable where an int is required)
@@ -41,7 +43,7 @@ struct Node {
   int line = 0;
   std::string_view raw;   // text: the literal text, a view into the file's text (Tree::text)
   std::string_view text;  // identifier; template name; literal's source text (file text or arena)
-  std::pmr::vector<std::string_view> idents;  // field (".a.b" -> a,b) / variable ("$x.a" -> $x,a) / chain fields
+  std::span<const std::string_view> idents;  // field (".a.b" -> a,b) / variable ("$x.a" -> $x,a) / chain fields
   NodeList nodes;                   // list items; command args; pipe commands
   NodeList decls;                   // pipe: declared variables
   Node* pipe = nullptr;             // action/if/range/with/template; chain: its head node
@@ -51,13 +53,16 @@ struct Node {
   std::string to_string() const;    // Go's Node.String()
 };
 
-// Owns the nodes of one parsed file, the strings they hold that are not in the file's text, and
-// their literal values. Nodes and their lists take memory from a monotonic buffer released with
-// the arena; the values, which may own memory of their own, are destroyed with it.
+static_assert(std::is_trivially_destructible_v<Node>);
+
+// Owns the nodes of one parsed file, the strings and arrays they hold that are not in the
+// file's text, and their literal values. Nodes, strings and arrays take memory from a monotonic
+// buffer released with the arena; the values, which may own memory of their own, are destroyed
+// with it.
 class Arena {
 public:
   Node* make(NodeType t, int pos, int line = 0) {
-    Node* n = new (m_memory.allocate(sizeof(Node), alignof(Node))) Node(&m_memory);
+    Node* n = new (m_memory.allocate(sizeof(Node), alignof(Node))) Node;
     n->type = t;
     n->pos = pos;
     n->line = line;
@@ -71,6 +76,20 @@ public:
     return {p, s.size()};
   }
   const Value* keep(Value v) { return &m_values.emplace_back(std::move(v)); }
+  // An uninitialized array of `n` Ts (trivial types: views and pointers) that lives as long as the arena.
+  template <class T>
+  std::span<T> array(std::size_t n) {
+    static_assert(std::is_trivially_copyable_v<T> && std::is_trivially_destructible_v<T>);
+    if (n == 0) return {};
+    return {static_cast<T*>(m_memory.allocate(n * sizeof(T), alignof(T))), n};
+  }
+  // A copy of `items` that lives as long as the arena.
+  template <class T>
+  std::span<T> copy(std::span<const T> items) {
+    std::span<T> out = array<T>(items.size());
+    std::copy(items.begin(), items.end(), out.begin());
+    return out;
+  }
 
 private:
   std::pmr::monotonic_buffer_resource m_memory{16 * 1024};

@@ -78,3 +78,43 @@ TEST_CASE("values.schema.json validation reads like gojsonschema", "[helm][schem
              Catch::Contains("- image.tag: Does not match pattern '^v[0-9]+$'"));
   CHECK_THROWS_AS(validate_values_schema(Value(Map{}), "{not json"), emco::Error);
 }
+
+TEST_CASE("values.schema.json is read as nlohmann::json reads it", "[helm][schema]") {
+  // duplicate keys: the last wins; members are kept in key order (patternProperties' problems)
+  CHECK(validate_values_schema(Value(Map{{"a", Value(1)}, {"b", "q"}, {"zed", Value(1)}}),
+                               R"({"properties": {"a": {"enum": [1]}, "a": {"const": 2}},
+                                   "patternProperties": {"^z": {"type": "string"}, "^b": {"type": "integer"}}})") ==
+        "- a: a does not match: 2\n- b: Invalid type. Expected: integer, given: string\n"
+        "- zed: Invalid type. Expected: string, given: integer\n");
+  // escapes, surrogate pairs and numbers print as nlohmann dumps them
+  const std::string enums = R"({"enum": ["\u00e9", "\ud83d\ude00", "a\"b", "x\/y", 1.50, -0, 1e-400,
+                                          12345678901234567890, 123456789012345678901234,
+                                          {"b": 1, "a": [true, null]}]})";
+  CHECK(validate_values_schema(Value("é"), enums).empty());
+  CHECK(validate_values_schema(Value(Map{{"k", Value(1.5)}}), R"({"properties": {"k": )" + enums + "}}").empty());
+  CHECK(validate_values_schema(Value(Map{{"k", "z"}}), R"({"properties": {"k": )" + enums + "}}") ==
+        "- k: k must be one of the following: \"é\", \"😀\", \"a\\\"b\", \"x/y\", 1.5, 0, 0.0, "
+        "12345678901234567890, 1.2345678901234569e+23, {\"a\":[true,null],\"b\":1}\n");
+  // JSON pointers: ~1 is '/', ~0 is '~', array indices without leading zeros
+  const std::string refs = R"({"definitions": {"a/b": {"type": "string"}, "c~d": {"minimum": 3},
+                                                "arr": [{"type": "null"}, {"maxLength": 1}]},
+                               "properties": {"x": {"$ref": "#/definitions/a~1b"},
+                                              "y": {"$ref": "#/definitions/c~0d"},
+                                              "z": {"$ref": "#/definitions/arr/1"}}})";
+  CHECK(validate_values_schema(Value(Map{{"x", Value(1)}, {"y", Value(1)}, {"z", "ab"}}), refs) ==
+        "- x: Invalid type. Expected: string, given: integer\n- y: Must be greater than or equal to 3\n"
+        "- z: String length must be less than or equal to 1\n");
+  CHECK_THROWS_WITH(validate_values_schema(Value(Map{{"w", Value(1)}}),
+                                           R"({"a": [{}, {}], "properties": {"w": {"$ref": "#/a/01"}}})"),
+                    Catch::Contains("$ref '#/a/01' does not resolve"));
+  CHECK(validate_values_schema(Value(Map{}), "\xEF\xBB\xBF{\"required\": [\"a\"]} \n").find("a is required") !=
+        std::string::npos);
+  // what nlohmann rejects, with its message
+  for (const char* bad : {"{\"a\": 1e400}", "[\"\\ud800\"]", "[\"\\udc00\"]", "[\"a\tb\"]", "[\"\xff\"]",
+                          "[\"\xed\xa0\x80\"]", "[1,]", "{\"a\" 1}", "[01]", "[1.]", "[-]", "[.5]", "{} {}", "",
+                          "[tru]", "[\"\\x\"]", "{'a': 1}"}) {
+    INFO(bad);
+    CHECK_THROWS_WITH(validate_values_schema(Value(Map{}), bad),
+                      Catch::StartsWith("invalid values.schema.json: [json.exception."));
+  }
+}

@@ -43,6 +43,8 @@ TEST_CASE("parse: structure errors", "[template][parse]") {
 
 TEST_CASE("parse: unknown functions and variables", "[template][parse]") {
   CHECK(parse_error("{{ nosuchfunc 1 }}") == "template: t:1: function \"nosuchfunc\" not defined");
+  // a defined function seen before, with the same length and first and last letters
+  CHECK(parse_error("{{ quote 1 }}{{ quote 2 }}{{ qu0te 3 }}") == "template: t:1: function \"qu0te\" not defined");
   CHECK(parse_error("{{ $x }}") == "template: t:1: undefined variable \"$x\"");
   // a variable declared inside if is gone after its end
   CHECK(parse_error("{{ if true }}{{ $y := 1 }}{{ end }}{{ $y }}") == "template: t:1: undefined variable \"$y\"");
@@ -102,4 +104,16 @@ TEST_CASE("parse: hostile nesting errors cleanly instead of overflowing the stac
   // moderate nesting is fine
   std::string ok = "{{ " + std::string(200, '(') + "1" + std::string(200, ')') + " }}";
   CHECK(render(ok) == "1");
+}
+
+TEST_CASE("parse: declarations and field chains keep every name", "[template][parse]") {
+  CHECK(parse_error("{{ range $i, $e, $x := .l }}{{ end }}") == "template: t:1: too many declarations in range");
+  CHECK(parse_error("{{ $a, $b := .l }}") == "template: t:1: too many declarations in command");
+  CHECK(parse_error("{{ range $i, 3 }}{{ end }}") == "template: t:1: range can only initialize variables");
+  CHECK(parse_error("{{ \"s\".a.b }}") == "template: t:1: unexpected . after term \"\\\"s\\\"\"");
+  const Value dot(Map{{"a", Value(Map{{"b", Value(Map{{"c", "abc"}})}})}, {"l", Value(List{"x", "y"})}});
+  CHECK(render("{{ .a.b.c }} {{ $x := .a }}{{ $x.b.c }} {{ (.a).b.c }} {{ $.a.b.c }}", dot) == "abc abc abc abc");
+  CHECK(render("{{ range $i, $e := .l }}{{ $i }}{{ $e }}{{ end }}{{ range $e := .l }}{{ $e }}{{ end }}", dot) ==
+        "0x1yxy");
+  CHECK(render("{{ if false }}{{ else if .a.b }}{{ with .a }}{{ .b.c }}{{ end }}{{ end }}", dot) == "abc");
 }
