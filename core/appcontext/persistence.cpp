@@ -302,8 +302,7 @@ void remove(store::Store& st, const std::string& id) {
       while (s.step()) kids.push_back(s.str(0));
     }
     for (const auto& k : kids) remove(st, k);
-    for (const char* sql : {"DELETE FROM ac_resource_status WHERE ctx = ?", "DELETE FROM ac_cluster_status WHERE ctx = ?",
-                            "DELETE FROM ac_contexts WHERE id = ?"}) {
+    for (const char* sql : {"DELETE FROM ac_status WHERE ctx = ?", "DELETE FROM ac_contexts WHERE id = ?"}) {
       auto& s = db.statement(sql);
       s.bind(1, id);
       s.exec();

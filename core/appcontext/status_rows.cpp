@@ -1,129 +1,249 @@
 #include "core/appcontext/status_rows.hpp"
 
+#include <algorithm>
+#include <unordered_map>
+
 #include "core/appcontext/rows.hpp"
+#include "core/store/status_codec.hpp"
 #include "core/store/database.hpp"
 
 namespace emco::appcontext {
 
-void put_resource_status(store::Store& st, const std::string& ctx, const std::string& app, const std::string& cluster,
-                         const std::string& resource, const std::string& status, const std::string& message,
-                         const std::string& time) {
-  auto& s = st.database().statement(
-      "INSERT INTO ac_resource_status(ctx, app, cluster, resource, status, message, time) VALUES(?,?,?,?,?,?,?) "
-      "ON CONFLICT(ctx, app, cluster, resource) DO UPDATE SET status = excluded.status, message = "
-      "excluded.message, time = excluded.time");
+using store::decode_resource_states;
+using store::encode_resource_states;
+using store::ResourceStateView;
+using store::StoredResourceState;
+using store::visit_resource_states;
+
+namespace {
+
+// Clusters whose rows one statement reads (put_status_changes).
+constexpr size_t k_read_chunk = 32;
+
+std::string row_name(std::string_view ctx, std::string_view app, std::string_view cluster) {
+  return "context '" + std::string(ctx) + "', app '" + std::string(app) + "', cluster '" + std::string(cluster) + "'";
+}
+
+const std::string& chunk_query() {
+  static const std::string sql = [] {
+    std::string s =
+        "SELECT app, cluster, connectivity, time, resources FROM ac_status WHERE ctx = ? AND (app, cluster) IN "
+        "(VALUES ";
+    for (size_t i = 0; i < k_read_chunk; ++i) s += i ? ",(?,?)" : "(?,?)";
+    return s + ")";
+  }();
+  return sql;
+}
+
+// One (app, cluster)'s row as put_status_changes rewrites it.
+struct Row {
+  std::string_view app, cluster;
+  bool recorded = false;  // connectivity recorded (NULL in the row until then)
+  std::string connectivity, time;
+  std::vector<StoredResourceState> resources;
+  std::vector<const StatusChange*> changes;
+};
+
+StoredResourceState& resource_in(Row& row, std::string_view name) {
+  auto& v = row.resources;
+  auto it = std::lower_bound(v.begin(), v.end(), name,
+                             [](const StoredResourceState& s, std::string_view n) { return s.resource < n; });
+  if (it == v.end() || it->resource != name) {
+    StoredResourceState fresh;
+    fresh.resource = name;
+    fresh.status = resource_status::pending;
+    it = v.insert(it, std::move(fresh));
+  }
+  return *it;
+}
+
+void apply(Row& row) {
+  for (const StatusChange* c : row.changes) switch (c->what) {
+      case StatusChange::What::connectivity:
+        row.recorded = true;
+        row.connectivity = c->value;
+        row.time = c->time;
+        break;
+      case StatusChange::What::status: {
+        auto& r = resource_in(row, c->resource);
+        r.status = c->value;
+        r.message = c->message;
+        r.time = c->time;
+        break;
+      }
+      case StatusChange::What::ready: resource_in(row, c->resource).ready = c->value; break;
+    }
+}
+
+void write_row(store::Database& db, const std::string& ctx, const Row& row) {
+  auto& s = db.statement(
+      "INSERT INTO ac_status(ctx, app, cluster, connectivity, time, resources, readback) VALUES(?,?,?,?,?,?,'') "
+      "ON CONFLICT(ctx, app, cluster) DO UPDATE SET connectivity = excluded.connectivity, time = excluded.time, "
+      "resources = excluded.resources");
   s.bind(1, ctx);
-  s.bind(2, app);
-  s.bind(3, cluster);
-  s.bind(4, resource);
-  s.bind(5, status);
-  s.bind(6, message);
-  s.bind(7, time);
+  s.bind(2, row.app);
+  s.bind(3, row.cluster);
+  if (row.recorded) s.bind(4, row.connectivity);
+  else s.bind_null(4);
+  s.bind(5, row.time);
+  s.bind_blob(6, encode_resource_states(row.resources));
   // Callers record a batch in one transaction: on a server the rows go in
   // one pipeline (store::Statement::exec_later).
   s.exec_later();
 }
 
+void read_into(Row& row, store::Statement& s, const std::string& ctx) {
+  row.recorded = !s.is_null(2);
+  if (row.recorded) row.connectivity = s.text(2);
+  row.time = s.text(3);
+  row.resources = decode_resource_states(s.blob(4), row_name(ctx, row.app, row.cluster));
+}
+
+}  // namespace
+
+void put_status_changes(store::Store& st, const std::string& ctx, const std::vector<StatusChange>& changes) {
+  std::vector<Row> rows;
+  std::unordered_map<std::string, size_t> index;  // app '\n' cluster → rows
+  auto key = [](std::string_view app, std::string_view cluster) {
+    std::string k;
+    k.reserve(app.size() + 1 + cluster.size());
+    return k.append(app).append(1, '\n').append(cluster);
+  };
+  for (const auto& c : changes) {
+    auto [it, added] = index.try_emplace(key(c.app, c.cluster), rows.size());
+    if (added) {
+      rows.emplace_back();
+      rows.back().app = c.app;
+      rows.back().cluster = c.cluster;
+    }
+    rows[it->second].changes.push_back(&c);
+  }
+  auto& db = st.database();
+  for (size_t from = 0; from < rows.size(); from += k_read_chunk) {
+    const size_t to = std::min(rows.size(), from + k_read_chunk);
+    if (to - from == 1) {
+      auto& s = db.statement(
+          "SELECT app, cluster, connectivity, time, resources FROM ac_status WHERE ctx = ? AND app = ? AND cluster = ?");
+      s.bind(1, ctx);
+      s.bind(2, rows[from].app);
+      s.bind(3, rows[from].cluster);
+      if (s.step()) read_into(rows[from], s, ctx);
+      s.reset();
+    } else {
+      // A short chunk repeats its first cluster: one statement for any size.
+      auto& s = db.statement(chunk_query());
+      s.bind(1, ctx);
+      for (size_t i = 0; i < k_read_chunk; ++i) {
+        const Row& r = rows[from + i < to ? from + i : from];
+        s.bind(static_cast<int>(2 + 2 * i), r.app);
+        s.bind(static_cast<int>(3 + 2 * i), r.cluster);
+      }
+      while (s.step()) read_into(rows[index.at(key(s.text(0), s.text(1)))], s, ctx);
+      s.reset();
+    }
+    for (size_t i = from; i < to; ++i) {
+      apply(rows[i]);
+      write_row(db, ctx, rows[i]);
+    }
+  }
+}
+
 void set_resource_status(store::Store& st, const std::string& ctx, const std::string& app, const std::string& cluster,
                          const std::string& resource, const std::string& status, const std::string& message,
                          const std::string& time) {
-  st.write([&] { put_resource_status(st, ctx, app, cluster, resource, status, message, time); });
+  StatusChange c;
+  c.what = StatusChange::What::status;
+  c.app = app;
+  c.cluster = cluster;
+  c.resource = resource;
+  c.value = status;
+  c.message = message;
+  c.time = time;
+  st.write([&] { put_status_changes(st, ctx, {c}); });
 }
 
 void set_resource_ready(store::Store& st, const std::string& ctx, const std::string& app, const std::string& cluster,
                         const std::string& resource, const std::string& ready) {
-  st.write([&] {
-    auto& s = st.database().statement(
-        "INSERT INTO ac_resource_status(ctx, app, cluster, resource, ready) VALUES(?,?,?,?,?) "
-        "ON CONFLICT(ctx, app, cluster, resource) DO UPDATE SET ready = excluded.ready");
-    s.bind(1, ctx);
-    s.bind(2, app);
-    s.bind(3, cluster);
-    s.bind(4, resource);
-    s.bind(5, ready);
-    s.exec();
-  });
+  StatusChange c;
+  c.what = StatusChange::What::ready;
+  c.app = app;
+  c.cluster = cluster;
+  c.resource = resource;
+  c.value = ready;
+  st.write([&] { put_status_changes(st, ctx, {c}); });
 }
-
-namespace {
-ResourceState resource_state_row(store::Statement& s) {
-  ResourceState r;
-  r.app = s.str(0);
-  r.cluster = s.str(1);
-  r.resource = s.str(2);
-  r.status = s.str(3);
-  r.message = s.str(4);
-  r.time = s.str(5);
-  r.ready = s.str(6);
-  return r;
-}
-}  // namespace
 
 std::vector<ResourceState> resource_states(store::Store& st, const std::string& ctx) {
   std::vector<ResourceState> out;
-  auto& s = st.database().statement(
-      "SELECT app, cluster, resource, status, message, time, ready FROM ac_resource_status WHERE ctx = ? "
-      "ORDER BY app, cluster, resource");
+  auto& s = st.database().statement("SELECT app, cluster, resources FROM ac_status WHERE ctx = ? ORDER BY app, cluster");
   s.bind(1, ctx);
-  while (s.step()) out.push_back(resource_state_row(s));
+  while (s.step()) {
+    const std::string_view app = s.text(0), cluster = s.text(1);
+    visit_resource_states(s.blob(2), row_name(ctx, app, cluster), [&](const ResourceStateView& v) {
+      out.push_back({std::string(app), std::string(cluster), std::string(v.resource), std::string(v.status),
+                     std::string(v.message), std::string(v.time), std::string(v.ready)});
+    });
+  }
   return out;
 }
 
 std::optional<ResourceState> resource_state(store::Store& st, const std::string& ctx, const std::string& app,
                                             const std::string& cluster, const std::string& resource) {
-  auto& s = st.database().statement(
-      "SELECT app, cluster, resource, status, message, time, ready FROM ac_resource_status WHERE ctx = ? AND app = ? "
-      "AND cluster = ? AND resource = ?");
+  auto& s = st.database().statement("SELECT resources FROM ac_status WHERE ctx = ? AND app = ? AND cluster = ?");
   s.bind(1, ctx);
   s.bind(2, app);
   s.bind(3, cluster);
-  s.bind(4, resource);
-  if (!s.step()) return std::nullopt;
-  ResourceState r = resource_state_row(s);
+  std::optional<ResourceState> out;
+  if (s.step())
+    visit_resource_states(s.blob(0), row_name(ctx, app, cluster), [&](const ResourceStateView& v) {
+      if (v.resource == resource)
+        out = ResourceState{app,           cluster,         resource, std::string(v.status), std::string(v.message),
+                            std::string(v.time), std::string(v.ready)};
+    });
   s.reset();
-  return r;
+  return out;
 }
 
 void for_each_resource_status(store::Store& st, const std::string& ctx, const std::string& app,
                               const std::function<void(std::string_view cluster, std::string_view resource,
                                                        std::string_view status)>& fn) {
-  auto& s = st.database().statement("SELECT cluster, resource, status FROM ac_resource_status WHERE ctx = ? AND app = ? ORDER BY cluster, resource");
+  auto& s = st.database().statement("SELECT cluster, resources FROM ac_status WHERE ctx = ? AND app = ? ORDER BY cluster");
   s.bind(1, ctx);
   s.bind(2, app);
-  while (s.step())
-    fn(s.text(0), s.text(1), s.text(2));
+  while (s.step()) {
+    const std::string_view cluster = s.text(0);
+    visit_resource_states(s.blob(1), row_name(ctx, app, cluster),
+                          [&](const ResourceStateView& v) { fn(cluster, v.resource, v.status); });
+  }
   s.reset();
-}
-
-void put_cluster_state(store::Store& st, const std::string& ctx, const std::string& app, const std::string& cluster,
-                       const std::string& conn, const std::string& time) {
-  auto& s = st.database().statement(
-      "INSERT INTO ac_cluster_status(ctx, app, cluster, connectivity, time) VALUES(?,?,?,?,?) "
-      "ON CONFLICT(ctx, app, cluster) DO UPDATE SET connectivity = excluded.connectivity, time = excluded.time");
-  s.bind(1, ctx);
-  s.bind(2, app);
-  s.bind(3, cluster);
-  s.bind(4, conn);
-  s.bind(5, time);
-  s.exec_later();
 }
 
 void set_cluster_state(store::Store& st, const std::string& ctx, const std::string& app, const std::string& cluster,
                        const std::string& conn, const std::string& time) {
-  st.write([&] { put_cluster_state(st, ctx, app, cluster, conn, time); });
+  StatusChange c;
+  c.what = StatusChange::What::connectivity;
+  c.app = app;
+  c.cluster = cluster;
+  c.value = conn;
+  c.time = time;
+  st.write([&] { put_status_changes(st, ctx, {c}); });
 }
 
 void set_cluster_readback(store::Store& st, const std::string& ctx, const std::string& app,
                           const std::string& cluster, const std::string& readback, const std::string& time) {
   st.write([&] {
+    // A read-back records the cluster: its connectivity, unless recorded,
+    // becomes Unknown.
     auto& s = st.database().statement(
-        "INSERT INTO ac_cluster_status(ctx, app, cluster, readback, time) VALUES(?,?,?,?,?) "
-        "ON CONFLICT(ctx, app, cluster) DO UPDATE SET readback = excluded.readback, time = excluded.time");
+        "INSERT INTO ac_status(ctx, app, cluster, connectivity, time, resources, readback) VALUES(?,?,?,?,?,NULL,?) "
+        "ON CONFLICT(ctx, app, cluster) DO UPDATE SET readback = excluded.readback, time = excluded.time, "
+        "connectivity = COALESCE(ac_status.connectivity, excluded.connectivity)");
     s.bind(1, ctx);
     s.bind(2, app);
     s.bind(3, cluster);
-    s.bind(4, readback);
+    s.bind(4, std::string_view(connectivity::unknown));
     s.bind(5, time);
+    s.bind(6, readback);
     s.exec();
   });
 }
@@ -131,21 +251,18 @@ void set_cluster_readback(store::Store& st, const std::string& ctx, const std::s
 std::vector<ClusterState> cluster_states(store::Store& st, const std::string& ctx) {
   std::vector<ClusterState> out;
   auto& s = st.database().statement(
-      "SELECT app, cluster, connectivity, readback, time FROM ac_cluster_status WHERE ctx = ? ORDER BY app, cluster");
+      "SELECT app, cluster, connectivity, readback, time FROM ac_status WHERE ctx = ? AND connectivity IS NOT NULL "
+      "ORDER BY app, cluster");
   s.bind(1, ctx);
-  while (s.step())
-    out.push_back({s.str(0), s.str(1), s.str(2),
-                   s.str(3), s.str(4)});
+  while (s.step()) out.push_back({s.str(0), s.str(1), s.str(2), s.str(3), s.str(4)});
   return out;
 }
 
 void clear_states(store::Store& st, const std::string& ctx) {
   st.write([&] {
-    for (const char* sql : {"DELETE FROM ac_resource_status WHERE ctx = ?", "DELETE FROM ac_cluster_status WHERE ctx = ?"}) {
-      auto& s = st.database().statement(sql);
-      s.bind(1, ctx);
-      s.exec();
-    }
+    auto& s = st.database().statement("DELETE FROM ac_status WHERE ctx = ?");
+    s.bind(1, ctx);
+    s.exec();
   });
 }
 

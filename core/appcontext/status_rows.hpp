@@ -1,6 +1,7 @@
 #pragma once
-// Deploy status rows, kept under the status context id: per resource and
-// per (app, cluster).
+// Deploy status, kept under the status context id: one row per (app,
+// cluster) holding its connectivity, its read-back and its resources' states
+// (core/appcontext/status_codec.hpp).
 
 #include <cstdint>
 #include <functional>
@@ -22,15 +23,8 @@ struct ResourceState {
   std::string time;
   std::string ready;  // last read-back readiness ("" unknown, "true", "false")
 };
-// Upserts one resource's deploy status (cheap: one cached statement) in a
-// write of its own.
+// Upserts one resource's deploy status in a write of its own.
 void set_resource_status(store::Store& st, const std::string& ctx, const std::string& app, const std::string& cluster,
-                         const std::string& resource, const std::string& status, const std::string& message,
-                         const std::string& time);
-// The same statement alone, for a caller that holds a write (Store::write)
-// and records many: a nested write adds a savepoint and its release to each
-// (at 1,000 GitOps clusters, a sixth of `emco dig update`'s status writes).
-void put_resource_status(store::Store& st, const std::string& ctx, const std::string& app, const std::string& cluster,
                          const std::string& resource, const std::string& status, const std::string& message,
                          const std::string& time);
 void set_resource_ready(store::Store& st, const std::string& ctx, const std::string& app, const std::string& cluster,
@@ -55,12 +49,28 @@ struct ClusterState {
 };
 void set_cluster_state(store::Store& st, const std::string& ctx, const std::string& app, const std::string& cluster,
                        const std::string& connectivity, const std::string& time);
-// As put_resource_status: the statement alone, inside the caller's write.
-void put_cluster_state(store::Store& st, const std::string& ctx, const std::string& app, const std::string& cluster,
-                       const std::string& connectivity, const std::string& time);
 void set_cluster_readback(store::Store& st, const std::string& ctx, const std::string& app,
                           const std::string& cluster, const std::string& readback, const std::string& time);
+// The (app, cluster)s whose connectivity or read-back was recorded, ordered
+// by app, cluster.
 std::vector<ClusterState> cluster_states(store::Store& st, const std::string& ctx);
+
+// One change of a batch (put_status_changes). Views must stay valid for the
+// call.
+struct StatusChange {
+  enum class What { connectivity, status, ready };
+  What what = What::status;
+  std::string_view app, cluster;
+  std::string_view resource;  // status and ready
+  std::string_view value;     // the connectivity, status or readiness
+  std::string_view message;   // status
+  std::string time;           // connectivity and status
+};
+// Records a batch of changes inside the caller's write (Store::write), later
+// changes winning: one read and one write per (app, cluster) the batch names
+// (a cluster's states are one row), the reads for up to 32 clusters in one
+// statement (one round trip on a server).
+void put_status_changes(store::Store& st, const std::string& ctx, const std::vector<StatusChange>& changes);
 // Drops every recorded resource/cluster state of `ctx` (for a fresh instantiate).
 void clear_states(store::Store& st, const std::string& ctx);
 

@@ -131,10 +131,19 @@ void release(store::Store& st, const std::string& ctx) {
 // it is NotCreated (issue 23: each state means one thing).
 void settle_stopped_apply(store::Store& st, const std::string& status_ctx) {
   const std::string now = rfc3339_ms(now_ms());
-  for (const auto& s : ac::resource_states(st, status_ctx))
-    if (s.status == ac::resource_status::retrying)
-      ac::set_resource_status(st, status_ctx, s.app, s.cluster, s.resource, ac::resource_status::not_created,
-                              "stopped while its cluster could not be reached", now);
+  const auto states = ac::resource_states(st, status_ctx);
+  std::vector<ac::StatusChange> changes;
+  for (const auto& s : states)
+    if (s.status == ac::resource_status::retrying) {
+      ac::StatusChange& c = changes.emplace_back();
+      c.app = s.app;
+      c.cluster = s.cluster;
+      c.resource = s.resource;
+      c.value = ac::resource_status::not_created;
+      c.message = "stopped while its cluster could not be reached";
+      c.time = now;
+    }
+  if (!changes.empty()) st.write([&] { ac::put_status_changes(st, status_ctx, changes); });
 }
 
 // ---- building the executor's work ----
@@ -330,11 +339,20 @@ bool read_back(store::Store& st, const ac::AppContext& c, const std::string& sta
         t->probe();
         std::vector<std::pair<std::string, bool>> ready;
         for (const auto& r : cl.resources) ready.push_back({r.name, t->state(r.text()).ready});
-        st.write([&] {
-          ac::set_cluster_state(st, status_ctx, a.name, cl.name, connectivity_name(Connectivity::available), now);
-          for (const auto& [name, ok] : ready)
-            ac::set_resource_ready(st, status_ctx, a.name, cl.name, name, ok ? "true" : "false");
-        });
+        std::vector<ac::StatusChange> changes(1 + ready.size());
+        changes[0].what = ac::StatusChange::What::connectivity;
+        changes[0].value = connectivity_name(Connectivity::available);
+        changes[0].time = now;
+        for (size_t i = 0; i < ready.size(); ++i) {
+          changes[1 + i].what = ac::StatusChange::What::ready;
+          changes[1 + i].resource = ready[i].first;
+          changes[1 + i].value = ready[i].second ? "true" : "false";
+        }
+        for (auto& change : changes) {
+          change.app = a.name;
+          change.cluster = cl.name;
+        }
+        st.write([&] { ac::put_status_changes(st, status_ctx, changes); });
       } catch (const Error&) {
         // A TargetError, or the factory's Error for a cluster it cannot
         // use: recorded as Retrying. Anything else is a bug and propagates.
@@ -467,15 +485,23 @@ EventWork event_work(store::Store& st, const std::string& ctx, const ac::QueueEn
 }
 
 void record_updates(store::Store& st, const std::string& status_ctx, const std::vector<Update>& batch) {
-  st.write([&] {
-    for (const auto& u : batch) {
-      if (u.connectivity)
-        ac::put_cluster_state(st, status_ctx, u.app, u.cluster, connectivity_name(u.conn), rfc3339_ms(u.time_ms));
-      else
-        ac::put_resource_status(st, status_ctx, u.app, u.cluster, u.resource, status_name(u.status), u.message,
-                                rfc3339_ms(u.time_ms));
+  std::vector<ac::StatusChange> changes;
+  changes.reserve(batch.size());
+  for (const auto& u : batch) {
+    ac::StatusChange& c = changes.emplace_back();
+    c.app = u.app;
+    c.cluster = u.cluster;
+    c.time = rfc3339_ms(u.time_ms);
+    if (u.connectivity) {
+      c.what = ac::StatusChange::What::connectivity;
+      c.value = connectivity_name(u.conn);
+    } else {
+      c.resource = u.resource;
+      c.value = status_name(u.status);
+      c.message = u.message;
     }
-  });
+  }
+  st.write([&] { ac::put_status_changes(st, status_ctx, changes); });
 }
 
 bool held_by_live_process(store::Store& st, const std::string& ctx) { return lease_live(st, read_lease(st, ctx)); }

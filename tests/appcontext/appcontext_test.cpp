@@ -1,10 +1,12 @@
 #include <catch2/catch.hpp>
 
 #include <sstream>
+#include <tuple>
 
 #include "core/appcontext/appcontext.hpp"
 #include "core/store/archive.hpp"
 #include "core/store/database.hpp"
+#include "core/store/status_codec.hpp"
 #include "core/store/vault.hpp"
 #include "core/util/sha256.hpp"
 #include "core/util/error.hpp"
@@ -178,7 +180,7 @@ TEST_CASE("children are removed first and unused content is dropped", "[appconte
   CHECK_FALSE(ac::exists(*st, "1"));
   CHECK_FALSE(ac::exists(*st, "2"));
   CHECK(count(*st, "ac_contents") == 0);
-  CHECK(count(*st, "ac_resource_status") == 0);
+  CHECK(count(*st, "ac_status") == 0);
   CHECK(ac::active_contexts(*st).empty());
   CHECK_THROWS_AS(ac::remove(*st, "1"), Error);
 }
@@ -346,4 +348,113 @@ TEST_CASE("put replaces a duplicate key in place", "[appcontext]") {
   CHECK(c.resources[0].text() == "3");
   CHECK(c.find("b+X")->text() == "2");
   CHECK(c.find("zz") == nullptr);
+}
+
+TEST_CASE("a batch of status changes rewrites each cluster's row once, later changes winning", "[appcontext][status]") {
+  auto st = emco::test::open_test_store();
+  ac::save(*st, sample("7", 1));
+  // 40 clusters: more than one read statement's worth (32), the last short.
+  std::vector<std::string> clusters;
+  for (int i = 0; i < 40; ++i) clusters.push_back("p+c" + std::to_string(100 + i));
+  ac::set_resource_ready(*st, "7", "collectd", clusters[3], "z+Service", "true");  // an existing row to merge with
+  std::vector<ac::StatusChange> changes;
+  auto add = [&](ac::StatusChange::What what, const std::string& cluster, std::string_view resource,
+                 std::string_view value, std::string_view message, const std::string& time) {
+    ac::StatusChange& c = changes.emplace_back();
+    c.what = what;
+    c.app = "collectd";
+    c.cluster = cluster;
+    c.resource = resource;
+    c.value = value;
+    c.message = message;
+    c.time = time;
+  };
+  using W = ac::StatusChange::What;
+  for (const auto& c : clusters) {
+    add(W::status, c, "b+Deployment", ac::resource_status::applied, "commit 1", "t1");
+    add(W::status, c, "a+ConfigMap", ac::resource_status::applied, "commit 1", "t1");
+  }
+  for (size_t i = 0; i < clusters.size(); i += 2) add(W::connectivity, clusters[i], "", ac::connectivity::available, "", "t0");
+  add(W::status, clusters[5], "a+ConfigMap", ac::resource_status::failed, "boom", "t2");  // later: wins
+  add(W::ready, clusters[5], "a+ConfigMap", "false", "", "");
+  st->write([&] { ac::put_status_changes(*st, "7", changes); });
+
+  auto all = ac::resource_states(*st, "7");
+  REQUIRE(all.size() == 81);
+  for (size_t i = 0; i + 1 < all.size(); ++i)  // ordered by cluster, then resource
+    CHECK(std::tie(all[i].cluster, all[i].resource) < std::tie(all[i + 1].cluster, all[i + 1].resource));
+  auto c3 = ac::resource_state(*st, "7", "collectd", clusters[3], "z+Service");
+  REQUIRE(c3);
+  CHECK(c3->status == "Pending");
+  CHECK(c3->ready == "true");
+  CHECK(ac::resource_state(*st, "7", "collectd", clusters[3], "b+Deployment")->message == "commit 1");
+  auto c5 = ac::resource_state(*st, "7", "collectd", clusters[5], "a+ConfigMap");
+  REQUIRE(c5);
+  CHECK(c5->status == "Failed");
+  CHECK(c5->message == "boom");
+  CHECK(c5->time == "t2");
+  CHECK(c5->ready == "false");
+  auto conn = ac::cluster_states(*st, "7");
+  REQUIRE(conn.size() == 20);  // the clusters whose connectivity was recorded
+  CHECK(conn[0].cluster == clusters[0]);
+  CHECK(conn[0].connectivity == "Available");
+  CHECK(conn[0].time == "t0");
+  // A read-back alone records the cluster, connectivity Unknown; recorded
+  // connectivity stays.
+  ac::set_cluster_readback(*st, "7", "collectd", clusters[1], "{}", "t3");
+  ac::set_cluster_readback(*st, "7", "collectd", clusters[0], "{}", "t3");
+  conn = ac::cluster_states(*st, "7");
+  REQUIRE(conn.size() == 21);
+  CHECK(conn[0].connectivity == "Available");
+  CHECK(conn[1].cluster == clusters[1]);
+  CHECK(conn[1].connectivity == "Unknown");
+  CHECK(ac::resource_state(*st, "7", "collectd", clusters[1], "a+ConfigMap"));  // its states stay
+  size_t counted = 0;
+  ac::for_each_resource_status(*st, "7", "collectd", [&](std::string_view, std::string_view, std::string_view status) {
+    counted += status == "Applied";
+  });
+  CHECK(counted == 79);
+}
+
+TEST_CASE("stored resource states round-trip and damage is reported", "[appcontext][status]") {
+  std::vector<store::StoredResourceState> states = {
+      {"a+ConfigMap", "Committed", "commit 7e6f", "2026-11-29T14:32:11.392Z", ""},
+      {"b+Deployment", "Committed", "commit 7e6f", "2026-11-29T14:32:11.392Z", "true"},
+      {"c+Service", "Failed", "", "2026-11-29T14:32:12.000Z", ""},
+      {std::string(300, 'x'), "Pending", std::string(200, 'm'), "", ""},  // lengths over one varint byte
+  };
+  const std::string data = store::encode_resource_states(states);
+  auto back = store::decode_resource_states(data, "test");
+  REQUIRE(back.size() == states.size());
+  for (size_t i = 0; i < states.size(); ++i) {
+    CHECK(back[i].resource == states[i].resource);
+    CHECK(back[i].status == states[i].status);
+    CHECK(back[i].message == states[i].message);
+    CHECK(back[i].time == states[i].time);
+    CHECK(back[i].ready == states[i].ready);
+  }
+  // The second state repeats the first's status, message and time: a byte each.
+  const std::string two = store::encode_resource_states({states[0], states[1]});
+  const std::string one = store::encode_resource_states({states[0]});
+  CHECK(two.size() - one.size() == 1 + states[1].resource.size() + 3 + 1 + states[1].ready.size());
+  CHECK(store::encode_resource_states({}).empty());
+  CHECK(store::decode_resource_states("", "test").empty());
+  for (size_t cut = 1; cut < data.size(); ++cut) {
+    bool reported = false;
+    try {
+      store::decode_resource_states(std::string_view(data).substr(0, cut), "cluster 'p+c0'");
+    } catch (const Error& e) {
+      reported = std::string(e.what()).find("the stored resource states of cluster 'p+c0' are malformed") !=
+                 std::string::npos;
+    }
+    // A cut after the format byte or between two whole states is a shorter
+    // valid list; anywhere else it is reported.
+    const bool whole = cut == 1 || cut == one.size() || cut == two.size() ||
+                       cut == store::encode_resource_states({states[0], states[1], states[2]}).size();
+    CHECK(reported != whole);
+  }
+  // Out of order (or repeated) names are damage, not a second entry.
+  CHECK_THROWS_AS(store::decode_resource_states(store::encode_resource_states({states[1], states[0]}), "x"), Error);
+  CHECK_THROWS_AS(store::decode_resource_states(store::encode_resource_states({states[0], states[0]}), "x"), Error);
+  CHECK_THROWS_AS(store::decode_resource_states(std::string("\x02", 1), "x"), Error);  // an unknown format
 }

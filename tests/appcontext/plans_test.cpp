@@ -104,6 +104,32 @@ struct TempDir {
   ~TempDir() { fs::remove_all(path); }
 };
 
+// Turns version 9's status table back into version 8's: a row per resource
+// state beside the (app, cluster) rows.
+const char* const k_back_to_version_8 = R"sql(
+DROP TABLE ac_status;
+CREATE TABLE ac_resource_status(
+  ctx TEXT NOT NULL,
+  app TEXT NOT NULL,
+  cluster TEXT NOT NULL,
+  resource TEXT NOT NULL,
+  status TEXT NOT NULL DEFAULT 'Pending',
+  message TEXT NOT NULL DEFAULT '',
+  time TEXT NOT NULL DEFAULT '',
+  ready TEXT NOT NULL DEFAULT '',
+  PRIMARY KEY(ctx, app, cluster, resource)
+) WITHOUT ROWID;
+CREATE TABLE ac_cluster_status(
+  ctx TEXT NOT NULL,
+  app TEXT NOT NULL,
+  cluster TEXT NOT NULL,
+  connectivity TEXT NOT NULL DEFAULT 'Unknown',
+  readback TEXT NOT NULL DEFAULT '',
+  time TEXT NOT NULL DEFAULT '',
+  PRIMARY KEY(ctx, app, cluster)
+);
+)sql";
+
 }  // namespace
 
 TEST_CASE("an app planned as before is stored once", "[appcontext][plans]") {
@@ -205,6 +231,7 @@ TEST_CASE("a version 3 workspace keeps its contexts when plans are introduced", 
     auto st = store::Store::open(ws);
     ac::save(*st, expected);
     auto& db = st->database();
+    db.exec(k_back_to_version_8);
     db.exec(R"sql(
 DROP TABLE ac_owed_children;
 DROP TABLE cluster_checks;
@@ -280,6 +307,7 @@ TEST_CASE("a version 7 workspace opens with nothing owed by its contexts, then o
     auto st = store::Store::open(ws);
     ac::save(*st, parent);
     ac::set_status(*st, "7", ac::status::instantiated);
+    st->database().exec(k_back_to_version_8);
     st->database().exec("DROP TABLE ac_owed_children;");
     st->database().set_schema_version(7);
   }
@@ -310,4 +338,53 @@ TEST_CASE("a version 7 workspace opens with nothing owed by its contexts, then o
   ac::owe_children(*st, "8", {});
   ac::remove(*st, "8");
   CHECK_FALSE(ac::owed_children(*st, "8"));
+}
+
+TEST_CASE("a version 8 workspace keeps its resource and cluster states in one row per cluster",
+          "[appcontext][status][sqlite]") {
+  TempDir tmp;
+  store::Workspace ws{tmp.path};
+  fs::create_directories(ws.dir());
+  {
+    auto st = store::Store::open(ws);
+    ac::save(*st, fleet("8", 2, 3));
+    st->database().exec(k_back_to_version_8);
+    st->database().exec(R"sql(
+INSERT INTO ac_resource_status VALUES('8', 'app0', 'p+c0', 'x+Deployment', 'Applied', 'ok', 't1', 'true');
+INSERT INTO ac_resource_status VALUES('8', 'app0', 'p+c0', 'a+ConfigMap', 'Failed', 'boom', 't2', '');
+INSERT INTO ac_resource_status VALUES('8', 'app0', 'p+c1', 'a+ConfigMap', 'Committed', 'commit 1', 't3', '');
+INSERT INTO ac_resource_status VALUES('8', 'app1', 'p+c0', 'a+ConfigMap', 'Committed', 'commit 1', 't3', '');
+INSERT INTO ac_resource_status VALUES('9', 'app0', 'p+c0', 'a+ConfigMap', 'Deleted', '', 't4', '');
+INSERT INTO ac_cluster_status VALUES('8', 'app0', 'p+c0', 'Available', '{"a":1}', 't0');
+INSERT INTO ac_cluster_status VALUES('8', 'app1', 'p+c2', 'Retrying', '', 't5');
+)sql");
+    st->database().set_schema_version(8);
+  }
+  auto st = store::Store::open(ws);
+  CHECK(st->database().schema_version() == store::Store::schema_version());
+  CHECK_THROWS_AS(count(*st, "ac_resource_status"), store::DatabaseError);
+  CHECK_THROWS_AS(count(*st, "ac_cluster_status"), store::DatabaseError);
+  auto states = ac::resource_states(*st, "8");
+  REQUIRE(states.size() == 4);
+  auto same = [](const ac::ResourceState& s, const std::vector<std::string>& want) {
+    return std::vector<std::string>{s.app, s.cluster, s.resource, s.status, s.message, s.time, s.ready} == want;
+  };
+  CHECK(same(states[0], {"app0", "p+c0", "a+ConfigMap", "Failed", "boom", "t2", ""}));
+  CHECK(same(states[1], {"app0", "p+c0", "x+Deployment", "Applied", "ok", "t1", "true"}));
+  CHECK(same(states[2], {"app0", "p+c1", "a+ConfigMap", "Committed", "commit 1", "t3", ""}));
+  CHECK(same(states[3], {"app1", "p+c0", "a+ConfigMap", "Committed", "commit 1", "t3", ""}));
+  CHECK(ac::resource_states(*st, "9").size() == 1);  // every row converts, as stored
+  auto clusters = ac::cluster_states(*st, "8");
+  REQUIRE(clusters.size() == 2);  // only the clusters whose connectivity was recorded
+  CHECK(clusters[0].app == "app0");
+  CHECK(clusters[0].connectivity == "Available");
+  CHECK(clusters[0].readback == "{\"a\":1}");
+  CHECK(clusters[0].time == "t0");
+  CHECK(clusters[1].cluster == "p+c2");
+  CHECK(clusters[1].connectivity == "Retrying");
+  // Writes from here on merge with the converted rows.
+  ac::set_resource_ready(*st, "8", "app0", "p+c0", "a+ConfigMap", "false");
+  CHECK(ac::resource_state(*st, "8", "app0", "p+c0", "a+ConfigMap")->ready == "false");
+  CHECK(ac::resource_state(*st, "8", "app0", "p+c0", "a+ConfigMap")->message == "boom");
+  CHECK(ac::cluster_states(*st, "8")[0].readback == "{\"a\":1}");
 }
