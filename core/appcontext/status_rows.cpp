@@ -6,10 +6,10 @@
 #include "core/appcontext/rows.hpp"
 #include "core/store/status_codec.hpp"
 #include "core/store/database.hpp"
+#include "core/util/error.hpp"
 
 namespace emco::appcontext {
 
-using store::decode_resource_states;
 using store::encode_resource_states;
 using store::ResourceStateView;
 using store::StoredResourceState;
@@ -20,17 +20,29 @@ namespace {
 // Clusters whose rows one statement reads (put_status_changes).
 constexpr size_t k_read_chunk = 32;
 
-std::string row_name(std::string_view ctx, std::string_view app, std::string_view cluster) {
-  return "context '" + std::string(ctx) + "', app '" + std::string(app) + "', cluster '" + std::string(cluster) + "'";
+// Reads the states stored for one (app, cluster), naming it if they are damaged.
+void visit_states(std::string_view data, std::string_view ctx, std::string_view app, std::string_view cluster,
+                  const std::function<void(const ResourceStateView&)>& fn) {
+  try {
+    visit_resource_states(data, fn);
+  } catch (const store::MalformedStates& e) {
+    fail(ErrorKind::internal,
+         "the stored resource states of context '" + std::string(ctx) + "', app '" + std::string(app) +
+             "', cluster '" + std::string(cluster) + "' are malformed at byte " + std::to_string(e.at),
+         "the workspace database is damaged; restore it from a backup");
+  }
 }
 
 const std::string& chunk_query() {
   static const std::string sql = [] {
+    // IN (VALUES ...) alone would make SQLite search by ctx only and test
+    // each of the context's rows against the list; through a subquery it
+    // searches the whole key.
     std::string s =
         "SELECT app, cluster, connectivity, time, resources FROM ac_status WHERE ctx = ? AND (app, cluster) IN "
-        "(VALUES ";
+        "(SELECT column1, column2 FROM (VALUES ";
     for (size_t i = 0; i < k_read_chunk; ++i) s += i ? ",(?,?)" : "(?,?)";
-    return s + ")";
+    return s + ") AS v)";
   }();
   return sql;
 }
@@ -96,7 +108,11 @@ void read_into(Row& row, store::Statement& s, const std::string& ctx) {
   row.recorded = !s.is_null(2);
   if (row.recorded) row.connectivity = s.text(2);
   row.time = s.text(3);
-  row.resources = decode_resource_states(s.blob(4), row_name(ctx, row.app, row.cluster));
+  row.resources.clear();
+  visit_states(s.blob(4), ctx, row.app, row.cluster, [&](const ResourceStateView& v) {
+    row.resources.push_back({std::string(v.resource), std::string(v.status), std::string(v.message),
+                             std::string(v.time), std::string(v.ready)});
+  });
 }
 
 }  // namespace
@@ -179,7 +195,7 @@ std::vector<ResourceState> resource_states(store::Store& st, const std::string& 
   s.bind(1, ctx);
   while (s.step()) {
     const std::string_view app = s.text(0), cluster = s.text(1);
-    visit_resource_states(s.blob(2), row_name(ctx, app, cluster), [&](const ResourceStateView& v) {
+    visit_states(s.blob(2), ctx, app, cluster, [&](const ResourceStateView& v) {
       out.push_back({std::string(app), std::string(cluster), std::string(v.resource), std::string(v.status),
                      std::string(v.message), std::string(v.time), std::string(v.ready)});
     });
@@ -195,7 +211,7 @@ std::optional<ResourceState> resource_state(store::Store& st, const std::string&
   s.bind(3, cluster);
   std::optional<ResourceState> out;
   if (s.step())
-    visit_resource_states(s.blob(0), row_name(ctx, app, cluster), [&](const ResourceStateView& v) {
+    visit_states(s.blob(0), ctx, app, cluster, [&](const ResourceStateView& v) {
       if (v.resource == resource)
         out = ResourceState{app,           cluster,         resource, std::string(v.status), std::string(v.message),
                             std::string(v.time), std::string(v.ready)};
@@ -212,8 +228,7 @@ void for_each_resource_status(store::Store& st, const std::string& ctx, const st
   s.bind(2, app);
   while (s.step()) {
     const std::string_view cluster = s.text(0);
-    visit_resource_states(s.blob(1), row_name(ctx, app, cluster),
-                          [&](const ResourceStateView& v) { fn(cluster, v.resource, v.status); });
+    visit_states(s.blob(1), ctx, app, cluster, [&](const ResourceStateView& v) { fn(cluster, v.resource, v.status); });
   }
   s.reset();
 }

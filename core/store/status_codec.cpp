@@ -2,7 +2,6 @@
 
 #include <cstdint>
 
-#include "core/util/error.hpp"
 
 namespace emco::store {
 
@@ -35,7 +34,7 @@ void put_field(std::string& out, std::string_view s, std::string_view previous) 
 
 class Reader {
 public:
-  Reader(std::string_view data, std::string_view what) : m_data(data), m_what(what) {}
+  explicit Reader(std::string_view data) : m_data(data) {}
   bool at_end() const { return m_pos == m_data.size(); }
   uint64_t varint() {
     uint64_t v = 0;
@@ -57,15 +56,10 @@ public:
     if (at_end()) malformed();
     return m_data[m_pos++];
   }
-  [[noreturn]] void malformed() const {
-    fail(ErrorKind::internal,
-         "the stored resource states of " + std::string(m_what) + " are malformed at byte " + std::to_string(m_pos),
-         "the workspace database is damaged; restore it from a backup");
-  }
+  [[noreturn]] void malformed() const { throw MalformedStates{m_pos}; }
 
 private:
   std::string_view m_data;
-  std::string_view m_what;
   size_t m_pos = 0;
 };
 
@@ -89,10 +83,9 @@ std::string encode_resource_states(const std::vector<StoredResourceState>& state
   return out;
 }
 
-void visit_resource_states(std::string_view data, std::string_view what,
-                           const std::function<void(const ResourceStateView&)>& fn) {
+void visit_resource_states(std::string_view data, const std::function<void(const ResourceStateView&)>& fn) {
   if (data.empty()) return;
-  Reader r(data, what);
+  Reader r(data);
   if (r.byte() != k_format) r.malformed();
   ResourceStateView previous;
   bool first = true;
@@ -111,9 +104,9 @@ void visit_resource_states(std::string_view data, std::string_view what,
   }
 }
 
-std::vector<StoredResourceState> decode_resource_states(std::string_view data, std::string_view what) {
+std::vector<StoredResourceState> decode_resource_states(std::string_view data) {
   std::vector<StoredResourceState> out;
-  visit_resource_states(data, what, [&](const ResourceStateView& v) {
+  visit_resource_states(data, [&](const ResourceStateView& v) {
     out.push_back({std::string(v.resource), std::string(v.status), std::string(v.message), std::string(v.time),
                    std::string(v.ready)});
   });

@@ -32,11 +32,14 @@ std::string encode_resource_states(const std::vector<StoredResourceState>& state
 struct ResourceStateView {
   std::string_view resource, status, message, time, ready;
 };
-// Calls `fn` for each state in order; "" holds none. Throws Error(internal)
-// naming `what` on a malformed or truncated encoding (after calling `fn` for
-// the states before the damage).
-void visit_resource_states(std::string_view data, std::string_view what,
-                           const std::function<void(const ResourceStateView&)>& fn);
-std::vector<StoredResourceState> decode_resource_states(std::string_view data, std::string_view what);
+// Thrown by the readers below on a malformed or truncated encoding; the
+// caller, who knows whose states they are, reports it.
+struct MalformedStates {
+  size_t at;  // byte offset of the damage
+};
+// Calls `fn` for each state in order; "" holds none. Throws MalformedStates
+// (after calling `fn` for the states before the damage).
+void visit_resource_states(std::string_view data, const std::function<void(const ResourceStateView&)>& fn);
+std::vector<StoredResourceState> decode_resource_states(std::string_view data);
 
 }  // namespace emco::store

@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <optional>
 #include <sstream>
 #include <tuple>
 
@@ -424,7 +425,7 @@ TEST_CASE("stored resource states round-trip and damage is reported", "[appconte
       {std::string(300, 'x'), "Pending", std::string(200, 'm'), "", ""},  // lengths over one varint byte
   };
   const std::string data = store::encode_resource_states(states);
-  auto back = store::decode_resource_states(data, "test");
+  auto back = store::decode_resource_states(data);
   REQUIRE(back.size() == states.size());
   for (size_t i = 0; i < states.size(); ++i) {
     CHECK(back[i].resource == states[i].resource);
@@ -438,23 +439,40 @@ TEST_CASE("stored resource states round-trip and damage is reported", "[appconte
   const std::string one = store::encode_resource_states({states[0]});
   CHECK(two.size() - one.size() == 1 + states[1].resource.size() + 3 + 1 + states[1].ready.size());
   CHECK(store::encode_resource_states({}).empty());
-  CHECK(store::decode_resource_states("", "test").empty());
+  CHECK(store::decode_resource_states("").empty());
   for (size_t cut = 1; cut < data.size(); ++cut) {
-    bool reported = false;
+    std::optional<size_t> at;
     try {
-      store::decode_resource_states(std::string_view(data).substr(0, cut), "cluster 'p+c0'");
-    } catch (const Error& e) {
-      reported = std::string(e.what()).find("the stored resource states of cluster 'p+c0' are malformed") !=
-                 std::string::npos;
+      store::decode_resource_states(std::string_view(data).substr(0, cut));
+    } catch (const store::MalformedStates& e) {
+      at = e.at;
     }
     // A cut after the format byte or between two whole states is a shorter
-    // valid list; anywhere else it is reported.
+    // valid list; anywhere else it is reported, at the cut.
     const bool whole = cut == 1 || cut == one.size() || cut == two.size() ||
                        cut == store::encode_resource_states({states[0], states[1], states[2]}).size();
-    CHECK(reported != whole);
+    CHECK(at.has_value() != whole);
+    if (at) CHECK(*at <= cut);
   }
   // Out of order (or repeated) names are damage, not a second entry.
-  CHECK_THROWS_AS(store::decode_resource_states(store::encode_resource_states({states[1], states[0]}), "x"), Error);
-  CHECK_THROWS_AS(store::decode_resource_states(store::encode_resource_states({states[0], states[0]}), "x"), Error);
-  CHECK_THROWS_AS(store::decode_resource_states(std::string("\x02", 1), "x"), Error);  // an unknown format
+  CHECK_THROWS_AS(store::decode_resource_states(store::encode_resource_states({states[1], states[0]})),
+                  store::MalformedStates);
+  CHECK_THROWS_AS(store::decode_resource_states(store::encode_resource_states({states[0], states[0]})),
+                  store::MalformedStates);
+  CHECK_THROWS_AS(store::decode_resource_states(std::string("\x02", 1)), store::MalformedStates);  // unknown format
+}
+
+TEST_CASE("damaged stored states are reported naming their cluster", "[appcontext][status]") {
+  auto st = emco::test::open_test_store();
+  ac::save(*st, sample("7", 1));
+  ac::set_resource_ready(*st, "7", "collectd", "p+c0", "s+Service", "true");
+  st->write([&] {
+    auto& s = st->database().statement("UPDATE ac_status SET resources = ? WHERE ctx = '7'");
+    s.bind_blob(1, std::string("\x01\x09s+Serv", 8));
+    s.exec();
+  });
+  CHECK_THROWS_WITH(ac::resource_states(*st, "7"),
+                    Catch::Contains("the stored resource states of context '7', app 'collectd', cluster 'p+c0' are "
+                                    "malformed at byte"));
+  CHECK_THROWS_AS(ac::set_resource_ready(*st, "7", "collectd", "p+c0", "s+Service", "false"), Error);
 }
