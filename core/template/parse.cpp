@@ -8,6 +8,7 @@
 #include <cstring>
 #include <deque>
 #include <type_traits>
+#include <unordered_map>
 
 #include "core/template/format.hpp"
 #include "core/util/error.hpp"
@@ -683,6 +684,9 @@ private:
   std::vector<std::shared_ptr<Tree>>& m_out;
   std::map<std::string, std::shared_ptr<Tree>> m_set;
   std::vector<std::string_view> m_vars;  // views into the file's text ("$" a literal)
+  // String literals' constants by their quoted text: a file repeats a few (include's template
+  // names, dict keys) many times, and making each one's Value was 1% of rendering a chart.
+  std::unordered_map<std::string_view, const Value*> m_strings;
   // Children of the lists, pipelines and commands being parsed, innermost last: each node's
   // list is allocated once at its final size (grown a child at a time, the arena's vectors
   // reallocated several times per list, which showed in profiles).
@@ -1136,11 +1140,15 @@ private:
         return p;
       }
       case It::string: case It::raw_string: {
-        std::string s;
-        if (!unquote(token.val, s)) errorf("invalid syntax");
         Node* n = m_arena->make(NodeType::string, token.pos);
         n->text = token.val;
-        n->constant = m_arena->keep(Value(std::move(s)));
+        const Value*& constant = m_strings[token.val];
+        if (!constant) {
+          std::string s;
+          if (!unquote(token.val, s)) errorf("invalid syntax");
+          constant = m_arena->keep(Value(std::move(s)));
+        }
+        n->constant = constant;
         return n;
       }
       default: break;
