@@ -87,7 +87,9 @@ struct RenderResult {
 
 // Renders `chart` (a copy is processed; the argument is not modified).
 RenderResult render(const Chart& chart, const RenderOptions& options);
-// The same, consuming the chart (no copy of its files).
+// The same, consuming the chart (no copy of its files). The values the templates see share
+// tables with the chart's values: a chart whose values are shared with another (a Chart copied
+// without own_values) must not be passed.
 RenderResult render(Chart&& chart, const RenderOptions& options);
 
 // Exactly what `helm template` prints on stdout for this result (CRDs only when

@@ -407,7 +407,13 @@ bool valid_release_name(const std::string& name) {
 
 }  // namespace
 
-RenderResult render(const Chart& chart, const RenderOptions& opts) { return render(Chart(chart), opts); }
+RenderResult render(const Chart& chart, const RenderOptions& opts) {
+  // The copy's values are its own: the values the templates see share tables with the chart's,
+  // and a template's `set` must not reach the caller's chart.
+  Chart copy(chart);
+  own_values(copy);
+  return render(std::move(copy), opts);
+}
 
 RenderResult render(Chart&& input, const RenderOptions& opts) {
   prefer_huge_pages_for_heap();
@@ -439,6 +445,8 @@ RenderResult render(Chart&& input, const RenderOptions& opts) {
     if (opts.log) opts.log(line);
   };
   Chart chart = std::move(input);
+  // A copy: the values the templates see share tables with it, and with the chart's values
+  // (which this render owns and nothing reads after it).
   Value user = opts.values.is_map() ? opts.values.deep_copy() : Value(Map{});
   process_dependencies(chart, user, note);
 

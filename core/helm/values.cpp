@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <optional>
+#include <unordered_set>
 
 #include "core/util/semver.hpp"
 #include "core/template/format.hpp"
@@ -264,6 +265,23 @@ private:
 };
 
 // --- coalescing -------------------------------------------------------------------------
+//
+// Helm coalesces deep copies of the user's values and of every chart's values. Copying them all
+// up front was ~6% of rendering a chart with subcharts, and most tables come through unchanged,
+// so a Coalescer copies a table only when it is about to change one (copy on write): the result
+// shares every table it did not change with its inputs, which are never modified.
+//
+// This gives Helm's result because, apart from the globals below, each table of Helm's copies
+// ends up in at most one place of the result, so changing a copy of it in that place is what
+// changing it in place would show. Helm's writes to the tables it coalesces from (`src[key] =
+// nil` in coalesceTablesFullKey) are not copied either: those tables are discarded afterwards,
+// so the writes only matter to the loop that follows them, which coalesce_tables reproduces.
+//
+// Globals: coalesceGlobals hands a subchart shallow copies of its parent's global tables, so
+// the tables below them are shared by the parent's and the subchart's globals, and a subchart's
+// global defaults added to them show in its parent and in the subcharts after it. A table
+// shared that way must be changed in place, so the parent's globals are made this coalesce's
+// own, all the way down, before they are handed on.
 
 bool is_table(const Value& v) { return v.is_map(); }
 
@@ -274,122 +292,190 @@ void warn(const ValuesLog& log, int line, const std::string& message) {
   if (log) log("coalesce.go:" + std::to_string(line) + ": " + message);
 }
 
-void coalesce_tables(Value& dst, Value& src, const std::string& prefix, bool merge, const ValuesLog& log) {
-  auto& d = dst.mutable_map();
-  auto& s = src.mutable_map();
-  for (const auto& [key, val] : d)
-    if (val.is_null()) s[key] = Value();
-  for (auto& [key, val] : s) {
-    std::string full = concat_prefix(prefix, key);
-    auto it = d.find(key);
-    if (it != d.end() && !merge && it->second.is_null()) {
-      d.erase(it);
-    } else if (it == d.end()) {
-      d[key] = val;
-    } else if (is_table(val)) {
-      if (is_table(it->second)) coalesce_tables(it->second, val, full, merge, log);
-      else warn(log, 298, "warning: cannot overwrite table with non table for " + full + " (" + tmpl::format_value(val) + ")");
-    } else if (is_table(it->second) && !val.is_null()) {
-      warn(log, 301, "warning: destination for " + full + " is a table. Ignoring non-table value (" +
-                         tmpl::format_value(val) + ")");
-    }
-  }
-}
-
 bool is_dependency(const Chart& c, const std::string& key) {
   for (const auto& sub : c.dependencies)
     if (sub.name() == key) return true;
   return false;
 }
 
-void coalesce_chart_values(const Chart& c, Value& v, const std::string& prefix, bool merge, const ValuesLog& log) {
-  std::string sub_prefix = concat_prefix(prefix, c.name());
-  Value vc = c.values.deep_copy();
-  auto& vm = v.mutable_map();
-  for (auto& [key, val] : vc.mutable_map()) {
-    auto it = vm.find(key);
-    if (it == vm.end()) {
-      vm[key] = val;
-      continue;
-    }
-    if (it->second.is_null() && !merge) {
-      vm.erase(it);
-    } else if (it->second.is_map()) {
-      if (val.is_map())
-        coalesce_tables(it->second, val, concat_prefix(sub_prefix, key), merge || is_dependency(c, key), log);
-      else if (!val.is_null())
-        warn(log, 237, "warning: skipped value for " + sub_prefix + "." + key + ": Not a table.");
-    }
-  }
-}
+// A table of the result being built: the Value holding it and, to copy it and the tables above
+// it on first change, the table it sits in and its key there.
+struct Slot {
+  Value* value;
+  Slot* parent = nullptr;  // nullptr: a root the Coalescer's caller owns
+  std::string_view key;    // its key in the parent (text that outlives the coalesce)
+};
 
-void coalesce_globals(Value& dest, const Value& src, const std::string& prefix, const ValuesLog& log) {
-  Value dg;
-  if (const Value* g = dest.find("global")) {
-    if (!g->is_map()) {
-      warn(log, 138, "warning: skipping globals because destination global is not a table.");
-      return;
-    }
-    dg = *g;
-  } else {
-    dg = Value(Map{});
+class Coalescer {
+public:
+  Coalescer(bool merge, const ValuesLog& log) : m_merge(merge), m_log(log) {}
+
+  // A new empty table that is this coalesce's own.
+  Value fresh_table() { return own(Value(Map{})); }
+
+  // coalesceValues then the subcharts' values under their names (Helm's coalesce).
+  void chart(const Chart& c, Slot& dest, const std::string& prefix) {
+    chart_values(c, dest, prefix);
+    deps(c, dest, prefix);
   }
-  Value sg;
-  if (const Value* g = src.find("global")) {
-    if (!g->is_map()) {
-      warn(log, 145, "warning: skipping globals because source global is not a table.");
-      return;
-    }
-    sg = *g;
-  } else {
-    sg = Value(Map{});
-  }
-  auto& dgm = dg.mutable_map();
-  for (const auto& [key, val] : sg.as_map()) {
-    if (is_table(val)) {
-      Value vv = Value(Map(val.as_map()));  // Helm's copyMap: a shallow copy
-      auto it = dgm.find(key);
-      if (it == dgm.end()) {
-        dgm[key] = vv;
-      } else if (it->second.is_map()) {
-        Value destv = it->second;
-        coalesce_tables(vv, destv, concat_prefix(prefix, key), true, log);
-        dgm[key] = vv;
-      } else {
-        warn(log, 161, "Conflict: cannot merge map onto non-map for " + tmpl::go_quote(key) + ". Skipping.");
+
+  // coalesceTablesFullKey(dst, src): src's keys fill in dst's, recursively; src is only read.
+  void tables(Slot& dst, const Value& src, const std::string& prefix, bool merge) {
+    // Helm first sets src[key] = nil for each null in dst, then walks src: a null in dst is
+    // deleted (merge=false) or left alone (merge=true), whatever src holds there.
+    std::vector<std::string> deleted;
+    if (!merge) {
+      for (const auto& [key, val] : dst.value->as_map())
+        if (val.is_null()) deleted.push_back(key);
+      if (!deleted.empty()) {
+        Map& d = mut(dst);
+        for (const auto& key : deleted) d.erase(key);
       }
-    } else if (auto it = dgm.find(key); it != dgm.end() && is_table(it->second)) {
-      warn(log, 175, "key " + key + " is table. Skipping");
-    } else {
-      dgm[key] = val;
+    }
+    for (const auto& [key, val] : src.as_map()) {
+      const Map& d = dst.value->as_map();  // again each time: a change may have copied it
+      auto it = d.find(key);
+      if (it == d.end()) {
+        if (std::find(deleted.begin(), deleted.end(), key) == deleted.end()) mut(dst).emplace(key, val);
+      } else if (it->second.is_null()) {
+        // left alone: Helm's src holds nil here
+      } else if (is_table(val)) {
+        if (is_table(it->second)) {
+          Slot sub{const_cast<Value*>(&it->second), &dst, it->first};
+          tables(sub, val, concat_prefix(prefix, key), merge);
+        } else {
+          warn(m_log, 298, "warning: cannot overwrite table with non table for " + concat_prefix(prefix, key) + " (" +
+                               tmpl::format_value(val) + ")");
+        }
+      } else if (is_table(it->second) && !val.is_null()) {
+        warn(m_log, 301, "warning: destination for " + concat_prefix(prefix, key) +
+                             " is a table. Ignoring non-table value (" + tmpl::format_value(val) + ")");
+      }
     }
   }
-  dest.mutable_map()["global"] = dg;
-}
 
-void coalesce(const Chart& c, Value& dest, const std::string& prefix, bool merge, const ValuesLog& log);
+private:
+  bool m_merge;
+  const ValuesLog& m_log;
+  std::unordered_set<const Map*> m_owned;  // the tables this coalesce made: changed in place
 
-void coalesce_deps(const Chart& c, Value& dest, const std::string& prefix, bool merge, const ValuesLog& log) {
-  for (const auto& sub : c.dependencies) {
-    auto& dm = dest.mutable_map();
-    auto it = dm.find(sub.name());
-    if (it == dm.end()) {
-      dm[sub.name()] = Value(Map{});
-    } else if (!it->second.is_map()) {
-      fail(ErrorKind::invalid, "type mismatch on " + sub.name() + ": %!t(" + it->second.go_type() + ")");
+  Value own(Value v) {
+    m_owned.insert(&v.as_map());
+    return v;
+  }
+  bool owned(const Value& v) const { return m_owned.contains(&v.as_map()); }
+
+  // The table in `s`, ready to change: copied (one level) on its first change, after the tables
+  // above it, so the inputs are never changed.
+  Map& mut(Slot& s) {
+    if (!owned(*s.value)) {
+      if (s.parent) s.value = &mut(*s.parent).find(s.key)->second;  // the parent may be a new copy
+      if (!owned(*s.value)) *s.value = own(Value(Map(s.value->as_map())));
     }
-    Value dv = dm[sub.name()];
+    return s.value->mutable_map();
+  }
+
+  // Makes the table in `s` and every table below it this coalesce's own.
+  void own_all(Slot& s) {
+    Map& m = mut(s);
+    for (auto& [key, val] : m) {
+      if (!is_table(val)) continue;
+      Slot sub{&val, &s, key};
+      own_all(sub);
+    }
+  }
+
+  // coalesceValues: the chart's values under `dest`'s.
+  void chart_values(const Chart& c, Slot& dest, const std::string& prefix) {
     std::string sub_prefix = concat_prefix(prefix, c.name());
-    coalesce_globals(dv, dest, sub_prefix, log);
-    coalesce(sub, dv, sub_prefix, merge, log);
-    dest.mutable_map()[sub.name()] = dv;
+    for (const auto& [key, val] : c.values.as_map()) {
+      const Map& vm = dest.value->as_map();
+      auto it = vm.find(key);
+      if (it == vm.end()) {
+        mut(dest).emplace(key, val);
+      } else if (it->second.is_null() && !m_merge) {
+        mut(dest).erase(key);
+      } else if (it->second.is_map()) {
+        if (val.is_map()) {
+          Slot sub{const_cast<Value*>(&it->second), &dest, it->first};
+          tables(sub, val, concat_prefix(sub_prefix, key), m_merge || is_dependency(c, key));
+        } else if (!val.is_null()) {
+          warn(m_log, 237, "warning: skipped value for " + sub_prefix + "." + key + ": Not a table.");
+        }
+      }
+    }
   }
-}
 
-void coalesce(const Chart& c, Value& dest, const std::string& prefix, bool merge, const ValuesLog& log) {
-  coalesce_chart_values(c, dest, prefix, merge, log);
-  coalesce_deps(c, dest, prefix, merge, log);
-}
+  // coalesceGlobals: the parent's globals (in `src`) copied down into dest's.
+  void globals(Slot& dest, const Value& src, const std::string& prefix) {
+    static const std::string k_global = "global";
+    Slot dg{nullptr, &dest, k_global};
+    if (const Value* g = dest.value->find(k_global)) {
+      if (!g->is_map()) {
+        warn(m_log, 138, "warning: skipping globals because destination global is not a table.");
+        return;
+      }
+      dg.value = const_cast<Value*>(g);
+    }
+    Value sg;
+    if (const Value* g = src.find(k_global)) {
+      if (!g->is_map()) {
+        warn(m_log, 145, "warning: skipping globals because source global is not a table.");
+        return;
+      }
+      sg = *g;
+    } else {
+      sg = Value(Map{});
+    }
+    if (!dg.value) dg.value = &mut(dest).emplace(k_global, fresh_table()).first->second;
+    for (const auto& [key, val] : sg.as_map()) {
+      const Map& dgm = dg.value->as_map();
+      auto it = dgm.find(key);
+      if (is_table(val)) {
+        if (it == dgm.end()) {
+          mut(dg).emplace(key, own(Value(Map(val.as_map()))));  // Helm's copyMap: a shallow copy
+        } else if (it->second.is_map()) {
+          Value vv = own(Value(Map(val.as_map())));
+          Value destv = it->second;
+          Slot root{&vv};
+          tables(root, destv, concat_prefix(prefix, key), true);
+          mut(dg)[key] = std::move(vv);
+        } else {
+          warn(m_log, 161, "Conflict: cannot merge map onto non-map for " + tmpl::go_quote(key) + ". Skipping.");
+        }
+      } else if (it != dgm.end() && is_table(it->second)) {
+        warn(m_log, 175, "key " + key + " is table. Skipping");
+      } else {
+        mut(dg)[key] = val;
+      }
+    }
+  }
+
+  void deps(const Chart& c, Slot& dest, const std::string& prefix) {
+    if (c.dependencies.empty()) return;
+    std::string sub_prefix = concat_prefix(prefix, c.name());
+    if (const Value* g = dest.value->find("global"); g && g->is_map()) {
+      static const std::string k_global = "global";
+      Slot dg{const_cast<Value*>(g), &dest, k_global};
+      own_all(dg);  // see "Globals" above
+    }
+    for (const auto& sub : c.dependencies) {
+      const Map& dm = dest.value->as_map();
+      auto it = dm.find(sub.name());
+      Slot dv{nullptr, &dest, sub.name()};
+      if (it == dm.end()) {
+        dv.value = &mut(dest).emplace(sub.name(), fresh_table()).first->second;
+      } else if (!it->second.is_map()) {
+        fail(ErrorKind::invalid, "type mismatch on " + sub.name() + ": %!t(" + it->second.go_type() + ")");
+      } else {
+        dv.value = const_cast<Value*>(&it->second);
+      }
+      Value parent = *dest.value;  // its globals are read while dv changes (which may copy dest)
+      globals(dv, parent, sub_prefix);
+      chart(sub, dv, sub_prefix);
+    }
+  }
+};
 
 // --- dependencies -----------------------------------------------------------------------
 
@@ -438,8 +524,12 @@ void process_dependency_enabled(Chart& c, const Value& v, const std::string& pat
   chosen.reserve(picks.size());
   for (size_t k = 0; k < picks.size(); ++k) {
     auto& [i, name] = picks[k];
-    if (last_pick[i] == k) chosen.push_back(std::move(c.dependencies[i]));
-    else chosen.push_back(c.dependencies[i]);
+    if (last_pick[i] == k) {
+      chosen.push_back(std::move(c.dependencies[i]));
+    } else {
+      chosen.push_back(c.dependencies[i]);
+      own_values(chosen.back());  // a coalesced result shares tables with the charts' values
+    }
     chosen.back().metadata.name = std::move(name);
   }
   c.dependencies = std::move(chosen);
@@ -497,7 +587,8 @@ Value path_to_map(const std::string& path, const Value& data) {
 void process_import_values(Chart& c, const ValuesLog& log) {
   if (c.metadata.dependencies.empty()) return;
   Value cvals = coalesce_values(c, Value(Map{}), true, log);
-  Value b = Value(Map{});
+  Coalescer imports(true, log);
+  Value b = imports.fresh_table();
   for (auto& req : c.metadata.dependencies) {
     List out;
     if (req.import_values.is_list()) {
@@ -517,16 +608,17 @@ void process_import_values(Chart& c, const ValuesLog& log) {
         out.push_back(Value(Map{{"child", child}, {"parent", parent}}));
         const Value* table = values_table(cvals, req.name + "." + child);
         if (!table) continue;  // Helm logs "ImportValues missing table" and goes on
+        // A copy: the table stays in cvals under the subchart's name, and Helm's final coalesce
+        // copies the two places apart.
         Value add = path_to_map(parent, table->deep_copy());
-        coalesce_tables(b, add, "", true, log);
+        Slot into{&b};
+        imports.tables(into, add, "", true);
       }
     }
     req.import_values = Value(std::move(out));
   }
-  // cvals is this function's own coalesced copy (the imported tables were deep-copied into b),
-  // so it takes the imports in place: copying it again showed in profiles of charts with
-  // large subcharts.
-  coalesce_tables(cvals, b, "", true, log);
+  Slot root{&cvals};
+  imports.tables(root, b, "", true);
   c.values = std::move(cvals);
 }
 
@@ -562,9 +654,16 @@ Value merge_maps(const Value& a, const Value& b) {
 }
 
 Value coalesce_values(const Chart& chart, const Value& values, bool merge, const ValuesLog& log) {
-  Value dest = values.is_map() ? values.deep_copy() : Value(Map{});
-  coalesce(chart, dest, "", merge, log);
+  Coalescer co(merge, log);
+  Value dest = values.is_map() ? values : co.fresh_table();
+  Slot root{&dest};
+  co.chart(chart, root, "");
   return dest;
+}
+
+void own_values(Chart& chart) {
+  chart.values = chart.values.deep_copy();
+  for (auto& sub : chart.dependencies) own_values(sub);
 }
 
 void process_dependencies(Chart& chart, const Value& values, const ValuesLog& log) {

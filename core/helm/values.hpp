@@ -7,7 +7,9 @@
 //                                              values under the subchart's name, globals
 //                                              copied down; a null user value deletes the key
 //
-// All functions copy what they must not mutate: tmpl::Value maps have Go reference semantics.
+// No function changes the values it is given (tmpl::Value maps have Go reference semantics),
+// but a coalesced result shares the tables it did not change with the user values and the
+// charts' values: changing one of them (a template's `set`) changes the other.
 
 #include <functional>
 #include <string>
@@ -31,12 +33,18 @@ tmpl::Value merge_maps(const tmpl::Value& a, const tmpl::Value& b);
 // ("coalesce.go:237: warning: skipped value for chart.image: Not a table.").
 using ValuesLog = std::function<void(const std::string&)>;
 
-// chartutil.CoalesceValues (merge=false) / MergeValues (merge=true).
+// chartutil.CoalesceValues (merge=false) / MergeValues (merge=true). The result shares tables
+// with `values` and the charts' values (see above).
 tmpl::Value coalesce_values(const Chart& chart, const tmpl::Value& values, bool merge = false,
                             const ValuesLog& log = {});
 
+// Gives `chart` and its subcharts values of their own (deep copies), so that a result coalesced
+// from them shares no table with another copy of the chart.
+void own_values(Chart& chart);
+
 // chartutil.ProcessDependenciesWithMerge: drops disabled subcharts (condition, tags), renames
-// aliased ones, and folds import-values into the chart's values. Modifies `chart`.
+// aliased ones, and folds import-values into the chart's values. Modifies `chart`, whose values
+// may then share tables with each other's.
 void process_dependencies(Chart& chart, const tmpl::Value& values, const ValuesLog& log = {});
 
 // Helm's Values.Table / PathValue lookups on dotted paths; nullptr when absent.

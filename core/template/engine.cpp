@@ -171,7 +171,7 @@ public:
     const std::string& name = m_eng.opts.set_name;
     if (trees.empty()) {
       try {
-        trees = parse_template(name, text, [this](std::string_view f) { return m_eng.has_function(f); });
+        trees = parse_template(name, text, [this](std::string_view f) { return m_eng.find_function(f); });
       } catch (const Error& e) {
         throw Error(ErrorKind::failed, "cannot parse template " + go_quote(text) + ": " + e.message());
       }
@@ -543,7 +543,8 @@ private:
 
   EV eval_function(const EV& dot, const Node* ident, const Node* cmd, NodeSpan args, const EV* final) {
     at(ident);
-    const FuncDef* def = m_eng.find_function(ident->text);
+    // The parse's function, unless set_function may have named another since.
+    const FuncDef* def = m_eng.own.empty() ? ident->func : m_eng.find_function(ident->text);
     if (!def) errorf(go_quote(ident->text) + " is not a defined function");
     return eval_call(dot, *def, ident->text, cmd, args, final);
   }
@@ -725,7 +726,7 @@ void Engine::add(const std::string& name, std::string_view text) {
     m_impl->add_trees(m_impl->set, trees);
     return;
   }
-  auto trees = parse_template(name, text, [this](std::string_view f) { return m_impl->has_function(f); });
+  auto trees = parse_template(name, text, [this](std::string_view f) { return m_impl->find_function(f); });
   m_impl->add_trees(m_impl->set, trees);
   if (!trees.empty() && trees.front()->name == name) m_impl->parsed_texts.emplace(text.size(), std::move(trees));
 }

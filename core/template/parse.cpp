@@ -8,6 +8,7 @@
 #include <cstring>
 #include <deque>
 #include <type_traits>
+#include <unordered_map>
 
 #include "core/template/format.hpp"
 #include "core/util/error.hpp"
@@ -635,10 +636,9 @@ struct ParseError {
 class Parser {
 public:
   Parser(const std::string& name, std::shared_ptr<const std::string> text, std::vector<Item> items,
-         const std::function<bool(std::string_view)>& has_function, std::shared_ptr<Arena> arena,
-         std::vector<std::shared_ptr<Tree>>& out)
+         const FunctionResolver& resolve, std::shared_ptr<Arena> arena, std::vector<std::shared_ptr<Tree>>& out)
       : m_parse_name(name), m_text(std::move(text)), m_items(std::move(items)), m_lines(*m_text),
-        m_has_function(has_function), m_arena(std::move(arena)), m_out(out) {
+        m_resolve(resolve), m_arena(std::move(arena)), m_out(out) {
     m_eof.pos = static_cast<int>(m_text->size());
     m_eof.line = m_items.empty() ? 1 : line_of(m_items.back());
   }
@@ -675,15 +675,18 @@ private:
   Item m_eof;             // what reading past the items gives (the lexer ends them with eof)
   size_t m_next = 0;      // the next item to read
   size_t m_furthest = 0;  // one past the furthest item read: Go's token[0], whose line errors name
-  const std::function<bool(std::string_view)>& m_has_function;
-  // Names m_has_function said are defined, by a hash of their length and ends: a file calls a
-  // few functions many times, and asking through the std::function and the engine's hashed
+  const FunctionResolver& m_resolve;
+  // Functions m_resolve found, by a hash of their name's length and ends: a file calls a few
+  // functions many times, and asking through the std::function and the engine's hashed
   // function map per identifier was 1.5% of rendering a chart.
-  std::array<std::string_view, 64> m_defined{};
+  std::array<std::pair<std::string_view, const FuncDef*>, 64> m_defined{};
   std::shared_ptr<Arena> m_arena;
   std::vector<std::shared_ptr<Tree>>& m_out;
   std::map<std::string, std::shared_ptr<Tree>> m_set;
   std::vector<std::string_view> m_vars;  // views into the file's text ("$" a literal)
+  // String literals' constants by their quoted text: a file repeats a few (include's template
+  // names, dict keys) many times, and making each one's Value was 1% of rendering a chart.
+  std::unordered_map<std::string_view, const Value*> m_strings;
   // Children of the lists, pipelines and commands being parsed, innermost last: each node's
   // list is allocated once at its final size (grown a child at a time, the arena's vectors
   // reallocated several times per list, which showed in profiles).
@@ -694,13 +697,13 @@ private:
 
   static constexpr int k_max_depth = 1000;
 
-  bool has_function(std::string_view name) {  // name: an identifier, never empty
-    std::string_view& slot = m_defined[(name.size() * 31 + static_cast<unsigned char>(name.front()) * 7 +
-                                        static_cast<unsigned char>(name.back())) % m_defined.size()];
-    if (slot == name) return true;
-    if (!m_has_function(name)) return false;
-    slot = name;
-    return true;
+  const FuncDef* function(std::string_view name) {  // name: an identifier, never empty
+    auto& slot = m_defined[(name.size() * 31 + static_cast<unsigned char>(name.front()) * 7 +
+                            static_cast<unsigned char>(name.back())) % m_defined.size()];
+    if (slot.first == name) return slot.second;
+    const FuncDef* f = m_resolve(name);
+    if (f) slot = {name, f};
+    return f;
   }
 
   // Moves the children collected since `mark` into `into`.
@@ -1098,9 +1101,11 @@ private:
     const Item& token = next_non_space();
     switch (token.typ) {
       case It::identifier: {
-        if (!has_function(token.val)) errorf("function " + go_quote(token.val) + " not defined");
+        const FuncDef* f = function(token.val);
+        if (!f) errorf("function " + go_quote(token.val) + " not defined");
         Node* n = m_arena->make(NodeType::identifier, token.pos);
         n->text = token.val;
+        n->func = f;
         return n;
       }
       case It::dot: return m_arena->make(NodeType::dot, token.pos);
@@ -1135,11 +1140,15 @@ private:
         return p;
       }
       case It::string: case It::raw_string: {
-        std::string s;
-        if (!unquote(token.val, s)) errorf("invalid syntax");
         Node* n = m_arena->make(NodeType::string, token.pos);
         n->text = token.val;
-        n->constant = m_arena->keep(Value(std::move(s)));
+        const Value*& constant = m_strings[token.val];
+        if (!constant) {
+          std::string s;
+          if (!unquote(token.val, s)) errorf("invalid syntax");
+          constant = m_arena->keep(Value(std::move(s)));
+        }
+        n->constant = constant;
         return n;
       }
       default: break;
@@ -1341,12 +1350,12 @@ bool is_empty_tree(const Node* n) {
 }
 
 std::vector<std::shared_ptr<Tree>> parse_template(const std::string& name, std::string_view text,
-                                                  const std::function<bool(std::string_view)>& has_function) {
+                                                  const FunctionResolver& resolve) {
   auto owned = std::make_shared<const std::string>(text);
   Lexer lexer(*owned);
   std::vector<Item> items = lexer.run();
   std::vector<std::shared_ptr<Tree>> out;
-  Parser parser(name, owned, std::move(items), has_function, std::make_shared<Arena>(), out);
+  Parser parser(name, owned, std::move(items), resolve, std::make_shared<Arena>(), out);
   try {
     parser.parse_file();
   } catch (const ParseError& e) {

@@ -99,6 +99,28 @@ TEST_CASE("golden: app chart (subcharts, library, tgz alias, imports, hooks, fil
   check_golden("app", "warnings", warnings);
 }
 
+// Coalescing shares the tables it does not change with the charts' values: what the templates
+// see, and change, must still be Helm's, including its tables shared between globals (a
+// subchart's global defaults reach its parent and the subcharts after it, and a template's
+// `set` on them shows everywhere) and its separate copies of a subchart listed twice.
+TEST_CASE("golden: coalesced values, shared globals and templates that change them", "[helm][render]") {
+  check_golden("coalesce", "default", {});
+  TemplateArgs custom;
+  custom.value_files = {(k_charts / "coalesce-custom.yaml").string()};
+  check_golden("coalesce", "custom", custom);
+}
+
+TEST_CASE("render() of a const chart leaves its values as they were", "[helm][render]") {
+  Chart chart = load_chart(k_charts / "coalesce");
+  RenderOptions opts;
+  opts.release_name = "rel";
+  opts.namespace_name = "ns";
+  std::string first = template_output(render(chart, opts));
+  CHECK(first == slurp(k_charts / "coalesce-default.expected"));
+  CHECK(chart.values.find("image")->find("mutated") == nullptr);
+  CHECK(template_output(render(chart, opts)) == first);
+}
+
 TEST_CASE("golden: apiVersion v1 chart with requirements.yaml, tags and conditions", "[helm][render]") {
   check_golden("legacy", "default", {});
   TemplateArgs tags;

@@ -25,6 +25,9 @@ TEST_CASE("exec: literals and ideal constants", "[template][exec]") {
   CHECK(render("{{ 42 }} {{ -7 }} {{ 0x1F }} {{ 0o17 }} {{ 1_000 }}") == "42 -7 31 15 1000");
   CHECK(render("{{ 1.5 }} {{ 1e3 }} {{ 'a' }} {{ true }} {{ \"q\" }} {{ `raw\\n` }}") == "1.5 1000 97 true q raw\\n");
   CHECK(render("{{ printf \"%T %T %T\" 1 1.0 'x' }}") == "int float64 int");
+  // A literal written again is the same constant; the same text quoted otherwise is another.
+  CHECK(render("{{ \"a\\tb\" }}|{{ \"a\\tb\" | len }}|{{ `a\\tb` | len }}|{{ `a\\tb` }}") == "a\tb|3|4|a\\tb");
+  CHECK(error_of("{{ \"ok\" }}{{ \"ok\" }}{{ \"bad\\q\" }}").find("invalid syntax") != std::string::npos);
 }
 
 TEST_CASE("exec: fields, maps and missing keys", "[template][exec]") {

@@ -203,4 +203,14 @@ TEST_CASE("helm: set_function adds or overrides functions", "[template][helm]") 
   });
   e.add("t", "{{ greet \"bob\" }}");
   CHECK(e.execute("t", Value()) == "hi bob from t");
+  // Calls are resolved when a template is parsed; a function set afterwards still takes over.
+  e.add("u", "{{ upper \"x\" }}|{{ greet \"al\" }}");
+  CHECK(e.execute("u", Value()) == "X|hi al from u");
+  e.set_function("greet", [](Context&, std::vector<Value>& args) { return Value("bye " + args.at(0).as_string()); });
+  CHECK(e.execute("u", Value()) == "X|bye al");
+  Engine plain;
+  plain.add("v", "{{ upper \"x\" }}");
+  CHECK(plain.execute("v", Value()) == "X");
+  plain.set_function("upper", [](Context&, std::vector<Value>&) { return Value("overridden"); });
+  CHECK(plain.execute("v", Value()) == "overridden");
 }
