@@ -41,9 +41,11 @@ std::vector<std::string> strings_from(const std::string& text) {
 }
 
 bool exists_in(store::Database& db, const std::string& id) {
-  auto& s = db.statement("SELECT 1 FROM ac_contexts WHERE id = ?");
+  auto& s = db.statement(k_header_sql);
   s.bind(1, id);
-  return s.step();
+  const bool found = s.step();
+  s.reset();
+  return found;
 }
 
 void no_context(const std::string& id) { fail(ErrorKind::not_found, "appcontext '" + id + "' not found"); }

@@ -95,6 +95,11 @@ TEST_CASE("save and load round-trip with content stored once", "[appcontext]") {
   // Loaded content is shared between clusters, too.
   CHECK(back.apps[0].clusters[0].resources[0].content.get() == c.resources[0].content.get());
   CHECK(back.resource_count() == 9);
+  auto found = ac::load_if_exists(*st, "100");
+  REQUIRE(found);
+  CHECK(found->owner.key == ctx.owner.key);
+  CHECK(found->meta == ctx.meta);
+  CHECK(found->resource_count() == 9);
   CHECK_THROWS_AS(ac::save(*st, ctx), Error);
   CHECK(ac::list(*st, ctx.owner.key) == std::vector<std::string>{"100"});
 }
@@ -154,6 +159,9 @@ TEST_CASE("rotate-key encrypts a workspace that was not, Secret objects included
 
 TEST_CASE("missing context is not found", "[appcontext]") {
   auto st = emco::test::open_test_store();
+  CHECK_FALSE(ac::exists(*st, "42"));
+  CHECK_FALSE(ac::find_header(*st, "42"));
+  CHECK_FALSE(ac::load_if_exists(*st, "42"));
   try {
     ac::load(*st, "42");
     FAIL("no error");
