@@ -241,6 +241,36 @@ TEST_CASE("one meta field reads as the header's meta has it", "[appcontext]") {
   CHECK(ac::meta_field(*st, "7", "o") == R"({"a":[1,"x"]})");
   CHECK(ac::meta_field(*st, "7", "s") == "t\"q");
   CHECK(ac::meta_field(*st, "7", "z") == "null");
+  CHECK(ac::meta_field(*st, "7", "a") == std::nullopt);  // a key below the top level is not a field
+  // A duplicate name reads as its last value; a meta that is not an object
+  // or not JSON fails as the header's does.
+  auto set_meta_text = [&](const std::string& text) {
+    auto& w = st->database().statement("UPDATE ac_contexts SET meta = ? WHERE id = ?");
+    w.bind(1, text);
+    w.bind(2, std::string("7"));
+    w.exec();
+  };
+  set_meta_text(R"({"d":"1","e":"x","d":"2"})");
+  CHECK(ac::meta_field(*st, "7", "d") == "2");
+  CHECK(ac::header(*st, "7").meta.at("d") == "2");
+  for (const std::string text : {R"({"d":"1")", R"({"d":"1"} x)", R"(["d"])", "7", "", "null"}) {
+    INFO(text);
+    set_meta_text(text);
+    std::string header_error, field_error;
+    std::optional<std::string> field = "unset";
+    try {
+      (void)ac::header(*st, "7");
+    } catch (const std::exception& e) {
+      header_error = e.what();
+    }
+    try {
+      field = ac::meta_field(*st, "7", "d");
+    } catch (const std::exception& e) {
+      field_error = e.what();
+    }
+    CHECK(field_error == header_error);
+    if (header_error.empty()) CHECK(field == std::nullopt);
+  }
   try {
     ac::meta_field(*st, "8", "hooks");
     FAIL("no error");
