@@ -101,6 +101,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     if (inv->command->needs_workspace) ctx.workspace();
     int code = inv->command->handler(ctx, *inv);
     resume_in_background(ctx);
+    if (ctx.store_opened()) ctx.store().leave_open_at_exit();
     out.flush();
     if (!out) {
       err << "emco: error: cannot write output\n";

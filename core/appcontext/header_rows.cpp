@@ -5,19 +5,16 @@
 
 namespace emco::appcontext {
 
-namespace {
-
-// One statement for header() and meta_field(): the meta is column 2.
-constexpr std::string_view k_header_sql =
-    "SELECT owner_kind, owner_key, meta, status, desired, COALESCE(parent_id, ''), children, status_ctx, stop_flag, "
-    "pending_terminate, revision, created FROM ac_contexts WHERE id = ?";
-
-}  // namespace
-
 Header header(store::Store& st, const std::string& id) {
+  auto h = find_header(st, id);
+  if (!h) no_context(id);
+  return std::move(*h);
+}
+
+std::optional<Header> find_header(store::Store& st, const std::string& id) {
   auto& s = st.database().statement(k_header_sql);
   s.bind(1, id);
-  if (!s.step()) no_context(id);
+  if (!s.step()) return std::nullopt;
   Header h;
   h.id = id;
   h.owner_kind = s.str(0);

@@ -24,6 +24,8 @@ struct Header {
   int64_t revision = 0;
 };
 Header header(store::Store& st, const std::string& id);  // Error(not_found)
+// header(), or nullopt when context `id` is not stored.
+std::optional<Header> find_header(store::Store& st, const std::string& id);
 // One field of the header's meta, as Header::meta has it, or nullopt when
 // the meta has no such field: reads the row as header() does, but neither
 // copies its other columns nor builds the whole map (the hooks, rollout and

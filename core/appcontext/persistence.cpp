@@ -197,12 +197,11 @@ void decode_plan(const std::string& ctx_id, App& app, std::string_view data, con
   }
 }
 
-// Loads a context; the apps named in `elide` are left without their
-// clusters (App::elided).
-AppContext load_impl(store::Store& st, const std::string& id, const std::set<std::string>& elide,
-                     Sealed sealed = Sealed::fail) {
+// Loads the context whose header is `h`; the apps named in `elide` are
+// left without their clusters (App::elided).
+AppContext load_impl(store::Store& st, Header h, const std::set<std::string>& elide, Sealed sealed = Sealed::fail) {
   auto& db = st.database();
-  Header h = header(st, id);
+  const std::string id = h.id;
   AppContext ctx;
   ctx.id = h.id;
   ctx.owner.kind = h.owner_kind;
@@ -268,7 +267,15 @@ AppContext load_impl(store::Store& st, const std::string& id, const std::set<std
 
 }  // namespace
 
-AppContext load(store::Store& st, const std::string& id, Sealed sealed) { return load_impl(st, id, {}, sealed); }
+AppContext load(store::Store& st, const std::string& id, Sealed sealed) {
+  return load_impl(st, header(st, id), {}, sealed);
+}
+
+std::optional<AppContext> load_if_exists(store::Store& st, const std::string& id, Sealed sealed) {
+  auto h = find_header(st, id);
+  if (!h) return std::nullopt;
+  return load_impl(st, std::move(*h), {}, sealed);
+}
 
 std::map<std::string, StoredApp> stored_apps(store::Store& st, const std::string& id) {
   std::map<std::string, StoredApp> out;
@@ -287,7 +294,7 @@ ContextPair load_changed(store::Store& st, const std::string& old_id, const std:
     auto it = old_apps.find(app);
     if (it != old_apps.end() && it->second.plan_digest == stored.plan_digest) same.insert(app);
   }
-  return {load_impl(st, old_id, same), load_impl(st, new_id, same)};
+  return {load_impl(st, header(st, old_id), same), load_impl(st, header(st, new_id), same)};
 }
 
 void remove(store::Store& st, const std::string& id) {

@@ -31,6 +31,9 @@ void save(store::Store& st, const AppContext& ctx);
 enum class Sealed { fail, keep };
 // Loads a whole context. Throws Error(not_found) naming the id.
 AppContext load(store::Store& st, const std::string& id, Sealed sealed = Sealed::fail);
+// load(), or nullopt when context `id` is not stored: one read where
+// exists() then load() are two.
+std::optional<AppContext> load_if_exists(store::Store& st, const std::string& id, Sealed sealed = Sealed::fail);
 // Per app of a stored context: the digest of its inputs ("" if unknown) and
 // of its plan (cheap: no plan is read).
 struct StoredApp {

@@ -20,6 +20,12 @@ std::map<std::string, std::string> meta_from(const std::string& text);
 std::optional<std::string> meta_value(std::string_view text, const std::string& name);
 // A stored JSON array of strings (a context's children).
 std::vector<std::string> strings_from(const std::string& text);
+// A context's header row by id, the meta its column 2: the one statement
+// header(), meta_field() and exists_in() read, so that a command asking
+// several of them prepares one (a prepare costs more than the lookup).
+inline constexpr std::string_view k_header_sql =
+    "SELECT owner_kind, owner_key, meta, status, desired, COALESCE(parent_id, ''), children, status_ctx, stop_flag, "
+    "pending_terminate, revision, created FROM ac_contexts WHERE id = ?";
 // Whether context `id` is stored.
 bool exists_in(store::Database& db, const std::string& id);
 // Throws Error(not_found) naming the context.

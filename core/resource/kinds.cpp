@@ -1,8 +1,11 @@
 #include "core/resource/kinds.hpp"
 
 #include <algorithm>
+#include <array>
 #include <map>
 #include <mutex>
+#include <optional>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -83,117 +86,243 @@ Schema placement_element() {
 }
 
 
-std::deque<Kind> build() {
-  std::deque<Kind> k;
-  auto add = [&](Kind kind) { k.push_back(std::move(kind)); };
-  const std::vector<std::string> dig_ops = {"approve", "instantiate", "terminate", "stop", "update", "rollback", "migrate", "clone"};
+// Core's kinds, in registry order: what finding one needs, and how to make
+// the rest of it. Each is made on first need (core_kind): making them all,
+// schemas and all, was a sixth of `emco get`'s own instructions, and a
+// short command needs a few.
+struct CoreKind {
+  std::string_view id;
+  std::string_view parent;
+  std::string_view collection;
+  Kind (*make)();  // the kind but its id, parent and collection
+};
 
-  // clm
-  add({.id = "clusterProvider", .elements = {"clusterProvider"}, .collection = "cluster-providers", .service = "clm",
-       .display = "cluster provider", .spec = no_spec()});
-  add({.id = "cluster", .parent = "clusterProvider", .elements = {"cluster"}, .collection = "clusters", .service = "clm",
-       .display = "cluster",
-       .spec = obj({opt("gitOps", obj({req("gitOpsType", one_of({"fluxcd", "fluxv2", "anthos", "azureArcV2"})),
-                                      req("gitOpsReferenceObject", name_str()), req("gitOpsResourceObject", name_str())}))}),
-       .file = FileMode::single, .file_what = "kubeconfig", .lifecycle = true,
-       .operations = {"apply", "terminate", "stop"},
-       .references = {Reference{"clusterSyncObject", RefType::path, "", {}, {}, "",
-                                {"gitOps.gitOpsReferenceObject", "gitOps.gitOpsResourceObject"}, {}}},
-       .secret_file = true});
-  add({.id = "clusterLabel", .parent = "cluster", .elements = {"clusterLabel"}, .collection = "labels", .service = "clm",
-       .display = "cluster label", .spec = no_spec(), .body = BodyShape::label});
-  add({.id = "clusterKv", .parent = "cluster", .elements = {"clusterKv"}, .collection = "kv-pairs", .service = "clm",
-       .display = "cluster kv pairs", .spec = kv_list()});
-  add({.id = "clusterSyncObject", .parent = "clusterProvider", .elements = {"clusterSyncObject"},
-       .collection = "cluster-sync-objects", .service = "clm", .display = "cluster sync object",
-       .spec = sync_object_kv_list(),
-       .secret_spec = true});
-  add({.id = "clmController", .elements = {"controller"}, .fixed = {{"controllerGroup", "cluster"}},
-       .collection = "clm-controllers", .service = "clm", .display = "clm controller", .spec = controller_spec()});
-
-  // orchestrator
-  add({.id = "controller", .elements = {"controller"}, .fixed = {{"controllerGroup", "orchestrator"}},
-       .collection = "controllers", .service = "orchestrator", .display = "controller", .spec = controller_spec()});
-  add({.id = "dtcController", .elements = {"controller"}, .fixed = {{"controllerGroup", "dtc"}},
-       .collection = "dtc-controllers", .service = "dtc", .display = "dtc controller", .spec = controller_spec(1, 65535, 1)});
-  add({.id = "project", .elements = {"project"}, .collection = "projects", .service = "orchestrator",
-       .display = "project", .spec = no_spec()});
-  add({.id = "compositeApp", .parent = "project", .elements = {"compositeApp", "compositeAppVersion"},
-       .collection = "composite-apps", .service = "orchestrator", .display = "composite app",
-       .spec = obj({req("compositeAppVersion", name_str()), opt("id", str())})});
-  add({.id = "app", .parent = "compositeApp", .elements = {"app"}, .collection = "apps", .service = "orchestrator",
-       .display = "app", .spec = no_spec(), .file = FileMode::single, .file_required = true, .file_what = "Helm chart"});
-  add({.id = "appDependency", .parent = "app", .elements = {"appDependency"}, .collection = "dependency",
-       .service = "orchestrator", .display = "app dependency",
-       .spec = obj({req("app", name_str()), req("opStatus", one_of({"Ready", "Deployed"}, true)), opt("wait", integer(0, 4096))}),
-       .references = {plain_ref("app")}});
-  add({.id = "compositeProfile", .parent = "compositeApp", .elements = {"compositeProfile"},
-       .collection = "composite-profiles", .service = "orchestrator", .display = "composite profile", .spec = no_spec()});
-  add({.id = "appProfile", .parent = "compositeProfile", .elements = {"appProfile"}, .collection = "profiles",
-       .service = "orchestrator", .display = "app profile", .spec = obj({req("app", name_str())}),
-       .file = FileMode::single, .file_required = true, .file_what = "profile package", .references = {plain_ref("app")}});
-  add({.id = "deploymentIntentGroup", .parent = "compositeApp", .elements = {"deploymentIntentGroup"},
-       .collection = "deployment-intent-groups", .service = "orchestrator", .display = "deployment intent group",
-       .spec = obj({req("compositeProfile", name_str()), req("version", name_str()), req("logicalCloud", name_str()),
+constexpr CoreKind k_core[] = {
+    // clm
+    {"clusterProvider", "", "cluster-providers",
+     [] {
+       return Kind{.elements = {"clusterProvider"}, .service = "clm", .display = "cluster provider", .spec = no_spec()};
+     }},
+    {"cluster", "clusterProvider", "clusters",
+     [] {
+       return Kind{
+           .elements = {"cluster"},
+           .service = "clm",
+           .display = "cluster",
+           .spec = obj({opt("gitOps",
+                            obj({req("gitOpsType", one_of({"fluxcd", "fluxv2", "anthos", "azureArcV2"})),
+                                 req("gitOpsReferenceObject", name_str()), req("gitOpsResourceObject", name_str())}))}),
+           .file = FileMode::single,
+           .file_what = "kubeconfig",
+           .lifecycle = true,
+           .operations = {"apply", "terminate", "stop"},
+           .references = {Reference{"clusterSyncObject", RefType::path, "", {}, {}, "",
+                                    {"gitOps.gitOpsReferenceObject", "gitOps.gitOpsResourceObject"}, {}}},
+           .secret_file = true};
+     }},
+    {"clusterLabel", "cluster", "labels",
+     [] {
+       return Kind{.elements = {"clusterLabel"},
+                   .service = "clm",
+                   .display = "cluster label",
+                   .spec = no_spec(),
+                   .body = BodyShape::label};
+     }},
+    {"clusterKv", "cluster", "kv-pairs",
+     [] {
+       return Kind{.elements = {"clusterKv"}, .service = "clm", .display = "cluster kv pairs", .spec = kv_list()};
+     }},
+    {"clusterSyncObject", "clusterProvider", "cluster-sync-objects",
+     [] {
+       return Kind{.elements = {"clusterSyncObject"},
+                   .service = "clm",
+                   .display = "cluster sync object",
+                   .spec = sync_object_kv_list(),
+                   .secret_spec = true};
+     }},
+    {"clmController", "", "clm-controllers",
+     [] {
+       return Kind{.elements = {"controller"},
+                   .fixed = {{"controllerGroup", "cluster"}},
+                   .service = "clm",
+                   .display = "clm controller",
+                   .spec = controller_spec()};
+     }},
+    // orchestrator
+    {"controller", "", "controllers",
+     [] {
+       return Kind{.elements = {"controller"},
+                   .fixed = {{"controllerGroup", "orchestrator"}},
+                   .service = "orchestrator",
+                   .display = "controller",
+                   .spec = controller_spec()};
+     }},
+    {"dtcController", "", "dtc-controllers",
+     [] {
+       return Kind{.elements = {"controller"},
+                   .fixed = {{"controllerGroup", "dtc"}},
+                   .service = "dtc",
+                   .display = "dtc controller",
+                   .spec = controller_spec(1, 65535, 1)};
+     }},
+    {"project", "", "projects",
+     [] { return Kind{.elements = {"project"}, .service = "orchestrator", .display = "project", .spec = no_spec()}; }},
+    {"compositeApp", "project", "composite-apps",
+     [] {
+       return Kind{.elements = {"compositeApp", "compositeAppVersion"},
+                   .service = "orchestrator",
+                   .display = "composite app",
+                   .spec = obj({req("compositeAppVersion", name_str()), opt("id", str())})};
+     }},
+    {"app", "compositeApp", "apps",
+     [] {
+       return Kind{.elements = {"app"},
+                   .service = "orchestrator",
+                   .display = "app",
+                   .spec = no_spec(),
+                   .file = FileMode::single,
+                   .file_required = true,
+                   .file_what = "Helm chart"};
+     }},
+    {"appDependency", "app", "dependency",
+     [] {
+       return Kind{.elements = {"appDependency"},
+                   .service = "orchestrator",
+                   .display = "app dependency",
+                   .spec = obj({req("app", name_str()), req("opStatus", one_of({"Ready", "Deployed"}, true)),
+                                opt("wait", integer(0, 4096))}),
+                   .references = {plain_ref("app")}};
+     }},
+    {"compositeProfile", "compositeApp", "composite-profiles",
+     [] {
+       return Kind{.elements = {"compositeProfile"},
+                   .service = "orchestrator",
+                   .display = "composite profile",
+                   .spec = no_spec()};
+     }},
+    {"appProfile", "compositeProfile", "profiles",
+     [] {
+       return Kind{.elements = {"appProfile"},
+                   .service = "orchestrator",
+                   .display = "app profile",
+                   .spec = obj({req("app", name_str())}),
+                   .file = FileMode::single,
+                   .file_required = true,
+                   .file_what = "profile package",
+                   .references = {plain_ref("app")}};
+     }},
+    {"deploymentIntentGroup", "compositeApp", "deployment-intent-groups",
+     [] {
+       return Kind{
+           .elements = {"deploymentIntentGroup"},
+           .service = "orchestrator",
+           .display = "deployment intent group",
+           .spec =
+               obj({req("compositeProfile", name_str()), req("version", name_str()), req("logicalCloud", name_str()),
                     opt("overrideValues", array(obj({req("app", name_str()), opt("values", map_of(str()))}))),
                     opt("id", str())},
                    {"services", "instantiatedServices", "action", "isCheckedOut"}),
-       .lifecycle = true, .operations = dig_ops,
-       // A DIG whose composite profile is missing is stored (upstream does);
-       // instantiate needs the profile only for the apps it renders.
-       .references = {plain_ref("logicalCloud"), soft_ref("compositeProfile")}});
-  add({.id = "groupIntent", .parent = "deploymentIntentGroup", .elements = {"groupIntent"}, .collection = "intents",
-       // Values as upstream's schema has them (any string up to 128): a Go
-       // template's '<no value>' is stored, with a warning (manifest.cpp).
-       .service = "orchestrator", .display = "group intent", .spec = obj({req("intent", map_of(str(128)))}),
-       .references = {Reference{"controller", RefType::map, "intent", {{"controllerGroup", "orchestrator"}},
-                                {"genericPlacementIntent"}, "", {}, {}}}});
-  add({.id = "genericPlacementIntent", .parent = "deploymentIntentGroup", .elements = {"genericPlacementIntent"},
-       .collection = "generic-placement-intents", .service = "orchestrator", .display = "generic placement intent",
-       .spec = obj({}, {"logicalCloud"})});
-  add({.id = "genericAppPlacementIntent", .parent = "genericPlacementIntent", .elements = {"genericAppPlacementIntent"},
-       .collection = "app-intents", .service = "orchestrator", .display = "app placement intent",
-       .spec = obj({req("app", name_str()),
-                    req("intent", obj({opt("selector", one_of({"name", "label"}, true)), opt("allOf", array(placement_element())),
-                                       opt("anyOf", array(placement_element()))}))}),
-       .references = {plain_ref("app"), many_ref("cluster"), Reference{"clusterLabel", RefType::label, "", {}, {}, "", {}, {}}}});
-  add({.id = "service", .parent = "project", .elements = {"service"}, .collection = "services", .service = "orchestrator",
-       .display = "service", .spec = obj({opt("digs", array(str()))}), .lifecycle = true,
-       .operations = {"update", "instantiate", "terminate", "instantiate-apps", "terminate-apps"}});
+           .lifecycle = true,
+           .operations = {"approve", "instantiate", "terminate", "stop", "update", "rollback", "migrate", "clone"},
+           // A DIG whose composite profile is missing is stored (upstream does);
+           // instantiate needs the profile only for the apps it renders.
+           .references = {plain_ref("logicalCloud"), soft_ref("compositeProfile")}};
+     }},
+    {"groupIntent", "deploymentIntentGroup", "intents",
+     [] {
+       return Kind{.elements = {"groupIntent"},
+                   .service = "orchestrator",
+                   .display = "group intent",
+                   // Values as upstream's schema has them (any string up to 128): a Go
+                   // template's '<no value>' is stored, with a warning (manifest.cpp).
+                   .spec = obj({req("intent", map_of(str(128)))}),
+                   .references = {Reference{"controller", RefType::map, "intent", {{"controllerGroup", "orchestrator"}},
+                                            {"genericPlacementIntent"}, "", {}, {}}}};
+     }},
+    {"genericPlacementIntent", "deploymentIntentGroup", "generic-placement-intents",
+     [] {
+       return Kind{.elements = {"genericPlacementIntent"},
+                   .service = "orchestrator",
+                   .display = "generic placement intent",
+                   .spec = obj({}, {"logicalCloud"})};
+     }},
+    {"genericAppPlacementIntent", "genericPlacementIntent", "app-intents",
+     [] {
+       return Kind{
+           .elements = {"genericAppPlacementIntent"},
+           .service = "orchestrator",
+           .display = "app placement intent",
+           .spec = obj({req("app", name_str()), req("intent", obj({opt("selector", one_of({"name", "label"}, true)),
+                                                                   opt("allOf", array(placement_element())),
+                                                                   opt("anyOf", array(placement_element()))}))}),
+           .references = {plain_ref("app"), many_ref("cluster"),
+                          Reference{"clusterLabel", RefType::label, "", {}, {}, "", {}, {}}}};
+     }},
+    {"service", "project", "services",
+     [] {
+       return Kind{.elements = {"service"},
+                   .service = "orchestrator",
+                   .display = "service",
+                   .spec = obj({opt("digs", array(str()))}),
+                   .lifecycle = true,
+                   .operations = {"update", "instantiate", "terminate", "instantiate-apps", "terminate-apps"}};
+     }},
+    // dcm
+    {"logicalCloud", "project", "logical-clouds",
+     [] {
+       return Kind{.elements = {"logicalCloud"},
+                   .service = "dcm",
+                   .display = "logical cloud",
+                   .spec = obj({opt("level", one_of({"0", "1"})), opt("namespace", name_str()),
+                                opt("user", obj({opt("userName", str(20)), opt("type", str())})),
+                                opt("labels", map_of(str()))}),
+                   .lifecycle = true,
+                   .operations = {"instantiate", "terminate", "update", "stop"}};
+     }},
+    {"clusterReference", "logicalCloud", "cluster-references",
+     [] {
+       return Kind{.elements = {"clusterReference"},
+                   .service = "dcm",
+                   .display = "cluster reference",
+                   .spec = obj({req("clusterProvider", name_str()), req("cluster", name_str()),
+                                opt("loadBalancerIP", str(16)), opt("certificate", str())}),
+                   .references = {plain_ref("cluster")}};
+     }},
+    {"userPermission", "logicalCloud", "user-permissions",
+     [] {
+       return Kind{.elements = {"userPermission"},
+                   .service = "dcm",
+                   .display = "user permission",
+                   .spec = obj({opt("namespace", str()), opt("apiGroups", array(str())), opt("resources", array(str())),
+                                opt("verbs", array(str()))})};
+     }},
+    {"clusterQuota", "logicalCloud", "cluster-quotas",
+     [] {
+       return Kind{.elements = {"clusterQuota"}, .service = "dcm", .display = "cluster quota", .spec = map_of(str())};
+     }},
+    {"logicalCloudKv", "logicalCloud", "kv-pairs",
+     [] {
+       return Kind{
+           .elements = {"logicalCloudKv"}, .service = "dcm", .display = "logical cloud kv pairs", .spec = kv_list()};
+     }},
+};
+constexpr size_t k_core_count = std::size(k_core);
 
-  // dcm
-  add({.id = "logicalCloud", .parent = "project", .elements = {"logicalCloud"}, .collection = "logical-clouds",
-       .service = "dcm", .display = "logical cloud",
-       .spec = obj({opt("level", one_of({"0", "1"})), opt("namespace", name_str()),
-                    opt("user", obj({opt("userName", str(20)), opt("type", str())})), opt("labels", map_of(str()))}),
-       .lifecycle = true, .operations = {"instantiate", "terminate", "update", "stop"}});
-  add({.id = "clusterReference", .parent = "logicalCloud", .elements = {"clusterReference"},
-       .collection = "cluster-references", .service = "dcm", .display = "cluster reference",
-       .spec = obj({req("clusterProvider", name_str()), req("cluster", name_str()), opt("loadBalancerIP", str(16)),
-                    opt("certificate", str())}),
-       .references = {plain_ref("cluster")}});
-  add({.id = "userPermission", .parent = "logicalCloud", .elements = {"userPermission"}, .collection = "user-permissions",
-       .service = "dcm", .display = "user permission",
-       .spec = obj({opt("namespace", str()), opt("apiGroups", array(str())), opt("resources", array(str())),
-                    opt("verbs", array(str()))})});
-  add({.id = "clusterQuota", .parent = "logicalCloud", .elements = {"clusterQuota"}, .collection = "cluster-quotas",
-       .service = "dcm", .display = "cluster quota", .spec = map_of(str())});
-  add({.id = "logicalCloudKv", .parent = "logicalCloud", .elements = {"logicalCloudKv"}, .collection = "kv-pairs",
-       .service = "dcm", .display = "logical cloud kv pairs", .spec = kv_list()});
-
-
-
-
-
-
-  return k;
+std::optional<size_t> core_index(std::string_view id) {
+  for (size_t i = 0; i < k_core_count; ++i)
+    if (k_core[i].id == id) return i;
+  return std::nullopt;
 }
 
 struct Registry {
-  std::deque<Kind> kinds = build();  // a deque: installing kinds never moves those handed out
-  std::map<std::string, size_t> by_id;
+  // Core's kinds (made in place on first need), then the plugins'. A deque:
+  // installing kinds never moves those handed out.
+  std::deque<Kind> kinds{k_core_count};
+  std::array<Kind*, k_core_count> core{};  // kinds[i], reached without the deque (install_kinds grows it)
+  std::array<std::once_flag, k_core_count> made;
+  std::map<std::string, size_t> plugin_by_id;  // index in kinds
   Registry() {
-    for (size_t i = 0; i < kinds.size(); ++i) by_id[kinds[i].id] = i;
+    for (size_t i = 0; i < k_core_count; ++i) core[i] = &kinds[i];
   }
 };
 
@@ -201,6 +330,18 @@ Registry& registry() {
   // Never destroyed: destroying every kind's schema was work at every exit.
   static Registry& r = *new Registry;
   return r;
+}
+
+const Kind& core_kind(size_t i) {
+  Registry& r = registry();
+  std::call_once(r.made[i], [&] {
+    Kind k = k_core[i].make();
+    k.id = k_core[i].id;
+    k.parent = k_core[i].parent;
+    k.collection = k_core[i].collection;
+    *r.core[i] = std::move(k);
+  });
+  return *r.core[i];
 }
 
 void (*g_kind_loader)() = nullptr;
@@ -233,28 +374,31 @@ Reference soft_ref(std::string target) {
 
 void install_kinds(std::vector<Kind>&& kinds) {
   Registry& r = registry();
+  auto defined = [&r](const std::string& id) { return core_index(id) || r.plugin_by_id.count(id); };
   for (Kind& k : kinds) {
-    if (r.by_id.count(k.id))
+    if (defined(k.id))
       fail(ErrorKind::internal, "resource kind '" + k.id + "' is defined twice");
     if (k.parent.empty())
       fail(ErrorKind::internal, "resource kind '" + k.id + "' has no parent: the roots of the resource tree are core's");
-    if (!r.by_id.count(k.parent))
+    if (!defined(k.parent))
       fail(ErrorKind::internal, "resource kind '" + k.id + "' names parent '" + k.parent + "', which is not defined before it");
-    r.by_id[k.id] = r.kinds.size();
+    r.plugin_by_id[k.id] = r.kinds.size();
     r.kinds.push_back(std::move(k));
   }
 }
 
-const std::deque<Kind>& all_kinds() { return complete_registry().kinds; }
+const std::deque<Kind>& all_kinds() {
+  Registry& r = complete_registry();
+  for (size_t i = 0; i < k_core_count; ++i) core_kind(i);
+  return r.kinds;
+}
 
 const Kind* find_kind(const std::string& id) {
   // Core's kinds answer most lookups without the plugins' being built.
-  auto found = [&id](const Registry& r) {
-    auto it = r.by_id.find(id);
-    return it == r.by_id.end() ? nullptr : &r.kinds[it->second];
-  };
-  if (const Kind* k = found(registry())) return k;
-  return found(complete_registry());
+  if (auto i = core_index(id)) return &core_kind(*i);
+  const Registry& r = complete_registry();
+  auto it = r.plugin_by_id.find(id);
+  return it == r.plugin_by_id.end() ? nullptr : &r.kinds[it->second];
 }
 
 const Kind& kind(const std::string& id) {
@@ -265,8 +409,8 @@ const Kind& kind(const std::string& id) {
 const Kind* find_root(std::string_view collection) {
   // Roots are core's (install_kinds refuses others): the plugins' kinds
   // need not be built to tell an anchor from an address.
-  for (const auto& k : registry().kinds)
-    if (k.parent.empty() && k.collection == collection) return &k;
+  for (size_t i = 0; i < k_core_count; ++i)
+    if (k_core[i].parent.empty() && k_core[i].collection == collection) return &core_kind(i);
   return nullptr;
 }
 

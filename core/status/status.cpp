@@ -238,15 +238,19 @@ json history_status(store::Store& st, const resource::Kind& k, const resource::K
     ctx = q.instance;
   }
   if (status_ctx.empty()) status_ctx = ctx;
-  bool have_ctx = !ctx.empty() && ac::exists(st, ctx);
 
   ac::AppContext c;
-  const bool loaded = have_ctx && (q.list_apps || q.list_clusters || q.list_resources || q.output != "summary" ||
-                                   ready || !q.apps.empty() || !q.clusters.empty() || !q.resources.empty());
-  if (loaded)
-    c = ac::load(st, ctx, ac::Sealed::keep);  // names and states: readable without the workspace key
-  else if (have_ctx)
-    c.id = ctx;
+  bool have_ctx = false;
+  if (!ctx.empty()) {
+    if (!(q.list_apps || q.list_clusters || q.list_resources || q.output != "summary" || ready || !q.apps.empty() ||
+          !q.clusters.empty() || !q.resources.empty())) {
+      have_ctx = ac::exists(st, ctx);
+      if (have_ctx) c.id = ctx;
+    } else if (auto loaded = ac::load_if_exists(st, ctx, ac::Sealed::keep)) {
+      c = std::move(*loaded);  // names and states: readable without the workspace key
+      have_ctx = true;
+    }
+  }
 
   for (const auto& a : q.apps)
     if (have_ctx && !c.find_app(a)) fail(ErrorKind::not_found, "app '" + a + "' is not part of " + store::describe(k, dig));

@@ -187,6 +187,11 @@ public:
   // exec_later() statements): the figure benchmarks report as round trips.
   // 0 for an embedded engine, which has none.
   uint64_t round_trips() const { return m_round_trips; }
+  // True when closing this connection would do nothing but free memory, so
+  // that a process about to exit may leave it open (Store::leave_open_at_exit:
+  // taking down SQLite's schema and statements was a twentieth of `emco get`).
+  // False by default: a server would see its client vanish.
+  virtual bool close_frees_only() const { return false; }
   // After rows were inserted with explicit values in `column`, the
   // auto-assigned id column (INTEGER PRIMARY KEY in the DDL) of `table`
   // (a workspace import keeps row ids): the next id assigned follows the

@@ -498,6 +498,13 @@ void Store::write(const std::function<void()>& body) {
 
 uint64_t Store::round_trips() const { return m_db->round_trips(); }
 
+void Store::leave_open_at_exit() {
+  if (!m_db->close_frees_only()) return;
+  // Reachable until the exit (no leak to LeakSanitizer), never destroyed.
+  static auto& kept = *new std::vector<std::unique_ptr<Database>>;
+  kept.push_back(std::move(m_db));
+}
+
 std::optional<Resource> Store::get(const Key& key) const {
   const bool remember = m_write_depth > 0;
   if (remember)

@@ -170,6 +170,11 @@ public:
   Database& database() const { return *m_db; }
   // Requests this connection sent to a database server (Database::round_trips).
   uint64_t round_trips() const;
+  // For a process about to exit, the Store's last call: when closing its
+  // connection would only free memory (Database::close_frees_only), the
+  // connection is kept, never closed, for the exit to drop; otherwise
+  // nothing happens and the destructor closes it as usual.
+  void leave_open_at_exit();
 
 private:
   Store(std::unique_ptr<Database> db, std::string location, std::filesystem::path data_dir);

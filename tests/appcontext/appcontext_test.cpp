@@ -98,6 +98,11 @@ TEST_CASE("save and load round-trip with content stored once", "[appcontext]") {
   // Loaded content is shared between clusters, too.
   CHECK(back.apps[0].clusters[0].resources[0].content.get() == c.resources[0].content.get());
   CHECK(back.resource_count() == 9);
+  auto found = ac::load_if_exists(*st, "100");
+  REQUIRE(found);
+  CHECK(found->owner.key == ctx.owner.key);
+  CHECK(found->meta == ctx.meta);
+  CHECK(found->resource_count() == 9);
   CHECK_THROWS_AS(ac::save(*st, ctx), Error);
   CHECK(ac::list(*st, ctx.owner.key) == std::vector<std::string>{"100"});
 }
@@ -157,6 +162,9 @@ TEST_CASE("rotate-key encrypts a workspace that was not, Secret objects included
 
 TEST_CASE("missing context is not found", "[appcontext]") {
   auto st = emco::test::open_test_store();
+  CHECK_FALSE(ac::exists(*st, "42"));
+  CHECK_FALSE(ac::find_header(*st, "42"));
+  CHECK_FALSE(ac::load_if_exists(*st, "42"));
   try {
     ac::load(*st, "42");
     FAIL("no error");
@@ -236,6 +244,36 @@ TEST_CASE("one meta field reads as the header's meta has it", "[appcontext]") {
   CHECK(ac::meta_field(*st, "7", "o") == R"({"a":[1,"x"]})");
   CHECK(ac::meta_field(*st, "7", "s") == "t\"q");
   CHECK(ac::meta_field(*st, "7", "z") == "null");
+  CHECK(ac::meta_field(*st, "7", "a") == std::nullopt);  // a key below the top level is not a field
+  // A duplicate name reads as its last value; a meta that is not an object
+  // or not JSON fails as the header's does.
+  auto set_meta_text = [&](const std::string& text) {
+    auto& w = st->database().statement("UPDATE ac_contexts SET meta = ? WHERE id = ?");
+    w.bind(1, text);
+    w.bind(2, std::string("7"));
+    w.exec();
+  };
+  set_meta_text(R"({"d":"1","e":"x","d":"2"})");
+  CHECK(ac::meta_field(*st, "7", "d") == "2");
+  CHECK(ac::header(*st, "7").meta.at("d") == "2");
+  for (const std::string text : {R"({"d":"1")", R"({"d":"1"} x)", R"(["d"])", "7", "", "null"}) {
+    INFO(text);
+    set_meta_text(text);
+    std::string header_error, field_error;
+    std::optional<std::string> field = "unset";
+    try {
+      (void)ac::header(*st, "7");
+    } catch (const std::exception& e) {
+      header_error = e.what();
+    }
+    try {
+      field = ac::meta_field(*st, "7", "d");
+    } catch (const std::exception& e) {
+      field_error = e.what();
+    }
+    CHECK(field_error == header_error);
+    if (header_error.empty()) CHECK(field == std::nullopt);
+  }
   try {
     ac::meta_field(*st, "8", "hooks");
     FAIL("no error");

@@ -37,5 +37,22 @@ TEST_CASE("short commands load none of the libraries kept for first use", "[star
   CHECK(t.err.find("libarchive") != std::string::npos);
 }
 
+TEST_CASE("a command that wrote closes the workspace: its -wal file is checkpointed empty", "[startup][sqlite]") {
+  // A command that only read leaves its connection to the exit instead
+  // (store::Store::leave_open_at_exit); one that wrote must close it.
+  Sandbox s;
+  s.copy_from(base_sandbox());
+  const fs::path wal = s.path(".emco/emco.db-wal");
+  REQUIRE(s.emco({"project", "create", "p9"}).code == 0);
+  CHECK(fs::file_size(wal) == 0);
+  Run r = s.emco({"get", "projects/p9"});
+  CHECK(r.code == 0);
+  CHECK(r.out.find("p9") != std::string::npos);
+  CHECK(fs::file_size(wal) == 0);
+  REQUIRE(s.emco({"project", "delete", "p9"}).code == 0);
+  CHECK(fs::file_size(wal) == 0);
+  CHECK(s.emco({"get", "projects/p9"}).code != 0);
+}
+
 }  // namespace
 }  // namespace emco::test

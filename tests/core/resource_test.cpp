@@ -109,6 +109,8 @@ TEST_CASE("resource anchors round-trip for every kind") {
     CHECK(a.target == AnchorTarget::resource);
     CHECK(a.kind == &k);
     CHECK(a.key == key);
+    // Core's kinds are made on first need: a lookup finds the one listed.
+    CHECK(find_kind(k.id) == &k);
   }
 }
 

@@ -188,6 +188,13 @@ public:
     }
   }
 
+  // A connection that wrote may owe the -wal file a checkpoint at its
+  // close (the last connection's); one that only read leaves nothing.
+  bool close_frees_only() const override {
+    sqlite3* h = m_db.getHandle();
+    return !m_wrote && sqlite3_total_changes64(h) == 0 && sqlite3_get_autocommit(h);
+  }
+
   int schema_version() override {
     auto& s = statement("PRAGMA user_version");
     s.step();
@@ -212,6 +219,7 @@ protected:
     for (sqlite3_stmt* s = sqlite3_next_stmt(h, nullptr); s; s = sqlite3_next_stmt(h, s))
       if (sqlite3_stmt_busy(s)) sqlite3_reset(s);
     exec("BEGIN IMMEDIATE");
+    m_wrote = true;
   }
   void commit() override { exec("COMMIT"); }
   void rollback() noexcept override {
@@ -223,6 +231,7 @@ protected:
 
 private:
   SQLite::Database m_db;
+  bool m_wrote = false;  // a write transaction began (schema changes are no "changes" to SQLite's count)
 };
 
 }  // namespace
