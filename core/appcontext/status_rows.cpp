@@ -12,7 +12,6 @@ namespace emco::appcontext {
 
 using store::encode_resource_states;
 using store::ResourceStateView;
-using store::StoredResourceState;
 using store::visit_resource_states;
 
 namespace {
@@ -47,24 +46,27 @@ const std::string& chunk_query() {
   return sql;
 }
 
-// One (app, cluster)'s row as put_status_changes rewrites it.
+// One (app, cluster)'s row as put_status_changes rewrites it. Its views
+// point at the changes or at the row's stored values, which stay in place
+// (rows are not added to once reading begins).
 struct Row {
   std::string_view app, cluster;
   bool recorded = false;  // connectivity recorded (NULL in the row until then)
-  std::string connectivity, time;
-  std::vector<StoredResourceState> resources;
+  std::string_view connectivity, time;
+  std::vector<ResourceStateView> resources;
+  std::string stored_connectivity, stored_time, stored_resources;
   std::vector<const StatusChange*> changes;
 };
 
-StoredResourceState& resource_in(Row& row, std::string_view name) {
+ResourceStateView& resource_in(Row& row, std::string_view name) {
   auto& v = row.resources;
   auto it = std::lower_bound(v.begin(), v.end(), name,
-                             [](const StoredResourceState& s, std::string_view n) { return s.resource < n; });
+                             [](const ResourceStateView& s, std::string_view n) { return s.resource < n; });
   if (it == v.end() || it->resource != name) {
-    StoredResourceState fresh;
+    ResourceStateView fresh;
     fresh.resource = name;
     fresh.status = resource_status::pending;
-    it = v.insert(it, std::move(fresh));
+    it = v.insert(it, fresh);
   }
   return *it;
 }
@@ -106,27 +108,36 @@ void write_row(store::Database& db, const std::string& ctx, const Row& row) {
 
 void read_into(Row& row, store::Statement& s, const std::string& ctx) {
   row.recorded = !s.is_null(2);
-  if (row.recorded) row.connectivity = s.text(2);
-  row.time = s.text(3);
+  row.stored_connectivity = row.recorded ? s.text(2) : std::string_view();
+  row.connectivity = row.stored_connectivity;
+  row.stored_time = s.text(3);
+  row.time = row.stored_time;
+  row.stored_resources = s.blob(4);
   row.resources.clear();
-  visit_states(s.blob(4), ctx, row.app, row.cluster, [&](const ResourceStateView& v) {
-    row.resources.push_back({std::string(v.resource), std::string(v.status), std::string(v.message),
-                             std::string(v.time), std::string(v.ready)});
-  });
+  visit_states(row.stored_resources, ctx, row.app, row.cluster,
+               [&](const ResourceStateView& v) { row.resources.push_back(v); });
 }
+
+struct RowKeyHash {
+  size_t operator()(const std::pair<std::string_view, std::string_view>& k) const {
+    const size_t h = std::hash<std::string_view>()(k.first);
+    return h ^ (std::hash<std::string_view>()(k.second) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2));
+  }
+};
 
 }  // namespace
 
 void put_status_changes(store::Store& st, const std::string& ctx, const std::vector<StatusChange>& changes) {
   std::vector<Row> rows;
-  std::unordered_map<std::string, size_t> index;  // app '\n' cluster → rows
-  auto key = [](std::string_view app, std::string_view cluster) {
-    std::string k;
-    k.reserve(app.size() + 1 + cluster.size());
-    return k.append(app).append(1, '\n').append(cluster);
-  };
+  using Key = std::pair<std::string_view, std::string_view>;  // (app, cluster), viewing the changes
+  std::unordered_map<Key, size_t, RowKeyHash> index;
   for (const auto& c : changes) {
-    auto [it, added] = index.try_emplace(key(c.app, c.cluster), rows.size());
+    // A cluster's changes usually come together: the last row first.
+    if (!rows.empty() && rows.back().app == c.app && rows.back().cluster == c.cluster) {
+      rows.back().changes.push_back(&c);
+      continue;
+    }
+    auto [it, added] = index.try_emplace(Key(c.app, c.cluster), rows.size());
     if (added) {
       rows.emplace_back();
       rows.back().app = c.app;
@@ -154,7 +165,7 @@ void put_status_changes(store::Store& st, const std::string& ctx, const std::vec
         s.bind(static_cast<int>(2 + 2 * i), r.app);
         s.bind(static_cast<int>(3 + 2 * i), r.cluster);
       }
-      while (s.step()) read_into(rows[index.at(key(s.text(0), s.text(1)))], s, ctx);
+      while (s.step()) read_into(rows[index.at(Key(s.text(0), s.text(1)))], s, ctx);
       s.reset();
     }
     for (size_t i = from; i < to; ++i) {

@@ -65,14 +65,14 @@ private:
 
 }  // namespace
 
-std::string encode_resource_states(const std::vector<StoredResourceState>& states) {
+std::string encode_resource_states(const std::vector<ResourceStateView>& states) {
   std::string out;
   if (states.empty()) return out;
   out += k_format;
-  const StoredResourceState* previous = nullptr;
-  static const StoredResourceState none;
+  const ResourceStateView* previous = nullptr;
+  static const ResourceStateView none;
   for (const auto& s : states) {
-    const StoredResourceState& p = previous ? *previous : none;
+    const ResourceStateView& p = previous ? *previous : none;
     put_bytes(out, s.resource);
     put_field(out, s.status, p.status);
     put_field(out, s.message, p.message);
@@ -104,12 +104,9 @@ void visit_resource_states(std::string_view data, const std::function<void(const
   }
 }
 
-std::vector<StoredResourceState> decode_resource_states(std::string_view data) {
-  std::vector<StoredResourceState> out;
-  visit_resource_states(data, [&](const ResourceStateView& v) {
-    out.push_back({std::string(v.resource), std::string(v.status), std::string(v.message), std::string(v.time),
-                   std::string(v.ready)});
-  });
+std::vector<ResourceStateView> decode_resource_states(std::string_view data) {
+  std::vector<ResourceStateView> out;
+  visit_resource_states(data, [&](const ResourceStateView& v) { out.push_back(v); });
   return out;
 }
 

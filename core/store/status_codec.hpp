@@ -18,20 +18,14 @@
 
 namespace emco::store {
 
-struct StoredResourceState {
-  std::string resource;
-  std::string status;
-  std::string message;
-  std::string time;
-  std::string ready;
-};
-
-// `states` must be sorted by resource (bytewise), names unique.
-std::string encode_resource_states(const std::vector<StoredResourceState>& states);
-// One decoded state, viewing the encoding.
+// One resource's state; the views point at the caller's strings (or, from
+// the readers below, into the encoding).
 struct ResourceStateView {
   std::string_view resource, status, message, time, ready;
 };
+
+// `states` must be sorted by resource (bytewise), names unique.
+std::string encode_resource_states(const std::vector<ResourceStateView>& states);
 // Thrown by the readers below on a malformed or truncated encoding; the
 // caller, who knows whose states they are, reports it.
 struct MalformedStates {
@@ -40,6 +34,7 @@ struct MalformedStates {
 // Calls `fn` for each state in order; "" holds none. Throws MalformedStates
 // (after calling `fn` for the states before the damage).
 void visit_resource_states(std::string_view data, const std::function<void(const ResourceStateView&)>& fn);
-std::vector<StoredResourceState> decode_resource_states(std::string_view data);
+// The states in order, viewing `data`.
+std::vector<ResourceStateView> decode_resource_states(std::string_view data);
 
 }  // namespace emco::store

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <set>
 #include <unordered_map>
 
@@ -327,15 +328,18 @@ void status_from_rows(Database& db) {
       "INSERT INTO ac_status(ctx, app, cluster, resources) VALUES(?,?,?,?) "
       "ON CONFLICT(ctx, app, cluster) DO UPDATE SET resources = excluded.resources");
   std::string ctx, app, cluster;
-  std::vector<StoredResourceState> states;
+  std::vector<std::array<std::string, 5>> states;  // resource, status, message, time, ready
   auto flush = [&] {
     if (states.empty()) return;
     // The server's collation may order names otherwise: the encoding is bytewise.
-    std::sort(states.begin(), states.end(), [](const auto& a, const auto& b) { return a.resource < b.resource; });
+    std::sort(states.begin(), states.end(), [](const auto& a, const auto& b) { return a[0] < b[0]; });
+    std::vector<ResourceStateView> views;
+    views.reserve(states.size());
+    for (const auto& f : states) views.push_back({f[0], f[1], f[2], f[3], f[4]});
     put.bind(1, ctx);
     put.bind(2, app);
     put.bind(3, cluster);
-    put.bind_blob(4, encode_resource_states(states));
+    put.bind_blob(4, encode_resource_states(views));
     put.exec();
     put.reset();
     states.clear();

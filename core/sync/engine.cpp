@@ -333,18 +333,25 @@ bool Runner::commit_batches(const Hooks& hooks, const std::function<void()>& flu
         // repository: 1 million jobs and 3 million resources at 100,000
         // clusters), hence slices. Each status row stands alone: a slice
         // recorded before a crash is as true as the rest would have been.
+        // A job's connectivity goes with its resources' states: a cluster's
+        // status is one row, written once per slice that names it.
         size_t emitted = 0;
-        for (size_t ji : jobs) {
+        std::vector<bool> shown(m_work.jobs.size(), false);
+        auto show = [&](size_t ji) {
+          if (shown[ji]) return;
+          shown[ji] = true;
           emit_connectivity(m_work.jobs[ji], Connectivity::available);
           if (++emitted % kStatusSlice == 0) flush();
-        }
+        };
         for (const auto& s : staged) {
+          show(s.job);
           const Job& j = m_work.jobs[s.job];
           const Step& step = j.steps[s.step];
           bool removal = step.action == StepAction::remove || step.action == StepAction::remove_quiet;
           emit_resource(j, step, removal ? ResourceStatus::deleted : ResourceStatus::committed, note);
           if (++emitted % kStatusSlice == 0) flush();
         }
+        for (size_t ji : jobs) show(ji);
         break;
       } catch (const TargetError& e) {
         error = e.message();

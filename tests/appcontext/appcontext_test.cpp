@@ -456,11 +456,12 @@ TEST_CASE("a batch of status changes rewrites each cluster's row once, later cha
 }
 
 TEST_CASE("stored resource states round-trip and damage is reported", "[appcontext][status]") {
-  std::vector<store::StoredResourceState> states = {
+  const std::string long_name(300, 'x'), long_message(200, 'm');
+  std::vector<store::ResourceStateView> states = {
       {"a+ConfigMap", "Committed", "commit 7e6f", "2026-11-29T14:32:11.392Z", ""},
       {"b+Deployment", "Committed", "commit 7e6f", "2026-11-29T14:32:11.392Z", "true"},
       {"c+Service", "Failed", "", "2026-11-29T14:32:12.000Z", ""},
-      {std::string(300, 'x'), "Pending", std::string(200, 'm'), "", ""},  // lengths over one varint byte
+      {long_name, "Pending", long_message, "", ""},  // lengths over one varint byte
   };
   const std::string data = store::encode_resource_states(states);
   auto back = store::decode_resource_states(data);
