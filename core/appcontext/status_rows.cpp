@@ -175,29 +175,32 @@ void put_status_changes(store::Store& st, const std::string& ctx, const std::vec
   }
 }
 
-void set_resource_status(store::Store& st, const std::string& ctx, const std::string& app, const std::string& cluster,
-                         const std::string& resource, const std::string& status, const std::string& message,
-                         const std::string& time) {
+namespace {
+// One change in a write of its own.
+void write_one(store::Store& st, const std::string& ctx, StatusChange::What what, std::string_view app,
+               std::string_view cluster, std::string_view resource, std::string_view value,
+               std::string_view message, std::string_view time) {
   StatusChange c;
-  c.what = StatusChange::What::status;
+  c.what = what;
   c.app = app;
   c.cluster = cluster;
   c.resource = resource;
-  c.value = status;
+  c.value = value;
   c.message = message;
   c.time = time;
   st.write([&] { put_status_changes(st, ctx, {c}); });
 }
+}  // namespace
+
+void set_resource_status(store::Store& st, const std::string& ctx, const std::string& app, const std::string& cluster,
+                         const std::string& resource, const std::string& status, const std::string& message,
+                         const std::string& time) {
+  write_one(st, ctx, StatusChange::What::status, app, cluster, resource, status, message, time);
+}
 
 void set_resource_ready(store::Store& st, const std::string& ctx, const std::string& app, const std::string& cluster,
                         const std::string& resource, const std::string& ready) {
-  StatusChange c;
-  c.what = StatusChange::What::ready;
-  c.app = app;
-  c.cluster = cluster;
-  c.resource = resource;
-  c.value = ready;
-  st.write([&] { put_status_changes(st, ctx, {c}); });
+  write_one(st, ctx, StatusChange::What::ready, app, cluster, resource, ready, "", "");
 }
 
 std::vector<ResourceState> resource_states(store::Store& st, const std::string& ctx) {
@@ -246,13 +249,7 @@ void for_each_resource_status(store::Store& st, const std::string& ctx, const st
 
 void set_cluster_state(store::Store& st, const std::string& ctx, const std::string& app, const std::string& cluster,
                        const std::string& conn, const std::string& time) {
-  StatusChange c;
-  c.what = StatusChange::What::connectivity;
-  c.app = app;
-  c.cluster = cluster;
-  c.value = conn;
-  c.time = time;
-  st.write([&] { put_status_changes(st, ctx, {c}); });
+  write_one(st, ctx, StatusChange::What::connectivity, app, cluster, "", conn, "", time);
 }
 
 void set_cluster_readback(store::Store& st, const std::string& ctx, const std::string& app,
