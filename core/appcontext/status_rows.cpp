@@ -177,17 +177,7 @@ void put_status_changes(store::Store& st, const std::string& ctx, const std::vec
 
 namespace {
 // One change in a write of its own.
-void write_one(store::Store& st, const std::string& ctx, StatusChange::What what, std::string_view app,
-               std::string_view cluster, std::string_view resource, std::string_view value,
-               std::string_view message, std::string_view time) {
-  StatusChange c;
-  c.what = what;
-  c.app = app;
-  c.cluster = cluster;
-  c.resource = resource;
-  c.value = value;
-  c.message = message;
-  c.time = time;
+void write_one(store::Store& st, const std::string& ctx, const StatusChange& c) {
   st.write([&] { put_status_changes(st, ctx, {c}); });
 }
 }  // namespace
@@ -195,12 +185,12 @@ void write_one(store::Store& st, const std::string& ctx, StatusChange::What what
 void set_resource_status(store::Store& st, const std::string& ctx, const std::string& app, const std::string& cluster,
                          const std::string& resource, const std::string& status, const std::string& message,
                          const std::string& time) {
-  write_one(st, ctx, StatusChange::What::status, app, cluster, resource, status, message, time);
+  write_one(st, ctx, StatusChange::of_status(app, cluster, resource, status, message, time));
 }
 
 void set_resource_ready(store::Store& st, const std::string& ctx, const std::string& app, const std::string& cluster,
                         const std::string& resource, const std::string& ready) {
-  write_one(st, ctx, StatusChange::What::ready, app, cluster, resource, ready, "", "");
+  write_one(st, ctx, StatusChange::of_ready(app, cluster, resource, ready));
 }
 
 std::vector<ResourceState> resource_states(store::Store& st, const std::string& ctx) {
@@ -249,7 +239,7 @@ void for_each_resource_status(store::Store& st, const std::string& ctx, const st
 
 void set_cluster_state(store::Store& st, const std::string& ctx, const std::string& app, const std::string& cluster,
                        const std::string& conn, const std::string& time) {
-  write_one(st, ctx, StatusChange::What::connectivity, app, cluster, "", conn, "", time);
+  write_one(st, ctx, StatusChange::of_connectivity(app, cluster, conn, time));
 }
 
 void set_cluster_readback(store::Store& st, const std::string& ctx, const std::string& app,

@@ -1,7 +1,7 @@
 #pragma once
 // Deploy status, kept under the status context id: one row per (app,
 // cluster) holding its connectivity, its read-back and its resources' states
-// (core/appcontext/status_codec.hpp).
+// (core/store/status_codec.hpp).
 
 #include <cstdint>
 #include <functional>
@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/appcontext/value.hpp"
@@ -65,6 +66,19 @@ struct StatusChange {
   std::string_view value;     // the connectivity, status or readiness
   std::string_view message;   // status
   std::string time;           // connectivity and status
+
+  static StatusChange of_connectivity(std::string_view app, std::string_view cluster, std::string_view connectivity,
+                                      std::string time) {
+    return {What::connectivity, app, cluster, {}, connectivity, {}, std::move(time)};
+  }
+  static StatusChange of_status(std::string_view app, std::string_view cluster, std::string_view resource,
+                                std::string_view status, std::string_view message, std::string time) {
+    return {What::status, app, cluster, resource, status, message, std::move(time)};
+  }
+  static StatusChange of_ready(std::string_view app, std::string_view cluster, std::string_view resource,
+                               std::string_view ready) {
+    return {What::ready, app, cluster, resource, ready, {}, {}};
+  }
 };
 // Records a batch of changes inside the caller's write (Store::write), later
 // changes winning: one read and one write per (app, cluster) the batch names

@@ -2,7 +2,6 @@
 
 #include <cstdint>
 
-
 namespace emco::store {
 
 namespace {
@@ -102,12 +101,6 @@ void visit_resource_states(std::string_view data, const std::function<void(const
     previous = s;
     first = false;
   }
-}
-
-std::vector<ResourceStateView> decode_resource_states(std::string_view data) {
-  std::vector<ResourceStateView> out;
-  visit_resource_states(data, [&](const ResourceStateView& v) { out.push_back(v); });
-  return out;
 }
 
 }  // namespace emco::store

@@ -34,7 +34,5 @@ struct MalformedStates {
 // Calls `fn` for each state in order; "" holds none. Throws MalformedStates
 // (after calling `fn` for the states before the damage).
 void visit_resource_states(std::string_view data, const std::function<void(const ResourceStateView&)>& fn);
-// The states in order, viewing `data`.
-std::vector<ResourceStateView> decode_resource_states(std::string_view data);
 
 }  // namespace emco::store

@@ -243,7 +243,7 @@ CREATE TABLE ac_owed_children(
 );
 )sql"},
     // 9: deploy status as one row per (app, cluster) holding its resources'
-    // states (core/appcontext/status_codec.hpp) instead of a row per
+    // states (core/store/status_codec.hpp) instead of a row per
     // resource keyed by the context, app, cluster and resource names: a third
     // of a GitOps instantiate was writing those rows (10,000 clusters: 400,000
     // rows, ~140 bytes of each the repeated key and commit message).

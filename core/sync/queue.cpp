@@ -134,15 +134,9 @@ void settle_stopped_apply(store::Store& st, const std::string& status_ctx) {
   const auto states = ac::resource_states(st, status_ctx);
   std::vector<ac::StatusChange> changes;
   for (const auto& s : states)
-    if (s.status == ac::resource_status::retrying) {
-      ac::StatusChange& c = changes.emplace_back();
-      c.app = s.app;
-      c.cluster = s.cluster;
-      c.resource = s.resource;
-      c.value = ac::resource_status::not_created;
-      c.message = "stopped while its cluster could not be reached";
-      c.time = now;
-    }
+    if (s.status == ac::resource_status::retrying)
+      changes.push_back(ac::StatusChange::of_status(s.app, s.cluster, s.resource, ac::resource_status::not_created,
+                                                    "stopped while its cluster could not be reached", now));
   if (!changes.empty()) st.write([&] { ac::put_status_changes(st, status_ctx, changes); });
 }
 
@@ -339,19 +333,11 @@ bool read_back(store::Store& st, const ac::AppContext& c, const std::string& sta
         t->probe();
         std::vector<std::pair<std::string, bool>> ready;
         for (const auto& r : cl.resources) ready.push_back({r.name, t->state(r.text()).ready});
-        std::vector<ac::StatusChange> changes(1 + ready.size());
-        changes[0].what = ac::StatusChange::What::connectivity;
-        changes[0].value = connectivity_name(Connectivity::available);
-        changes[0].time = now;
-        for (size_t i = 0; i < ready.size(); ++i) {
-          changes[1 + i].what = ac::StatusChange::What::ready;
-          changes[1 + i].resource = ready[i].first;
-          changes[1 + i].value = ready[i].second ? "true" : "false";
-        }
-        for (auto& change : changes) {
-          change.app = a.name;
-          change.cluster = cl.name;
-        }
+        std::vector<ac::StatusChange> changes;
+        changes.push_back(
+            ac::StatusChange::of_connectivity(a.name, cl.name, connectivity_name(Connectivity::available), now));
+        for (const auto& [name, ok] : ready)
+          changes.push_back(ac::StatusChange::of_ready(a.name, cl.name, name, ok ? "true" : "false"));
         st.write([&] { ac::put_status_changes(st, status_ctx, changes); });
       } catch (const Error&) {
         // A TargetError, or the factory's Error for a cluster it cannot
@@ -487,20 +473,11 @@ EventWork event_work(store::Store& st, const std::string& ctx, const ac::QueueEn
 void record_updates(store::Store& st, const std::string& status_ctx, const std::vector<Update>& batch) {
   std::vector<ac::StatusChange> changes;
   changes.reserve(batch.size());
-  for (const auto& u : batch) {
-    ac::StatusChange& c = changes.emplace_back();
-    c.app = u.app;
-    c.cluster = u.cluster;
-    c.time = rfc3339_ms(u.time_ms);
-    if (u.connectivity) {
-      c.what = ac::StatusChange::What::connectivity;
-      c.value = connectivity_name(u.conn);
-    } else {
-      c.resource = u.resource;
-      c.value = status_name(u.status);
-      c.message = u.message;
-    }
-  }
+  for (const auto& u : batch)
+    changes.push_back(u.connectivity ? ac::StatusChange::of_connectivity(u.app, u.cluster, connectivity_name(u.conn),
+                                                                         rfc3339_ms(u.time_ms))
+                                     : ac::StatusChange::of_status(u.app, u.cluster, u.resource, status_name(u.status),
+                                                                   u.message, rfc3339_ms(u.time_ms)));
   st.write([&] { ac::put_status_changes(st, status_ctx, changes); });
 }
 

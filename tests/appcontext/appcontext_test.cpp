@@ -455,6 +455,14 @@ TEST_CASE("a batch of status changes rewrites each cluster's row once, later cha
   CHECK(counted == 79);
 }
 
+namespace {
+std::vector<store::ResourceStateView> decoded(std::string_view data) {
+  std::vector<store::ResourceStateView> out;
+  store::visit_resource_states(data, [&](const store::ResourceStateView& v) { out.push_back(v); });
+  return out;
+}
+}  // namespace
+
 TEST_CASE("stored resource states round-trip and damage is reported", "[appcontext][status]") {
   const std::string long_name(300, 'x'), long_message(200, 'm');
   std::vector<store::ResourceStateView> states = {
@@ -464,7 +472,7 @@ TEST_CASE("stored resource states round-trip and damage is reported", "[appconte
       {long_name, "Pending", long_message, "", ""},  // lengths over one varint byte
   };
   const std::string data = store::encode_resource_states(states);
-  auto back = store::decode_resource_states(data);
+  auto back = decoded(data);
   REQUIRE(back.size() == states.size());
   for (size_t i = 0; i < states.size(); ++i) {
     CHECK(back[i].resource == states[i].resource);
@@ -478,11 +486,11 @@ TEST_CASE("stored resource states round-trip and damage is reported", "[appconte
   const std::string one = store::encode_resource_states({states[0]});
   CHECK(two.size() - one.size() == 1 + states[1].resource.size() + 3 + 1 + states[1].ready.size());
   CHECK(store::encode_resource_states({}).empty());
-  CHECK(store::decode_resource_states("").empty());
+  CHECK(decoded("").empty());
   for (size_t cut = 1; cut < data.size(); ++cut) {
     std::optional<size_t> at;
     try {
-      store::decode_resource_states(std::string_view(data).substr(0, cut));
+      decoded(std::string_view(data).substr(0, cut));
     } catch (const store::MalformedStates& e) {
       at = e.at;
     }
@@ -494,11 +502,11 @@ TEST_CASE("stored resource states round-trip and damage is reported", "[appconte
     if (at) CHECK(*at <= cut);
   }
   // Out of order (or repeated) names are damage, not a second entry.
-  CHECK_THROWS_AS(store::decode_resource_states(store::encode_resource_states({states[1], states[0]})),
+  CHECK_THROWS_AS(decoded(store::encode_resource_states({states[1], states[0]})),
                   store::MalformedStates);
-  CHECK_THROWS_AS(store::decode_resource_states(store::encode_resource_states({states[0], states[0]})),
+  CHECK_THROWS_AS(decoded(store::encode_resource_states({states[0], states[0]})),
                   store::MalformedStates);
-  CHECK_THROWS_AS(store::decode_resource_states(std::string("\x02", 1)), store::MalformedStates);  // unknown format
+  CHECK_THROWS_AS(decoded(std::string("\x02", 1)), store::MalformedStates);  // unknown format
 }
 
 TEST_CASE("damaged stored states are reported naming their cluster", "[appcontext][status]") {
