@@ -2,7 +2,8 @@
 //  1. instantiate A apps (2 ConfigMaps each) onto N simulated clusters, then
 //     an update changing one value in one app: requests sent and times;
 //  2. `emco dig status` (deployed counts) for a context of N clusters x R
-//     resources vs the equivalent aggregate query in the sqlite3 shell.
+//     resources vs the sqlite3 shell reading the same status rows (counting
+//     the clusters with a failed resource: every row's states are read).
 //
 //  3. (--mode rollout, issue 24) instantiate of A apps onto N clusters all at
 //     once vs in 10 waves (a rollout strategy with no minSuccessTime), side
@@ -218,9 +219,12 @@ int main(int argc, char** argv) {
   q.output = "all";
   json all = status::dig_status(*st, dig_key("big"), q);
   auto s2 = steady_clock::now();
+  // One row per (app, cluster) holds its resources' states as one encoded
+  // value (schema 9), so the shell cannot group by state; instr() over each
+  // row makes it read every row's states, the same bytes the summary decodes.
   std::string sql = "sqlite3 " + ws.database().string() +
-                    " \"SELECT status, COUNT(*) FROM ac_resource_status WHERE ctx = '" + big.id +
-                    "' GROUP BY 1\" > /dev/null";
+                    " \"SELECT COUNT(*) FROM ac_status WHERE ctx = '" + big.id +
+                    "' AND instr(resources, CAST('Failed' AS BLOB)) > 0\" > /dev/null";
   auto q0 = steady_clock::now();
   int rc = std::system(sql.c_str());
   auto q1 = steady_clock::now();

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Deployment benchmark: instantiate 10 apps onto N simulated clusters, then an
 # update changing one value in one app (requests and times), and the status
-# of N clusters x 100 resources vs sqlite3's aggregate query; then (issue
+# of N clusters x 100 resources vs the sqlite3 shell reading the same rows; then (issue
 # 24) instantiate all at once vs in 10 waves with zero minSuccessTime, side
 # by side (medians of 3 runs; smoke: 1 run).
 # usage: bench/deploy/run.sh [--smoke] BUILD_DIR
