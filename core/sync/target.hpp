@@ -95,8 +95,10 @@ struct StagedDrift {
 class Batch {
 public:
   virtual ~Batch() = default;
-  // Records one step; called from worker threads (thread-safe). Throws
-  // TargetError (not transient) when the step cannot be staged.
+  // Records one step. The engine stages from its worker threads, one
+  // thread at a time (a batch serializes staging anyway); other threads may
+  // meanwhile create targets of the batch. Throws TargetError (not
+  // transient) when the step cannot be staged.
   virtual void stage(const Staged& step) = 0;
   // Delivers everything staged, on the thread that called sync::run (it may
   // read the workspace). Returns the note recorded with each staged status

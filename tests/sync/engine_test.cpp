@@ -440,6 +440,47 @@ TEST_CASE("a batching target gets one commit for every cluster and app of the ru
   CHECK(rec.connectivity("git+c1") == std::vector<std::string>{"Available", "Available"});
 }
 
+TEST_CASE("a batch is staged by one thread at a time and each job of a large fleet once", "[sync][engine][batch]") {
+  // 16 threads, 2,000 git jobs and 200 direct ones: staging is serialized
+  // (threads queue jobs for whichever thread is staging), direct jobs still
+  // run in parallel, and no job is lost or staged twice.
+  class CountingRepo : public FakeRepo {
+  public:
+    void stage(const Staged& s) override {
+      int now = ++m_inside;
+      int seen = most.load();
+      while (now > seen && !most.compare_exchange_weak(seen, now)) {
+      }
+      std::this_thread::yield();  // widen the window another stager would need
+      FakeRepo::stage(s);
+      --m_inside;
+    }
+    std::atomic<int> most{0};
+
+  private:
+    std::atomic<int> m_inside{0};
+  };
+  Fleet fleet;
+  CountingRepo repo;
+  Work w;
+  w.apps = {{"app1", {}}};
+  for (int i = 0; i < 2000; ++i) w.jobs.push_back(job("app1", "git+c" + std::to_string(i), {"a", "b"}));
+  for (int i = 0; i < 200; ++i) w.jobs.push_back(job("app1", "p+d" + std::to_string(i), {"a"}));
+  Options o = fast();
+  o.parallel = 16;
+  Recorder rec;
+  auto r = run(w, mixed(fleet, repo), o, rec.hooks());
+  CHECK(r.outcome == Outcome::succeeded);
+  CHECK(r.progress.done == 2200);
+  CHECK(repo.most.load() == 1);
+  CHECK(repo.commits == 1);
+  std::set<std::string> distinct(repo.staged.begin(), repo.staged.end());
+  CHECK(repo.staged.size() == 4000);
+  CHECK(distinct.size() == 4000);
+  CHECK(count_status(rec, ResourceStatus::committed) == 4000);
+  CHECK(count_status(rec, ResourceStatus::applied) == 200);
+}
+
 TEST_CASE("a batch's statuses are recorded in slices, not in one flush", "[sync][engine][batch]") {
   // 3 clusters of 15,000 resources in one repository: 45,000 statuses, more
   // than one slice.

@@ -120,8 +120,20 @@ public:
     if (plus == std::string::npos || plus == 0 || plus + 1 == step.resource.size())
       throw sync::TargetError(false, false, "resource key '" + step.resource + "' is not <name>+<Kind>");
     ResourceChange change{step.app, step.resource.substr(0, plus), step.resource.substr(plus + 1), nullptr};
-    if (!step.remove) change.object = object_of(step.manifest.str());
-    std::lock_guard lock(m_mutex);
+    // One lock per step (the pool's threads stage a fleet's steps at once):
+    // the object is parsed outside it only the first time it is seen.
+    std::unique_lock lock(m_mutex);
+    if (!step.remove) {
+      const std::string& text = step.manifest.str();
+      if (auto known = m_objects.find(text); known != m_objects.end()) {
+        change.object = known->second;
+      } else {
+        lock.unlock();
+        auto object = parse_object(text);
+        lock.lock();
+        change.object = m_objects.try_emplace(text, std::move(object)).first->second;
+      }
+    }
     auto it = m_clusters.find(step.cluster);
     if (it == m_clusters.end())
       throw sync::TargetError(false, false, "cluster '" + step.cluster + "' is not a GitOps cluster of this repository");
@@ -218,14 +230,7 @@ public:
   }
 
 private:
-  // Identical manifests (the same object on many clusters) are parsed once
-  // and shared, so the layout serializes them once.
-  std::shared_ptr<const json> object_of(const std::string& manifest) {
-    {
-      std::lock_guard lock(m_mutex);
-      auto it = m_objects.find(manifest);
-      if (it != m_objects.end()) return it->second;
-    }
+  static std::shared_ptr<const json> parse_object(const std::string& manifest) {
     std::vector<json> docs;
     try {
       docs = kube::parse_manifests(manifest);
@@ -234,9 +239,7 @@ private:
     }
     if (docs.size() != 1)
       throw sync::TargetError(false, false, "expected one object in a resource, found " + std::to_string(docs.size()));
-    auto object = std::make_shared<const json>(std::move(docs[0]));
-    std::lock_guard lock(m_mutex);
-    return m_objects.try_emplace(manifest, std::move(object)).first->second;
+    return std::make_shared<const json>(std::move(docs[0]));
   }
 
   std::shared_ptr<GitDelivery> m_delivery;
@@ -246,6 +249,8 @@ private:
   // Looked up once per staged resource (millions at 100,000 clusters): hashed; m_order keeps
   // the clusters' order.
   std::unordered_map<std::string, ClusterWork> m_clusters;
+  // Identical manifests (the same object on many clusters) are parsed once
+  // and shared, so the layout serializes them once.
   std::unordered_map<std::string, std::shared_ptr<const json>> m_objects;
 };
 
