@@ -47,7 +47,7 @@ struct RenderOptions {
   bool sub_notes = false;               // collect subcharts' NOTES.txt too
   std::string kube_version = "v1.32.0";
   std::vector<std::string> extra_api_versions;  // helm --api-versions
-  unsigned long long random_seed = 0;   // 0 = OpenSSL randomness (tests may fix it)
+  unsigned long long random_seed = 0;   // 0 = the kernel's randomness (tests may fix it)
   // Called with each line helm would log to stderr, when it happens (also kept in
   // RenderResult::warnings when rendering succeeds).
   std::function<void(const std::string&)> log;

@@ -400,9 +400,20 @@ void collect_crds(Chart& c, const std::string& full_path, std::vector<RenderedCr
   for (auto& sub : c.dependencies) collect_crds(sub, full_path + "/charts/" + sub.name(), out);
 }
 
-bool valid_release_name(const std::string& name) {
-  static const RE2 re("^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$");
-  return !name.empty() && name.size() <= 53 && RE2::FullMatch(name, re);
+// Helm's check: at most 53 characters matching ^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$,
+// i.e. dot-separated labels of lowercase letters, digits and '-' that start and end with a letter or
+// digit. Tested here by hand: compiling the pattern was 87K instructions of every `emco template`.
+bool valid_release_name(std::string_view name) {
+  if (name.empty() || name.size() > 53) return false;
+  auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+  for (std::size_t start = 0; start <= name.size();) {
+    const std::size_t end = std::min(name.find('.', start), name.size());
+    if (end == start || !alnum(name[start]) || !alnum(name[end - 1])) return false;
+    for (std::size_t i = start; i < end; ++i)
+      if (!alnum(name[i]) && name[i] != '-') return false;
+    start = end + 1;
+  }
+  return true;
 }
 
 }  // namespace
