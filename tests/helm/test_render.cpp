@@ -164,6 +164,17 @@ TEST_CASE("render() of a const chart leaves its values as they were", "[helm][re
   CHECK(template_output(render(chart, opts)) == first);
 }
 
+TEST_CASE("a render that leaves its engine and chart to the exit renders the same", "[helm][render]") {
+  Chart chart = load_chart(k_charts / "app");
+  RenderOptions opts;
+  opts.release_name = "rel";
+  opts.namespace_name = "ns";
+  const std::string expected = template_output(render(chart, opts));
+  opts.leave_to_exit = true;
+  CHECK(template_output(render(chart, opts)) == expected);
+  CHECK(template_output(render(load_chart(k_charts / "app"), opts)) == expected);
+}
+
 TEST_CASE("golden: apiVersion v1 chart with requirements.yaml, tags and conditions", "[helm][render]") {
   check_golden("legacy", "default", {});
   TemplateArgs tags;
