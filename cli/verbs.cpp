@@ -149,6 +149,7 @@ int run_template(Context& ctx, const Invocation& inv) {
   a.release_name = inv.get("release-name", "release-name");
   a.include_crds = inv.has("include-crds");
   a.skip_tests = inv.has("skip-tests");
+  a.leave_to_exit = true;  // the command is the process's last work
   return helm::template_main(a, ctx.out, ctx.err);
 }
 

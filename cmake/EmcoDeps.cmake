@@ -16,16 +16,18 @@ pkg_check_modules(LIBGIT2 REQUIRED IMPORTED_TARGET libgit2)      # PkgConfig::LI
 pkg_check_modules(RE2 REQUIRED IMPORTED_TARGET re2)              # PkgConfig::RE2
 pkg_check_modules(LIBEVENT REQUIRED IMPORTED_TARGET libevent libevent_openssl libevent_pthreads) # PkgConfig::LIBEVENT
 pkg_check_modules(LIBPQ REQUIRED IMPORTED_TARGET libpq)           # PkgConfig::LIBPQ (only core/store/postgresql uses it, as Lazy::pq)
+pkg_check_modules(NETTLE REQUIRED IMPORTED_TARGET nettle)         # PkgConfig::NETTLE (SHA-256: core/util/sha256.cpp)
 include(Catch)
 find_library(CRYPT_LIBRARY NAMES crypt REQUIRED)
 add_library(Crypt::Crypt UNKNOWN IMPORTED)       # Crypt::Crypt (libxcrypt: htpasswd's bcrypt)
 set_target_properties(Crypt::Crypt PROPERTIES IMPORTED_LOCATION ${CRYPT_LIBRARY})
 
-# SQLite, RE2, zlib and libcrypt serve most commands, so they cannot wait
-# for first use (below); linked from the static archives Debian ships, they
-# cost the dynamic loader nothing at start-up. EMCO_STATIC_DEPS=OFF, or an
-# archive that is not installed, links the shared library.
-option(EMCO_STATIC_DEPS "Link SQLite, RE2, zlib and libcrypt from their static archives where installed" ON)
+# SQLite, RE2, zlib, libcrypt and Nettle (SHA-256) serve most commands, so
+# they cannot wait for first use (below); linked from the static archives
+# Debian ships, they cost the dynamic loader nothing at start-up.
+# EMCO_STATIC_DEPS=OFF, or an archive that is not installed, links the shared
+# library.
+option(EMCO_STATIC_DEPS "Link SQLite, RE2, zlib, libcrypt and Nettle from their static archives where installed" ON)
 # emco_link_static(TARGET ARCHIVE [DEPS...]): TARGET (an imported target)
 # links libARCHIVE.a and DEPS, what the archive needs, instead.
 function(emco_link_static target archive)
@@ -51,6 +53,7 @@ emco_link_static(SQLite::SQLite3 sqlite3 m Threads::Threads ${CMAKE_DL_LIBS})
 emco_link_static(PkgConfig::RE2 re2 Threads::Threads)
 emco_link_static(ZLIB::ZLIB z)
 emco_link_static(Crypt::Crypt crypt)
+emco_link_static(PkgConfig::NETTLE nettle)
 
 # fmt's compiled part built into emco (cmake/fmt/fmt.cpp) rather than
 # libfmt.so, which Debian ships alone and which loads libstdc++.so: emco

@@ -47,7 +47,10 @@ struct RenderOptions {
   bool sub_notes = false;               // collect subcharts' NOTES.txt too
   std::string kube_version = "v1.32.0";
   std::vector<std::string> extra_api_versions;  // helm --api-versions
-  unsigned long long random_seed = 0;   // 0 = OpenSSL randomness (tests may fix it)
+  unsigned long long random_seed = 0;   // 0 = the kernel's randomness (tests may fix it)
+  // The process exits after this render (`emco template`): the template engine and the chart
+  // are left for the exit to drop instead of being destroyed (never: they stay reachable).
+  bool leave_to_exit = false;
   // Called with each line helm would log to stderr, when it happens (also kept in
   // RenderResult::warnings when rendering succeeds).
   std::function<void(const std::string&)> log;
@@ -111,6 +114,7 @@ struct TemplateArgs {
   std::string release_name = "release-name";
   bool include_crds = false;
   bool skip_tests = false;
+  bool leave_to_exit = false;            // the process exits next (RenderOptions::leave_to_exit)
 };
 
 // Does all of `emco template`: loads, renders, prints helm's stdout to `out`. Warnings and

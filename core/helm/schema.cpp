@@ -4,10 +4,13 @@
 #include <re2/re2.h>
 
 #include <algorithm>
+#include <array>
+#include <bit>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <deque>
 #include <span>
 #include <sstream>
@@ -23,6 +26,60 @@ using nlohmann::json;
 
 namespace {
 
+// The schema keywords the validator reads. An object node records which of them it has
+// (Node::keywords), so that the validator's dozen lookups per schema object, most of which find
+// nothing, cost a bit test each.
+enum class Keyword : std::uint8_t {
+  ref, any_of, one_of, all_of, not_, if_, then_, else_, type, enum_, const_, multiple_of, minimum,
+  exclusive_minimum, maximum, exclusive_maximum, min_length, max_length, pattern, min_items, max_items,
+  unique_items, items, additional_items, required, min_properties, max_properties, properties,
+  pattern_properties, additional_properties, dependencies, count
+};
+constexpr std::string_view k_keyword_names[] = {
+    "$ref", "anyOf", "oneOf", "allOf", "not", "if", "then", "else", "type", "enum", "const", "multipleOf", "minimum",
+    "exclusiveMinimum", "maximum", "exclusiveMaximum", "minLength", "maxLength", "pattern", "minItems", "maxItems",
+    "uniqueItems", "items", "additionalItems", "required", "minProperties", "maxProperties", "properties",
+    "patternProperties", "additionalProperties", "dependencies"};
+static_assert(std::size(k_keyword_names) == static_cast<std::size_t>(Keyword::count) && std::size(k_keyword_names) <= 32);
+
+// Per length, the bits of the keywords that long ("additionalProperties", the longest, has 20).
+constexpr auto k_keywords_by_length = [] {
+  std::array<std::uint32_t, 21> bits{};
+  for (std::size_t i = 0; i < std::size(k_keyword_names); ++i) bits[k_keyword_names[i].size()] |= std::uint32_t{1} << i;
+  return bits;
+}();
+
+// The bit of the keyword `key` names, 0 for any other key.
+std::uint32_t keyword_bit(std::string_view key) {
+  if (key.size() >= k_keywords_by_length.size()) return 0;
+  for (std::uint32_t left = k_keywords_by_length[key.size()]; left != 0; left &= left - 1) {
+    const int i = std::countr_zero(left);
+    if (k_keyword_names[i] == key) return std::uint32_t{1} << i;
+  }
+  return 0;
+}
+
+// Whether [p, end) holds only ASCII from 0x20 on and no backslash (a JSON string's run that needs no
+// decoding or UTF-8 check), eight bytes at a time. Exact: a byte below 0x20 or from 0x80, or a
+// backslash, always shows.
+bool plain_ascii(const char* p, const char* end) {
+  constexpr std::uint64_t k_ones = 0x0101010101010101ULL, k_highs = 0x8080808080808080ULL;
+  constexpr std::uint64_t k_controls = 0x2020202020202020ULL, k_backslashes = 0x5C5C5C5C5C5C5C5CULL;
+  for (; end - p >= 8; p += 8) {
+    std::uint64_t w = 0;
+    std::memcpy(&w, p, 8);
+    const std::uint64_t b = w ^ k_backslashes;  // a zero byte where w has a backslash
+    // w & highs: non-ASCII; (w - 0x20..) & ~w & highs: a byte below 0x20 (given all are ASCII);
+    // (b - 1..) & ~b & highs: a zero byte of b
+    if ((w | ((w - k_controls) & ~w) | ((b - k_ones) & ~b)) & k_highs) return false;
+  }
+  for (; p != end; ++p) {
+    const auto c = static_cast<unsigned char>(*p);
+    if (c < 0x20 || c >= 0x80 || c == '\\') return false;
+  }
+  return true;
+}
+
 // A JSON document as one array of nodes: the schema parsed from its text, the values converted
 // from tmpl::Value. Parsing a schema into nlohmann's DOM (a std::map and a std::string per
 // member, all freed again) was a tenth of the render of a chart with a large schema (bitnami
@@ -35,6 +92,7 @@ public:
     Type type = Type::null;
     bool boolean = false;
     bool is_unsigned = false;   // integer: `u` holds it (a non-negative literal), else `i`
+    std::uint32_t keywords = 0; // object: the Keyword bits of its members' keys
     std::int64_t i = 0;
     std::uint64_t u = 0;
     double number = 0;          // integer or floating, as a double
@@ -59,6 +117,10 @@ public:
       auto it = std::lower_bound(children, children + count, k,
                                  [](const Node& n, std::string_view x) { return n.key < x; });
       return it != children + count && it->key == k ? it : nullptr;
+    }
+    // The member named by keyword `k` (nullptr when there is none or this is no object).
+    const Node* find(Keyword k) const {
+      return keywords >> static_cast<unsigned>(k) & 1 ? find(k_keyword_names[static_cast<std::size_t>(k)]) : nullptr;
     }
     // nlohmann's get<size_t>() for the counts schemas give (minLength, maxItems, ...).
     std::size_t as_size() const {
@@ -136,11 +198,21 @@ private:
     std::string_view key;
   };
 
-  // Moves the children m_open[start..] into a block of m_nodes and leaves the container in their place.
+  // Moves the children m_open[start..] into a block of m_nodes and leaves the container in their
+  // place. `sort`: an object parsed from the schema's text, whose members are sorted by key here
+  // (the last of equal keys kept) and whose keywords are noted.
   void close(std::size_t start, Type type, std::string_view key, bool sort) {
     auto begin = m_open.begin() + static_cast<std::ptrdiff_t>(start);
     if (sort) {
-      std::stable_sort(begin, m_open.end(), [](const Node& a, const Node& b) { return a.key < b.key; });
+      auto by_key = [](const Node& a, const Node& b) { return a.key < b.key; };
+      // Most objects have a few members: a binary insertion sort (stable) moves them in place,
+      // where std::stable_sort allocates a buffer per object.
+      if (m_open.end() - begin <= 16) {
+        for (auto it = begin; it != m_open.end(); ++it)
+          std::rotate(std::upper_bound(begin, it, *it, by_key), it, it + 1);
+      } else {
+        std::stable_sort(begin, m_open.end(), by_key);
+      }
       // of equal keys the last parsed wins
       auto out = begin;
       for (auto it = begin; it != m_open.end(); ++it) {
@@ -152,6 +224,9 @@ private:
     Node c;
     c.type = type;
     c.key = key;
+    if (sort)
+      for (auto it = m_open.begin() + static_cast<std::ptrdiff_t>(start); it != m_open.end(); ++it)
+        c.keywords |= keyword_bit(it->key);
     c.first = static_cast<std::uint32_t>(m_nodes.size());
     c.count = static_cast<std::uint32_t>(m_open.size() - start);
     m_nodes.insert(m_nodes.end(), begin, m_open.end());
@@ -213,9 +288,21 @@ private:
 
   char peek() const { return m_pos < m_text.size() ? m_text[m_pos] : '\0'; }
   void skip_space() {
-    while (m_pos < m_text.size() && (m_text[m_pos] == ' ' || m_text[m_pos] == '\n' || m_text[m_pos] == '\r' ||
-                                     m_text[m_pos] == '\t'))
-      ++m_pos;
+    // Pretty-printed schemas are half indentation: eight spaces at a time where they come so.
+    const char* const begin = m_text.data();
+    const char* const end = begin + m_text.size();
+    const char* p = begin + m_pos;
+    constexpr std::uint64_t k_spaces = 0x2020202020202020ULL;
+    while (p != end) {
+      std::uint64_t w = 0;
+      if (end - p >= 8 && (std::memcpy(&w, p, 8), w == k_spaces)) {
+        p += 8;
+        continue;
+      }
+      if (*p != ' ' && *p != '\n' && *p != '\r' && *p != '\t') break;
+      ++p;
+    }
+    m_pos = static_cast<std::size_t>(p - begin);
   }
   bool literal(std::string_view word) {
     if (m_text.substr(m_pos, word.size()) != word) return false;
@@ -367,6 +454,16 @@ private:
   // escaped, the bytes must be UTF-8, \u escapes must pair their surrogates (as nlohmann).
   bool string(std::string_view& out) {
     std::size_t start = ++m_pos;
+    // Nearly every string of a schema is plain ASCII up to its closing quote: found with memchr
+    // and checked eight bytes at a time. Any other goes the careful way below.
+    if (const void* q = std::memchr(m_text.data() + start, '"', m_text.size() - start)) {
+      const auto stop = static_cast<std::size_t>(static_cast<const char*>(q) - m_text.data());
+      if (plain_ascii(m_text.data() + start, m_text.data() + stop)) {
+        m_pos = stop + 1;
+        out = m_text.substr(start, stop - start);
+        return true;
+      }
+    }
     bool ascii = true;
     while (true) {
       if (m_pos >= m_text.size()) return false;
@@ -529,22 +626,22 @@ public:
       return;
     }
     if (!schema.is_object()) return;
-    if (const Node* ref = schema.find("$ref"); ref && ref->is_string()) {
+    if (const Node* ref = schema.find(Keyword::ref); ref && ref->is_string()) {
       validate(resolve(ref->str), v, field, out, depth + 1);
       return;
     }
     // Combinators
-    if (const Node* any = schema.find("anyOf"); any && any->is_array()) {
+    if (const Node* any = schema.find(Keyword::any_of); any && any->is_array()) {
       bool ok = false;
       for (const auto& sub : any->kids()) ok = ok || passes(sub, v, field, depth);
       if (!ok) out.push_back({field, "Must validate at least one schema (anyOf)"});
     }
-    if (const Node* one = schema.find("oneOf"); one && one->is_array()) {
+    if (const Node* one = schema.find(Keyword::one_of); one && one->is_array()) {
       int n = 0;
       for (const auto& sub : one->kids()) n += passes(sub, v, field, depth) ? 1 : 0;
       if (n != 1) out.push_back({field, "Must validate one and only one schema (oneOf)"});
     }
-    if (const Node* all = schema.find("allOf"); all && all->is_array()) {
+    if (const Node* all = schema.find(Keyword::all_of); all && all->is_array()) {
       bool ok = true;
       for (const auto& sub : all->kids()) ok = passes(sub, v, field, depth) && ok;
       if (!ok) {
@@ -552,18 +649,18 @@ public:
         for (const auto& sub : all->kids()) validate(sub, v, field, out, depth + 1);
       }
     }
-    if (const Node* no = schema.find("not")) {
+    if (const Node* no = schema.find(Keyword::not_)) {
       if (passes(*no, v, field, depth)) out.push_back({field, "Must not validate the schema (not)"});
     }
-    if (const Node* cond = schema.find("if")) {
+    if (const Node* cond = schema.find(Keyword::if_)) {
       if (passes(*cond, v, field, depth)) {
-        if (const Node* t = schema.find("then")) {
+        if (const Node* t = schema.find(Keyword::then_)) {
           if (!passes(*t, v, field, depth)) {
             out.push_back({field, "Must validate \"then\" as \"if\" was valid"});
             validate(*t, v, field, out, depth + 1);
           }
         }
-      } else if (const Node* e = schema.find("else")) {
+      } else if (const Node* e = schema.find(Keyword::else_)) {
         if (!passes(*e, v, field, depth)) {
           out.push_back({field, "Must validate \"else\" as \"if\" was not valid"});
           validate(*e, v, field, out, depth + 1);
@@ -571,7 +668,7 @@ public:
       }
     }
     // type
-    if (const Node* type = schema.find("type")) {
+    if (const Node* type = schema.find(Keyword::type)) {
       std::vector<std::string> types;
       if (type->is_string()) types.emplace_back(type->str);
       if (type->is_array())
@@ -585,7 +682,7 @@ public:
         return;
       }
     }
-    if (const Node* allowed = schema.find("enum"); allowed && allowed->is_array()) {
+    if (const Node* allowed = schema.find(Keyword::enum_); allowed && allowed->is_array()) {
       bool ok = false;
       for (const auto& e : allowed->kids()) ok = ok || json_equal(e, v);
       if (!ok) {
@@ -594,7 +691,7 @@ public:
         out.push_back({field, field + " must be one of the following: " + join(texts, ", ")});
       }
     }
-    if (const Node* c = schema.find("const")) {
+    if (const Node* c = schema.find(Keyword::const_)) {
       if (!json_equal(*c, v)) out.push_back({field, field + " does not match: " + to_nlohmann(*c).dump()});
     }
     if (v.is_number()) check_number(schema, v, field, out);
@@ -625,43 +722,43 @@ private:
 
   void check_number(const Node& s, const Node& v, const std::string& field, std::vector<Problem>& out) {
     double d = v.number;
-    auto num = [&](std::string_view key) -> const Node* {
+    auto num = [&](Keyword key) -> const Node* {
       const Node* n = s.find(key);
       return n && n->is_number() ? n : nullptr;
     };
-    auto flag = [&](std::string_view key) {
+    auto flag = [&](Keyword key) {
       const Node* n = s.find(key);
       return n && n->is_true();
     };
-    if (const Node* m = num("multipleOf")) {
+    if (const Node* m = num(Keyword::multiple_of)) {
       double q = d / m->number;
       if (std::fabs(q - std::round(q)) > 1e-9) out.push_back({field, "Must be a multiple of " + num_text(*m)});
     }
-    if (const Node* m = num("minimum")) {
-      if (flag("exclusiveMinimum") ? !(d > m->number) : !(d >= m->number))
-        out.push_back({field, std::string(flag("exclusiveMinimum") ? "Must be greater than "
-                                                                   : "Must be greater than or equal to ") +
+    if (const Node* m = num(Keyword::minimum)) {
+      if (flag(Keyword::exclusive_minimum) ? !(d > m->number) : !(d >= m->number))
+        out.push_back({field, std::string(flag(Keyword::exclusive_minimum) ? "Must be greater than "
+                                                                           : "Must be greater than or equal to ") +
                                   num_text(*m)});
     }
-    if (const Node* m = num("exclusiveMinimum"); m && !(d > m->number))
+    if (const Node* m = num(Keyword::exclusive_minimum); m && !(d > m->number))
       out.push_back({field, "Must be greater than " + num_text(*m)});
-    if (const Node* m = num("maximum")) {
-      if (flag("exclusiveMaximum") ? !(d < m->number) : !(d <= m->number))
-        out.push_back({field, std::string(flag("exclusiveMaximum") ? "Must be less than "
-                                                                   : "Must be less than or equal to ") +
+    if (const Node* m = num(Keyword::maximum)) {
+      if (flag(Keyword::exclusive_maximum) ? !(d < m->number) : !(d <= m->number))
+        out.push_back({field, std::string(flag(Keyword::exclusive_maximum) ? "Must be less than "
+                                                                           : "Must be less than or equal to ") +
                                   num_text(*m)});
     }
-    if (const Node* m = num("exclusiveMaximum"); m && !(d < m->number))
+    if (const Node* m = num(Keyword::exclusive_maximum); m && !(d < m->number))
       out.push_back({field, "Must be less than " + num_text(*m)});
   }
 
   void check_string(const Node& s, std::string_view v, const std::string& field, std::vector<Problem>& out) {
     size_t runes = utf8::count(v);
-    if (const Node* n = s.find("minLength"); n && n->is_number() && runes < n->as_size())
+    if (const Node* n = s.find(Keyword::min_length); n && n->is_number() && runes < n->as_size())
       out.push_back({field, "String length must be greater than or equal to " + num_text(*n)});
-    if (const Node* n = s.find("maxLength"); n && n->is_number() && runes > n->as_size())
+    if (const Node* n = s.find(Keyword::max_length); n && n->is_number() && runes > n->as_size())
       out.push_back({field, "String length must be less than or equal to " + num_text(*n)});
-    if (const Node* p = s.find("pattern"); p && p->is_string()) {
+    if (const Node* p = s.find(Keyword::pattern); p && p->is_string()) {
       RE2 re(p->str, RE2::Quiet);
       if (!re.ok()) fail(ErrorKind::invalid, "values.schema.json: invalid pattern '" + std::string(p->str) + "'");
       if (!RE2::PartialMatch(v, re)) out.push_back({field, "Does not match pattern '" + std::string(p->str) + "'"});
@@ -669,11 +766,11 @@ private:
   }
 
   void check_array(const Node& s, const Node& v, const std::string& field, std::vector<Problem>& out, int depth) {
-    if (const Node* n = s.find("minItems"); n && n->is_number() && v.size() < n->as_size())
+    if (const Node* n = s.find(Keyword::min_items); n && n->is_number() && v.size() < n->as_size())
       out.push_back({field, "Array must have at least " + num_text(*n) + " items"});
-    if (const Node* n = s.find("maxItems"); n && n->is_number() && v.size() > n->as_size())
+    if (const Node* n = s.find(Keyword::max_items); n && n->is_number() && v.size() > n->as_size())
       out.push_back({field, "Array must have at most " + num_text(*n) + " items"});
-    if (const Node* n = s.find("uniqueItems"); n && n->is_true()) {
+    if (const Node* n = s.find(Keyword::unique_items); n && n->is_true()) {
       for (size_t i = 0; i < v.size(); ++i)
         for (size_t j = i + 1; j < v.size(); ++j)
           if (json_equal(v.children[i], v.children[j])) {
@@ -682,11 +779,11 @@ private:
             break;
           }
     }
-    if (const Node* items = s.find("items")) {
+    if (const Node* items = s.find(Keyword::items)) {
       if (items->is_array()) {
         for (size_t i = 0; i < v.size() && i < items->size(); ++i)
           validate(items->children[i], v.children[i], child(field, std::to_string(i)), out, depth + 1);
-        if (const Node* add = s.find("additionalItems"); add && v.size() > items->size()) {
+        if (const Node* add = s.find(Keyword::additional_items); add && v.size() > items->size()) {
           if (add->type == Doc::Type::boolean && !add->boolean)
             out.push_back({field, "No additional items allowed on array"});
           else if (add->is_object())
@@ -701,18 +798,18 @@ private:
   }
 
   void check_object(const Node& s, const Node& v, const std::string& field, std::vector<Problem>& out, int depth) {
-    if (const Node* required = s.find("required"); required && required->is_array())
+    if (const Node* required = s.find(Keyword::required); required && required->is_array())
       for (const auto& r : required->kids())
         if (r.is_string() && !v.find(r.str)) out.push_back({field, std::string(r.str) + " is required"});
-    if (const Node* n = s.find("minProperties"); n && n->is_number() && v.size() < n->as_size())
+    if (const Node* n = s.find(Keyword::min_properties); n && n->is_number() && v.size() < n->as_size())
       out.push_back({field, "Must have at least " + num_text(*n) + " properties"});
-    if (const Node* n = s.find("maxProperties"); n && n->is_number() && v.size() > n->as_size())
+    if (const Node* n = s.find(Keyword::max_properties); n && n->is_number() && v.size() > n->as_size())
       out.push_back({field, "Must have at most " + num_text(*n) + " properties"});
-    const Node* props = s.find("properties");
+    const Node* props = s.find(Keyword::properties);
     if (props && !props->is_object()) props = nullptr;
-    const Node* pattern_props = s.find("patternProperties");
+    const Node* pattern_props = s.find(Keyword::pattern_properties);
     if (pattern_props && !pattern_props->is_object()) pattern_props = nullptr;
-    const Node* additional = s.find("additionalProperties");
+    const Node* additional = s.find(Keyword::additional_properties);
     for (const auto& member : v.kids()) {
       bool matched = false;
       if (const Node* p = props ? props->find(member.key) : nullptr) {
@@ -735,7 +832,7 @@ private:
           validate(*additional, member, child(field, member.key), out, depth + 1);
       }
     }
-    if (const Node* deps = s.find("dependencies"); deps && deps->is_object()) {
+    if (const Node* deps = s.find(Keyword::dependencies); deps && deps->is_object()) {
       for (const auto& d : deps->kids()) {
         if (!v.find(d.key)) continue;
         if (d.is_array()) {

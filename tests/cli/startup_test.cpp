@@ -37,6 +37,29 @@ TEST_CASE("short commands load none of the libraries kept for first use", "[star
   CHECK(t.err.find("libarchive") != std::string::npos);
 }
 
+TEST_CASE("templating a chart directory loads none of them, checksum annotations included", "[startup]") {
+#ifndef EMCO_LAZY_LIBS_ON
+  WARN("EMCO_LAZY_LIBS is off: every library loads at start-up");
+  return;
+#endif
+  // sha256sum is Nettle's, linked in (core/util/sha256.cpp): no libcrypto for a checksum.
+  Sandbox s;
+  s.write("chart/Chart.yaml", "apiVersion: v2\nname: c\nversion: 0.1.0\n");
+  s.write("chart/templates/cm.yaml",
+          "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n"
+          "  annotations:\n    checksum/config: {{ \"hello\" | sha256sum }}\n");
+  Run r = s.emco({"template", "chart"}, {.env = {{"LD_DEBUG", "files"}}});
+  INFO("stderr:\n" << r.err);
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("checksum/config: 2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824\n") !=
+        std::string::npos);
+  REQUIRE(r.err.find("libc.so") != std::string::npos);
+  for (const char* lib : {"libcurl", "libgit2", "libpq", "libarchive", "libevent", "libssl", "libcrypto"}) {
+    INFO(lib);
+    CHECK(r.err.find(lib) == std::string::npos);
+  }
+}
+
 TEST_CASE("a command that wrote closes the workspace: its -wal file is checkpointed empty", "[startup][sqlite]") {
   // A command that only read leaves its connection to the exit instead
   // (store::Store::leave_open_at_exit); one that wrote must close it.

@@ -4,6 +4,7 @@
 
 #include <archive.h>
 #include <archive_entry.h>
+#include <re2/re2.h>
 
 #include <filesystem>
 #include <fstream>
@@ -110,6 +111,48 @@ TEST_CASE("golden: coalesced values, shared globals and templates that change th
   check_golden("coalesce", "custom", custom);
 }
 
+TEST_CASE("release names are checked as Helm's pattern checks them", "[helm][render]") {
+  // Every name of up to five characters from letters, digits, '-', '.', an upper-case letter and
+  // '_', against the pattern itself; then the length limit.
+  const RE2 pattern("^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$");
+  Chart chart;
+  chart.metadata.name = "c";
+  chart.metadata.api_version = "v2";
+  chart.metadata.version = "0.1.0";
+  chart.values = emco::tmpl::Value(emco::tmpl::Map{});
+  auto accepted = [&chart](const std::string& name) {
+    RenderOptions opts;
+    opts.release_name = name;
+    try {
+      render(chart, opts);
+      return true;
+    } catch (const emco::Error& e) {
+      CHECK_THAT(e.message(), Catch::StartsWith("release name \"" + name + "\": invalid release name"));
+      return false;
+    }
+  };
+  const std::string alphabet = "a9-.A_";
+  std::vector<std::string> names = {""};
+  for (std::size_t from = 0, len = 1; len <= 5; ++len) {
+    const std::size_t to = names.size();
+    for (std::size_t i = from; i < to; ++i)
+      for (char c : alphabet) names.push_back(names[i] + c);
+    from = to;
+  }
+  int valid = 0;
+  for (const auto& name : names) {
+    INFO(name);
+    const bool want = !name.empty() && RE2::FullMatch(name, pattern);
+    CHECK(accepted(name) == want);
+    valid += want;
+  }
+  CHECK(valid > 100);
+  CHECK(accepted(std::string(53, 'a')));
+  CHECK_FALSE(accepted(std::string(54, 'a')));
+  CHECK(accepted(std::string(25, 'a') + "." + std::string(27, 'b')));
+  CHECK_FALSE(accepted(std::string(26, 'a') + "." + std::string(27, 'b')));
+}
+
 TEST_CASE("render() of a const chart leaves its values as they were", "[helm][render]") {
   Chart chart = load_chart(k_charts / "coalesce");
   RenderOptions opts;
@@ -119,6 +162,17 @@ TEST_CASE("render() of a const chart leaves its values as they were", "[helm][re
   CHECK(first == slurp(k_charts / "coalesce-default.expected"));
   CHECK(chart.values.find("image")->find("mutated") == nullptr);
   CHECK(template_output(render(chart, opts)) == first);
+}
+
+TEST_CASE("a render that leaves its engine and chart to the exit renders the same", "[helm][render]") {
+  Chart chart = load_chart(k_charts / "app");
+  RenderOptions opts;
+  opts.release_name = "rel";
+  opts.namespace_name = "ns";
+  const std::string expected = template_output(render(chart, opts));
+  opts.leave_to_exit = true;
+  CHECK(template_output(render(chart, opts)) == expected);
+  CHECK(template_output(render(load_chart(k_charts / "app"), opts)) == expected);
 }
 
 TEST_CASE("golden: apiVersion v1 chart with requirements.yaml, tags and conditions", "[helm][render]") {

@@ -118,3 +118,38 @@ TEST_CASE("values.schema.json is read as nlohmann::json reads it", "[helm][schem
                       Catch::StartsWith("invalid values.schema.json: [json.exception."));
   }
 }
+
+TEST_CASE("values.schema.json strings, objects and keywords at every size", "[helm][schema]") {
+  // A tab (refused), an escape (decoded), a non-ASCII letter and DEL (kept) at every offset of a
+  // string, long enough to be read eight bytes at a time.
+  for (std::size_t at = 0; at <= 20; ++at) {
+    INFO(at);
+    const std::string pad(at, 'x'), tail(20 - at, 'y');
+    CHECK_THROWS_WITH(validate_values_schema(Value(Map{}), "{\"enum\": [\"" + pad + "\t" + tail + "\"]}"),
+                      Catch::StartsWith("invalid values.schema.json: [json.exception."));
+    CHECK(validate_values_schema(Value(pad + "\n" + tail), "{\"enum\": [\"" + pad + "\\n" + tail + "\"]}").empty());
+    CHECK(validate_values_schema(Value(pad + "é" + tail), "{\"const\": \"" + pad + "é" + tail + "\"}").empty());
+    CHECK(validate_values_schema(Value(pad + "\x7f" + tail), "{\"const\": \"" + pad + "\x7f" + tail + "\"}").empty());
+    CHECK(validate_values_schema(Value(pad + "x" + tail), "{\"const\": \"" + pad + "\x7f" + tail + "\"}") ==
+          "- (root): (root) does not match: \"" + pad + "\x7f" + tail + "\"\n");
+  }
+  // Objects of 1 to 40 members in reverse order, the first key given twice: sorted, the later
+  // of the two kept, whatever the size.
+  for (int n = 1; n <= 40; ++n) {
+    INFO(n);
+    std::string props = "{\"k00\": {\"type\": \"string\"}";
+    for (int i = n - 1; i >= 0; --i) props += ", \"k" + std::string(i < 10 ? "0" : "") + std::to_string(i) + "\": {}";
+    props += ", \"k00\": {\"type\": \"integer\"}}";
+    const std::string schema = R"({"properties": )" + props + "}";
+    CHECK(validate_values_schema(Value(Map{{"k00", Value(1)}}), schema).empty());
+    CHECK(validate_values_schema(Value(Map{{"k00", "s"}}), schema) ==
+          "- k00: Invalid type. Expected: integer, given: string\n");
+  }
+  // Keywords are recognised by their exact names only.
+  CHECK(validate_values_schema(Value(1), R"({"Type": "string", "types": "string", "typ": "string"})").empty());
+  CHECK(validate_values_schema(Value(1), R"({"Type": "string", "type": "string"})") ==
+        "- (root): Invalid type. Expected: string, given: integer\n");
+  CHECK(validate_values_schema(Value(Map{{"a", Value(1)}}), R"({"additionalProperties": false})") ==
+        "- (root): Additional property a is not allowed\n");
+  CHECK(validate_values_schema(Value(Map{{"a", Value(1)}}), R"({"additionalproperties": false})").empty());
+}

@@ -1,5 +1,6 @@
-// prefer_huge_pages_for_heap: the heap range later blocks come from carries the kernel's
-// huge-page advice ("hg" in /proc/self/smaps' VmFlags), and calling it again changes nothing.
+// prefer_huge_pages_for_heap: the heap range later blocks come from, from the first on, carries
+// the kernel's huge-page advice ("hg" in /proc/self/smaps' VmFlags), and calling it again
+// changes nothing.
 #include <catch2/catch.hpp>
 
 #include <cstdint>
@@ -39,13 +40,20 @@ TEST_CASE("heap blocks made after prefer_huge_pages_for_heap lie in huge-page-ad
   emco::tune_allocator();
   emco::prefer_huge_pages_for_heap();
   emco::prefer_huge_pages_for_heap();  // once per process: a second call reserves nothing more
-  // A block well inside the advised range (below the mmap threshold, so from the heap's top).
+  // The first block after it, from the heap's top (below the mmap threshold, larger than any
+  // free block): at the start of the advised range, not in the small-page head before it.
+  void* first = std::malloc(256u << 10);
+  // A block well inside the advised range.
   void* block = std::malloc(8u << 20);
+  REQUIRE(first != nullptr);
   REQUIRE(block != nullptr);
   const void* middle = static_cast<char*>(block) + (4u << 20);
   const std::string flags = vm_flags_at(middle);
+  const std::string first_flags = vm_flags_at(first);
   std::free(block);
+  std::free(first);
   REQUIRE_FALSE(flags.empty());
+  REQUIRE_FALSE(first_flags.empty());
 #if defined(__SANITIZE_ADDRESS__)
   // AddressSanitizer's allocator replaces glibc's heap: the advice lands on glibc's unused heap.
   CHECK(flags.starts_with("VmFlags:"));
@@ -53,5 +61,6 @@ TEST_CASE("heap blocks made after prefer_huge_pages_for_heap lie in huge-page-ad
   // madvise(MADV_HUGEPAGE) sets the flag whatever transparent_hugepage/enabled says; a kernel
   // built without THP refuses it.
   CHECK((flags.find(" hg") != std::string::npos) == kernel_has_thp());
+  CHECK((first_flags.find(" hg") != std::string::npos) == kernel_has_thp());
 #endif
 }
