@@ -639,8 +639,10 @@ public:
          const FunctionResolver& resolve, std::shared_ptr<Arena> arena, std::vector<std::shared_ptr<Tree>>& out)
       : m_parse_name(name), m_text(std::move(text)), m_items(std::move(items)), m_lines(*m_text),
         m_resolve(resolve), m_arena(std::move(arena)), m_out(out) {
+    // The last item is the lexer's eof: at the end of the text (line 0, counted if an error
+    // needs it) or after an error item, with its line.
     m_eof.pos = static_cast<int>(m_text->size());
-    m_eof.line = m_items.empty() ? 1 : line_of(m_items.back());
+    m_eof.line = m_items.empty() ? 1 : m_items.back().line;
   }
 
   void parse_file() {
@@ -671,7 +673,9 @@ private:
   std::string m_parse_name;
   std::shared_ptr<const std::string> m_text;
   std::vector<Item> m_items;
-  LineCounter m_lines;    // the lines of items that leave it to the parser
+  // The lines of items that leave it to the parser, counted only for error messages (nodes
+  // keep their byte offset: counting lines for every action was a sixth of parsing).
+  LineCounter m_lines;
   Item m_eof;             // what reading past the items gives (the lexer ends them with eof)
   size_t m_next = 0;      // the next item to read
   size_t m_furthest = 0;  // one past the furthest item read: Go's token[0], whose line errors name
@@ -692,7 +696,7 @@ private:
   // reallocated several times per list, which showed in profiles).
   std::vector<Node*> m_scratch;
   int m_range_depth = 0;
-  int m_action_line = 0;
+  int m_action_pos = -1;  // the open action's "{{" (its line is counted for an error in it)
   int m_depth = 0;
 
   static constexpr int k_max_depth = 1000;
@@ -743,8 +747,8 @@ private:
     n->is_assign = true;  // marks "end"
     return n;
   }
-  Node* make_else(int pos, int line) {
-    Node* n = m_arena->make(NodeType::comment, pos, line);
+  Node* make_else(int pos) {
+    Node* n = m_arena->make(NodeType::comment, pos);
     n->text = "{{else}}";
     n->is_assign = false;
     n->number_is_int = true;  // marks "else"
@@ -783,26 +787,27 @@ private:
     while (item_at(m_next).typ == It::space) ++m_next;
     return peek();
   }
-  const Item& expect(It typ, const std::string& context) {
+  const Item& expect(It typ, std::string_view context) {
     const Item& t = next_non_space();
     if (t.typ != typ) unexpected(t, context);
     return t;
   }
-  const Item& expect_one_of(It a, It b, const std::string& context) {
+  const Item& expect_one_of(It a, It b, std::string_view context) {
     const Item& t = next_non_space();
     if (t.typ != a && t.typ != b) unexpected(t, context);
     return t;
   }
-  [[noreturn]] void unexpected(const Item& t, const std::string& context) {
+  [[noreturn]] void unexpected(const Item& t, std::string_view context) {
     if (t.typ == It::error) {
       std::string extra;
-      if (m_action_line != 0 && m_action_line != line_of(t)) {
-        extra = " in action started at " + m_parse_name + ":" + std::to_string(m_action_line);
+      const int action_line = m_action_pos < 0 ? 0 : m_lines.line_at(static_cast<size_t>(m_action_pos));
+      if (action_line != 0 && action_line != line_of(t)) {
+        extra = " in action started at " + m_parse_name + ":" + std::to_string(action_line);
         if (t.val.ends_with(" action")) extra = extra.substr(std::string(" in action").size());
       }
       errorf(t.str() + extra);
     }
-    errorf("unexpected " + t.str() + " in " + context);
+    errorf("unexpected " + t.str() + " in " + std::string(context));
   }
 
   void add(const std::shared_ptr<Tree>& t, bool main) {
@@ -823,7 +828,7 @@ private:
   }
 
   void parse_definition() {
-    const std::string context = "define clause";
+    const std::string_view context = "define clause";
     const Item& name = expect_one_of(It::string, It::raw_string, context);
     std::string unq;
     if (!unquote(name.val, unq)) errorf("invalid syntax");
@@ -832,7 +837,7 @@ private:
     m_vars = {"$"};
     expect(It::right_delim, context);
     auto [list, end] = item_list();
-    if (!is_end(end)) errorf("unexpected " + node_string(end) + " in " + context);
+    if (!is_end(end)) errorf("unexpected " + node_string(end) + " in " + std::string(context));
     tree->root = list;
     add(tree, false);
     m_vars = saved_vars;
@@ -862,9 +867,9 @@ private:
         return n;
       }
       case It::left_delim: {
-        m_action_line = line_of(token);
+        m_action_pos = token.pos;
         Node* n = action();
-        m_action_line = 0;
+        m_action_pos = -1;
         return n;
       }
       case It::comment: {
@@ -891,7 +896,7 @@ private:
     }
     backup();
     const Item& t = peek();
-    Node* n = m_arena->make(NodeType::action, t.pos, line_of(t));
+    Node* n = m_arena->make(NodeType::action, t.pos);
     n->pipe = pipeline("command", It::right_delim);
     return n;
   }
@@ -900,12 +905,12 @@ private:
     const Item& t = next_non_space();
     if (t.typ != It::right_delim) unexpected(t, what);
     if (m_range_depth == 0) errorf(std::string(what) + " outside {{range}}");
-    return m_arena->make(type, tok.pos, line_of(tok));
+    return m_arena->make(type, tok.pos);
   }
 
-  Node* pipeline(const std::string& context, It end) {
+  Node* pipeline(std::string_view context, It end) {
     const Item& token = peek_non_space();
-    Node* pipe = m_arena->make(NodeType::pipe, token.pos, line_of(token));
+    Node* pipe = m_arena->make(NodeType::pipe, token.pos);
     const size_t decls = m_scratch.size();
   decls:
     const Item& v = peek_non_space();
@@ -931,7 +936,7 @@ private:
           if (p == It::variable || p == It::right_delim || p == It::right_paren) goto decls;
           errorf("range can only initialize variables");
         }
-        errorf("too many declarations in " + context);
+        errorf("too many declarations in " + std::string(context));
       } else {
         m_next = v_at;  // Go's backup3(v, after) or backup2(v)
       }
@@ -957,8 +962,8 @@ private:
     }
   }
 
-  void check_pipeline(Node* pipe, const std::string& context) {
-    if (pipe->nodes.empty()) errorf("missing value for " + context);
+  void check_pipeline(Node* pipe, std::string_view context) {
+    if (pipe->nodes.empty()) errorf("missing value for " + std::string(context));
     for (size_t i = 1; i < pipe->nodes.size(); ++i) {
       switch (pipe->nodes[i]->nodes[0]->type) {
         case NodeType::boolean: case NodeType::dot: case NodeType::nil: case NodeType::number: case NodeType::string:
@@ -968,7 +973,7 @@ private:
     }
   }
 
-  Node* control(NodeType type, const std::string& context) {
+  Node* control(NodeType type, std::string_view context) {
     size_t nvars = m_vars.size();
     Node* pipe = pipeline(context, It::right_delim);
     if (type == NodeType::range) ++m_range_depth;
@@ -999,7 +1004,7 @@ private:
       }
     }
     m_vars.resize(nvars);
-    Node* n = m_arena->make(type, pipe->pos, pipe->line);
+    Node* n = m_arena->make(type, pipe->pos);
     n->pipe = pipe;
     n->list = list;
     n->else_list = else_list;
@@ -1008,14 +1013,13 @@ private:
 
   Node* else_control() {
     const Item& p = peek_non_space();
-    if (p.typ == It::if_ || p.typ == It::with) return make_else(p.pos, line_of(p));
-    const Item& t = expect(It::right_delim, "else");
-    return make_else(t.pos, line_of(t));
+    if (p.typ == It::if_ || p.typ == It::with) return make_else(p.pos);
+    return make_else(expect(It::right_delim, "else").pos);
   }
 
   Node* end_control() { return make_end(expect(It::right_delim, "end").pos); }
 
-  std::string template_name(const Item& token, const std::string& context) {
+  std::string template_name(const Item& token, std::string_view context) {
     if (token.typ != It::string && token.typ != It::raw_string) unexpected(token, context);
     std::string s;
     if (!unquote(token.val, s)) errorf("invalid syntax");
@@ -1023,7 +1027,7 @@ private:
   }
 
   Node* block_control() {
-    const std::string context = "block clause";
+    const std::string_view context = "block clause";
     const Item& token = next_non_space();
     std::string name = template_name(token, context);
     Node* pipe = pipeline(context, It::right_delim);
@@ -1031,18 +1035,18 @@ private:
     auto saved_vars = m_vars;
     m_vars = {"$"};
     auto [list, end] = item_list();
-    if (!is_end(end)) errorf("unexpected " + node_string(end) + " in " + context);
+    if (!is_end(end)) errorf("unexpected " + node_string(end) + " in " + std::string(context));
     tree->root = list;
     add(tree, false);
     m_vars = saved_vars;
-    Node* n = m_arena->make(NodeType::template_, token.pos, line_of(token));
+    Node* n = m_arena->make(NodeType::template_, token.pos);
     n->text = m_arena->keep(std::string_view(name));
     n->pipe = pipe;
     return n;
   }
 
   Node* template_control() {
-    const std::string context = "template clause";
+    const std::string_view context = "template clause";
     const Item& token = next_non_space();
     std::string name = template_name(token, context);
     Node* pipe = nullptr;
@@ -1050,7 +1054,7 @@ private:
       backup();
       pipe = pipeline(context, It::right_delim);
     }
-    Node* n = m_arena->make(NodeType::template_, token.pos, line_of(token));
+    Node* n = m_arena->make(NodeType::template_, token.pos);
     n->text = m_arena->keep(std::string_view(name));
     n->pipe = pipe;
     return n;

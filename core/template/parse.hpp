@@ -40,8 +40,7 @@ struct Node {
   bool is_assign = false;             // pipe: "=" rather than ":="
   bool number_is_int = false;         // number: fits Go int (usable where an int is required)
   bool number_overflows_int = false;  // number: an unsigned literal beyond Go's int (idealConstant's error)
-  int pos = 0;   // byte offset in the file's text
-  int line = 0;
+  int pos = 0;   // byte offset in the file's text (Tree::location counts its line when an error needs it)
   std::string_view raw;   // text: the literal text, a view into the file's text (Tree::text)
   std::string_view text;  // identifier; template name; literal's source text (file text or arena)
   std::span<const std::string_view> idents;  // field (".a.b" -> a,b) / variable ("$x.a" -> $x,a) / chain fields
@@ -64,11 +63,10 @@ static_assert(std::is_trivially_destructible_v<Node>);
 // with it.
 class Arena {
 public:
-  Node* make(NodeType t, int pos, int line = 0) {
+  Node* make(NodeType t, int pos) {
     Node* n = new (m_memory.allocate(sizeof(Node), alignof(Node))) Node;
     n->type = t;
     n->pos = pos;
-    n->line = line;
     return n;
   }
   // A copy of `s` that lives as long as the arena.
