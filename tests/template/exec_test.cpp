@@ -64,6 +64,17 @@ TEST_CASE("exec: variables and scoping", "[template][exec]") {
   CHECK(render("{{ with .name }}{{ . }}/{{ $.items }}{{ end }}", dot) == "top/[a b]");
   // $ inside a template call is that call's dot
   CHECK(render("{{ define \"d\" }}{{ $ }}{{ end }}{{ template \"d\" .name }}", dot) == "top");
+  // a called template's variables are its own: the caller's of the same name keep their values
+  CHECK(render("{{ define \"d\" }}{{ $x := 2 }}{{ $x = 3 }}{{ $x }}{{ end }}{{ $x := 1 }}{{ template \"d\" }}{{ $x }}") ==
+        "31");
+  CHECK(render_helm("{{ define \"d\" }}{{ $x := . }}{{ $x }}{{ end }}"
+                    "{{ range $x := list 1 2 }}{{ include \"d\" (add $x 10) }}{{ $x }};{{ end }}") == "111;122;");
+}
+
+TEST_CASE("exec: arguments that are calls of their own, nested", "[template][exec]") {
+  CHECK(render("{{ printf \"%s-%s-%d\" (upper (lower \"A\")) (printf \"%s%s\" \"b\" (trim \" c \")) (len (list 1 2 3)) }}") ==
+        "A-bc-3");
+  CHECK(render("{{ range $i := 3 }}{{ add $i (len (list $i $i)) }}{{ end }}") == "234");
 }
 
 TEST_CASE("exec: if, else if, with, else with", "[template][exec]") {
