@@ -1150,7 +1150,7 @@ private:
         if (!constant) {
           std::string s;
           if (!unquote(token.val, s)) errorf("invalid syntax");
-          constant = m_arena->keep(Value(std::move(s)));
+          constant = m_arena->keep_string(std::move(s));
         }
         n->constant = constant;
         return n;

@@ -77,6 +77,14 @@ public:
     return {p, s.size()};
   }
   const Value* keep(Value v) { return &m_values.emplace_back(std::move(v)); }
+  // A string constant whose Value shares the arena's store of literal texts (a Value with a
+  // string of its own per literal was an allocation each). The store lives on while any such
+  // Value does, so a constant may outlive the arena.
+  const Value* keep_string(std::string s) {
+    if (!m_texts) m_texts = std::make_shared<std::deque<std::string>>();
+    const std::string& kept = m_texts->emplace_back(std::move(s));
+    return keep(Value::shared_string(std::shared_ptr<const std::string>(m_texts, &kept)));
+  }
   // An uninitialized array of `n` Ts (trivial types: views and pointers) that lives as long as the arena.
   template <class T>
   std::span<T> array(std::size_t n) {
@@ -94,7 +102,8 @@ public:
 
 private:
   std::pmr::monotonic_buffer_resource m_memory{16 * 1024};
-  std::deque<Value> m_values;  // literal nodes' constants
+  std::shared_ptr<std::deque<std::string>> m_texts;  // string literals' texts (keep_string)
+  std::deque<Value> m_values;                        // literal nodes' constants
 };
 
 struct Tree {

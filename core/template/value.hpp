@@ -62,6 +62,9 @@ public:
     v.m_int_type = t;
     return v;
   }
+  // A string Value of a string another owner keeps (`s` may point into a larger block whose
+  // owner it shares, e.g. a parse's store of literals): no allocation of its own.
+  static Value shared_string(std::shared_ptr<const std::string> s);
 
   // JSON numbers: integers -> int64, others -> float64.
   static Value from_json(const nlohmann::json& j);

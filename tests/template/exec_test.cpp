@@ -237,6 +237,18 @@ TEST_CASE("exec: execute is repeatable and engines are independent", "[template]
   CHECK(e.names() == std::vector<std::string>{"t"});
 }
 
+TEST_CASE("exec: a string literal set into the data outlives its engine", "[template][exec]") {
+  // The literal's Value shares the parse's store of literal texts, which lives on with it.
+  Value dot = yaml("m: {}\n");
+  {
+    Engine e;
+    e.add("t", "{{ $_ := set .m \"k\" \"a literal longer than fifteen bytes\" }}{{ $_ := set .m \"s\" \"short\" }}");
+    CHECK(e.execute("t", dot).empty());
+  }
+  CHECK(dot.find("m")->find("k")->as_string() == "a literal longer than fifteen bytes");
+  CHECK(dot.find("m")->find("s")->as_string() == "short");
+}
+
 TEST_CASE("exec: files with the same text are templates of their own names", "[template][exec]") {
   // Go parses every file anew (template.New(name).Parse(text)); emco shares the nodes of a
   // text it has parsed before (a subchart's copy of a library chart), so what a second file of
