@@ -119,15 +119,16 @@ private:
 
 class Lexer {
 public:
-  explicit Lexer(std::string_view input) : m_in(input), m_lines(input) {}
+  // Appends the items of `input` to `items` (valid while the Lexer lives: error items' texts are
+  // its own).
+  Lexer(std::string_view input, std::vector<Item>& items) : m_in(input), m_lines(input), m_items(items) {}
 
-  std::vector<Item> run() {
-    m_items.reserve(m_in.size() / 16 + 16);  // charts average one item per 28 bytes
+  void run() {
+    m_items.reserve(m_items.size() + m_in.size() / 16 + 16);  // charts average one item per 28 bytes
     while (!m_done) {
       if (m_inside) inside_action();
       else lex_text();
     }
-    return std::move(m_items);
   }
 
 private:
@@ -138,7 +139,7 @@ private:
   bool m_inside = false;
   bool m_done = false;
   int m_paren = 0;
-  std::vector<Item> m_items;
+  std::vector<Item>& m_items;
   std::deque<std::string> m_messages;  // error items' texts (a deque: they never move)
 
   // Items leave their line to the parser (line 0: the line of `pos`), which asks for a few of
@@ -635,9 +636,9 @@ struct ParseError {
 
 class Parser {
 public:
-  Parser(const std::string& name, std::shared_ptr<const std::string> text, std::vector<Item> items,
+  Parser(const std::string& name, std::shared_ptr<const std::string> text, std::span<const Item> items,
          const FunctionResolver& resolve, std::shared_ptr<Arena> arena, std::vector<std::shared_ptr<Tree>>& out)
-      : m_parse_name(name), m_text(std::move(text)), m_items(std::move(items)), m_lines(*m_text),
+      : m_parse_name(name), m_text(std::move(text)), m_items(items), m_lines(*m_text),
         m_resolve(resolve), m_arena(std::move(arena)), m_out(out) {
     // The last item is the lexer's eof: at the end of the text (line 0, counted if an error
     // needs it) or after an error item, with its line.
@@ -672,7 +673,7 @@ public:
 private:
   std::string m_parse_name;
   std::shared_ptr<const std::string> m_text;
-  std::vector<Item> m_items;
+  std::span<const Item> m_items;
   // The lines of items that leave it to the parser, counted only for error messages (nodes
   // keep their byte offset: counting lines for every action was a sixth of parsing).
   LineCounter m_lines;
@@ -1356,10 +1357,22 @@ bool is_empty_tree(const Node* n) {
 std::vector<std::shared_ptr<Tree>> parse_template(const std::string& name, std::string_view text,
                                                   const FunctionResolver& resolve) {
   auto owned = std::make_shared<const std::string>(text);
-  Lexer lexer(*owned);
-  std::vector<Item> items = lexer.run();
+  // The items of the thread's previous parse make room for this one's: a vector per file,
+  // grown as a dense file outran its estimate, was the largest of a render's allocations. A
+  // parse never starts another (the resolver only looks functions up). Beyond a million items
+  // (32 MiB) the room is given back.
+  thread_local std::vector<Item> items;
+  struct Release {
+    std::vector<Item>& items;
+    ~Release() {
+      items.clear();
+      if (items.capacity() > (std::size_t{1} << 20)) std::vector<Item>().swap(items);
+    }
+  } release{items};
+  Lexer lexer(*owned, items);
+  lexer.run();
   std::vector<std::shared_ptr<Tree>> out;
-  Parser parser(name, owned, std::move(items), resolve, std::make_shared<Arena>(), out);
+  Parser parser(name, owned, items, resolve, std::make_shared<Arena>(), out);
   try {
     parser.parse_file();
   } catch (const ParseError& e) {
