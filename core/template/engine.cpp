@@ -766,6 +766,9 @@ std::string Engine::execute(const std::string& name, const Value& dot) const {
   }
   RunState run;
   std::string out;
+  // Room for as much as the file's text, which a file's output is often near: growing from
+  // empty copied large outputs several times.
+  out.reserve(t->text->size());
   Exec exec(*m_impl, run, &m_impl->set, t, &out);
   // Execute(nil) gives Go an invalid dot: fields of it evaluate to "no value" without error
   exec.run(EV{dot, dot.is_null(), false});
