@@ -92,6 +92,9 @@ TEST_CASE("exec: range over lists, maps, integers, with else, break and continue
   CHECK(render("{{ range $i, $e := .l }}{{ $i }}={{ $e }} {{ end }}", dot) == "0=a 1=b 2=c ");
   CHECK(render("{{ range $k, $v := .m }}{{ $k }}:{{ $v }},{{ end }}", dot) == "a:2,m:3,z:1,");
   CHECK(render("{{ range $v := .m }}{{ $v }}{{ end }}", dot) == "231");
+  // keys in Go's order: bytes as unsigned values, a prefix first
+  CHECK(render("{{ range $k, $v := . }}[{{ $k }}]{{ end }}", yaml("b: 1\nab: 2\na: 3\n\"\": 4\nZ: 5\né: 6\n\"~\": 7\n")) ==
+        "[][Z][a][ab][b][~][é]");
   CHECK(render("{{ range .empty }}x{{ else }}empty{{ end }}", dot) == "empty");
   CHECK(render("{{ range .missing }}x{{ else }}none{{ end }}", dot) == "none");
   CHECK(render("{{ range 4 }}{{ . }}{{ end }}") == "0123");
