@@ -8,7 +8,6 @@
 #include <cstring>
 #include <deque>
 #include <type_traits>
-#include <unordered_map>
 
 #include "core/template/format.hpp"
 #include "core/util/error.hpp"
@@ -690,8 +689,41 @@ private:
   std::map<std::string, std::shared_ptr<Tree>> m_set;
   std::vector<std::string_view> m_vars;  // views into the file's text ("$" a literal)
   // String literals' constants by their quoted text: a file repeats a few (include's template
-  // names, dict keys) many times, and making each one's Value was 1% of rendering a chart.
-  std::unordered_map<std::string_view, const Value*> m_strings;
+  // names, dict keys) many times, and making each one's Value was 1% of rendering a chart. The
+  // thread's table of the latest literal per hash of the text rather than a hash map per parse
+  // (its nodes and hashing were 3% of parsing); a slot is this parse's if it carries its number.
+  // A literal whose slot holds another gets a constant of its own of the same value: the table
+  // only saves work.
+  struct LiteralSlot {
+    std::uint64_t parse = 0;
+    std::string_view quoted;
+    const Value* constant = nullptr;
+  };
+  static std::array<LiteralSlot, 1024>& literal_slots() {
+    thread_local std::array<LiteralSlot, 1024> slots{};
+    return slots;
+  }
+  static std::uint64_t next_parse_number() {
+    thread_local std::uint64_t parses = 0;
+    return ++parses;
+  }
+  const std::uint64_t m_parse_number = next_parse_number();
+  const Value*& literal(std::string_view quoted) {
+    // FNV-1a of the length and of at most 16 bytes at each end (literals can be whole files)
+    std::uint32_t h = (2166136261u ^ static_cast<std::uint32_t>(quoted.size())) * 16777619u;
+    auto mix = [&h](std::string_view part) {
+      for (char c : part) h = (h ^ static_cast<unsigned char>(c)) * 16777619u;
+    };
+    if (quoted.size() <= 32) {
+      mix(quoted);
+    } else {
+      mix(quoted.substr(0, 16));
+      mix(quoted.substr(quoted.size() - 16));
+    }
+    LiteralSlot& slot = literal_slots()[h % literal_slots().size()];
+    if (slot.parse != m_parse_number || slot.quoted != quoted) slot = {m_parse_number, quoted, nullptr};
+    return slot.constant;
+  }
   // Children of the lists, pipelines and commands being parsed, innermost last: each node's
   // list is allocated once at its final size (grown a child at a time, the arena's vectors
   // reallocated several times per list, which showed in profiles).
@@ -1147,7 +1179,7 @@ private:
       case It::string: case It::raw_string: {
         Node* n = m_arena->make(NodeType::string, token.pos);
         n->text = token.val;
-        const Value*& constant = m_strings[token.val];
+        const Value*& constant = literal(token.val);
         if (!constant) {
           std::string s;
           if (!unquote(token.val, s)) errorf("invalid syntax");

@@ -28,6 +28,17 @@ TEST_CASE("exec: literals and ideal constants", "[template][exec]") {
   // A literal written again is the same constant; the same text quoted otherwise is another.
   CHECK(render("{{ \"a\\tb\" }}|{{ \"a\\tb\" | len }}|{{ `a\\tb` | len }}|{{ `a\\tb` }}") == "a\tb|3|4|a\\tb");
   CHECK(error_of("{{ \"ok\" }}{{ \"ok\" }}{{ \"bad\\q\" }}").find("invalid syntax") != std::string::npos);
+  // Literals that share their length and ends, and more distinct literals than the parse keeps
+  // track of, are each their own value.
+  const std::string pad(20, '-');
+  CHECK(render("{{ \"" + pad + "x" + pad + "\" }}|{{ \"" + pad + "y" + pad + "\" }}|{{ \"" + pad + "x" + pad + "\" }}") ==
+        pad + "x" + pad + "|" + pad + "y" + pad + "|" + pad + "x" + pad);
+  std::string many, expected;
+  for (int i = 0; i < 3000; ++i) {
+    many += "{{ \"v" + std::to_string(i) + "\" }}{{ \"v" + std::to_string(i % 7) + "\" }},";
+    expected += "v" + std::to_string(i) + "v" + std::to_string(i % 7) + ",";
+  }
+  CHECK(render(many) == expected);
 }
 
 TEST_CASE("exec: fields, maps and missing keys", "[template][exec]") {
