@@ -19,7 +19,7 @@ namespace {
 
 enum class It : std::uint8_t {
   error, bool_, char_, char_constant, comment, complex, assign, declare, eof, field, identifier,
-  left_delim, left_paren, number, pipe, raw_string, right_delim, right_paren, space, string, text,
+  left_delim, left_paren, number, pipe, raw_string, right_delim, right_paren, string, text,
   variable,
   // keywords (after keyword marker)
   keyword, block, break_, continue_, dot, define, else_, end, if_, nil, range, template_, with
@@ -30,13 +30,18 @@ enum class It : std::uint8_t {
 // non-overlapping 16-byte moves, and the lexer constructs items in place: with `typ` first and
 // a temporary per item, the compiler wrote Items with overlapping stores and the next read of
 // them stalled on store forwarding (perf: a tenth of all rendering time in the token functions).
+// Go's lexer makes an item of each run of spaces in an action, which the parser skips everywhere
+// except between a command's operands; the item after such a run says so instead (a third of
+// all items were spaces).
 struct Item {
   Item() = default;
-  Item(It t, int p, std::string_view v, int l) : val(v), pos(p), line(l), typ(t) {}
+  Item(It t, int p, std::string_view v, int l, bool spaced = false)
+      : val(v), pos(p), line(l), typ(t), after_space(spaced) {}
   std::string_view val;
   int pos = 0;
   int line = 1;
   It typ = It::eof;
+  bool after_space = false;  // spaces separate it from the item before, in the same action
   std::string str() const {
     if (typ == It::eof) return "EOF";
     if (typ == It::error) return std::string(val);
@@ -137,6 +142,7 @@ private:
   LineCounter m_lines;
   bool m_inside = false;
   bool m_done = false;
+  bool m_after_space = false;  // spaces since the last item (Go's space item)
   int m_paren = 0;
   std::vector<Item>& m_items;
   std::deque<std::string> m_messages;  // error items' texts (a deque: they never move)
@@ -146,8 +152,10 @@ private:
   // carry the error's line.
   void emit(It t) {
     // m_start <= m_pos <= size always: the view is made directly, without substr's check
-    m_items.emplace_back(t, static_cast<int>(m_start), std::string_view(m_in.data() + m_start, m_pos - m_start), 0);
+    m_items.emplace_back(t, static_cast<int>(m_start), std::string_view(m_in.data() + m_start, m_pos - m_start), 0,
+                         m_after_space);
     m_start = m_pos;
+    m_after_space = false;
   }
   void error(std::string msg) {
     m_messages.push_back(std::move(msg));
@@ -338,7 +346,8 @@ private:
         return;
       }
     }
-    emit(It::space);
+    m_after_space = true;
+    m_start = m_pos;
   }
 
   void lex_identifier() {
@@ -654,7 +663,7 @@ public:
       if (peek().typ == It::left_delim) {
         const size_t delim = m_next;
         next();
-        if (next_non_space().typ == It::define) {
+        if (next().typ == It::define) {
           parse_definition();
           continue;
         }
@@ -756,7 +765,7 @@ private:
   // `head` followed by the names of the field items at m_next (".a" -> "a"), consumed.
   std::span<const std::string_view> fields_after(std::span<const std::string_view> head) {
     size_t fields = 0;
-    while (item_at(m_next + fields).typ == It::field) ++fields;
+    while (item_at(m_next + fields).typ == It::field && !item_at(m_next + fields).after_space) ++fields;
     std::span<std::string_view> names = m_arena->array<std::string_view>(head.size() + fields);
     std::copy(head.begin(), head.end(), names.begin());
     for (size_t i = head.size(); i < names.size(); ++i) names[i] = next().val.substr(1);
@@ -797,9 +806,9 @@ private:
   }
 
   // The token stream is m_items read by index (m_next): backing up is moving the index back,
-  // and no token is copied. Go's parser keeps a three-token window instead (backup2/backup3);
-  // going back by index also restores the space items between the tokens it names, which every
-  // caller skips again (a space is never two items in a row), so the parse is the same.
+  // and no token is copied. Go's parser keeps a three-token window instead (backup2/backup3) and
+  // skips space items (nextNonSpace, peekNonSpace) everywhere but between operands, which
+  // Item::after_space tells.
   const Item& item_at(size_t i) const { return i < m_items.size() ? m_items[i] : m_eof; }
   int line_of(const Item& t) { return t.line != 0 ? t.line : m_lines.line_at(static_cast<size_t>(t.pos)); }
   const Item& next() {
@@ -812,21 +821,13 @@ private:
     m_furthest = std::max(m_furthest, m_next + 1);
     return item_at(m_next);
   }
-  const Item& next_non_space() {
-    while (item_at(m_next).typ == It::space) ++m_next;
-    return next();
-  }
-  const Item& peek_non_space() {
-    while (item_at(m_next).typ == It::space) ++m_next;
-    return peek();
-  }
   const Item& expect(It typ, std::string_view context) {
-    const Item& t = next_non_space();
+    const Item& t = next();
     if (t.typ != typ) unexpected(t, context);
     return t;
   }
   const Item& expect_one_of(It a, It b, std::string_view context) {
-    const Item& t = next_non_space();
+    const Item& t = next();
     if (t.typ != a && t.typ != b) unexpected(t, context);
     return t;
   }
@@ -877,9 +878,9 @@ private:
   }
 
   std::pair<Node*, Node*> item_list() {
-    Node* list = m_arena->make(NodeType::list, peek_non_space().pos);
+    Node* list = m_arena->make(NodeType::list, peek().pos);
     const size_t mark = m_scratch.size();
-    while (peek_non_space().typ != It::eof) {
+    while (peek().typ != It::eof) {
       Node* n = text_or_action();
       if (is_end(n) || is_else(n)) {
         take_scratch(list->nodes, mark);
@@ -892,7 +893,7 @@ private:
   }
 
   Node* text_or_action() {
-    const Item& token = next_non_space();
+    const Item& token = next();
     switch (token.typ) {
       case It::text: {
         Node* n = m_arena->make(NodeType::text, token.pos);
@@ -914,7 +915,7 @@ private:
   }
 
   Node* action() {
-    const Item& token = next_non_space();
+    const Item& token = next();
     switch (token.typ) {
       case It::block: return block_control();
       case It::break_: return break_control(token, "{{break}}", NodeType::break_);
@@ -935,37 +936,37 @@ private:
   }
 
   Node* break_control(const Item& tok, const char* what, NodeType type) {
-    const Item& t = next_non_space();
+    const Item& t = next();
     if (t.typ != It::right_delim) unexpected(t, what);
     if (m_range_depth == 0) errorf(std::string(what) + " outside {{range}}");
     return m_arena->make(type, tok.pos);
   }
 
   Node* pipeline(std::string_view context, It end) {
-    const Item& token = peek_non_space();
+    const Item& token = peek();
     Node* pipe = m_arena->make(NodeType::pipe, token.pos);
     const size_t decls = m_scratch.size();
   decls:
-    const Item& v = peek_non_space();
+    const Item& v = peek();
     const size_t v_at = m_next;
     if (v.typ == It::variable) {
       next();
-      const Item& nx = peek_non_space();
+      const Item& nx = peek();
       if (nx.typ == It::assign || nx.typ == It::declare) {
         pipe->is_assign = nx.typ == It::assign;
-        next_non_space();
+        next();
         Node* var = m_arena->make(NodeType::variable, v.pos);
         var->idents = one_ident(v.val);
         m_scratch.push_back(var);
         m_vars.emplace_back(v.val);
       } else if (nx.typ == It::char_ && nx.val == ",") {
-        next_non_space();
+        next();
         Node* var = m_arena->make(NodeType::variable, v.pos);
         var->idents = one_ident(v.val);
         m_scratch.push_back(var);
         m_vars.emplace_back(v.val);
         if (context == "range" && m_scratch.size() - decls < 2) {
-          It p = peek_non_space().typ;
+          It p = peek().typ;
           if (p == It::variable || p == It::right_delim || p == It::right_paren) goto decls;
           errorf("range can only initialize variables");
         }
@@ -977,7 +978,7 @@ private:
     take_scratch(pipe->decls, decls);
     const size_t mark = m_scratch.size();
     while (true) {
-      const Item& t = next_non_space();
+      const Item& t = next();
       if (t.typ == end) {
         take_scratch(pipe->nodes, mark);
         check_pipeline(pipe, context);
@@ -1045,7 +1046,7 @@ private:
   }
 
   Node* else_control() {
-    const Item& p = peek_non_space();
+    const Item& p = peek();
     if (p.typ == It::if_ || p.typ == It::with) return make_else(p.pos);
     return make_else(expect(It::right_delim, "else").pos);
   }
@@ -1061,7 +1062,7 @@ private:
 
   Node* block_control() {
     const std::string_view context = "block clause";
-    const Item& token = next_non_space();
+    const Item& token = next();
     std::string name = template_name(token, context);
     Node* pipe = pipeline(context, It::right_delim);
     auto tree = new_tree(name);
@@ -1080,10 +1081,10 @@ private:
 
   Node* template_control() {
     const std::string_view context = "template clause";
-    const Item& token = next_non_space();
+    const Item& token = next();
     std::string name = template_name(token, context);
     Node* pipe = nullptr;
-    if (next_non_space().typ != It::right_delim) {
+    if (next().typ != It::right_delim) {
       backup();
       pipe = pipeline(context, It::right_delim);
     }
@@ -1094,17 +1095,20 @@ private:
   }
 
   Node* command() {
-    Node* cmd = m_arena->make(NodeType::command, peek_non_space().pos);
+    Node* cmd = m_arena->make(NodeType::command, peek().pos);
     const size_t mark = m_scratch.size();
     while (true) {
-      peek_non_space();
       Node* op = operand();
       if (op) m_scratch.push_back(op);
+      // After an operand: the end of the command, or spaces and the next operand.
       const Item& t = next();
-      if (t.typ == It::space) continue;
-      if (t.typ == It::right_delim || t.typ == It::right_paren) backup();
-      else if (t.typ != It::pipe) unexpected(t, "operand");
-      break;
+      if (t.typ == It::right_delim || t.typ == It::right_paren) {
+        backup();
+        break;
+      }
+      if (t.typ == It::pipe) break;
+      if (!op || !t.after_space) unexpected(t, "operand");
+      backup();
     }
     take_scratch(cmd->nodes, mark);
     if (cmd->nodes.empty()) errorf("empty command");
@@ -1114,28 +1118,27 @@ private:
   Node* operand() {
     Node* node = term();
     if (!node) return nullptr;
-    if (peek().typ == It::field && (node->type == NodeType::field || node->type == NodeType::variable)) {
+    const Item& after = peek();
+    if (after.typ != It::field || after.after_space) return node;
+    if (node->type == NodeType::field || node->type == NodeType::variable) {
       // .a.b.c / $x.a.b: one node with every name (a chain node and two lists showed in profiles)
       Node* n = m_arena->make(node->type, peek().pos);
       n->idents = fields_after(node->idents);  // `node` is dropped
       return n;
     }
-    if (peek().typ == It::field) {
-      Node* chain = m_arena->make(NodeType::chain, peek().pos);
-      chain->pipe = node;
-      chain->idents = fields_after({});
-      switch (node->type) {
-        case NodeType::boolean: case NodeType::string: case NodeType::number: case NodeType::nil:
-        case NodeType::dot:
-          errorf("unexpected . after term " + go_quote(node->to_string()));
-        default: return chain;
-      }
+    Node* chain = m_arena->make(NodeType::chain, peek().pos);
+    chain->pipe = node;
+    chain->idents = fields_after({});
+    switch (node->type) {
+      case NodeType::boolean: case NodeType::string: case NodeType::number: case NodeType::nil:
+      case NodeType::dot:
+        errorf("unexpected . after term " + go_quote(node->to_string()));
+      default: return chain;
     }
-    return node;
   }
 
   Node* term() {
-    const Item& token = next_non_space();
+    const Item& token = next();
     switch (token.typ) {
       case It::identifier: {
         const FuncDef* f = function(token.val);

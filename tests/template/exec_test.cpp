@@ -82,6 +82,20 @@ TEST_CASE("exec: variables and scoping", "[template][exec]") {
                     "{{ range $x := list 1 2 }}{{ include \"d\" (add $x 10) }}{{ $x }};{{ end }}") == "111;122;");
 }
 
+TEST_CASE("exec: spaces between operands, pipes and declarations", "[template][exec]") {
+  // go 1.19's text/template (helm 3.17.3 agrees where checked)
+  Value dot = yaml("a: {b: B}\nb: 2\nc: 3\nl: [x, z]\n");
+  CHECK(render("{{ print 1 2| print }}|{{ print 1 2 |print }}") == "1 2|1 2");
+  CHECK(render("{{ range $i , $x := .l }}{{ $i }}{{ $x }}{{ end }}", dot) == "0x1z");
+  CHECK(render("{{ range $i,$x := .l }}{{ $x }}{{ end }}", dot) == "xz");
+  CHECK(render("{{ range $i ,$x := .l }}{{ $x }}{{ end }}", dot) == "xz");
+  CHECK(error_of("{{ .a.b .c }}", dot) == "template: t:1:5: executing \"t\" at <.a.b>: b is not a method but has arguments");
+  CHECK(error_of("{{ (.a).b .c }}", dot) == "template: t:1:4: executing \"t\" at <.a>: b is not a method but has arguments");
+  CHECK(error_of("{{ (.a) .b }}", dot) == "template: t:1:3: executing \"t\" at <(.a) .b>: can't give argument to non-function .a");
+  CHECK(error_of("{{ .a\n\n\"b\" }}", dot) == "template: t:1:3: executing \"t\" at <.a>: a is not a method but has arguments");
+  CHECK(error_of("{{ $x :=\n 1 2 }}") == "template: t:2:1: executing \"t\" at <1>: can't give argument to non-function 1");
+}
+
 TEST_CASE("exec: arguments that are calls of their own, nested", "[template][exec]") {
   CHECK(render("{{ printf \"%s-%s-%d\" (upper (lower \"A\")) (printf \"%s%s\" \"b\" (trim \" c \")) (len (list 1 2 3)) }}") ==
         "A-bc-3");

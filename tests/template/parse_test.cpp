@@ -129,3 +129,15 @@ TEST_CASE("parse: a file parsed after a failed or a larger one is parsed on its 
   CHECK(e.execute("small", yaml("v: w")) == "s1w");
   CHECK(e.execute("big", yaml("a: b")).size() == 2000 * 2);
 }
+
+TEST_CASE("parse: spaces separate a command's operands", "[template][parse]") {
+  // go 1.19's text/template and helm 3.17.3 word these so (helm prefixes "parse error at")
+  CHECK(parse_error("{{ .a , }}") == "template: t:1: unexpected \",\" in operand");
+  CHECK(parse_error("{{ .a = 1 }}") == "template: t:1: unexpected \"=\" in operand");
+  CHECK(parse_error("{{ .a(\"x\") }}") == "template: t:1: unexpected \"(\" in operand");
+  CHECK(parse_error("{{ print (1) (2)(3) }}") == "template: t:1: unexpected \"(\" in operand");
+  CHECK(parse_error("{{ print .a. }}") == "template: t:1: unexpected <.> in operand");
+  CHECK(parse_error("{{ print\n1\n2\n)\n}}") == "template: t:4: unexpected \")\" in command");
+  CHECK(parse_error("{{ print\n1\n\n2 = }}") == "template: t:4: unexpected \"=\" in operand");
+  CHECK(parse_error("{{ if\n.a\n.b ( }}x{{ end }}") == "template: t:3: unclosed left paren in action started at t:1");
+}
