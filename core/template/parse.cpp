@@ -188,6 +188,15 @@ private:
     return at_close(m_pos);
   }
 
+  // Where the run of characters of class `cls` (k_space, k_alnum) from `p` ends. A local index:
+  // stepping m_pos itself made the compiler store it at every character (a char read may alias it).
+  std::size_t end_of_run(std::size_t p, std::uint8_t cls) const {
+    const char* const s = m_in.data();
+    const std::size_t n = m_in.size();
+    while (p < n && k_classes[static_cast<unsigned char>(s[p])] == cls) ++p;
+    return p;
+  }
+
   void lex_text() {
     size_t x = m_in.find("{{", m_pos);
     if (x == std::string_view::npos) {
@@ -243,7 +252,7 @@ private:
     if (d == 2) m_pos += 2;
     m_pos += 2;
     if (d == 2)
-      while (m_pos < m_in.size() && is_space(m_in[m_pos])) ++m_pos;
+      m_pos = end_of_run(m_pos, k_space);
     m_start = m_pos;
   }
 
@@ -256,7 +265,7 @@ private:
     m_pos += 2;
     emit(It::right_delim);
     if (d == 2) {
-      while (m_pos < m_in.size() && is_space(m_in[m_pos])) ++m_pos;
+      m_pos = end_of_run(m_pos, k_space);
       m_start = m_pos;
     }
     m_inside = false;
@@ -334,14 +343,11 @@ private:
   }
 
   void lex_space() {
-    int n = 0;
-    while (m_pos < m_in.size() && is_space(m_in[m_pos])) {
-      ++m_pos;
-      ++n;
-    }
+    const std::size_t from = m_pos;
+    m_pos = end_of_run(m_pos, k_space);
     if (has_right_trim(m_pos - 1) && at_close(m_pos + 1)) {
       --m_pos;
-      if (n == 1) {
+      if (m_pos == from) {
         m_start = m_pos;  // the space belongs to " -}}"
         return;
       }
@@ -351,7 +357,7 @@ private:
   }
 
   void lex_identifier() {
-    while (m_pos < m_in.size() && is_alnum(static_cast<unsigned char>(m_in[m_pos]))) ++m_pos;
+    m_pos = end_of_run(m_pos, k_alnum);
     std::string_view word = m_in.substr(m_start, m_pos - m_start);
     if (!at_terminator()) {
       error("bad character " + rune_desc(m_in, m_pos));
@@ -399,7 +405,7 @@ private:
       emit(typ == It::variable ? It::variable : It::dot);
       return;
     }
-    while (m_pos < m_in.size() && is_alnum(static_cast<unsigned char>(m_in[m_pos]))) ++m_pos;
+    m_pos = end_of_run(m_pos, k_alnum);
     if (!at_terminator()) {
       error("bad character " + rune_desc(m_in, m_pos));
       return;
