@@ -724,17 +724,14 @@ private:
   }
   const std::uint64_t m_parse_number = next_parse_number();
   const Value*& literal(std::string_view quoted) {
-    // FNV-1a of the length and of at most 16 bytes at each end (literals can be whole files)
-    std::uint32_t h = (2166136261u ^ static_cast<std::uint32_t>(quoted.size())) * 16777619u;
-    auto mix = [&h](std::string_view part) {
-      for (char c : part) h = (h ^ static_cast<unsigned char>(c)) * 16777619u;
-    };
-    if (quoted.size() <= 32) {
-      mix(quoted);
-    } else {
-      mix(quoted.substr(0, 16));
-      mix(quoted.substr(quoted.size() - 16));
-    }
+    // A hash of the length and of the first and last eight bytes, read as words (a quoted
+    // literal has at least two; literals can be whole files).
+    const std::size_t n = quoted.size();
+    std::uint64_t head = 0, tail = 0;
+    std::memcpy(&head, quoted.data(), std::min<std::size_t>(n, 8));
+    std::memcpy(&tail, quoted.data() + (n > 8 ? n - 8 : 0), std::min<std::size_t>(n, 8));
+    std::uint64_t h = (head * 0x9E3779B97F4A7C15ULL) ^ (tail + n) * 0xC2B2AE3D27D4EB4FULL;
+    h ^= h >> 29;
     LiteralSlot& slot = literal_slots()[h % literal_slots().size()];
     if (slot.parse != m_parse_number || slot.quoted != quoted) slot = {m_parse_number, quoted, nullptr};
     return slot.constant;
