@@ -508,7 +508,19 @@ private:
                       NodeSpan args, const EV* final) {
     const NodeSpan no_args;
     size_t n = idents.size();
-    for (size_t i = from; i + 1 < n; ++i) receiver = eval_field(dot, idents[i], node, no_args, nullptr, receiver);
+    size_t i = from;
+    // Through maps that have the key, by pointer: the receiver holds them, and copying each
+    // step's value (two atomic counts) is what the general step below does.
+    if (!receiver.invalid) {
+      const Value* r = &receiver.v;
+      for (; i + 1 < n && r->is_map(); ++i) {
+        const Value* found = r->find(idents[i]);
+        if (!found) break;
+        r = found;
+      }
+      if (r != &receiver.v) receiver = EV{*r, false, true};
+    }
+    for (; i + 1 < n; ++i) receiver = eval_field(dot, idents[i], node, no_args, nullptr, receiver);
     return eval_field(dot, idents[n - 1], node, args, final, receiver);
   }
 

@@ -65,6 +65,12 @@ TEST_CASE("exec: fields, maps and missing keys", "[template][exec]") {
         "template: t:1:20: executing \"t\" at <.foo>: can't evaluate field foo in type interface {}");
   CHECK(error_of("{{ .a 1 }}", dot) == "template: t:1:3: executing \"t\" at <.a>: a is not a method but has arguments");
   CHECK(render("{{ (index .a \"b\").c }}", dot) == "deep");
+  // a chain through maps, then into a list or past a missing key (go 1.19 text/template)
+  CHECK(error_of("{{ .a.b.c.d }}", dot) ==
+        "template: t:1:5: executing \"t\" at <.a.b.c.d>: can't evaluate field d in type interface {}");
+  CHECK(error_of("{{ .list.x }}", dot) ==
+        "template: t:1:8: executing \"t\" at <.list.x>: can't evaluate field x in type interface {}");
+  CHECK(render("{{ .a.missing.c }}|{{ .a.b.missing }}", dot) == "<no value>|<no value>");
 }
 
 TEST_CASE("exec: variables and scoping", "[template][exec]") {
