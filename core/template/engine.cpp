@@ -504,30 +504,33 @@ private:
     return eval_field_chain(dot, value, var, var->idents, 1, args, final);
   }
 
-  EV eval_field_chain(const EV& dot, EV receiver, const Node* node, std::span<const std::string_view> idents, size_t from,
-                      NodeSpan args, const EV* final) {
+  EV eval_field_chain(const EV& dot, const EV& receiver, const Node* node, std::span<const std::string_view> idents,
+                      size_t from, NodeSpan args, const EV* final) {
     const NodeSpan no_args;
-    size_t n = idents.size();
+    const size_t n = idents.size();
     size_t i = from;
-    // Through maps that have the key, by pointer: the receiver holds them, and copying each
-    // step's value (two atomic counts) is what the general step below does.
+    // Through maps that have the key, by pointer (the receiver holds them; a copy of each step's
+    // value was two atomic counts): only the value the chain ends on is copied.
+    const Value* r = &receiver.v;
+    bool boxed = receiver.boxed;
     if (!receiver.invalid) {
-      const Value* r = &receiver.v;
       for (; i + 1 < n && r->is_map(); ++i) {
         const Value* found = r->find(idents[i]);
         if (!found) break;
         r = found;
+        boxed = true;
       }
-      if (r != &receiver.v) receiver = EV{*r, false, true};
     }
-    for (; i + 1 < n; ++i) receiver = eval_field(dot, idents[i], node, no_args, nullptr, receiver);
-    return eval_field(dot, idents[n - 1], node, args, final, receiver);
+    if (i + 1 == n) return eval_field(dot, idents[i], node, args, final, *r, receiver.invalid, boxed);
+    EV step = eval_field(dot, idents[i], node, no_args, nullptr, *r, receiver.invalid, boxed);
+    for (++i; i + 1 < n; ++i) step = eval_field(dot, idents[i], node, no_args, nullptr, step.v, step.invalid, step.boxed);
+    return eval_field(dot, idents[n - 1], node, args, final, step.v, step.invalid, step.boxed);
   }
 
-  EV eval_field(const EV& dot, std::string_view name, const Node* node, NodeSpan args,
-                const EV* final, const EV& receiver) {
-    if (receiver.invalid) return EV{Value(), true};
-    const Value& r = receiver.v;
+  // Field `name` of the receiver `r` (reflect's invalid value if `invalid`; `boxed` as in EV).
+  EV eval_field(const EV& dot, std::string_view name, const Node* node, NodeSpan args, const EV* final, const Value& r,
+                bool invalid, bool boxed) {
+    if (invalid) return EV{Value(), true};
     bool has_args = args.size() > 1 || final;
     switch (r.kind()) {
       case Kind::null: errorf("nil pointer evaluating interface {}." + std::string(name));
@@ -539,7 +542,8 @@ private:
         return EV{Value(), true};
       }
       case Kind::object: {
-        const auto& obj = r.as_object();
+        // A reference of its own: evaluating the arguments may change the map `r` is in.
+        const std::shared_ptr<const Object> obj = r.as_object();
         if (obj->has_method(name)) {
           std::vector<Value> argv;
           for (size_t i = 1; i < args.size(); ++i) argv.push_back(eval_arg_any(dot, args[i], false).v);
@@ -562,11 +566,11 @@ private:
           return EV{*f};
         }
         auto d = obj->data();
-        if (d && d->is_map()) return eval_field(dot, name, node, args, final, EV{*d});
+        if (d && d->is_map()) return eval_field(dot, name, node, args, final, *d, false, false);
         errorf("can't evaluate field " + std::string(name) + " in type " + obj->type_name());
       }
       default:
-        errorf("can't evaluate field " + std::string(name) + " in type " + (receiver.boxed ? std::string("interface {}") : r.go_type()));
+        errorf("can't evaluate field " + std::string(name) + " in type " + (boxed ? std::string("interface {}") : r.go_type()));
     }
   }
 

@@ -260,6 +260,12 @@ TEST_CASE("exec: objects expose fields and methods", "[template][exec]") {
   CHECK(render("{{ .Caps.Version }} {{ .Caps.Has \"apps/v1\" }} {{ .Caps.Has \"x/v1\" }}", dot) == "v1.32.0 true false");
   CHECK(error_of("{{ .Caps.Nope }}", dot) ==
         "template: t:1:8: executing \"t\" at <.Caps.Nope>: can't evaluate field Nope in type *chartutil.Capabilities");
+  // a method whose arguments remove its object from the map it was found in
+  Map outer;
+  outer["m"] = dot.deep_copy();
+  Value holder(std::move(outer));
+  CHECK(render("{{ .m.Caps.Has (unset .m \"Caps\" | len | print \"apps/v\") }}|{{ len .m }}", holder) == "false|0");
+  CHECK(render("{{ $c := .m }}{{ $_ := set $c \"Caps\" (dict) }}{{ .m.Caps }}", holder) == "map[]");
 }
 
 TEST_CASE("exec: execute is repeatable and engines are independent", "[template][exec]") {
