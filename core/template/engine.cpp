@@ -115,18 +115,36 @@ struct Engine::Impl {
 namespace {
 
 struct RunState {
-  std::unordered_map<std::string, int> included;
   std::size_t iterations = 0;
   int depth = 0;
   // Made on first use with Options::random_seed: constructing a generator (a default seed
   // expands into 312 words) for every executed file showed in profiles.
   std::optional<std::mt19937_64> rng;
+  // The variables of every template running, innermost last: each Exec sees those from its
+  // base up. One stack for the run, as a vector per include was an allocation per call.
+  std::vector<Var> vars;
+  // Argument vectors of finished calls, cleared, for the next calls to fill: a vector per
+  // function call was a tenth of the allocations of a render.
+  std::vector<std::vector<Value>> spare_args;
+  std::vector<Value> take_args() {
+    if (spare_args.empty()) return {};
+    std::vector<Value> v = std::move(spare_args.back());
+    spare_args.pop_back();
+    return v;
+  }
+  void give_back(std::vector<Value>&& v) {
+    v.clear();
+    spare_args.push_back(std::move(v));
+  }
 };
 
 class Exec final : public Context {
 public:
   Exec(Engine::Impl& eng, RunState& run, const TemplateSet* set, const Tree* tree, std::string* out)
-      : m_eng(eng), m_run(run), m_set(set), m_tree(tree), m_out(out) {}
+      : m_eng(eng), m_run(run), m_set(set), m_tree(tree), m_out(out), m_vars(run.vars), m_base(run.vars.size()) {}
+  ~Exec() override { m_vars.resize(m_base); }
+  Exec(const Exec&) = delete;
+  Exec& operator=(const Exec&) = delete;
 
   void run(const EV& dot) {
     m_vars.push_back(Var{"$", dot});
@@ -140,23 +158,21 @@ public:
       throw Error(ErrorKind::failed, "template: no template " + go_quote(name) + " associated with template " +
                                          go_quote(m_eng.opts.set_name));
     }
-    int& count = m_run.included[name];
-    if (count >= m_eng.opts.max_include_depth || m_run.depth >= m_eng.opts.max_include_depth) {
+    // Helm also counts each name's nested includes against the limit; a name's count never
+    // exceeds the depth of all nested calls, so the depth alone decides.
+    if (m_run.depth >= m_eng.opts.max_include_depth) {
       throw Error(ErrorKind::failed,
                   "rendering template has a nested reference name: " + name + ": unable to execute template");
     }
-    ++count;
     ++m_run.depth;
     std::string buf;
     try {
       Exec sub(m_eng, m_run, m_set, t, &buf);
       sub.run(EV{dot, false, false});
     } catch (...) {
-      --count;
       --m_run.depth;
       throw;
     }
-    --count;
     --m_run.depth;
     return buf;
   }
@@ -245,7 +261,8 @@ private:
   const Tree* m_tree;
   std::string* m_out;
   const Node* m_node = nullptr;
-  std::vector<Var> m_vars;
+  std::vector<Var>& m_vars;  // the run's; this template's are those from m_base up
+  const std::size_t m_base;
 
   void at(const Node* n) { m_node = n; }
 
@@ -263,7 +280,7 @@ private:
   // ---- variables ----
   void push(std::string_view name, const EV& v) { m_vars.push_back(Var{name, v}); }
   void set_var(std::string_view name, const EV& v) {
-    for (size_t i = m_vars.size(); i-- > 0;) {
+    for (size_t i = m_vars.size(); i-- > m_base;) {
       if (m_vars[i].name == name) {
         m_vars[i].value = v;
         return;
@@ -273,7 +290,7 @@ private:
   }
   void set_top_var(size_t n, const EV& v) { m_vars[m_vars.size() - n].value = v; }
   EV var_value(std::string_view name) {
-    for (size_t i = m_vars.size(); i-- > 0;)
+    for (size_t i = m_vars.size(); i-- > m_base;)
       if (m_vars[i].name == name) return m_vars[i].value;
     errorf("undefined variable: " + std::string(name));
   }
@@ -487,18 +504,33 @@ private:
     return eval_field_chain(dot, value, var, var->idents, 1, args, final);
   }
 
-  EV eval_field_chain(const EV& dot, EV receiver, const Node* node, std::span<const std::string_view> idents, size_t from,
-                      NodeSpan args, const EV* final) {
+  EV eval_field_chain(const EV& dot, const EV& receiver, const Node* node, std::span<const std::string_view> idents,
+                      size_t from, NodeSpan args, const EV* final) {
     const NodeSpan no_args;
-    size_t n = idents.size();
-    for (size_t i = from; i + 1 < n; ++i) receiver = eval_field(dot, idents[i], node, no_args, nullptr, receiver);
-    return eval_field(dot, idents[n - 1], node, args, final, receiver);
+    const size_t n = idents.size();
+    size_t i = from;
+    // Through maps that have the key, by pointer (the receiver holds them; a copy of each step's
+    // value was two atomic counts): only the value the chain ends on is copied.
+    const Value* r = &receiver.v;
+    bool boxed = receiver.boxed;
+    if (!receiver.invalid) {
+      for (; i + 1 < n && r->is_map(); ++i) {
+        const Value* found = r->find(idents[i]);
+        if (!found) break;
+        r = found;
+        boxed = true;
+      }
+    }
+    if (i + 1 == n) return eval_field(dot, idents[i], node, args, final, *r, receiver.invalid, boxed);
+    EV step = eval_field(dot, idents[i], node, no_args, nullptr, *r, receiver.invalid, boxed);
+    for (++i; i + 1 < n; ++i) step = eval_field(dot, idents[i], node, no_args, nullptr, step.v, step.invalid, step.boxed);
+    return eval_field(dot, idents[n - 1], node, args, final, step.v, step.invalid, step.boxed);
   }
 
-  EV eval_field(const EV& dot, std::string_view name, const Node* node, NodeSpan args,
-                const EV* final, const EV& receiver) {
-    if (receiver.invalid) return EV{Value(), true};
-    const Value& r = receiver.v;
+  // Field `name` of the receiver `r` (reflect's invalid value if `invalid`; `boxed` as in EV).
+  EV eval_field(const EV& dot, std::string_view name, const Node* node, NodeSpan args, const EV* final, const Value& r,
+                bool invalid, bool boxed) {
+    if (invalid) return EV{Value(), true};
     bool has_args = args.size() > 1 || final;
     switch (r.kind()) {
       case Kind::null: errorf("nil pointer evaluating interface {}." + std::string(name));
@@ -510,7 +542,8 @@ private:
         return EV{Value(), true};
       }
       case Kind::object: {
-        const auto& obj = r.as_object();
+        // A reference of its own: evaluating the arguments may change the map `r` is in.
+        const std::shared_ptr<const Object> obj = r.as_object();
         if (obj->has_method(name)) {
           std::vector<Value> argv;
           for (size_t i = 1; i < args.size(); ++i) argv.push_back(eval_arg_any(dot, args[i], false).v);
@@ -533,11 +566,11 @@ private:
           return EV{*f};
         }
         auto d = obj->data();
-        if (d && d->is_map()) return eval_field(dot, name, node, args, final, EV{*d});
+        if (d && d->is_map()) return eval_field(dot, name, node, args, final, *d, false, false);
         errorf("can't evaluate field " + std::string(name) + " in type " + obj->type_name());
       }
       default:
-        errorf("can't evaluate field " + std::string(name) + " in type " + (receiver.boxed ? std::string("interface {}") : r.go_type()));
+        errorf("can't evaluate field " + std::string(name) + " in type " + (boxed ? std::string("interface {}") : r.go_type()));
     }
   }
 
@@ -576,7 +609,7 @@ private:
       return v;
     }
 
-    std::vector<Value> argv;
+    std::vector<Value> argv = m_run.take_args();
     argv.reserve(num_in);
     for (size_t i = 1; i < args.size(); ++i) argv.push_back(eval_arg(dot, param(i - 1), args[i]));
     if (final) argv.push_back(validate(*final, param(num_in - 1)));
@@ -590,6 +623,7 @@ private:
       at(node);
       errorf("error calling " + std::string(name) + ": " + e.what());
     }
+    m_run.give_back(std::move(argv));
     // A string longer than the output limit could never be written. Without
     // this check a chain of calls that each grow their input (`printf "%q"`
     // doubles the backslashes) ran out of memory before writing a byte.
@@ -748,6 +782,9 @@ std::string Engine::execute(const std::string& name, const Value& dot) const {
   }
   RunState run;
   std::string out;
+  // Room for as much as the file's text, which a file's output is often near: growing from
+  // empty copied large outputs several times.
+  out.reserve(t->text->size());
   Exec exec(*m_impl, run, &m_impl->set, t, &out);
   // Execute(nil) gives Go an invalid dot: fields of it evaluate to "no value" without error
   exec.run(EV{dot, dot.is_null(), false});

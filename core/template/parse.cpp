@@ -8,7 +8,6 @@
 #include <cstring>
 #include <deque>
 #include <type_traits>
-#include <unordered_map>
 
 #include "core/template/format.hpp"
 #include "core/util/error.hpp"
@@ -20,7 +19,7 @@ namespace {
 
 enum class It : std::uint8_t {
   error, bool_, char_, char_constant, comment, complex, assign, declare, eof, field, identifier,
-  left_delim, left_paren, number, pipe, raw_string, right_delim, right_paren, space, string, text,
+  left_delim, left_paren, number, pipe, raw_string, right_delim, right_paren, string, text,
   variable,
   // keywords (after keyword marker)
   keyword, block, break_, continue_, dot, define, else_, end, if_, nil, range, template_, with
@@ -31,13 +30,18 @@ enum class It : std::uint8_t {
 // non-overlapping 16-byte moves, and the lexer constructs items in place: with `typ` first and
 // a temporary per item, the compiler wrote Items with overlapping stores and the next read of
 // them stalled on store forwarding (perf: a tenth of all rendering time in the token functions).
+// Go's lexer makes an item of each run of spaces in an action, which the parser skips everywhere
+// except between a command's operands; the item after such a run says so instead (a third of
+// all items were spaces).
 struct Item {
   Item() = default;
-  Item(It t, int p, std::string_view v, int l) : val(v), pos(p), line(l), typ(t) {}
+  Item(It t, int p, std::string_view v, int l, bool spaced = false)
+      : val(v), pos(p), line(l), typ(t), after_space(spaced) {}
   std::string_view val;
   int pos = 0;
   int line = 1;
   It typ = It::eof;
+  bool after_space = false;  // spaces separate it from the item before, in the same action
   std::string str() const {
     if (typ == It::eof) return "EOF";
     if (typ == It::error) return std::string(val);
@@ -119,15 +123,16 @@ private:
 
 class Lexer {
 public:
-  explicit Lexer(std::string_view input) : m_in(input), m_lines(input) {}
+  // Appends the items of `input` to `items` (valid while the Lexer lives: error items' texts are
+  // its own).
+  Lexer(std::string_view input, std::vector<Item>& items) : m_in(input), m_lines(input), m_items(items) {}
 
-  std::vector<Item> run() {
-    m_items.reserve(m_in.size() / 16 + 16);  // charts average one item per 28 bytes
+  void run() {
+    m_items.reserve(m_items.size() + m_in.size() / 16 + 16);  // charts average one item per 28 bytes
     while (!m_done) {
       if (m_inside) inside_action();
       else lex_text();
     }
-    return std::move(m_items);
   }
 
 private:
@@ -137,8 +142,9 @@ private:
   LineCounter m_lines;
   bool m_inside = false;
   bool m_done = false;
+  bool m_after_space = false;  // spaces since the last item (Go's space item)
   int m_paren = 0;
-  std::vector<Item> m_items;
+  std::vector<Item>& m_items;
   std::deque<std::string> m_messages;  // error items' texts (a deque: they never move)
 
   // Items leave their line to the parser (line 0: the line of `pos`), which asks for a few of
@@ -146,8 +152,10 @@ private:
   // carry the error's line.
   void emit(It t) {
     // m_start <= m_pos <= size always: the view is made directly, without substr's check
-    m_items.emplace_back(t, static_cast<int>(m_start), std::string_view(m_in.data() + m_start, m_pos - m_start), 0);
+    m_items.emplace_back(t, static_cast<int>(m_start), std::string_view(m_in.data() + m_start, m_pos - m_start), 0,
+                         m_after_space);
     m_start = m_pos;
+    m_after_space = false;
   }
   void error(std::string msg) {
     m_messages.push_back(std::move(msg));
@@ -178,6 +186,15 @@ private:
       default: break;
     }
     return at_close(m_pos);
+  }
+
+  // Where the run of characters of class `cls` (k_space, k_alnum) from `p` ends. A local index:
+  // stepping m_pos itself made the compiler store it at every character (a char read may alias it).
+  std::size_t end_of_run(std::size_t p, std::uint8_t cls) const {
+    const char* const s = m_in.data();
+    const std::size_t n = m_in.size();
+    while (p < n && k_classes[static_cast<unsigned char>(s[p])] == cls) ++p;
+    return p;
   }
 
   void lex_text() {
@@ -235,7 +252,7 @@ private:
     if (d == 2) m_pos += 2;
     m_pos += 2;
     if (d == 2)
-      while (m_pos < m_in.size() && is_space(m_in[m_pos])) ++m_pos;
+      m_pos = end_of_run(m_pos, k_space);
     m_start = m_pos;
   }
 
@@ -248,7 +265,7 @@ private:
     m_pos += 2;
     emit(It::right_delim);
     if (d == 2) {
-      while (m_pos < m_in.size() && is_space(m_in[m_pos])) ++m_pos;
+      m_pos = end_of_run(m_pos, k_space);
       m_start = m_pos;
     }
     m_inside = false;
@@ -326,23 +343,21 @@ private:
   }
 
   void lex_space() {
-    int n = 0;
-    while (m_pos < m_in.size() && is_space(m_in[m_pos])) {
-      ++m_pos;
-      ++n;
-    }
+    const std::size_t from = m_pos;
+    m_pos = end_of_run(m_pos, k_space);
     if (has_right_trim(m_pos - 1) && at_close(m_pos + 1)) {
       --m_pos;
-      if (n == 1) {
+      if (m_pos == from) {
         m_start = m_pos;  // the space belongs to " -}}"
         return;
       }
     }
-    emit(It::space);
+    m_after_space = true;
+    m_start = m_pos;
   }
 
   void lex_identifier() {
-    while (m_pos < m_in.size() && is_alnum(static_cast<unsigned char>(m_in[m_pos]))) ++m_pos;
+    m_pos = end_of_run(m_pos, k_alnum);
     std::string_view word = m_in.substr(m_start, m_pos - m_start);
     if (!at_terminator()) {
       error("bad character " + rune_desc(m_in, m_pos));
@@ -390,7 +405,7 @@ private:
       emit(typ == It::variable ? It::variable : It::dot);
       return;
     }
-    while (m_pos < m_in.size() && is_alnum(static_cast<unsigned char>(m_in[m_pos]))) ++m_pos;
+    m_pos = end_of_run(m_pos, k_alnum);
     if (!at_terminator()) {
       error("bad character " + rune_desc(m_in, m_pos));
       return;
@@ -635,12 +650,14 @@ struct ParseError {
 
 class Parser {
 public:
-  Parser(const std::string& name, std::shared_ptr<const std::string> text, std::vector<Item> items,
+  Parser(const std::string& name, std::shared_ptr<const std::string> text, std::span<const Item> items,
          const FunctionResolver& resolve, std::shared_ptr<Arena> arena, std::vector<std::shared_ptr<Tree>>& out)
-      : m_parse_name(name), m_text(std::move(text)), m_items(std::move(items)), m_lines(*m_text),
+      : m_parse_name(name), m_text(std::move(text)), m_items(items), m_lines(*m_text),
         m_resolve(resolve), m_arena(std::move(arena)), m_out(out) {
+    // The last item is the lexer's eof: at the end of the text (line 0, counted if an error
+    // needs it) or after an error item, with its line.
     m_eof.pos = static_cast<int>(m_text->size());
-    m_eof.line = m_items.empty() ? 1 : line_of(m_items.back());
+    m_eof.line = m_items.empty() ? 1 : m_items.back().line;
   }
 
   void parse_file() {
@@ -652,7 +669,7 @@ public:
       if (peek().typ == It::left_delim) {
         const size_t delim = m_next;
         next();
-        if (next_non_space().typ == It::define) {
+        if (next().typ == It::define) {
           parse_definition();
           continue;
         }
@@ -670,8 +687,10 @@ public:
 private:
   std::string m_parse_name;
   std::shared_ptr<const std::string> m_text;
-  std::vector<Item> m_items;
-  LineCounter m_lines;    // the lines of items that leave it to the parser
+  std::span<const Item> m_items;
+  // The lines of items that leave it to the parser, counted only for error messages (nodes
+  // keep their byte offset: counting lines for every action was a sixth of parsing).
+  LineCounter m_lines;
   Item m_eof;             // what reading past the items gives (the lexer ends them with eof)
   size_t m_next = 0;      // the next item to read
   size_t m_furthest = 0;  // one past the furthest item read: Go's token[0], whose line errors name
@@ -685,14 +704,44 @@ private:
   std::map<std::string, std::shared_ptr<Tree>> m_set;
   std::vector<std::string_view> m_vars;  // views into the file's text ("$" a literal)
   // String literals' constants by their quoted text: a file repeats a few (include's template
-  // names, dict keys) many times, and making each one's Value was 1% of rendering a chart.
-  std::unordered_map<std::string_view, const Value*> m_strings;
+  // names, dict keys) many times, and making each one's Value was 1% of rendering a chart. The
+  // thread's table of the latest literal per hash of the text rather than a hash map per parse
+  // (its nodes and hashing were 3% of parsing); a slot is this parse's if it carries its number.
+  // A literal whose slot holds another gets a constant of its own of the same value: the table
+  // only saves work.
+  struct LiteralSlot {
+    std::uint64_t parse = 0;
+    std::string_view quoted;
+    const Value* constant = nullptr;
+  };
+  static std::array<LiteralSlot, 1024>& literal_slots() {
+    thread_local std::array<LiteralSlot, 1024> slots{};
+    return slots;
+  }
+  static std::uint64_t next_parse_number() {
+    thread_local std::uint64_t parses = 0;
+    return ++parses;
+  }
+  const std::uint64_t m_parse_number = next_parse_number();
+  const Value*& literal(std::string_view quoted) {
+    // A hash of the length and of the first and last eight bytes, read as words (a quoted
+    // literal has at least two; literals can be whole files).
+    const std::size_t n = quoted.size();
+    std::uint64_t head = 0, tail = 0;
+    std::memcpy(&head, quoted.data(), std::min<std::size_t>(n, 8));
+    std::memcpy(&tail, quoted.data() + (n > 8 ? n - 8 : 0), std::min<std::size_t>(n, 8));
+    std::uint64_t h = (head * 0x9E3779B97F4A7C15ULL) ^ (tail + n) * 0xC2B2AE3D27D4EB4FULL;
+    h ^= h >> 29;
+    LiteralSlot& slot = literal_slots()[h % literal_slots().size()];
+    if (slot.parse != m_parse_number || slot.quoted != quoted) slot = {m_parse_number, quoted, nullptr};
+    return slot.constant;
+  }
   // Children of the lists, pipelines and commands being parsed, innermost last: each node's
   // list is allocated once at its final size (grown a child at a time, the arena's vectors
   // reallocated several times per list, which showed in profiles).
   std::vector<Node*> m_scratch;
   int m_range_depth = 0;
-  int m_action_line = 0;
+  int m_action_pos = -1;  // the open action's "{{" (its line is counted for an error in it)
   int m_depth = 0;
 
   static constexpr int k_max_depth = 1000;
@@ -719,7 +768,7 @@ private:
   // `head` followed by the names of the field items at m_next (".a" -> "a"), consumed.
   std::span<const std::string_view> fields_after(std::span<const std::string_view> head) {
     size_t fields = 0;
-    while (item_at(m_next + fields).typ == It::field) ++fields;
+    while (item_at(m_next + fields).typ == It::field && !item_at(m_next + fields).after_space) ++fields;
     std::span<std::string_view> names = m_arena->array<std::string_view>(head.size() + fields);
     std::copy(head.begin(), head.end(), names.begin());
     for (size_t i = head.size(); i < names.size(); ++i) names[i] = next().val.substr(1);
@@ -743,8 +792,8 @@ private:
     n->is_assign = true;  // marks "end"
     return n;
   }
-  Node* make_else(int pos, int line) {
-    Node* n = m_arena->make(NodeType::comment, pos, line);
+  Node* make_else(int pos) {
+    Node* n = m_arena->make(NodeType::comment, pos);
     n->text = "{{else}}";
     n->is_assign = false;
     n->number_is_int = true;  // marks "else"
@@ -760,9 +809,9 @@ private:
   }
 
   // The token stream is m_items read by index (m_next): backing up is moving the index back,
-  // and no token is copied. Go's parser keeps a three-token window instead (backup2/backup3);
-  // going back by index also restores the space items between the tokens it names, which every
-  // caller skips again (a space is never two items in a row), so the parse is the same.
+  // and no token is copied. Go's parser keeps a three-token window instead (backup2/backup3) and
+  // skips space items (nextNonSpace, peekNonSpace) everywhere but between operands, which
+  // Item::after_space tells.
   const Item& item_at(size_t i) const { return i < m_items.size() ? m_items[i] : m_eof; }
   int line_of(const Item& t) { return t.line != 0 ? t.line : m_lines.line_at(static_cast<size_t>(t.pos)); }
   const Item& next() {
@@ -775,34 +824,27 @@ private:
     m_furthest = std::max(m_furthest, m_next + 1);
     return item_at(m_next);
   }
-  const Item& next_non_space() {
-    while (item_at(m_next).typ == It::space) ++m_next;
-    return next();
-  }
-  const Item& peek_non_space() {
-    while (item_at(m_next).typ == It::space) ++m_next;
-    return peek();
-  }
-  const Item& expect(It typ, const std::string& context) {
-    const Item& t = next_non_space();
+  const Item& expect(It typ, std::string_view context) {
+    const Item& t = next();
     if (t.typ != typ) unexpected(t, context);
     return t;
   }
-  const Item& expect_one_of(It a, It b, const std::string& context) {
-    const Item& t = next_non_space();
+  const Item& expect_one_of(It a, It b, std::string_view context) {
+    const Item& t = next();
     if (t.typ != a && t.typ != b) unexpected(t, context);
     return t;
   }
-  [[noreturn]] void unexpected(const Item& t, const std::string& context) {
+  [[noreturn]] void unexpected(const Item& t, std::string_view context) {
     if (t.typ == It::error) {
       std::string extra;
-      if (m_action_line != 0 && m_action_line != line_of(t)) {
-        extra = " in action started at " + m_parse_name + ":" + std::to_string(m_action_line);
+      const int action_line = m_action_pos < 0 ? 0 : m_lines.line_at(static_cast<size_t>(m_action_pos));
+      if (action_line != 0 && action_line != line_of(t)) {
+        extra = " in action started at " + m_parse_name + ":" + std::to_string(action_line);
         if (t.val.ends_with(" action")) extra = extra.substr(std::string(" in action").size());
       }
       errorf(t.str() + extra);
     }
-    errorf("unexpected " + t.str() + " in " + context);
+    errorf("unexpected " + t.str() + " in " + std::string(context));
   }
 
   void add(const std::shared_ptr<Tree>& t, bool main) {
@@ -823,7 +865,7 @@ private:
   }
 
   void parse_definition() {
-    const std::string context = "define clause";
+    const std::string_view context = "define clause";
     const Item& name = expect_one_of(It::string, It::raw_string, context);
     std::string unq;
     if (!unquote(name.val, unq)) errorf("invalid syntax");
@@ -832,16 +874,16 @@ private:
     m_vars = {"$"};
     expect(It::right_delim, context);
     auto [list, end] = item_list();
-    if (!is_end(end)) errorf("unexpected " + node_string(end) + " in " + context);
+    if (!is_end(end)) errorf("unexpected " + node_string(end) + " in " + std::string(context));
     tree->root = list;
     add(tree, false);
     m_vars = saved_vars;
   }
 
   std::pair<Node*, Node*> item_list() {
-    Node* list = m_arena->make(NodeType::list, peek_non_space().pos);
+    Node* list = m_arena->make(NodeType::list, peek().pos);
     const size_t mark = m_scratch.size();
-    while (peek_non_space().typ != It::eof) {
+    while (peek().typ != It::eof) {
       Node* n = text_or_action();
       if (is_end(n) || is_else(n)) {
         take_scratch(list->nodes, mark);
@@ -854,7 +896,7 @@ private:
   }
 
   Node* text_or_action() {
-    const Item& token = next_non_space();
+    const Item& token = next();
     switch (token.typ) {
       case It::text: {
         Node* n = m_arena->make(NodeType::text, token.pos);
@@ -862,9 +904,9 @@ private:
         return n;
       }
       case It::left_delim: {
-        m_action_line = line_of(token);
+        m_action_pos = token.pos;
         Node* n = action();
-        m_action_line = 0;
+        m_action_pos = -1;
         return n;
       }
       case It::comment: {
@@ -876,7 +918,7 @@ private:
   }
 
   Node* action() {
-    const Item& token = next_non_space();
+    const Item& token = next();
     switch (token.typ) {
       case It::block: return block_control();
       case It::break_: return break_control(token, "{{break}}", NodeType::break_);
@@ -891,47 +933,47 @@ private:
     }
     backup();
     const Item& t = peek();
-    Node* n = m_arena->make(NodeType::action, t.pos, line_of(t));
+    Node* n = m_arena->make(NodeType::action, t.pos);
     n->pipe = pipeline("command", It::right_delim);
     return n;
   }
 
   Node* break_control(const Item& tok, const char* what, NodeType type) {
-    const Item& t = next_non_space();
+    const Item& t = next();
     if (t.typ != It::right_delim) unexpected(t, what);
     if (m_range_depth == 0) errorf(std::string(what) + " outside {{range}}");
-    return m_arena->make(type, tok.pos, line_of(tok));
+    return m_arena->make(type, tok.pos);
   }
 
-  Node* pipeline(const std::string& context, It end) {
-    const Item& token = peek_non_space();
-    Node* pipe = m_arena->make(NodeType::pipe, token.pos, line_of(token));
+  Node* pipeline(std::string_view context, It end) {
+    const Item& token = peek();
+    Node* pipe = m_arena->make(NodeType::pipe, token.pos);
     const size_t decls = m_scratch.size();
   decls:
-    const Item& v = peek_non_space();
+    const Item& v = peek();
     const size_t v_at = m_next;
     if (v.typ == It::variable) {
       next();
-      const Item& nx = peek_non_space();
+      const Item& nx = peek();
       if (nx.typ == It::assign || nx.typ == It::declare) {
         pipe->is_assign = nx.typ == It::assign;
-        next_non_space();
+        next();
         Node* var = m_arena->make(NodeType::variable, v.pos);
         var->idents = one_ident(v.val);
         m_scratch.push_back(var);
         m_vars.emplace_back(v.val);
       } else if (nx.typ == It::char_ && nx.val == ",") {
-        next_non_space();
+        next();
         Node* var = m_arena->make(NodeType::variable, v.pos);
         var->idents = one_ident(v.val);
         m_scratch.push_back(var);
         m_vars.emplace_back(v.val);
         if (context == "range" && m_scratch.size() - decls < 2) {
-          It p = peek_non_space().typ;
+          It p = peek().typ;
           if (p == It::variable || p == It::right_delim || p == It::right_paren) goto decls;
           errorf("range can only initialize variables");
         }
-        errorf("too many declarations in " + context);
+        errorf("too many declarations in " + std::string(context));
       } else {
         m_next = v_at;  // Go's backup3(v, after) or backup2(v)
       }
@@ -939,7 +981,7 @@ private:
     take_scratch(pipe->decls, decls);
     const size_t mark = m_scratch.size();
     while (true) {
-      const Item& t = next_non_space();
+      const Item& t = next();
       if (t.typ == end) {
         take_scratch(pipe->nodes, mark);
         check_pipeline(pipe, context);
@@ -957,8 +999,8 @@ private:
     }
   }
 
-  void check_pipeline(Node* pipe, const std::string& context) {
-    if (pipe->nodes.empty()) errorf("missing value for " + context);
+  void check_pipeline(Node* pipe, std::string_view context) {
+    if (pipe->nodes.empty()) errorf("missing value for " + std::string(context));
     for (size_t i = 1; i < pipe->nodes.size(); ++i) {
       switch (pipe->nodes[i]->nodes[0]->type) {
         case NodeType::boolean: case NodeType::dot: case NodeType::nil: case NodeType::number: case NodeType::string:
@@ -968,7 +1010,7 @@ private:
     }
   }
 
-  Node* control(NodeType type, const std::string& context) {
+  Node* control(NodeType type, std::string_view context) {
     size_t nvars = m_vars.size();
     Node* pipe = pipeline(context, It::right_delim);
     if (type == NodeType::range) ++m_range_depth;
@@ -999,7 +1041,7 @@ private:
       }
     }
     m_vars.resize(nvars);
-    Node* n = m_arena->make(type, pipe->pos, pipe->line);
+    Node* n = m_arena->make(type, pipe->pos);
     n->pipe = pipe;
     n->list = list;
     n->else_list = else_list;
@@ -1007,15 +1049,14 @@ private:
   }
 
   Node* else_control() {
-    const Item& p = peek_non_space();
-    if (p.typ == It::if_ || p.typ == It::with) return make_else(p.pos, line_of(p));
-    const Item& t = expect(It::right_delim, "else");
-    return make_else(t.pos, line_of(t));
+    const Item& p = peek();
+    if (p.typ == It::if_ || p.typ == It::with) return make_else(p.pos);
+    return make_else(expect(It::right_delim, "else").pos);
   }
 
   Node* end_control() { return make_end(expect(It::right_delim, "end").pos); }
 
-  std::string template_name(const Item& token, const std::string& context) {
+  std::string template_name(const Item& token, std::string_view context) {
     if (token.typ != It::string && token.typ != It::raw_string) unexpected(token, context);
     std::string s;
     if (!unquote(token.val, s)) errorf("invalid syntax");
@@ -1023,51 +1064,54 @@ private:
   }
 
   Node* block_control() {
-    const std::string context = "block clause";
-    const Item& token = next_non_space();
+    const std::string_view context = "block clause";
+    const Item& token = next();
     std::string name = template_name(token, context);
     Node* pipe = pipeline(context, It::right_delim);
     auto tree = new_tree(name);
     auto saved_vars = m_vars;
     m_vars = {"$"};
     auto [list, end] = item_list();
-    if (!is_end(end)) errorf("unexpected " + node_string(end) + " in " + context);
+    if (!is_end(end)) errorf("unexpected " + node_string(end) + " in " + std::string(context));
     tree->root = list;
     add(tree, false);
     m_vars = saved_vars;
-    Node* n = m_arena->make(NodeType::template_, token.pos, line_of(token));
+    Node* n = m_arena->make(NodeType::template_, token.pos);
     n->text = m_arena->keep(std::string_view(name));
     n->pipe = pipe;
     return n;
   }
 
   Node* template_control() {
-    const std::string context = "template clause";
-    const Item& token = next_non_space();
+    const std::string_view context = "template clause";
+    const Item& token = next();
     std::string name = template_name(token, context);
     Node* pipe = nullptr;
-    if (next_non_space().typ != It::right_delim) {
+    if (next().typ != It::right_delim) {
       backup();
       pipe = pipeline(context, It::right_delim);
     }
-    Node* n = m_arena->make(NodeType::template_, token.pos, line_of(token));
+    Node* n = m_arena->make(NodeType::template_, token.pos);
     n->text = m_arena->keep(std::string_view(name));
     n->pipe = pipe;
     return n;
   }
 
   Node* command() {
-    Node* cmd = m_arena->make(NodeType::command, peek_non_space().pos);
+    Node* cmd = m_arena->make(NodeType::command, peek().pos);
     const size_t mark = m_scratch.size();
     while (true) {
-      peek_non_space();
       Node* op = operand();
       if (op) m_scratch.push_back(op);
+      // After an operand: the end of the command, or spaces and the next operand.
       const Item& t = next();
-      if (t.typ == It::space) continue;
-      if (t.typ == It::right_delim || t.typ == It::right_paren) backup();
-      else if (t.typ != It::pipe) unexpected(t, "operand");
-      break;
+      if (t.typ == It::right_delim || t.typ == It::right_paren) {
+        backup();
+        break;
+      }
+      if (t.typ == It::pipe) break;
+      if (!op || !t.after_space) unexpected(t, "operand");
+      backup();
     }
     take_scratch(cmd->nodes, mark);
     if (cmd->nodes.empty()) errorf("empty command");
@@ -1077,28 +1121,27 @@ private:
   Node* operand() {
     Node* node = term();
     if (!node) return nullptr;
-    if (peek().typ == It::field && (node->type == NodeType::field || node->type == NodeType::variable)) {
+    const Item& after = peek();
+    if (after.typ != It::field || after.after_space) return node;
+    if (node->type == NodeType::field || node->type == NodeType::variable) {
       // .a.b.c / $x.a.b: one node with every name (a chain node and two lists showed in profiles)
       Node* n = m_arena->make(node->type, peek().pos);
       n->idents = fields_after(node->idents);  // `node` is dropped
       return n;
     }
-    if (peek().typ == It::field) {
-      Node* chain = m_arena->make(NodeType::chain, peek().pos);
-      chain->pipe = node;
-      chain->idents = fields_after({});
-      switch (node->type) {
-        case NodeType::boolean: case NodeType::string: case NodeType::number: case NodeType::nil:
-        case NodeType::dot:
-          errorf("unexpected . after term " + go_quote(node->to_string()));
-        default: return chain;
-      }
+    Node* chain = m_arena->make(NodeType::chain, peek().pos);
+    chain->pipe = node;
+    chain->idents = fields_after({});
+    switch (node->type) {
+      case NodeType::boolean: case NodeType::string: case NodeType::number: case NodeType::nil:
+      case NodeType::dot:
+        errorf("unexpected . after term " + go_quote(node->to_string()));
+      default: return chain;
     }
-    return node;
   }
 
   Node* term() {
-    const Item& token = next_non_space();
+    const Item& token = next();
     switch (token.typ) {
       case It::identifier: {
         const FuncDef* f = function(token.val);
@@ -1142,11 +1185,11 @@ private:
       case It::string: case It::raw_string: {
         Node* n = m_arena->make(NodeType::string, token.pos);
         n->text = token.val;
-        const Value*& constant = m_strings[token.val];
+        const Value*& constant = literal(token.val);
         if (!constant) {
           std::string s;
           if (!unquote(token.val, s)) errorf("invalid syntax");
-          constant = m_arena->keep(Value(std::move(s)));
+          constant = m_arena->keep_string(std::move(s));
         }
         n->constant = constant;
         return n;
@@ -1352,10 +1395,22 @@ bool is_empty_tree(const Node* n) {
 std::vector<std::shared_ptr<Tree>> parse_template(const std::string& name, std::string_view text,
                                                   const FunctionResolver& resolve) {
   auto owned = std::make_shared<const std::string>(text);
-  Lexer lexer(*owned);
-  std::vector<Item> items = lexer.run();
+  // The items of the thread's previous parse make room for this one's: a vector per file,
+  // grown as a dense file outran its estimate, was the largest of a render's allocations. A
+  // parse never starts another (the resolver only looks functions up). Beyond a million items
+  // (32 MiB) the room is given back.
+  thread_local std::vector<Item> items;
+  struct Release {
+    std::vector<Item>& items;
+    ~Release() {
+      items.clear();
+      if (items.capacity() > (std::size_t{1} << 20)) std::vector<Item>().swap(items);
+    }
+  } release{items};
+  Lexer lexer(*owned, items);
+  lexer.run();
   std::vector<std::shared_ptr<Tree>> out;
-  Parser parser(name, owned, std::move(items), resolve, std::make_shared<Arena>(), out);
+  Parser parser(name, owned, items, resolve, std::make_shared<Arena>(), out);
   try {
     parser.parse_file();
   } catch (const ParseError& e) {

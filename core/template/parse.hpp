@@ -40,8 +40,7 @@ struct Node {
   bool is_assign = false;             // pipe: "=" rather than ":="
   bool number_is_int = false;         // number: fits Go int (usable where an int is required)
   bool number_overflows_int = false;  // number: an unsigned literal beyond Go's int (idealConstant's error)
-  int pos = 0;   // byte offset in the file's text
-  int line = 0;
+  int pos = 0;   // byte offset in the file's text (Tree::location counts its line when an error needs it)
   std::string_view raw;   // text: the literal text, a view into the file's text (Tree::text)
   std::string_view text;  // identifier; template name; literal's source text (file text or arena)
   std::span<const std::string_view> idents;  // field (".a.b" -> a,b) / variable ("$x.a" -> $x,a) / chain fields
@@ -64,11 +63,10 @@ static_assert(std::is_trivially_destructible_v<Node>);
 // with it.
 class Arena {
 public:
-  Node* make(NodeType t, int pos, int line = 0) {
+  Node* make(NodeType t, int pos) {
     Node* n = new (m_memory.allocate(sizeof(Node), alignof(Node))) Node;
     n->type = t;
     n->pos = pos;
-    n->line = line;
     return n;
   }
   // A copy of `s` that lives as long as the arena.
@@ -79,6 +77,14 @@ public:
     return {p, s.size()};
   }
   const Value* keep(Value v) { return &m_values.emplace_back(std::move(v)); }
+  // A string constant whose Value shares the arena's store of literal texts (a Value with a
+  // string of its own per literal was an allocation each). The store lives on while any such
+  // Value does, so a constant may outlive the arena.
+  const Value* keep_string(std::string s) {
+    if (!m_texts) m_texts = std::make_shared<std::deque<std::string>>();
+    const std::string& kept = m_texts->emplace_back(std::move(s));
+    return keep(Value::shared_string(std::shared_ptr<const std::string>(m_texts, &kept)));
+  }
   // An uninitialized array of `n` Ts (trivial types: views and pointers) that lives as long as the arena.
   template <class T>
   std::span<T> array(std::size_t n) {
@@ -96,7 +102,8 @@ public:
 
 private:
   std::pmr::monotonic_buffer_resource m_memory{16 * 1024};
-  std::deque<Value> m_values;  // literal nodes' constants
+  std::shared_ptr<std::deque<std::string>> m_texts;  // string literals' texts (keep_string)
+  std::deque<Value> m_values;                        // literal nodes' constants
 };
 
 struct Tree {

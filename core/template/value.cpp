@@ -11,6 +11,12 @@
 namespace emco::tmpl {
 
 Value::Value(std::string s) : m_kind(Kind::string), m_ptr(std::make_shared<std::string>(std::move(s))) {}
+Value Value::shared_string(std::shared_ptr<const std::string> s) {
+  Value v;
+  v.m_kind = Kind::string;
+  v.m_ptr = std::const_pointer_cast<std::string>(std::move(s));
+  return v;
+}
 Value::Value(List l) : m_kind(Kind::list), m_ptr(std::make_shared<List>(std::move(l))) {}
 Value::Value(Map m) : m_kind(Kind::map), m_ptr(std::make_shared<Map>(std::move(m))) {}
 Value::Value(std::shared_ptr<const Object> o) {

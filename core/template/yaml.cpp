@@ -1124,7 +1124,10 @@ private:
   }
 
   void write_string(const std::string& raw, int indent, bool simple_key) {
-    std::string s = json_utf8(raw);  // toYaml goes through sigs.k8s.io/yaml's JSON
+    // toYaml goes through sigs.k8s.io/yaml's JSON, which keeps an ASCII string as it is (a copy
+    // of every string showed in toYaml's profile)
+    std::string fixed;
+    const std::string& s = is_ascii(raw) ? raw : (fixed = json_utf8(raw));
     Resolved r = resolve_v2(s);
     bool can_plain = r.tag == Tag::str && !is_base60_float(s);
     Style style;

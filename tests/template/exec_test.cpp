@@ -28,6 +28,17 @@ TEST_CASE("exec: literals and ideal constants", "[template][exec]") {
   // A literal written again is the same constant; the same text quoted otherwise is another.
   CHECK(render("{{ \"a\\tb\" }}|{{ \"a\\tb\" | len }}|{{ `a\\tb` | len }}|{{ `a\\tb` }}") == "a\tb|3|4|a\\tb");
   CHECK(error_of("{{ \"ok\" }}{{ \"ok\" }}{{ \"bad\\q\" }}").find("invalid syntax") != std::string::npos);
+  // Literals that share their length and ends, and more distinct literals than the parse keeps
+  // track of, are each their own value.
+  const std::string pad(20, '-');
+  CHECK(render("{{ \"" + pad + "x" + pad + "\" }}|{{ \"" + pad + "y" + pad + "\" }}|{{ \"" + pad + "x" + pad + "\" }}") ==
+        pad + "x" + pad + "|" + pad + "y" + pad + "|" + pad + "x" + pad);
+  std::string many, expected;
+  for (int i = 0; i < 3000; ++i) {
+    many += "{{ \"v" + std::to_string(i) + "\" }}{{ \"v" + std::to_string(i % 7) + "\" }},";
+    expected += "v" + std::to_string(i) + "v" + std::to_string(i % 7) + ",";
+  }
+  CHECK(render(many) == expected);
 }
 
 TEST_CASE("exec: fields, maps and missing keys", "[template][exec]") {
@@ -54,6 +65,12 @@ TEST_CASE("exec: fields, maps and missing keys", "[template][exec]") {
         "template: t:1:20: executing \"t\" at <.foo>: can't evaluate field foo in type interface {}");
   CHECK(error_of("{{ .a 1 }}", dot) == "template: t:1:3: executing \"t\" at <.a>: a is not a method but has arguments");
   CHECK(render("{{ (index .a \"b\").c }}", dot) == "deep");
+  // a chain through maps, then into a list or past a missing key (go 1.19 text/template)
+  CHECK(error_of("{{ .a.b.c.d }}", dot) ==
+        "template: t:1:5: executing \"t\" at <.a.b.c.d>: can't evaluate field d in type interface {}");
+  CHECK(error_of("{{ .list.x }}", dot) ==
+        "template: t:1:8: executing \"t\" at <.list.x>: can't evaluate field x in type interface {}");
+  CHECK(render("{{ .a.missing.c }}|{{ .a.b.missing }}", dot) == "<no value>|<no value>");
 }
 
 TEST_CASE("exec: variables and scoping", "[template][exec]") {
@@ -64,6 +81,31 @@ TEST_CASE("exec: variables and scoping", "[template][exec]") {
   CHECK(render("{{ with .name }}{{ . }}/{{ $.items }}{{ end }}", dot) == "top/[a b]");
   // $ inside a template call is that call's dot
   CHECK(render("{{ define \"d\" }}{{ $ }}{{ end }}{{ template \"d\" .name }}", dot) == "top");
+  // a called template's variables are its own: the caller's of the same name keep their values
+  CHECK(render("{{ define \"d\" }}{{ $x := 2 }}{{ $x = 3 }}{{ $x }}{{ end }}{{ $x := 1 }}{{ template \"d\" }}{{ $x }}") ==
+        "31");
+  CHECK(render_helm("{{ define \"d\" }}{{ $x := . }}{{ $x }}{{ end }}"
+                    "{{ range $x := list 1 2 }}{{ include \"d\" (add $x 10) }}{{ $x }};{{ end }}") == "111;122;");
+}
+
+TEST_CASE("exec: spaces between operands, pipes and declarations", "[template][exec]") {
+  // go 1.19's text/template (helm 3.17.3 agrees where checked)
+  Value dot = yaml("a: {b: B}\nb: 2\nc: 3\nl: [x, z]\n");
+  CHECK(render("{{ print 1 2| print }}|{{ print 1 2 |print }}") == "1 2|1 2");
+  CHECK(render("{{ range $i , $x := .l }}{{ $i }}{{ $x }}{{ end }}", dot) == "0x1z");
+  CHECK(render("{{ range $i,$x := .l }}{{ $x }}{{ end }}", dot) == "xz");
+  CHECK(render("{{ range $i ,$x := .l }}{{ $x }}{{ end }}", dot) == "xz");
+  CHECK(error_of("{{ .a.b .c }}", dot) == "template: t:1:5: executing \"t\" at <.a.b>: b is not a method but has arguments");
+  CHECK(error_of("{{ (.a).b .c }}", dot) == "template: t:1:4: executing \"t\" at <.a>: b is not a method but has arguments");
+  CHECK(error_of("{{ (.a) .b }}", dot) == "template: t:1:3: executing \"t\" at <(.a) .b>: can't give argument to non-function .a");
+  CHECK(error_of("{{ .a\n\n\"b\" }}", dot) == "template: t:1:3: executing \"t\" at <.a>: a is not a method but has arguments");
+  CHECK(error_of("{{ $x :=\n 1 2 }}") == "template: t:2:1: executing \"t\" at <1>: can't give argument to non-function 1");
+}
+
+TEST_CASE("exec: arguments that are calls of their own, nested", "[template][exec]") {
+  CHECK(render("{{ printf \"%s-%s-%d\" (upper (lower \"A\")) (printf \"%s%s\" \"b\" (trim \" c \")) (len (list 1 2 3)) }}") ==
+        "A-bc-3");
+  CHECK(render("{{ range $i := 3 }}{{ add $i (len (list $i $i)) }}{{ end }}") == "234");
 }
 
 TEST_CASE("exec: if, else if, with, else with", "[template][exec]") {
@@ -81,6 +123,9 @@ TEST_CASE("exec: range over lists, maps, integers, with else, break and continue
   CHECK(render("{{ range $i, $e := .l }}{{ $i }}={{ $e }} {{ end }}", dot) == "0=a 1=b 2=c ");
   CHECK(render("{{ range $k, $v := .m }}{{ $k }}:{{ $v }},{{ end }}", dot) == "a:2,m:3,z:1,");
   CHECK(render("{{ range $v := .m }}{{ $v }}{{ end }}", dot) == "231");
+  // keys in Go's order: bytes as unsigned values, a prefix first
+  CHECK(render("{{ range $k, $v := . }}[{{ $k }}]{{ end }}", yaml("b: 1\nab: 2\na: 3\n\"\": 4\nZ: 5\né: 6\n\"~\": 7\n")) ==
+        "[][Z][a][ab][b][~][é]");
   CHECK(render("{{ range .empty }}x{{ else }}empty{{ end }}", dot) == "empty");
   CHECK(render("{{ range .missing }}x{{ else }}none{{ end }}", dot) == "none");
   CHECK(render("{{ range 4 }}{{ . }}{{ end }}") == "0123");
@@ -215,6 +260,12 @@ TEST_CASE("exec: objects expose fields and methods", "[template][exec]") {
   CHECK(render("{{ .Caps.Version }} {{ .Caps.Has \"apps/v1\" }} {{ .Caps.Has \"x/v1\" }}", dot) == "v1.32.0 true false");
   CHECK(error_of("{{ .Caps.Nope }}", dot) ==
         "template: t:1:8: executing \"t\" at <.Caps.Nope>: can't evaluate field Nope in type *chartutil.Capabilities");
+  // a method whose arguments remove its object from the map it was found in
+  Map outer;
+  outer["m"] = dot.deep_copy();
+  Value holder(std::move(outer));
+  CHECK(render("{{ .m.Caps.Has (unset .m \"Caps\" | len | print \"apps/v\") }}|{{ len .m }}", holder) == "false|0");
+  CHECK(render("{{ $c := .m }}{{ $_ := set $c \"Caps\" (dict) }}{{ .m.Caps }}", holder) == "map[]");
 }
 
 TEST_CASE("exec: execute is repeatable and engines are independent", "[template][exec]") {
@@ -224,6 +275,18 @@ TEST_CASE("exec: execute is repeatable and engines are independent", "[template]
   CHECK(e.execute("t", yaml("x: two")) == "two");
   CHECK_THROWS_WITH(e.execute("nope", Value()), "template: no template \"nope\" associated with template \"gotpl\"");
   CHECK(e.names() == std::vector<std::string>{"t"});
+}
+
+TEST_CASE("exec: a string literal set into the data outlives its engine", "[template][exec]") {
+  // The literal's Value shares the parse's store of literal texts, which lives on with it.
+  Value dot = yaml("m: {}\n");
+  {
+    Engine e;
+    e.add("t", "{{ $_ := set .m \"k\" \"a literal longer than fifteen bytes\" }}{{ $_ := set .m \"s\" \"short\" }}");
+    CHECK(e.execute("t", dot).empty());
+  }
+  CHECK(dot.find("m")->find("k")->as_string() == "a literal longer than fifteen bytes");
+  CHECK(dot.find("m")->find("s")->as_string() == "short");
 }
 
 TEST_CASE("exec: files with the same text are templates of their own names", "[template][exec]") {

@@ -117,3 +117,27 @@ TEST_CASE("parse: declarations and field chains keep every name", "[template][pa
         "0x1yxy");
   CHECK(render("{{ if false }}{{ else if .a.b }}{{ with .a }}{{ .b.c }}{{ end }}{{ end }}", dot) == "abc");
 }
+
+TEST_CASE("parse: a file parsed after a failed or a larger one is parsed on its own", "[template][parse]") {
+  // The lexer's items of one parse make room for the next one's on the same thread.
+  Engine e;
+  std::string big;
+  for (int i = 0; i < 2000; ++i) big += "{{ .a }}{{ $x := 1 }}\n";
+  e.add("big", big);
+  CHECK_THROWS_WITH(e.add("bad", "{{ .a }}{{ if .b }}x"), "template: bad:1: unexpected EOF");
+  e.add("small", "s{{ 1 }}{{ .v }}");
+  CHECK(e.execute("small", yaml("v: w")) == "s1w");
+  CHECK(e.execute("big", yaml("a: b")).size() == 2000 * 2);
+}
+
+TEST_CASE("parse: spaces separate a command's operands", "[template][parse]") {
+  // go 1.19's text/template and helm 3.17.3 word these so (helm prefixes "parse error at")
+  CHECK(parse_error("{{ .a , }}") == "template: t:1: unexpected \",\" in operand");
+  CHECK(parse_error("{{ .a = 1 }}") == "template: t:1: unexpected \"=\" in operand");
+  CHECK(parse_error("{{ .a(\"x\") }}") == "template: t:1: unexpected \"(\" in operand");
+  CHECK(parse_error("{{ print (1) (2)(3) }}") == "template: t:1: unexpected \"(\" in operand");
+  CHECK(parse_error("{{ print .a. }}") == "template: t:1: unexpected <.> in operand");
+  CHECK(parse_error("{{ print\n1\n2\n)\n}}") == "template: t:4: unexpected \")\" in command");
+  CHECK(parse_error("{{ print\n1\n\n2 = }}") == "template: t:4: unexpected \"=\" in operand");
+  CHECK(parse_error("{{ if\n.a\n.b ( }}x{{ end }}") == "template: t:3: unclosed left paren in action started at t:1");
+}

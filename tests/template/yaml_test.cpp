@@ -85,6 +85,11 @@ TEST_CASE("toYaml: key order, nesting and collections", "[template][yaml]") {
   CHECK(to_yaml(yaml("- {a: 1, b: 2}\n- [x, z]\n- []\n- {}\n")) == "- a: 1\n  b: 2\n- - x\n  - z\n- []\n- {}\n");
   CHECK(to_yaml(yaml("a: {}\nb: []\nc: ~\nd: {e: {f: g}}\n")) == "a: {}\nb: []\nc: null\nd:\n  e:\n    f: g\n");
   CHECK(to_yaml(Value(Map{})) == "{}\n");
+  // a byte that starts no UTF-8 sequence comes back from the JSON step as U+FFFD; ASCII and valid
+  // UTF-8 as they are (helm 3.17.3: {{ "a\xffb" | toYaml }}, {{ "é\xff" | toYaml }})
+  CHECK(to_yaml(Value("a\xff" "b")) == "a\xEF\xBF\xBD" "b\n");
+  CHECK(to_yaml(Value("\xC3\xA9\xff")) == "\xC3\xA9\xEF\xBF\xBD\n");
+  CHECK(to_yaml(Value("plain ascii: x")) == "'plain ascii: x'\n");
   CHECK(to_yaml(Value("abc")) == "abc\n");
   CHECK(to_yaml(Value("a\nb")) == "|-\n  a\n  b\n");
   // goyaml.v2 orders keys "naturally": non-letters first, digit runs by value
