@@ -84,15 +84,6 @@ int kind_rank(const std::string& kind) {
   return it == ranks.end() ? -1 : it->second;
 }
 
-// Helm's lessByKind.
-bool less_by_kind(const std::string& a, const std::string& b) {
-  int ra = kind_rank(a), rb = kind_rank(b);
-  if (ra < 0 && rb < 0) return a != b && a < b;
-  if (ra < 0) return false;
-  if (rb < 0) return true;
-  return ra < rb;
-}
-
 // helm's words for a document goyaml.v2 refuses (sigs.k8s.io/yaml wraps goyaml's error)
 std::string goyaml_error(const yaml::ParseError& e) { return "error converting YAML to JSON: " + e.goyaml_text(); }
 
@@ -821,14 +812,36 @@ ManifestHead parse_manifest_head_slow(const std::string& doc) {
   return SimpleHeadDecoder().decode(json);
 }
 
+namespace {
+
+// Helm's stable sort by lessByKind (install-order rank; unknown kinds last, by name). Each
+// item's rank is looked up once (a hash of its kind) rather than twice per comparison: indices
+// are sorted by rank, then the items moved into that order.
+template <typename T, typename KindOf>
+void stable_sort_by_kind(std::vector<T>& items, KindOf kind_of) {
+  std::vector<std::pair<int, std::size_t>> ranked;  // (rank, index)
+  ranked.reserve(items.size());
+  for (std::size_t i = 0; i < items.size(); ++i) ranked.emplace_back(kind_rank(kind_of(items[i])), i);
+  std::stable_sort(ranked.begin(), ranked.end(), [&](const auto& a, const auto& b) {
+    if (a.first < 0 && b.first < 0) return kind_of(items[a.second]) < kind_of(items[b.second]);
+    if (a.first < 0) return false;
+    if (b.first < 0) return true;
+    return a.first < b.first;
+  });
+  std::vector<T> sorted;
+  sorted.reserve(items.size());
+  for (const auto& entry : ranked) sorted.push_back(std::move(items[entry.second]));
+  items = std::move(sorted);
+}
+
+}  // namespace
+
 void sort_by_kind(std::vector<Manifest>& manifests) {
-  std::stable_sort(manifests.begin(), manifests.end(),
-                   [](const Manifest& a, const Manifest& b) { return less_by_kind(a.head.kind, b.head.kind); });
+  stable_sort_by_kind(manifests, [](const Manifest& m) -> const std::string& { return m.head.kind; });
 }
 
 void sort_by_kind(std::vector<Hook>& hooks) {
-  std::stable_sort(hooks.begin(), hooks.end(),
-                   [](const Hook& a, const Hook& b) { return less_by_kind(a.kind, b.kind); });
+  stable_sort_by_kind(hooks, [](const Hook& h) -> const std::string& { return h.kind; });
 }
 
 SortedManifests sort_manifests(const std::map<std::string, std::string>& files) {
