@@ -473,38 +473,44 @@ private:
 
   bool entry(int ind, std::string_view text, std::string_view key, size_t after, size_t& next) {
     if (head_key_variant(key)) return false;
+    // Where the entry sits, found once (nothing below moves the stack); most entries are deeper
+    // than any head field.
+    const bool shallow = m_stack.size() <= 3;
+    const bool at_root = shallow && at_path({""});
+    const bool at_metadata = shallow && at_path({"", "metadata"});
+    const bool at_annotations = shallow && at_path({"", "metadata", "annotations"});
     // A repeated key replaces the earlier value (goyaml.v2, as the full parser reads it): a
     // second metadata or annotations starts from nothing rather than adding to the first.
-    if (at_path({""}) && key == "metadata") {
+    if (at_root && key == "metadata") {
       m_head.has_metadata = false;  // set again when its block opens
       m_head.name.clear();
       m_head.annotations.clear();
-    } else if (at_path({"", "metadata"}) && key == "annotations") {
+    } else if (at_metadata && key == "annotations") {
       m_head.annotations.clear();
     }
     std::string_view rest = text.substr(after);
     size_t start = rest.find_first_not_of(' ');
     if (start == std::string_view::npos || rest[start] == '#') {
-      if (at_path({"", "metadata", "annotations"})) m_head.annotations[std::string(key)] = "";  // null reads as ""
+      if (at_annotations) m_head.annotations[std::string(key)] = "";  // null reads as ""
       m_pending = {true, ind, true, key};
       // metadata / annotations blocks are reached through their key
       return true;
     }
     rest = rest.substr(start);
-    bool wanted = (at_path({""}) && (key == "apiVersion" || key == "kind")) ||
-                  (at_path({"", "metadata"}) && key == "name") || at_path({"", "metadata", "annotations"});
+    bool wanted = (at_root && (key == "apiVersion" || key == "kind")) ||
+                  (at_metadata && key == "name") || at_annotations;
     std::string scalar;
     bool is_scalar = false;
     if (!value(ind, rest, next, wanted ? &scalar : nullptr, &is_scalar)) return false;
     // The head: apiVersion, kind, metadata.name, metadata.annotations.* must be plain text;
     // metadata and annotations written inline (scalar or flow) go to the full parser.
-    if (at_path({""})) {
+    if (at_root) {
       if (key == "metadata") return false;
       if (key == "apiVersion" || key == "kind") {
         if (!is_scalar) return false;
         (key == "kind" ? m_head.kind : m_head.api_version) = scalar;
       }
-    } else if (at_path({"", "metadata"})) {
+    } else if (at_metadata) {
       if (key == "annotations") {
         if (strip_comment(rest) != "{}") return false;
         m_head.annotations.clear();  // `annotations: {}`: none (the last annotations key counts)
@@ -514,7 +520,7 @@ private:
         if (!is_scalar) return false;
         m_head.name = scalar;
       }
-    } else if (at_path({"", "metadata", "annotations"})) {
+    } else if (at_annotations) {
       if (!is_scalar) return false;
       m_head.annotations[std::string(key)] = scalar;
     }
