@@ -224,17 +224,18 @@ void IgnoreRules::add(std::string_view line) {
 
 bool IgnoreRules::ignored(const std::string& path, bool is_dir) const {
   if (path.empty() || path == "." || path == "./") return false;
+  // The base name is found once: every file of a chart is asked against every rule.
+  const std::string_view whole = path;
+  const auto slash = whole.rfind('/');
+  const std::string_view base = slash == std::string_view::npos ? whole : whole.substr(slash + 1);
   for (const auto& p : m_patterns) {
-    std::string_view subject = path;
-    if (p.mode == Pattern::Mode::base) {
-      auto slash = subject.rfind('/');
-      if (slash != std::string_view::npos) subject.remove_prefix(slash + 1);
-    }
+    const std::string_view subject = p.mode == Pattern::Mode::base ? base : whole;
     bool matched;
     switch (p.kind) {
       case Pattern::Kind::literal: matched = subject == p.rule; break;
-      case Pattern::Kind::star_suffix:  // '*' matches any run without '/'
-        matched = subject.find('/') == std::string_view::npos && ends_with(subject, std::string_view(p.rule).substr(1));
+      case Pattern::Kind::star_suffix:  // '*' matches any run without '/' (a base name holds none)
+        matched = (p.mode == Pattern::Mode::base || subject.find('/') == std::string_view::npos) &&
+                  ends_with(subject, std::string_view(p.rule).substr(1));
         break;
       default: matched = go_path_match(p.rule, subject); break;
     }

@@ -84,15 +84,6 @@ int kind_rank(const std::string& kind) {
   return it == ranks.end() ? -1 : it->second;
 }
 
-// Helm's lessByKind.
-bool less_by_kind(const std::string& a, const std::string& b) {
-  int ra = kind_rank(a), rb = kind_rank(b);
-  if (ra < 0 && rb < 0) return a != b && a < b;
-  if (ra < 0) return false;
-  if (rb < 0) return true;
-  return ra < rb;
-}
-
 // helm's words for a document goyaml.v2 refuses (sigs.k8s.io/yaml wraps goyaml's error)
 std::string goyaml_error(const yaml::ParseError& e) { return "error converting YAML to JSON: " + e.goyaml_text(); }
 
@@ -482,38 +473,44 @@ private:
 
   bool entry(int ind, std::string_view text, std::string_view key, size_t after, size_t& next) {
     if (head_key_variant(key)) return false;
+    // Where the entry sits, found once (nothing below moves the stack); most entries are deeper
+    // than any head field.
+    const bool shallow = m_stack.size() <= 3;
+    const bool at_root = shallow && at_path({""});
+    const bool at_metadata = shallow && at_path({"", "metadata"});
+    const bool at_annotations = shallow && at_path({"", "metadata", "annotations"});
     // A repeated key replaces the earlier value (goyaml.v2, as the full parser reads it): a
     // second metadata or annotations starts from nothing rather than adding to the first.
-    if (at_path({""}) && key == "metadata") {
+    if (at_root && key == "metadata") {
       m_head.has_metadata = false;  // set again when its block opens
       m_head.name.clear();
       m_head.annotations.clear();
-    } else if (at_path({"", "metadata"}) && key == "annotations") {
+    } else if (at_metadata && key == "annotations") {
       m_head.annotations.clear();
     }
     std::string_view rest = text.substr(after);
     size_t start = rest.find_first_not_of(' ');
     if (start == std::string_view::npos || rest[start] == '#') {
-      if (at_path({"", "metadata", "annotations"})) m_head.annotations[std::string(key)] = "";  // null reads as ""
+      if (at_annotations) m_head.annotations[std::string(key)] = "";  // null reads as ""
       m_pending = {true, ind, true, key};
       // metadata / annotations blocks are reached through their key
       return true;
     }
     rest = rest.substr(start);
-    bool wanted = (at_path({""}) && (key == "apiVersion" || key == "kind")) ||
-                  (at_path({"", "metadata"}) && key == "name") || at_path({"", "metadata", "annotations"});
+    bool wanted = (at_root && (key == "apiVersion" || key == "kind")) ||
+                  (at_metadata && key == "name") || at_annotations;
     std::string scalar;
     bool is_scalar = false;
     if (!value(ind, rest, next, wanted ? &scalar : nullptr, &is_scalar)) return false;
     // The head: apiVersion, kind, metadata.name, metadata.annotations.* must be plain text;
     // metadata and annotations written inline (scalar or flow) go to the full parser.
-    if (at_path({""})) {
+    if (at_root) {
       if (key == "metadata") return false;
       if (key == "apiVersion" || key == "kind") {
         if (!is_scalar) return false;
         (key == "kind" ? m_head.kind : m_head.api_version) = scalar;
       }
-    } else if (at_path({"", "metadata"})) {
+    } else if (at_metadata) {
       if (key == "annotations") {
         if (strip_comment(rest) != "{}") return false;
         m_head.annotations.clear();  // `annotations: {}`: none (the last annotations key counts)
@@ -523,7 +520,7 @@ private:
         if (!is_scalar) return false;
         m_head.name = scalar;
       }
-    } else if (at_path({"", "metadata", "annotations"})) {
+    } else if (at_annotations) {
       if (!is_scalar) return false;
       m_head.annotations[std::string(key)] = scalar;
     }
@@ -821,14 +818,36 @@ ManifestHead parse_manifest_head_slow(const std::string& doc) {
   return SimpleHeadDecoder().decode(json);
 }
 
+namespace {
+
+// Helm's stable sort by lessByKind (install-order rank; unknown kinds last, by name). Each
+// item's rank is looked up once (a hash of its kind) rather than twice per comparison: indices
+// are sorted by rank, then the items moved into that order.
+template <typename T, typename KindOf>
+void stable_sort_by_kind(std::vector<T>& items, KindOf kind_of) {
+  std::vector<std::pair<int, std::size_t>> ranked;  // (rank, index)
+  ranked.reserve(items.size());
+  for (std::size_t i = 0; i < items.size(); ++i) ranked.emplace_back(kind_rank(kind_of(items[i])), i);
+  std::stable_sort(ranked.begin(), ranked.end(), [&](const auto& a, const auto& b) {
+    if (a.first < 0 && b.first < 0) return kind_of(items[a.second]) < kind_of(items[b.second]);
+    if (a.first < 0) return false;
+    if (b.first < 0) return true;
+    return a.first < b.first;
+  });
+  std::vector<T> sorted;
+  sorted.reserve(items.size());
+  for (const auto& entry : ranked) sorted.push_back(std::move(items[entry.second]));
+  items = std::move(sorted);
+}
+
+}  // namespace
+
 void sort_by_kind(std::vector<Manifest>& manifests) {
-  std::stable_sort(manifests.begin(), manifests.end(),
-                   [](const Manifest& a, const Manifest& b) { return less_by_kind(a.head.kind, b.head.kind); });
+  stable_sort_by_kind(manifests, [](const Manifest& m) -> const std::string& { return m.head.kind; });
 }
 
 void sort_by_kind(std::vector<Hook>& hooks) {
-  std::stable_sort(hooks.begin(), hooks.end(),
-                   [](const Hook& a, const Hook& b) { return less_by_kind(a.kind, b.kind); });
+  stable_sort_by_kind(hooks, [](const Hook& h) -> const std::string& { return h.kind; });
 }
 
 SortedManifests sort_manifests(const std::map<std::string, std::string>& files) {

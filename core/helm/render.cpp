@@ -348,13 +348,16 @@ Value collect_templates(const Chart& c, const std::string& full_path, bool is_ro
 
 // Helm's sortTemplates: deepest paths first, then reverse lexical order.
 std::vector<std::string> template_order(const std::map<std::string, Renderable>& tpls) {
+  // The map's keys taken in reverse are already in reverse lexical order, so a stable sort by
+  // depth alone finishes the job, each depth counted once rather than at every comparison.
+  std::vector<std::pair<std::ptrdiff_t, const std::string*>> by_depth;
+  by_depth.reserve(tpls.size());
+  for (auto it = tpls.rbegin(); it != tpls.rend(); ++it)
+    by_depth.emplace_back(std::count(it->first.begin(), it->first.end(), '/'), &it->first);
+  std::stable_sort(by_depth.begin(), by_depth.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
   std::vector<std::string> keys;
-  for (const auto& [k, _] : tpls) keys.push_back(k);
-  std::sort(keys.begin(), keys.end(), [](const std::string& a, const std::string& b) {
-    auto ca = std::count(a.begin(), a.end(), '/'), cb = std::count(b.begin(), b.end(), '/');
-    if (ca != cb) return ca > cb;
-    return a > b;
-  });
+  keys.reserve(by_depth.size());
+  for (const auto& entry : by_depth) keys.push_back(*entry.second);
   return keys;
 }
 

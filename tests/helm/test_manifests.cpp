@@ -130,6 +130,31 @@ TEST_CASE("sort_manifests orders by kind, keeps hooks apart", "[helm][manifests]
                     Catch::StartsWith("YAML parse error on c/templates/bad.yaml: error converting YAML to JSON"));
 }
 
+TEST_CASE("sort_by_kind is stable among equal kinds, known or not", "[helm][manifests]") {
+  auto manifest = [](std::string kind, std::string name) {
+    Manifest m;
+    m.head.kind = std::move(kind);
+    m.head.name = std::move(name);
+    return m;
+  };
+  std::vector<Manifest> manifests = {manifest("Zeta", "z1"),       manifest("Service", "s1"), manifest("Alpha", "a1"),
+                                     manifest("Zeta", "z2"),       manifest("Namespace", "n"), manifest("Service", "s2"),
+                                     manifest("Alpha", "a2")};
+  sort_by_kind(manifests);
+  std::vector<std::string> names;
+  for (const auto& m : manifests) names.push_back(m.head.name);
+  CHECK(names == std::vector<std::string>{"n", "s1", "s2", "a1", "a2", "z1", "z2"});
+
+  std::vector<Hook> hooks(3);
+  hooks[0].kind = "Job", hooks[0].name = "j1";
+  hooks[1].kind = "ConfigMap", hooks[1].name = "c";
+  hooks[2].kind = "Job", hooks[2].name = "j2";
+  sort_by_kind(hooks);
+  names.clear();
+  for (const auto& h : hooks) names.push_back(h.name);
+  CHECK(names == std::vector<std::string>{"c", "j1", "j2"});
+}
+
 namespace {
 
 bool same_head(const ManifestHead& a, const ManifestHead& b) {
