@@ -327,15 +327,17 @@ private:
   JobEnds m_job_ends;  // job index -> end
   std::vector<size_t> m_ready_apps;
 
+  std::mutex m_stage_queue_mutex;
+  std::vector<std::pair<size_t, Batch*>> m_stage_queue;  // (job, its batch), to stage
+  std::mutex m_stage_turn;                               // held by the thread staging
   // Steps staged on batching targets, per batch in order of first use.
+  // Written by the thread holding m_stage_turn (stage_job); read by the
+  // calling thread once every job has ended (their ends, reported after
+  // staging under m_done_mutex, order the two).
   struct StagedStep {
     size_t job;
     size_t step;
   };
-  std::mutex m_stage_queue_mutex;
-  std::vector<std::pair<size_t, Batch*>> m_stage_queue;  // (job, its batch), to stage
-  std::mutex m_stage_turn;                               // held by the thread staging
-  std::mutex m_stage_mutex;
   std::vector<Batch*> m_batch_order;
   std::map<Batch*, std::vector<StagedStep>> m_staged;
 
@@ -346,21 +348,9 @@ private:
 
 JobEnd Runner::stage_job(size_t job_index, Batch& batch, std::string& failure) {
   const Job& j = m_work.jobs[job_index];
-  // The steps the batch took, handed over with one lock per job (also when
-  // a later step fails or the run is cancelled: the batch has them).
-  std::vector<StagedStep> staged;
-  staged.reserve(j.steps.size());
-  auto hand_over = [&](JobEnd end) {
-    if (!staged.empty()) {
-      std::lock_guard lock(m_stage_mutex);
-      auto& list = m_staged[&batch];
-      if (list.empty()) m_batch_order.push_back(&batch);
-      list.insert(list.end(), staged.begin(), staged.end());
-    }
-    return end;
-  };
+  auto& staged = m_staged[&batch];
   for (size_t i = 0; i < j.steps.size(); ++i) {
-    if (cancelled()) return hand_over(JobEnd::cancelled);
+    if (cancelled()) return JobEnd::cancelled;
     const Step& s = j.steps[i];
     bool removal = s.action == StepAction::remove || s.action == StepAction::remove_quiet;
     try {
@@ -373,12 +363,13 @@ JobEnd Runner::stage_job(size_t job_index, Batch& batch, std::string& failure) {
       if (s.action == StepAction::remove) continue;
       skip_rest(j, i + 1, s);
       failure = message;
-      return hand_over(JobEnd::failed);
+      return JobEnd::failed;
     }
+    if (staged.empty()) m_batch_order.push_back(&batch);
     staged.push_back({job_index, i});
     ++m_steps_done;
   }
-  return hand_over(JobEnd::ok);
+  return JobEnd::ok;
 }
 
 bool Runner::commit_batches(const Hooks& hooks, const std::function<void()>& flush, Result& result, size_t& done,

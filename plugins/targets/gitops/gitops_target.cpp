@@ -120,8 +120,8 @@ public:
     if (plus == std::string::npos || plus == 0 || plus + 1 == step.resource.size())
       throw sync::TargetError(false, false, "resource key '" + step.resource + "' is not <name>+<Kind>");
     ResourceChange change{step.app, step.resource.substr(0, plus), step.resource.substr(plus + 1), nullptr};
-    // One lock per step (the pool's threads stage a fleet's steps at once):
-    // the object is parsed outside it only the first time it is seen.
+    // One lock per step (other threads may add clusters meanwhile); the
+    // object is parsed outside it, the first time it is seen.
     std::unique_lock lock(m_mutex);
     if (!step.remove) {
       const std::string& text = step.manifest.str();
