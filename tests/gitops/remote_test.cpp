@@ -63,6 +63,7 @@ TEST_CASE("remote spec validation and scrubbing", "[gitops][remote]") {
   CHECK(secrets_of(spec) == std::vector<std::string>{"phrase", "KEY"});
   CHECK(cache_key("https://example.com/r.git").size() == 16);
   CHECK(cache_key("https://example.com/r.git") != cache_key("https://example.com/s.git"));
+  CHECK(cache_key("abc") == "ba7816bf8f01cfea");  // the first 8 bytes of SHA-256("abc"), in hex
 }
 
 TEST_CASE("known_hosts lookup: plain, port, wildcard, hashed, revoked", "[gitops][remote]") {

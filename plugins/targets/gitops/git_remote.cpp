@@ -19,6 +19,7 @@
 #include "core/util/error.hpp"
 #include "core/util/openssl_init.hpp"
 #include "core/util/printable.hpp"
+#include "core/util/sha256.hpp"
 #include "core/util/strings.hpp"
 #include "plugins/targets/gitops/git_stream.hpp"
 #include "plugins/targets/gitops/libgit2_init.hpp"
@@ -250,18 +251,7 @@ bool is_race_status(std::string_view status) {
   return false;
 }
 
-std::string cache_key(std::string_view url) {
-  std::array<unsigned char, EVP_MAX_MD_SIZE> digest{};
-  unsigned int len = 0;
-  EVP_Digest(url.data(), url.size(), digest.data(), &len, EVP_sha256(), nullptr);
-  static const char* k_hex = "0123456789abcdef";
-  std::string out;
-  for (unsigned int i = 0; i < 8 && i < len; ++i) {
-    out += k_hex[digest[i] >> 4];
-    out += k_hex[digest[i] & 15];
-  }
-  return out;
-}
+std::string cache_key(std::string_view url) { return sha256_hex(url).substr(0, 16); }
 
 namespace {
 
