@@ -73,13 +73,15 @@ struct ObjectState {
   std::string reason;  // why not ready
 };
 
-// One step handed to a batching target.
+// One step handed to a batching target. The views are valid during
+// Batch::stage only (a million staged steps at 100,000 clusters: no copy of
+// their names unless the batch keeps one).
 struct Staged {
-  std::string app;
-  std::string cluster;   // "<provider>+<cluster>"
-  std::string resource;  // "<name>+<Kind>"
-  SharedText manifest;   // the object text
-  bool remove = false;   // delete it (else write it)
+  std::string_view app;
+  std::string_view cluster;   // "<provider>+<cluster>"
+  std::string_view resource;  // "<name>+<Kind>"
+  SharedText manifest;        // the object text
+  bool remove = false;        // delete it (else write it)
 };
 
 // A staged step whose file in the repository is not what commit() would

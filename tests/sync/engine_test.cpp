@@ -362,7 +362,7 @@ class FakeRepo : public Batch {
 public:
   void stage(const Staged& s) override {
     std::lock_guard lock(m_mutex);
-    staged.push_back((s.remove ? "remove " : "write ") + s.cluster + "/" + s.app + "/" + s.manifest.str());
+    staged.push_back((s.remove ? "remove " : "write ") + std::string(s.cluster) + "/" + std::string(s.app) + "/" + s.manifest.str());
   }
   std::string commit(std::chrono::steady_clock::time_point) override {
     ++commits;

@@ -9,6 +9,7 @@
 
 #include "core/util/error.hpp"
 #include "core/util/file_io.hpp"
+#include "core/util/string_hash.hpp"
 #include "core/util/strings.hpp"
 #include "plugins/targets/kube/kube_target.hpp"
 
@@ -118,26 +119,22 @@ public:
   void stage(const sync::Staged& step) override {
     auto plus = step.resource.rfind('+');
     if (plus == std::string::npos || plus == 0 || plus + 1 == step.resource.size())
-      throw sync::TargetError(false, false, "resource key '" + step.resource + "' is not <name>+<Kind>");
-    ResourceChange change{step.app, step.resource.substr(0, plus), step.resource.substr(plus + 1), nullptr};
+      throw sync::TargetError(false, false, "resource key '" + std::string(step.resource) + "' is not <name>+<Kind>");
+    ResourceChange change{std::string(step.app), std::string(step.resource.substr(0, plus)),
+                          std::string(step.resource.substr(plus + 1)), nullptr};
     // One lock per step (other threads may add clusters meanwhile); the
     // object is parsed outside it, the first time it is seen.
     std::unique_lock lock(m_mutex);
-    if (!step.remove) {
-      const std::string& text = step.manifest.str();
-      if (auto known = m_objects.find(text); known != m_objects.end()) {
-        change.object = known->second;
-      } else {
-        lock.unlock();
-        auto object = parse_object(text);
-        lock.lock();
-        change.object = m_objects.try_emplace(text, std::move(object)).first->second;
-      }
+    if (!step.remove) change.object = object_of(step.manifest, lock);
+    // A job's steps come one after another: its cluster is looked up once.
+    if (m_last_cluster == nullptr || m_last_cluster->cluster.id() != step.cluster) {
+      auto it = m_clusters.find(step.cluster);
+      if (it == m_clusters.end())
+        throw sync::TargetError(false, false,
+                                "cluster '" + std::string(step.cluster) + "' is not a GitOps cluster of this repository");
+      m_last_cluster = &it->second;
     }
-    auto it = m_clusters.find(step.cluster);
-    if (it == m_clusters.end())
-      throw sync::TargetError(false, false, "cluster '" + step.cluster + "' is not a GitOps cluster of this repository");
-    it->second.resources.push_back(std::move(change));
+    m_last_cluster->resources.push_back(std::move(change));
   }
 
   std::string commit(std::chrono::steady_clock::time_point deadline) override {
@@ -230,6 +227,26 @@ public:
   }
 
 private:
+  // The parsed object of `manifest`, parsed once per distinct text (`lock`
+  // holds m_mutex and is let go while parsing). The engine hands the same
+  // shared text to every cluster that gets the object: it is found by
+  // address first, without hashing the whole text for each step.
+  std::shared_ptr<const json> object_of(const sync::SharedText& manifest, std::unique_lock<std::mutex>& lock) {
+    const std::string& text = manifest.str();
+    if (auto seen = m_objects_at.find(&text); seen != m_objects_at.end()) return seen->second.second;
+    std::shared_ptr<const json> object;
+    if (auto known = m_objects.find(text); known != m_objects.end()) {
+      object = known->second;
+    } else {
+      lock.unlock();
+      auto parsed = parse_object(text);
+      lock.lock();
+      object = m_objects.try_emplace(text, std::move(parsed)).first->second;
+    }
+    m_objects_at.try_emplace(&text, manifest, object);
+    return object;
+  }
+
   static std::shared_ptr<const json> parse_object(const std::string& manifest) {
     std::vector<json> docs;
     try {
@@ -248,10 +265,14 @@ private:
   std::vector<std::string> m_order;
   // Looked up once per staged resource (millions at 100,000 clusters): hashed; m_order keeps
   // the clusters' order.
-  std::unordered_map<std::string, ClusterWork> m_clusters;
+  StringMap<ClusterWork> m_clusters;
+  ClusterWork* m_last_cluster = nullptr;  // the last staged step's (elements of m_clusters stay put)
   // Identical manifests (the same object on many clusters) are parsed once
   // and shared, so the layout serializes them once.
   std::unordered_map<std::string, std::shared_ptr<const json>> m_objects;
+  // The same by the text's address; the SharedText keeps that address from
+  // being reused by another text while the batch lives.
+  std::unordered_map<const std::string*, std::pair<sync::SharedText, std::shared_ptr<const json>>> m_objects_at;
 };
 
 namespace {
