@@ -65,15 +65,15 @@ struct StatusChange {
   std::string_view resource;  // status and ready
   std::string_view value;     // the connectivity, status or readiness
   std::string_view message;   // status
-  std::string time;           // connectivity and status
+  std::string_view time;      // connectivity and status
 
   static StatusChange of_connectivity(std::string_view app, std::string_view cluster, std::string_view connectivity,
-                                      std::string time) {
-    return {What::connectivity, app, cluster, {}, connectivity, {}, std::move(time)};
+                                      std::string_view time) {
+    return {What::connectivity, app, cluster, {}, connectivity, {}, time};
   }
   static StatusChange of_status(std::string_view app, std::string_view cluster, std::string_view resource,
-                                std::string_view status, std::string_view message, std::string time) {
-    return {What::status, app, cluster, resource, status, message, std::move(time)};
+                                std::string_view status, std::string_view message, std::string_view time) {
+    return {What::status, app, cluster, resource, status, message, time};
   }
   static StatusChange of_ready(std::string_view app, std::string_view cluster, std::string_view resource,
                                std::string_view ready) {

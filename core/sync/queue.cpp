@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <csignal>
+#include <deque>
 #include <map>
 #include <set>
 #include <string_view>
@@ -473,11 +474,21 @@ EventWork event_work(store::Store& st, const std::string& ctx, const ac::QueueEn
 void record_updates(store::Store& st, const std::string& status_ctx, const std::vector<Update>& batch) {
   std::vector<ac::StatusChange> changes;
   changes.reserve(batch.size());
-  for (const auto& u : batch)
-    changes.push_back(u.connectivity ? ac::StatusChange::of_connectivity(u.app, u.cluster, connectivity_name(u.conn),
-                                                                         rfc3339_ms(u.time_ms))
+  // A batch's updates mostly share their millisecond (a commit's statuses
+  // are emitted at once): each distinct time is formatted once, and the
+  // changes view it (a deque does not move what it holds).
+  std::deque<std::string> times;
+  int64_t formatted_ms = 0;
+  for (const auto& u : batch) {
+    if (times.empty() || u.time_ms != formatted_ms) {
+      formatted_ms = u.time_ms;
+      times.push_back(rfc3339_ms(formatted_ms));
+    }
+    const std::string& time = times.back();
+    changes.push_back(u.connectivity ? ac::StatusChange::of_connectivity(u.app, u.cluster, connectivity_name(u.conn), time)
                                      : ac::StatusChange::of_status(u.app, u.cluster, u.resource, status_name(u.status),
-                                                                   u.message, rfc3339_ms(u.time_ms)));
+                                                                   u.message, time));
+  }
   st.write([&] { ac::put_status_changes(st, status_ctx, changes); });
 }
 

@@ -398,7 +398,7 @@ TEST_CASE("a batch of status changes rewrites each cluster's row once, later cha
   ac::set_resource_ready(*st, "7", "collectd", clusters[3], "z+Service", "true");  // an existing row to merge with
   std::vector<ac::StatusChange> changes;
   auto add = [&](ac::StatusChange::What what, const std::string& cluster, std::string_view resource,
-                 std::string_view value, std::string_view message, const std::string& time) {
+                 std::string_view value, std::string_view message, std::string_view time) {
     ac::StatusChange& c = changes.emplace_back();
     c.what = what;
     c.app = "collectd";
