@@ -7,7 +7,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <new>
 #include <type_traits>
+#include <utility>
 
 #include "core/template/format.hpp"
 #include "core/util/error.hpp"
@@ -1287,6 +1289,26 @@ private:
 
 }  // namespace
 
+Arena::~Arena() {
+  while (m_last) std::free(std::exchange(m_last, m_last->previous));
+}
+
+void Arena::add_block(std::size_t size) {
+  constexpr std::size_t header = alignof(std::max_align_t);  // keeps the block's data aligned
+  static_assert(sizeof(Block) <= header);
+  auto* block = static_cast<Block*>(std::malloc(header + size));
+  if (!block) throw std::bad_alloc();
+  block->previous = m_last;
+  m_last = block;
+  m_next = reinterpret_cast<std::uintptr_t>(block) + header;
+  m_end = m_next + size;
+}
+
+void* Arena::allocate_in_new_block(std::size_t n, std::size_t align) {
+  add_block(std::max(k_block, n + align));
+  return allocate(n, align);
+}
+
 std::string Node::to_string() const {
   switch (type) {
     case NodeType::list: {
@@ -1410,7 +1432,7 @@ std::vector<std::shared_ptr<Tree>> parse_template(const std::string& name, std::
   Lexer lexer(*owned, items);
   lexer.run();
   std::vector<std::shared_ptr<Tree>> out;
-  Parser parser(name, owned, items, resolve, std::make_shared<Arena>(), out);
+  Parser parser(name, owned, items, resolve, std::make_shared<Arena>(Arena::first_block_for(items.size())), out);
   try {
     parser.parse_file();
   } catch (const ParseError& e) {

@@ -130,6 +130,18 @@ TEST_CASE("parse: a file parsed after a failed or a larger one is parsed on its 
   CHECK(e.execute("big", yaml("a: b")).size() == 2000 * 2);
 }
 
+TEST_CASE("parse: a file whose nodes outgrow the block sized from its items keeps them all", "[template][parse]") {
+  // 400 operands take more than the first block gives their items, and their argument array
+  // more than a later block's size.
+  std::string args, printed;
+  for (int i = 1; i <= 400; ++i) {
+    args += " " + std::to_string(i);
+    printed += (i > 1 ? " " : "") + std::to_string(i);
+  }
+  const std::string action = "{{ print" + args + " }}";
+  CHECK(render(action + "\n" + action) == printed + "\n" + printed);
+}
+
 TEST_CASE("parse: spaces separate a command's operands", "[template][parse]") {
   // go 1.19's text/template and helm 3.17.3 word these so (helm prefixes "parse error at")
   CHECK(parse_error("{{ .a , }}") == "template: t:1: unexpected \",\" in operand");
