@@ -318,7 +318,7 @@ private:
       case NodeType::range: return walk_range(dot, node);
       case NodeType::template_: walk_template(dot, node); return Flow::normal;
       case NodeType::text:
-        m_out->append(node->raw);
+        m_out->append(node->text);
         check_output();
         return Flow::normal;
       default: at(node); errorf("unknown node: " + node->to_string());

@@ -682,7 +682,7 @@ public:
       if (n->type == NodeType::comment) continue;
       m_scratch.push_back(n);
     }
-    take_scratch(tree->root->nodes, mark);
+    tree->root->nodes = take_scratch(mark);
     add(tree, true);
   }
 
@@ -757,10 +757,11 @@ private:
     return f;
   }
 
-  // Moves the children collected since `mark` into `into`.
-  void take_scratch(NodeList& into, size_t mark) {
-    into = m_arena->copy(std::span<Node* const>(m_scratch).subspan(mark));
+  // The children collected since `mark`, moved into the arena.
+  NodeList take_scratch(size_t mark) {
+    NodeList taken = m_arena->copy(std::span<Node* const>(m_scratch).subspan(mark));
     m_scratch.resize(mark);
+    return taken;
   }
 
   std::span<const std::string_view> one_ident(std::string_view name) {
@@ -888,7 +889,7 @@ private:
     while (peek().typ != It::eof) {
       Node* n = text_or_action();
       if (is_end(n) || is_else(n)) {
-        take_scratch(list->nodes, mark);
+        list->nodes = take_scratch(mark);
         return {list, n};
       }
       if (n->type == NodeType::comment) continue;
@@ -902,7 +903,7 @@ private:
     switch (token.typ) {
       case It::text: {
         Node* n = m_arena->make(NodeType::text, token.pos);
-        n->raw = token.val;
+        n->text = token.val;
         return n;
       }
       case It::left_delim: {
@@ -980,12 +981,12 @@ private:
         m_next = v_at;  // Go's backup3(v, after) or backup2(v)
       }
     }
-    take_scratch(pipe->decls, decls);
+    pipe->decls = take_scratch(decls);
     const size_t mark = m_scratch.size();
     while (true) {
       const Item& t = next();
       if (t.typ == end) {
-        take_scratch(pipe->nodes, mark);
+        pipe->nodes = take_scratch(mark);
         check_pipeline(pipe, context);
         return pipe;
       }
@@ -1027,14 +1028,14 @@ private:
         else_list = m_arena->make(NodeType::list, next_node->pos);
         if (++m_depth > k_max_depth) errorf("max expression depth exceeded");
         m_scratch.push_back(control(NodeType::if_, "if"));
-        take_scratch(else_list->nodes, m_scratch.size() - 1);
+        else_list->nodes = take_scratch(m_scratch.size() - 1);
         --m_depth;
       } else if (context == "with" && peek().typ == It::with) {
         next();
         else_list = m_arena->make(NodeType::list, next_node->pos);
         if (++m_depth > k_max_depth) errorf("max expression depth exceeded");
         m_scratch.push_back(control(NodeType::with, "with"));
-        take_scratch(else_list->nodes, m_scratch.size() - 1);
+        else_list->nodes = take_scratch(m_scratch.size() - 1);
         --m_depth;
       } else {
         auto [el, nn] = item_list();
@@ -1115,7 +1116,7 @@ private:
       if (!op || !t.after_space) unexpected(t, "operand");
       backup();
     }
-    take_scratch(cmd->nodes, mark);
+    cmd->nodes = take_scratch(mark);
     if (cmd->nodes.empty()) errorf("empty command");
     return cmd;
   }
@@ -1316,7 +1317,7 @@ std::string Node::to_string() const {
       for (auto* n : nodes) s += n->to_string();
       return s;
     }
-    case NodeType::text: return std::string(raw);
+    case NodeType::text: return std::string(text);
     case NodeType::comment: return std::string(text);
     case NodeType::action: return "{{" + pipe->to_string() + "}}";
     case NodeType::pipe: {
@@ -1406,7 +1407,7 @@ bool is_empty_tree(const Node* n) {
         if (!is_empty_tree(c)) return false;
       return true;
     case NodeType::text:
-      for (char c : n->raw)
+      for (char c : n->text)
         if (!is_space(c) && c != '\v' && c != '\f') return false;
       return true;
     case NodeType::comment: return true;

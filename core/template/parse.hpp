@@ -29,33 +29,62 @@ struct FuncDef;  // funcs.hpp
 using NodeList = std::span<Node*>;
 using NodeSpan = std::span<Node* const>;
 
+// A view of `size()` Ts as std::span gives one, that a union can hold (std::span's constrained
+// default constructor leaves a class with a union holding one without a default constructor, in
+// gcc 12 and clang 14 alike).
+template <class T>
+struct UnionSpan {
+  UnionSpan() = default;
+  UnionSpan(std::span<T> s) : m_first(s.data()), m_size(s.size()) {}
+  operator std::span<T>() const { return {m_first, m_size}; }
+  T* begin() const { return m_first; }
+  T* end() const { return m_first + m_size; }
+  std::size_t size() const { return m_size; }
+  bool empty() const { return m_size == 0; }
+  T& operator[](std::size_t i) const { return m_first[i]; }
+
+private:
+  T* m_first;
+  std::size_t m_size;
+};
+
 // A node and everything it refers to lives in its Arena's memory or in the parsed file's text,
 // so nodes are never destroyed one by one: dropping a tree releases its arena's blocks. (Making
 // and then destroying one node per few template bytes was bound by memory traffic; the
 // destructor pass alone was 4% of a render.) Its lists are arrays in the arena made at their
 // final size (three std::pmr::vectors per node made it 176 bytes, and building them showed in
 // profiles of template-heavy charts).
+//
+// Fields no node type uses together share their place (a union per pair or triple, read only as
+// the member its type names below), making a node 64 bytes: a render's parse trees are most of
+// its heap, and its heap is faulted in huge pages.
 struct Node {
   NodeType type{};
   bool is_assign = false;             // pipe: "=" rather than ":="
   bool number_is_int = false;         // number: fits Go int (usable where an int is required)
   bool number_overflows_int = false;  // number: an unsigned literal beyond Go's int (idealConstant's error)
   int pos = 0;   // byte offset in the file's text (Tree::location counts its line when an error needs it)
-  std::string_view raw;   // text: the literal text, a view into the file's text (Tree::text)
-  std::string_view text;  // identifier; template name; literal's source text (file text or arena)
-  std::span<const std::string_view> idents;  // field (".a.b" -> a,b) / variable ("$x.a" -> $x,a) / chain fields
-  NodeList nodes;                   // list items; command args; pipe commands
-  NodeList decls;                   // pipe: declared variables
-  Node* pipe = nullptr;             // action/if/range/with/template; chain: its head node
-  Node* list = nullptr;
-  Node* else_list = nullptr;
-  const Value* constant = nullptr;  // bool/number/string literal: its value as an untyped constant yields (arena's)
-  const FuncDef* func = nullptr;    // identifier: the function the parse's resolver named (looking it
-                                    // up by name per call was 1% of rendering a chart)
-  std::string to_string() const;    // Go's Node.String()
+  union {
+    // text: the literal text, a view into the file's text (Tree::text); identifier; template
+    // name; literal's source text (file text or arena); the parser's end/else pseudo nodes
+    std::string_view text{};
+    UnionSpan<Node*> decls;                    // pipe: declared variables
+    UnionSpan<const std::string_view> idents;  // field (".a.b" -> a,b) / variable ("$x.a" -> $x,a) / chain fields
+  };
+  NodeList nodes;  // list items; command args; pipe commands
+  union {
+    Node* pipe = nullptr;   // action/if/range/with/template; chain: its head node
+    const Value* constant;  // bool/number/string literal: its value as an untyped constant yields (arena's)
+    const FuncDef* func;    // identifier: the function the parse's resolver named (looking it up by
+                            // name per call was 1% of rendering a chart)
+  };
+  Node* list = nullptr;       // if/range/with
+  Node* else_list = nullptr;  // if/range/with
+  std::string to_string() const;  // Go's Node.String()
 };
 
 static_assert(std::is_trivially_destructible_v<Node>);
+static_assert(sizeof(Node) <= 64);
 
 // Owns the nodes of one parsed file, the strings and arrays they hold that are not in the
 // file's text, and their literal values. Nodes, strings and arrays are carved from blocks
