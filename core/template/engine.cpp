@@ -187,7 +187,8 @@ public:
     const std::string& name = m_eng.opts.set_name;
     if (trees.empty()) {
       try {
-        trees = parse_template(name, text, [this](std::string_view f) { return m_eng.find_function(f); });
+        trees = parse_template(name, std::make_shared<const std::string>(text),
+                               [this](std::string_view f) { return m_eng.find_function(f); });
       } catch (const Error& e) {
         throw Error(ErrorKind::failed, "cannot parse template " + go_quote(text) + ": " + e.message());
       }
@@ -739,7 +740,14 @@ Engine::Engine(Options options) : m_impl(std::make_unique<Impl>()) {
 
 Engine::~Engine() = default;
 
-void Engine::add(const std::string& name, std::string_view text) {
+void Engine::add(const std::string& name, std::string_view text) { add_text(name, text, nullptr); }
+
+void Engine::add(const std::string& name, std::shared_ptr<const std::string> text) {
+  const std::string_view view = *text;
+  add_text(name, view, std::move(text));
+}
+
+void Engine::add_text(const std::string& name, std::string_view text, std::shared_ptr<const std::string> shared) {
   // A chart's subcharts often vendor the same library (every bitnami subchart carries its own
   // copy of `common`): a text parsed before gives the same nodes, so its trees are shared and
   // only the names differ -- the file's own tree takes `name`, and every tree reports errors
@@ -760,7 +768,8 @@ void Engine::add(const std::string& name, std::string_view text) {
     m_impl->add_trees(m_impl->set, trees);
     return;
   }
-  auto trees = parse_template(name, text, [this](std::string_view f) { return m_impl->find_function(f); });
+  if (!shared) shared = std::make_shared<const std::string>(text);
+  auto trees = parse_template(name, std::move(shared), [this](std::string_view f) { return m_impl->find_function(f); });
   m_impl->add_trees(m_impl->set, trees);
   if (!trees.empty() && trees.front()->name == name) m_impl->parsed_texts.emplace(text.size(), std::move(trees));
 }

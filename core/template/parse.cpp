@@ -1415,9 +1415,8 @@ bool is_empty_tree(const Node* n) {
   }
 }
 
-std::vector<std::shared_ptr<Tree>> parse_template(const std::string& name, std::string_view text,
+std::vector<std::shared_ptr<Tree>> parse_template(const std::string& name, std::shared_ptr<const std::string> text,
                                                   const FunctionResolver& resolve) {
-  auto owned = std::make_shared<const std::string>(text);
   // The items of the thread's previous parse make room for this one's: a vector per file,
   // grown as a dense file outran its estimate, was the largest of a render's allocations. A
   // parse never starts another (the resolver only looks functions up). Beyond a million items
@@ -1430,10 +1429,13 @@ std::vector<std::shared_ptr<Tree>> parse_template(const std::string& name, std::
       if (items.capacity() > (std::size_t{1} << 20)) std::vector<Item>().swap(items);
     }
   } release{items};
-  Lexer lexer(*owned, items);
+  // Emptied here as well: gcc 12 left the release's clear() out of the path a parse error takes
+  // (the next parse then read the failed one's items), once the text came in as a parameter.
+  items.clear();
+  Lexer lexer(*text, items);
   lexer.run();
   std::vector<std::shared_ptr<Tree>> out;
-  Parser parser(name, owned, items, resolve, std::make_shared<Arena>(Arena::first_block_for(items.size())), out);
+  Parser parser(name, std::move(text), items, resolve, std::make_shared<Arena>(Arena::first_block_for(items.size())), out);
   try {
     parser.parse_file();
   } catch (const ParseError& e) {

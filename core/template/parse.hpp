@@ -179,9 +179,10 @@ bool is_empty_tree(const Node* n);
 using FunctionResolver = std::function<const FuncDef*(std::string_view)>;
 
 // Parses `text` named `name`, resolving each function name it calls with `resolve`. Returns the
-// file's own tree first, then one per {{define}} / {{block}} in source order. Throws
-// emco::Error(invalid) with Go's message on a syntax error (an undefined function is one).
-std::vector<std::shared_ptr<Tree>> parse_template(const std::string& name, std::string_view text,
+// file's own tree first, then one per {{define}} / {{block}} in source order; they keep `text`
+// (Tree::text). Throws emco::Error(invalid) with Go's message on a syntax error (an undefined
+// function is one).
+std::vector<std::shared_ptr<Tree>> parse_template(const std::string& name, std::shared_ptr<const std::string> text,
                                                   const FunctionResolver& resolve);
 
 }  // namespace emco::tmpl

@@ -1,6 +1,8 @@
 // Parse errors worded as Go's text/template/parse words them.
 #include <catch2/catch.hpp>
 
+#include <memory>
+
 #include "core/util/error.hpp"
 #include "helpers.hpp"
 
@@ -140,6 +142,17 @@ TEST_CASE("parse: a file whose nodes outgrow the block sized from its items keep
   }
   const std::string action = "{{ print" + args + " }}";
   CHECK(render(action + "\n" + action) == printed + "\n" + printed);
+}
+
+TEST_CASE("parse: a text added as shared is kept, not copied, and parses as a copied one", "[template][parse]") {
+  auto text = std::make_shared<const std::string>("{{ define \"d\" }}<{{ .x }}>{{ end }}a{{ template \"d\" . }}b");
+  Engine e;
+  e.add("t", text);
+  CHECK(text.use_count() > 1);  // the trees hold it
+  e.add("copied", std::string_view(*text));
+  CHECK(e.execute("t", yaml("x: 1")) == "a<1>b");
+  CHECK(e.execute("copied", yaml("x: 2")) == "a<2>b");
+  CHECK_THROWS_WITH(e.add("bad", std::make_shared<const std::string>("{{ .x ")), "template: bad:1: unclosed action");
 }
 
 TEST_CASE("parse: spaces separate a command's operands", "[template][parse]") {
