@@ -296,9 +296,9 @@ TEST_CASE("fuzz seeds load or fail cleanly", "[yaml][hostile]") {
 }
 
 TEST_CASE("the reader's checks hold at every byte offset of a word", "[yaml]") {
-  // Plain scalars of 24 characters: a byte under test lands at each position of the 8-byte
-  // words the reader checks at once, and in the tail.
-  const std::string filler = "abcdefghijklmnopqrstuvwx";
+  // Plain scalars of 40 characters: a byte under test lands at each position of the 16-byte
+  // blocks and 8-byte words the reader checks at once, and in the tail.
+  const std::string filler = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMN";
   auto doc = [&](size_t at, std::string_view piece) {
     return "k: " + filler.substr(0, at) + std::string(piece) + filler.substr(at) + "\n";
   };
