@@ -338,8 +338,8 @@ private:
     EV val = eval_pipeline(dot, node->pipe);
     bool truth = !val.invalid && val.v.truthy();
     Flow f = Flow::normal;
-    if (truth) f = walk(node->type == NodeType::with ? val : dot, node->list);
-    else if (node->else_list) f = walk(dot, node->else_list);
+    if (truth) f = walk(node->type == NodeType::with ? val : dot, node->branches.list);
+    else if (node->branches.else_list) f = walk(dot, node->branches.else_list);
     m_vars.resize(mark);
     return f;
   }
@@ -360,7 +360,7 @@ private:
         if (r->pipe->is_assign) set_var(decls[1]->idents[0], elem);
         else set_top_var(2, index);
       }
-      Flow f = walk(elem, r->list);
+      Flow f = walk(elem, r->branches.list);
       m_vars.resize(mark);
       return f == Flow::brk;
     };
@@ -403,7 +403,7 @@ private:
         default: errorf("range can't iterate over " + format_value(v));
       }
     }
-    if (!ran && r->else_list) walk(dot, r->else_list);
+    if (!ran && r->branches.else_list) walk(dot, r->branches.else_list);
     m_vars.resize(mark0);
     return Flow::normal;
   }

@@ -1046,8 +1046,7 @@ private:
     m_vars.resize(nvars);
     Node* n = m_arena->make(type, pipe->pos);
     n->pipe = pipe;
-    n->list = list;
-    n->else_list = else_list;
+    n->branches = {list, else_list};
     return n;
   }
 
@@ -1375,8 +1374,8 @@ std::string Node::to_string() const {
     case NodeType::boolean: case NodeType::number: case NodeType::string: return std::string(text);
     case NodeType::if_: case NodeType::range: case NodeType::with: {
       const char* kw = type == NodeType::if_ ? "if" : type == NodeType::range ? "range" : "with";
-      std::string s = std::string("{{") + kw + " " + pipe->to_string() + "}}" + list->to_string();
-      if (else_list) s += "{{else}}" + else_list->to_string();
+      std::string s = std::string("{{") + kw + " " + pipe->to_string() + "}}" + branches.list->to_string();
+      if (branches.else_list) s += "{{else}}" + branches.else_list->to_string();
       return s + "{{end}}";
     }
     case NodeType::template_:

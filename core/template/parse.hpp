@@ -29,14 +29,13 @@ struct FuncDef;  // funcs.hpp
 using NodeList = std::span<Node*>;
 using NodeSpan = std::span<Node* const>;
 
-// A view of `size()` Ts as std::span gives one, that a union can hold (std::span's constrained
-// default constructor leaves a class with a union holding one without a default constructor, in
-// gcc 12 and clang 14 alike).
+// A view of `size()` Ts as std::span gives one (and a contiguous range a std::span is made from),
+// that a union can hold (std::span's constrained default constructor leaves a class with a union
+// holding one without a default constructor, in gcc 12 and clang 14 alike).
 template <class T>
 struct UnionSpan {
   UnionSpan() = default;
   UnionSpan(std::span<T> s) : m_first(s.data()), m_size(s.size()) {}
-  operator std::span<T>() const { return {m_first, m_size}; }
   T* begin() const { return m_first; }
   T* end() const { return m_first + m_size; }
   std::size_t size() const { return m_size; }
@@ -56,7 +55,7 @@ private:
 // profiles of template-heavy charts).
 //
 // Fields no node type uses together share their place (a union per pair or triple, read only as
-// the member its type names below), making a node 64 bytes: a render's parse trees are most of
+// the member its type names below), making a node 48 bytes: a render's parse trees are most of
 // its heap, and its heap is faulted in huge pages.
 struct Node {
   NodeType type{};
@@ -64,6 +63,10 @@ struct Node {
   bool number_is_int = false;         // number: fits Go int (usable where an int is required)
   bool number_overflows_int = false;  // number: an unsigned literal beyond Go's int (idealConstant's error)
   int pos = 0;   // byte offset in the file's text (Tree::location counts its line when an error needs it)
+  struct Branches {
+    Node* list;
+    Node* else_list;  // nullptr without {{else}}
+  };
   union {
     // text: the literal text, a view into the file's text (Tree::text); identifier; template
     // name; literal's source text (file text or arena); the parser's end/else pseudo nodes
@@ -71,20 +74,21 @@ struct Node {
     UnionSpan<Node*> decls;                    // pipe: declared variables
     UnionSpan<const std::string_view> idents;  // field (".a.b" -> a,b) / variable ("$x.a" -> $x,a) / chain fields
   };
-  NodeList nodes;  // list items; command args; pipe commands
+  union {
+    UnionSpan<Node*> nodes{};  // list items; command args; pipe commands
+    Branches branches;         // if/range/with
+  };
   union {
     Node* pipe = nullptr;   // action/if/range/with/template; chain: its head node
     const Value* constant;  // bool/number/string literal: its value as an untyped constant yields (arena's)
     const FuncDef* func;    // identifier: the function the parse's resolver named (looking it up by
                             // name per call was 1% of rendering a chart)
   };
-  Node* list = nullptr;       // if/range/with
-  Node* else_list = nullptr;  // if/range/with
   std::string to_string() const;  // Go's Node.String()
 };
 
 static_assert(std::is_trivially_destructible_v<Node>);
-static_assert(sizeof(Node) <= 64);
+static_assert(sizeof(Node) <= 48);
 
 // Owns the nodes of one parsed file, the strings and arrays they hold that are not in the
 // file's text, and their literal values. Nodes, strings and arrays are carved from blocks
@@ -97,9 +101,10 @@ public:
   Arena& operator=(const Arena&) = delete;
   ~Arena();
 
-  // The first block's size for a file the lexer made `items` items of: the bytes its nodes and
-  // their arrays take, as seen over the wide corpus's templates (0.44-1.17 nodes and up to 14
-  // array bytes per item, 0.91 and 10.7 over all), so that most files fit it with little to spare.
+  // The first block's size for a file the lexer made `items` items of: a little under what its
+  // nodes and their arrays take, as seen over the wide corpus's templates (0.44-1.17 nodes and up
+  // to 14 array bytes per item, 0.91 and 10.7 over all); the rest comes in small blocks, so that
+  // a few KiB at most are left unused (4% over the corpus).
   static std::size_t first_block_for(std::size_t items) { return items * (sizeof(Node) * 3 / 4 + 8); }
 
   Node* make(NodeType t, int pos) {
