@@ -202,9 +202,27 @@ bool is_crd_file(std::string_view name) {
   return starts_with(name, "crds/") && (ends_with(name, ".yaml") || ends_with(name, ".yml") || ends_with(name, ".json"));
 }
 
+namespace {
+
+// Whether loading a chart directory leaves the file `name` to .Files alone: load_chart_files
+// reads Chart.yaml, values.yaml, values.schema.json, requirements.yaml, the templates and
+// subchart archives, the chart's own or a subchart directory's. The rest (READMEs, CRDs,
+// dashboards: 5 MB of kube-prometheus-stack) is read when a template asks for it.
+bool only_for_files(std::string_view name) {
+  while (starts_with(name, "charts/")) {
+    const std::size_t slash = name.find('/', 7);
+    if (slash == std::string_view::npos) return false;  // a subchart archive (or its .prov)
+    name.remove_prefix(slash + 1);
+  }
+  return name != "Chart.yaml" && name != "values.yaml" && name != "values.schema.json" &&
+         name != "requirements.yaml" && !starts_with(name, "templates/");
+}
+
+}  // namespace
+
 Chart load_chart(const fs::path& path, const ArchiveLimits& limits) {
   std::error_code ec;
-  if (fs::is_directory(path, ec)) return load_chart_files(read_chart_dir(path, limits), limits);
+  if (fs::is_directory(path, ec)) return load_chart_files(read_chart_dir(path, limits, only_for_files), limits);
   if (!fs::exists(path, ec)) fail(ErrorKind::not_found, "path '" + path.string() + "' not found");
   auto size = fs::file_size(path, ec);
   if (!ec && size > limits.max_total_bytes)
@@ -221,7 +239,7 @@ Chart load_chart_files(std::vector<ChartFile> files, const ArchiveLimits& limits
   // Chart.yaml first: requirements.yaml handling depends on the apiVersion.
   for (auto& f : files) {
     if (f.name != "Chart.yaml") continue;
-    parse_metadata(f.data, c.metadata);
+    parse_metadata(f.contents(), c.metadata);
     if (c.metadata.api_version.empty()) c.metadata.api_version = "v1";
     have_metadata = true;
   }
@@ -230,17 +248,17 @@ Chart load_chart_files(std::vector<ChartFile> files, const ArchiveLimits& limits
     if (f.name == "values.yaml") {
       Value v;
       try {
-        v = tmpl::parse_yaml(f.data, tmpl::YamlMode::helm, "values.yaml");
+        v = tmpl::parse_yaml(f.contents(), tmpl::YamlMode::helm, "values.yaml");
       } catch (const Error& e) {
-        std::string why = yaml_syntax_error(f.data);
+        std::string why = yaml_syntax_error(f.contents());
         invalid("cannot load values.yaml: " + (why.empty() ? e.message() : why));
       }
       if (v.is_map()) c.values = v;
       else if (!v.is_null()) invalid("cannot load values.yaml: error unmarshaling JSON: top level is not a map");
     } else if (f.name == "values.schema.json") {
-      c.schema = f.data;
+      c.schema = f.contents();
     } else if (f.name == "requirements.yaml") {
-      auto docs = load_yaml(f.data, "requirements.yaml");
+      auto docs = load_yaml(f.contents(), "requirements.yaml");
       YRef root = root_of(docs);
       if (c.metadata.api_version == "v1") {
         if (root["dependencies"])
@@ -258,7 +276,7 @@ Chart load_chart_files(std::vector<ChartFile> files, const ArchiveLimits& limits
       }
       std::string rest = f.name.substr(7);
       std::string cname = rest.substr(0, rest.find('/'));
-      subcharts[cname].push_back({std::move(rest), std::move(f.data)});
+      subcharts[cname].push_back({std::move(rest), std::move(f.data), std::move(f.deferred)});
     } else {
       c.files.push_back(std::move(f));
     }
@@ -271,13 +289,13 @@ Chart load_chart_files(std::vector<ChartFile> files, const ArchiveLimits& limits
       if (ends_with(cname, ".tgz")) {
         if (sub_files[0].name != cname)
           invalid("error unpacking subchart tar in " + c.name() + ": expected " + cname + ", got " + sub_files[0].name);
-        c.dependencies.push_back(load_chart_files(read_chart_archive(sub_files[0].data, limits), limits));
+        c.dependencies.push_back(load_chart_files(read_chart_archive(sub_files[0].contents(), limits), limits));
       } else {
         std::vector<ChartFile> inner;
         for (auto& sf : sub_files) {
           auto slash = sf.name.find('/');
           if (slash == std::string::npos) continue;
-          inner.push_back({sf.name.substr(slash + 1), std::move(sf.data)});
+          inner.push_back({sf.name.substr(slash + 1), std::move(sf.data), std::move(sf.deferred)});
         }
         c.dependencies.push_back(load_chart_files(std::move(inner), limits));
       }

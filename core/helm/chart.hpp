@@ -1,7 +1,8 @@
 #pragma once
 // A loaded Helm chart (Helm v3.17's chart.Chart) and the loader.
 //
-// load_chart(path) accepts a chart directory or a .tgz package; load_chart_files builds a
+// load_chart(path) accepts a chart directory or a .tgz package (a directory's files that only
+// .Files reads are read on first use: ChartFile::contents); load_chart_files builds a
 // chart from already-read files (e.g. an uploaded archive). Subcharts under charts/ (as
 // directories or .tgz) are loaded recursively in name order; entries starting with '_' or
 // '.' are skipped. Chart.yaml apiVersion v1 (requirements.yaml) and v2 are accepted; the
@@ -60,7 +61,7 @@ struct Chart {
   tmpl::Value values;                 // values.yaml (a map; {} when absent)
   std::string schema;                 // values.schema.json, "" when absent
   std::vector<ChartFile> templates;   // templates/... (names keep the "templates/" prefix)
-  std::vector<ChartFile> files;       // every other file (.Files; includes crds/)
+  std::vector<ChartFile> files;       // every other file (.Files; includes crds/); a directory's read on first use
   std::vector<Chart> dependencies;    // loaded subcharts
 
   const std::string& name() const { return metadata.name; }

@@ -282,8 +282,11 @@ DirPtr open_dir(int parent_fd, const std::string& name, const std::string& shown
 
 // Reads the directory `dir` (shown as `dir_path` in errors) with openat(2) relative to it,
 // entries in name order, following symlinks as Helm's sympath.Walk does.
-void walk_dir(DIR* dir, const std::string& dir_path, const std::string& rel, const IgnoreRules& rules,
-              const ArchiveLimits& limits, std::vector<ChartFile>& out, size_t& total, int depth) {
+// `dir_path` as given (messages), `abs_dir` absolute (deferred files, read later).
+void walk_dir(DIR* dir, const std::string& dir_path, const std::string& abs_dir, const std::string& rel,
+              const IgnoreRules& rules, const ArchiveLimits& limits,
+              const std::function<bool(std::string_view)>& defer, std::vector<ChartFile>& out, size_t& total,
+              int depth) {
   if (depth > 64) fail(ErrorKind::invalid, "chart directory '" + dir_path + "' is nested too deeply (symlink loop?)");
   const int dir_fd = ::dirfd(dir);
   auto shown = [&dir_path](const std::string& name) { return (fs::path(dir_path) / name).string(); };
@@ -312,12 +315,23 @@ void walk_dir(DIR* dir, const std::string& dir_path, const std::string& rel, con
     if (is_dir) {
       if (rules.ignored(n, true)) continue;
       DirPtr sub = open_dir(dir_fd, name, shown(name));
-      walk_dir(sub.get(), shown(name), n, rules, limits, out, total, depth + 1);
+      walk_dir(sub.get(), shown(name), abs_dir + "/" + name, n, rules, limits, defer, out, total, depth + 1);
       continue;
     }
     if (rules.ignored(n, false)) continue;
     std::string data;
-    if (int err = emco::read_whole_file_at(dir_fd, name, data, limits.max_file_bytes)) {
+    std::shared_ptr<const DeferredContents> deferred;
+    std::size_t size = 0;
+    int err = 0;
+    if (defer && defer(n)) {
+      err = emco::check_whole_file_at(dir_fd, name, size, limits.max_file_bytes);
+      if (err == 0) deferred = std::make_shared<const DeferredContents>(abs_dir + "/" + name, limits.max_file_bytes);
+    } else {
+      err = emco::read_whole_file_at(dir_fd, name, data, limits.max_file_bytes);
+      data = strip_bom(std::move(data));
+      size = data.size();
+    }
+    if (err) {
       if (err == EFBIG)
         fail(ErrorKind::invalid, "chart file '" + name + "' is larger than the maximum file size " +
                                      std::to_string(limits.max_file_bytes));
@@ -326,18 +340,32 @@ void walk_dir(DIR* dir, const std::string& dir_path, const std::string& rel, con
              "cannot load irregular file '" + shown(name) + "' as it has file mode type bits set");
       fail(ErrorKind::invalid, "cannot read '" + shown(name) + "': " + std::strerror(err));
     }
-    data = strip_bom(std::move(data));
-    total += data.size();
+    total += size;
     if (total > limits.max_total_bytes)
       fail(ErrorKind::invalid, "chart '" + dir_path + "' is larger than the maximum size " +
                                    std::to_string(limits.max_total_bytes));
-    out.push_back({std::move(n), std::move(data)});
+    out.push_back({std::move(n), std::move(data), std::move(deferred)});
   }
 }
 
 }  // namespace
 
-std::vector<ChartFile> read_chart_dir(const fs::path& dir, const ArchiveLimits& limits) {
+const std::string& DeferredContents::get() const {
+  std::call_once(m_once, [this] {
+    std::string data;
+    if (int err = emco::read_whole_file(m_path, data, m_max_bytes)) {
+      if (err == EFBIG)
+        fail(ErrorKind::invalid, "chart file '" + m_path + "' is larger than the maximum file size " +
+                                     std::to_string(m_max_bytes));
+      fail(ErrorKind::invalid, "cannot read '" + m_path + "': " + std::strerror(err));
+    }
+    m_data = strip_bom(std::move(data));
+  });
+  return m_data;
+}
+
+std::vector<ChartFile> read_chart_dir(const fs::path& dir, const ArchiveLimits& limits,
+                                      const std::function<bool(std::string_view)>& defer) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) fail(ErrorKind::not_found, "chart directory '" + dir.string() + "' does not exist");
   DirPtr top = open_dir(AT_FDCWD, dir.string(), dir.string());
@@ -349,7 +377,8 @@ std::vector<ChartFile> read_chart_dir(const fs::path& dir, const ArchiveLimits& 
   rules.add_defaults();
   std::vector<ChartFile> files;
   size_t total = 0;
-  walk_dir(top.get(), dir.string(), "", rules, limits, files, total, 0);
+  const std::string abs_dir = defer ? fs::absolute(dir).string() : std::string();
+  walk_dir(top.get(), dir.string(), abs_dir, "", rules, limits, defer, files, total, 0);
   return files;
 }
 

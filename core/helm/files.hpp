@@ -14,15 +14,35 @@
 
 #include <cstddef>
 #include <filesystem>
+#include <functional>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace emco::helm {
 
+// A chart directory's file whose contents are read on first use (read_chart_dir's `defer`).
+class DeferredContents {
+public:
+  DeferredContents(std::string path, std::size_t max_bytes) : m_path(std::move(path)), m_max_bytes(max_bytes) {}
+  // The contents, a UTF-8 BOM stripped, read by the first call (once, whichever thread asks).
+  // Throws emco::Error(invalid) "cannot read 'PATH': ..." when the file cannot be read then.
+  const std::string& get() const;
+
+private:
+  std::string m_path;  // absolute
+  std::size_t m_max_bytes;
+  mutable std::once_flag m_once;
+  mutable std::string m_data;
+};
+
 struct ChartFile {
   std::string name;  // relative, '/'-separated, e.g. "templates/deployment.yaml"
-  std::string data;
+  std::string data;  // the contents, unless `deferred`
+  std::shared_ptr<const DeferredContents> deferred;  // a deferred file's contents (`data` is empty)
+  const std::string& contents() const { return deferred ? deferred->get() : data; }
 };
 
 struct ArchiveLimits {
@@ -31,7 +51,11 @@ struct ArchiveLimits {
   std::size_t max_entries = 100000;
 };
 
-std::vector<ChartFile> read_chart_dir(const std::filesystem::path& dir, const ArchiveLimits& limits = {});
+// A file for which `defer` (given its name) is true is opened and checked as if read (a
+// regular file within the limits; the total counts its size as it was then, BOM included) but
+// its contents are read on first use (ChartFile::deferred).
+std::vector<ChartFile> read_chart_dir(const std::filesystem::path& dir, const ArchiveLimits& limits = {},
+                                      const std::function<bool(std::string_view)>& defer = {});
 std::vector<ChartFile> read_chart_archive(std::string_view bytes, const ArchiveLimits& limits = {});
 
 // Go's path/filepath.Match on '/'-separated names ('*' and '?' never match '/').

@@ -82,7 +82,7 @@ struct RenderedCrd {
 struct RenderResult {
   std::vector<RenderedManifest> manifests;  // install order; CRDs from templates stay here
   std::vector<RenderedHook> hooks;          // sorted by kind as helm prints them
-  std::vector<RenderedCrd> crds;            // files of crds/ directories (chart, then subcharts)
+  std::vector<RenderedCrd> crds;            // with include_crds: files of crds/ directories (chart, then subcharts)
   std::string notes;                        // rendered NOTES.txt of the chart ("" if none)
   std::vector<std::string> warnings;        // what helm logs to stderr while rendering
   bool include_crds = false;                // copied from the options (affects template_output)

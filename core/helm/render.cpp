@@ -159,10 +159,10 @@ std::string glob_to_regex(std::string_view g) {
   return re + "$";
 }
 
-// Helm's .Files: the chart's non-template files, keyed by path. The contents are views into the
-// Chart's files (copying them per chart was a tenth of loading a chart with large CRDs): the
-// Chart outlives every value made while rendering it.
-using FileViews = std::map<std::string, std::string_view>;
+// Helm's .Files: the chart's non-template files, keyed by path. The files are the Chart's (copying
+// them per chart was a tenth of loading a chart with large CRDs): the Chart outlives every value
+// made while rendering it. A chart directory's are read when first asked for (ChartFile::contents).
+using FileViews = std::map<std::string, const ChartFile*>;
 class FilesObject : public tmpl::Object {
 public:
   explicit FilesObject(std::shared_ptr<const FileViews> files) : m_files(std::move(files)) {}
@@ -186,7 +186,7 @@ public:
     if (name == "Get" || name == "GetBytes") {
       want(1);
       auto it = m_files->find(str_arg());
-      return Value(it == m_files->end() ? std::string() : std::string(it->second));
+      return Value(it == m_files->end() ? std::string() : it->second->contents());
     }
     if (name == "Glob") {
       want(1);
@@ -207,8 +207,8 @@ public:
       want(1);
       auto it = m_files->find(str_arg());
       List lines;
-      if (it == m_files->end() || it->second.empty()) return Value(std::move(lines));
-      std::string s(it->second);
+      if (it == m_files->end() || it->second->contents().empty()) return Value(std::move(lines));
+      std::string s(it->second->contents());
       if (s.back() == '\n') s.pop_back();
       for (auto& l : split(s, '\n')) lines.push_back(Value(std::move(l)));
       return Value(std::move(lines));
@@ -218,7 +218,7 @@ public:
       Map m;
       for (const auto& [k, v] : *m_files) {
         auto base = k.substr(k.rfind('/') == std::string::npos ? 0 : k.rfind('/') + 1);
-        m[base] = Value(name == "AsConfig" ? std::string(v) : base64_encode(v));
+        m[base] = Value(name == "AsConfig" ? v->contents() : base64_encode(v->contents()));
       }
       std::string y = tmpl::to_yaml(Value(std::move(m)));
       if (!y.empty() && y.back() == '\n') y.pop_back();
@@ -228,7 +228,7 @@ public:
   }
   std::optional<Value> data() const override {
     Map m;
-    for (const auto& [k, v] : *m_files) m[k] = Value(v);
+    for (const auto& [k, v] : *m_files) m[k] = Value(v->contents());
     return Value(std::move(m));
   }
 
@@ -315,7 +315,7 @@ Value collect_templates(const Chart& c, const std::string& full_path, bool is_ro
   Map subcharts_map;
   Value subcharts(std::move(subcharts_map));
   auto files = std::make_shared<FileViews>();
-  for (const auto& f : c.files) (*files)[f.name] = f.data;
+  for (const auto& f : c.files) (*files)[f.name] = &f;
   Value values;
   if (is_root) {
     const Value* v = parent.find("Values");
@@ -341,7 +341,7 @@ Value collect_templates(const Chart& c, const std::string& full_path, bool is_ro
       auto base = t.name.substr(t.name.rfind('/') + 1);
       if (!starts_with(base, "_")) continue;
     }
-    out[chart_path_join(full_path, t.name)] = Renderable{&t.data, next, full_path + "/templates"};
+    out[chart_path_join(full_path, t.name)] = Renderable{&t.contents(), next, full_path + "/templates"};
   }
   return next;
 }
@@ -398,8 +398,11 @@ std::string exec_error_message(const std::string& filename, const std::string& m
 
 // Moves the CRD files' contents out of `c` (called last: nothing reads them after).
 void collect_crds(Chart& c, const std::string& full_path, std::vector<RenderedCrd>& out) {
-  for (auto& f : c.files)
-    if (is_crd_file(f.name)) out.push_back({full_path + "/" + f.name, std::move(f.data)});
+  for (auto& f : c.files) {
+    if (!is_crd_file(f.name)) continue;
+    if (f.deferred) out.push_back({full_path + "/" + f.name, f.contents()});
+    else out.push_back({full_path + "/" + f.name, std::move(f.data)});
+  }
   for (auto& sub : c.dependencies) collect_crds(sub, full_path + "/charts/" + sub.name(), out);
 }
 
@@ -510,7 +513,9 @@ RenderResult render(Chart&& input, const RenderOptions& opts) {
   auto order = template_order(tpls);
   for (const auto& name : order) {
     try {
-      engine.add(name, *tpls[name].text);
+      // The engine keeps the chart's text, not a copy (1.7 MB of kube-prometheus-stack's heap):
+      // `chart` outlives `engine`, destroyed after it or left to the exit with it.
+      engine.add(name, std::shared_ptr<const std::string>(std::shared_ptr<const std::string>(), tpls[name].text));
     } catch (const Error& e) {
       throw RenderFailure(ErrorKind::invalid, parse_error_message(name, e.message()));
     }
@@ -554,7 +559,7 @@ RenderResult render(Chart&& input, const RenderOptions& opts) {
   for (auto& h : sorted.hooks)
     result.hooks.push_back({std::move(h.source), std::move(h.content), std::move(h.kind), std::move(h.name),
                             std::move(h.events), h.weight, std::move(h.delete_policies)});
-  collect_crds(chart, chart.name(), result.crds);
+  if (opts.include_crds) collect_crds(chart, chart.name(), result.crds);
   if (opts.leave_to_exit) leave_to_exit(std::move(engine_owner), std::move(chart));
   return result;
 }

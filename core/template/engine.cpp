@@ -187,7 +187,8 @@ public:
     const std::string& name = m_eng.opts.set_name;
     if (trees.empty()) {
       try {
-        trees = parse_template(name, text, [this](std::string_view f) { return m_eng.find_function(f); });
+        trees = parse_template(name, std::make_shared<const std::string>(text),
+                               [this](std::string_view f) { return m_eng.find_function(f); });
       } catch (const Error& e) {
         throw Error(ErrorKind::failed, "cannot parse template " + go_quote(text) + ": " + e.message());
       }
@@ -318,7 +319,7 @@ private:
       case NodeType::range: return walk_range(dot, node);
       case NodeType::template_: walk_template(dot, node); return Flow::normal;
       case NodeType::text:
-        m_out->append(node->raw);
+        m_out->append(node->text);
         check_output();
         return Flow::normal;
       default: at(node); errorf("unknown node: " + node->to_string());
@@ -337,8 +338,8 @@ private:
     EV val = eval_pipeline(dot, node->pipe);
     bool truth = !val.invalid && val.v.truthy();
     Flow f = Flow::normal;
-    if (truth) f = walk(node->type == NodeType::with ? val : dot, node->list);
-    else if (node->else_list) f = walk(dot, node->else_list);
+    if (truth) f = walk(node->type == NodeType::with ? val : dot, node->branches.list);
+    else if (node->branches.else_list) f = walk(dot, node->branches.else_list);
     m_vars.resize(mark);
     return f;
   }
@@ -359,7 +360,7 @@ private:
         if (r->pipe->is_assign) set_var(decls[1]->idents[0], elem);
         else set_top_var(2, index);
       }
-      Flow f = walk(elem, r->list);
+      Flow f = walk(elem, r->branches.list);
       m_vars.resize(mark);
       return f == Flow::brk;
     };
@@ -402,7 +403,7 @@ private:
         default: errorf("range can't iterate over " + format_value(v));
       }
     }
-    if (!ran && r->else_list) walk(dot, r->else_list);
+    if (!ran && r->branches.else_list) walk(dot, r->branches.else_list);
     m_vars.resize(mark0);
     return Flow::normal;
   }
@@ -739,7 +740,14 @@ Engine::Engine(Options options) : m_impl(std::make_unique<Impl>()) {
 
 Engine::~Engine() = default;
 
-void Engine::add(const std::string& name, std::string_view text) {
+void Engine::add(const std::string& name, std::string_view text) { add_text(name, text, nullptr); }
+
+void Engine::add(const std::string& name, std::shared_ptr<const std::string> text) {
+  const std::string_view view = *text;
+  add_text(name, view, std::move(text));
+}
+
+void Engine::add_text(const std::string& name, std::string_view text, std::shared_ptr<const std::string> shared) {
   // A chart's subcharts often vendor the same library (every bitnami subchart carries its own
   // copy of `common`): a text parsed before gives the same nodes, so its trees are shared and
   // only the names differ -- the file's own tree takes `name`, and every tree reports errors
@@ -760,7 +768,8 @@ void Engine::add(const std::string& name, std::string_view text) {
     m_impl->add_trees(m_impl->set, trees);
     return;
   }
-  auto trees = parse_template(name, text, [this](std::string_view f) { return m_impl->find_function(f); });
+  if (!shared) shared = std::make_shared<const std::string>(text);
+  auto trees = parse_template(name, std::move(shared), [this](std::string_view f) { return m_impl->find_function(f); });
   m_impl->add_trees(m_impl->set, trees);
   if (!trees.empty() && trees.front()->name == name) m_impl->parsed_texts.emplace(text.size(), std::move(trees));
 }

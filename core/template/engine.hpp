@@ -63,6 +63,8 @@ public:
   // a template whose body is empty/whitespace does not replace a non-empty one).
   // Throws emco::Error(invalid) "template: NAME:LINE: ..." as Go words parse errors.
   void add(const std::string& name, std::string_view text);
+  // The same, keeping `text` itself rather than a copy (the trees' nodes are views into it).
+  void add(const std::string& name, std::shared_ptr<const std::string> text);
   bool has(const std::string& name) const;
   // Names of every template in the set, sorted.
   std::vector<std::string> names() const;
@@ -82,6 +84,8 @@ public:
   struct Impl;
 
 private:
+  // add's parse of `text`; `shared` is the text to keep, made from `text` when null.
+  void add_text(const std::string& name, std::string_view text, std::shared_ptr<const std::string> shared);
   std::unique_ptr<Impl> m_impl;
 };
 

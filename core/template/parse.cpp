@@ -7,7 +7,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <new>
 #include <type_traits>
+#include <utility>
 
 #include "core/template/format.hpp"
 #include "core/util/error.hpp"
@@ -680,7 +682,7 @@ public:
       if (n->type == NodeType::comment) continue;
       m_scratch.push_back(n);
     }
-    take_scratch(tree->root->nodes, mark);
+    tree->root->nodes = take_scratch(mark);
     add(tree, true);
   }
 
@@ -755,10 +757,11 @@ private:
     return f;
   }
 
-  // Moves the children collected since `mark` into `into`.
-  void take_scratch(NodeList& into, size_t mark) {
-    into = m_arena->copy(std::span<Node* const>(m_scratch).subspan(mark));
+  // The children collected since `mark`, moved into the arena.
+  NodeList take_scratch(size_t mark) {
+    NodeList taken = m_arena->copy(std::span<Node* const>(m_scratch).subspan(mark));
     m_scratch.resize(mark);
+    return taken;
   }
 
   std::span<const std::string_view> one_ident(std::string_view name) {
@@ -886,7 +889,7 @@ private:
     while (peek().typ != It::eof) {
       Node* n = text_or_action();
       if (is_end(n) || is_else(n)) {
-        take_scratch(list->nodes, mark);
+        list->nodes = take_scratch(mark);
         return {list, n};
       }
       if (n->type == NodeType::comment) continue;
@@ -900,7 +903,7 @@ private:
     switch (token.typ) {
       case It::text: {
         Node* n = m_arena->make(NodeType::text, token.pos);
-        n->raw = token.val;
+        n->text = token.val;
         return n;
       }
       case It::left_delim: {
@@ -978,12 +981,12 @@ private:
         m_next = v_at;  // Go's backup3(v, after) or backup2(v)
       }
     }
-    take_scratch(pipe->decls, decls);
+    pipe->decls = take_scratch(decls);
     const size_t mark = m_scratch.size();
     while (true) {
       const Item& t = next();
       if (t.typ == end) {
-        take_scratch(pipe->nodes, mark);
+        pipe->nodes = take_scratch(mark);
         check_pipeline(pipe, context);
         return pipe;
       }
@@ -1025,14 +1028,14 @@ private:
         else_list = m_arena->make(NodeType::list, next_node->pos);
         if (++m_depth > k_max_depth) errorf("max expression depth exceeded");
         m_scratch.push_back(control(NodeType::if_, "if"));
-        take_scratch(else_list->nodes, m_scratch.size() - 1);
+        else_list->nodes = take_scratch(m_scratch.size() - 1);
         --m_depth;
       } else if (context == "with" && peek().typ == It::with) {
         next();
         else_list = m_arena->make(NodeType::list, next_node->pos);
         if (++m_depth > k_max_depth) errorf("max expression depth exceeded");
         m_scratch.push_back(control(NodeType::with, "with"));
-        take_scratch(else_list->nodes, m_scratch.size() - 1);
+        else_list->nodes = take_scratch(m_scratch.size() - 1);
         --m_depth;
       } else {
         auto [el, nn] = item_list();
@@ -1043,8 +1046,7 @@ private:
     m_vars.resize(nvars);
     Node* n = m_arena->make(type, pipe->pos);
     n->pipe = pipe;
-    n->list = list;
-    n->else_list = else_list;
+    n->branches = {list, else_list};
     return n;
   }
 
@@ -1113,7 +1115,7 @@ private:
       if (!op || !t.after_space) unexpected(t, "operand");
       backup();
     }
-    take_scratch(cmd->nodes, mark);
+    cmd->nodes = take_scratch(mark);
     if (cmd->nodes.empty()) errorf("empty command");
     return cmd;
   }
@@ -1287,6 +1289,26 @@ private:
 
 }  // namespace
 
+Arena::~Arena() {
+  while (m_last) std::free(std::exchange(m_last, m_last->previous));
+}
+
+void Arena::add_block(std::size_t size) {
+  constexpr std::size_t header = alignof(std::max_align_t);  // keeps the block's data aligned
+  static_assert(sizeof(Block) <= header);
+  auto* block = static_cast<Block*>(std::malloc(header + size));
+  if (!block) throw std::bad_alloc();
+  block->previous = m_last;
+  m_last = block;
+  m_next = reinterpret_cast<std::uintptr_t>(block) + header;
+  m_end = m_next + size;
+}
+
+void* Arena::allocate_in_new_block(std::size_t n, std::size_t align) {
+  add_block(std::max(k_block, n + align));
+  return allocate(n, align);
+}
+
 std::string Node::to_string() const {
   switch (type) {
     case NodeType::list: {
@@ -1294,7 +1316,7 @@ std::string Node::to_string() const {
       for (auto* n : nodes) s += n->to_string();
       return s;
     }
-    case NodeType::text: return std::string(raw);
+    case NodeType::text: return std::string(text);
     case NodeType::comment: return std::string(text);
     case NodeType::action: return "{{" + pipe->to_string() + "}}";
     case NodeType::pipe: {
@@ -1352,8 +1374,8 @@ std::string Node::to_string() const {
     case NodeType::boolean: case NodeType::number: case NodeType::string: return std::string(text);
     case NodeType::if_: case NodeType::range: case NodeType::with: {
       const char* kw = type == NodeType::if_ ? "if" : type == NodeType::range ? "range" : "with";
-      std::string s = std::string("{{") + kw + " " + pipe->to_string() + "}}" + list->to_string();
-      if (else_list) s += "{{else}}" + else_list->to_string();
+      std::string s = std::string("{{") + kw + " " + pipe->to_string() + "}}" + branches.list->to_string();
+      if (branches.else_list) s += "{{else}}" + branches.else_list->to_string();
       return s + "{{end}}";
     }
     case NodeType::template_:
@@ -1384,7 +1406,7 @@ bool is_empty_tree(const Node* n) {
         if (!is_empty_tree(c)) return false;
       return true;
     case NodeType::text:
-      for (char c : n->raw)
+      for (char c : n->text)
         if (!is_space(c) && c != '\v' && c != '\f') return false;
       return true;
     case NodeType::comment: return true;
@@ -1392,9 +1414,8 @@ bool is_empty_tree(const Node* n) {
   }
 }
 
-std::vector<std::shared_ptr<Tree>> parse_template(const std::string& name, std::string_view text,
+std::vector<std::shared_ptr<Tree>> parse_template(const std::string& name, std::shared_ptr<const std::string> text,
                                                   const FunctionResolver& resolve) {
-  auto owned = std::make_shared<const std::string>(text);
   // The items of the thread's previous parse make room for this one's: a vector per file,
   // grown as a dense file outran its estimate, was the largest of a render's allocations. A
   // parse never starts another (the resolver only looks functions up). Beyond a million items
@@ -1407,10 +1428,13 @@ std::vector<std::shared_ptr<Tree>> parse_template(const std::string& name, std::
       if (items.capacity() > (std::size_t{1} << 20)) std::vector<Item>().swap(items);
     }
   } release{items};
-  Lexer lexer(*owned, items);
+  // Emptied here as well: gcc 12 left the release's clear() out of the path a parse error takes
+  // (the next parse then read the failed one's items), once the text came in as a parameter.
+  items.clear();
+  Lexer lexer(*text, items);
   lexer.run();
   std::vector<std::shared_ptr<Tree>> out;
-  Parser parser(name, owned, items, resolve, std::make_shared<Arena>(), out);
+  Parser parser(name, std::move(text), items, resolve, std::make_shared<Arena>(Arena::first_block_for(items.size())), out);
   try {
     parser.parse_file();
   } catch (const ParseError& e) {

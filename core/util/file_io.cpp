@@ -15,22 +15,40 @@ int read_whole_file(const std::string& path, std::string& out, std::size_t max_b
   return read_whole_file_at(AT_FDCWD, path, out, max_bytes);
 }
 
-int read_whole_file_at(int dir_fd, const std::string& path, std::string& out, std::size_t max_bytes) {
+namespace {
+
+// Opens `path` (relative to `dir_fd`) for reading as read_whole_file_at does and checks it is a
+// regular file of at most `max_bytes`: 0 with `fd` open and `st` filled, or the errno value
+// read_whole_file_at returns (`fd` left open unless -1).
+int open_regular_at(int dir_fd, const std::string& path, std::size_t max_bytes, int& fd, struct stat& st) {
   // O_NONBLOCK: opening a FIFO must not wait for a writer (a hostile chart may contain one);
   // it changes nothing for regular files.
-  int fd = ::openat(dir_fd, path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  fd = ::openat(dir_fd, path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return errno;
+  if (::fstat(fd, &st) != 0) return errno;
+  if (S_ISDIR(st.st_mode)) return EISDIR;
+  if (!S_ISREG(st.st_mode)) return EINVAL;
+  if (static_cast<unsigned long long>(st.st_size) > max_bytes) return EFBIG;
+  return 0;
+}
+
+}  // namespace
+
+int check_whole_file_at(int dir_fd, const std::string& path, std::size_t& size, std::size_t max_bytes) {
+  int fd = -1;
   struct stat st {};
-  int err = 0;
-  if (::fstat(fd, &st) != 0) {
-    err = errno;
-  } else if (S_ISDIR(st.st_mode)) {
-    err = EISDIR;
-  } else if (!S_ISREG(st.st_mode)) {
-    err = EINVAL;
-  } else if (static_cast<unsigned long long>(st.st_size) > max_bytes) {
-    err = EFBIG;
-  } else {
+  const int err = open_regular_at(dir_fd, path, max_bytes, fd, st);
+  if (fd >= 0) ::close(fd);
+  if (err == 0) size = static_cast<std::size_t>(st.st_size);
+  return err;
+}
+
+int read_whole_file_at(int dir_fd, const std::string& path, std::string& out, std::size_t max_bytes) {
+  int fd = -1;
+  struct stat st {};
+  int err = open_regular_at(dir_fd, path, max_bytes, fd, st);
+  if (fd < 0) return err;
+  if (err == 0) {
     // The size is a hint: a file that grows or shrinks while being read is read to its end.
     // Each read asks for the rest of the expected size plus a small probe buffer, so one
     // readv(2) both reads a file whose size held and sees its end (a short read), and the

@@ -19,6 +19,11 @@ int read_whole_file(const std::string& path, std::string& out, std::size_t max_b
 int read_whole_file_at(int dir_fd, const std::string& name, std::string& out,
                        std::size_t max_bytes = static_cast<std::size_t>(-1));
 
+// What read_whole_file_at would return for `name` without reading it: opens it, checks it is a
+// regular file of at most `max_bytes` and closes it. On 0, `size` is its size then.
+int check_whole_file_at(int dir_fd, const std::string& name, std::size_t& size,
+                        std::size_t max_bytes = static_cast<std::size_t>(-1));
+
 // How to read a file a user named (a batch file, an attachment, a values
 // file, a kubeconfig): the words for messages and the limits.
 struct InputFile {

@@ -166,6 +166,44 @@ TEST_CASE("chart directories refuse FIFOs and oversized files without hanging", 
   fs::remove_all(dir);
 }
 
+TEST_CASE("a chart directory's deferred files are checked when read and read on first use", "[helm][files]") {
+  fs::path dir = fs::temp_directory_path() / ("emco-helm-deferred-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir / "files");
+  std::ofstream(dir / "Chart.yaml") << "name: x\n";
+  std::ofstream(dir / "files" / "a.txt") << "\xEF\xBB\xBF" "first\n";
+  std::ofstream(dir / "files" / "b.txt") << "second\n";
+  auto under_files = [](std::string_view name) { return name.rfind("files/", 0) == 0; };
+  auto files = read_chart_dir(dir, {}, under_files);
+  REQUIRE(files.size() == 3);
+  CHECK(files[0].name == "Chart.yaml");
+  CHECK(!files[0].deferred);
+  CHECK(files[0].contents() == "name: x\n");
+  REQUIRE(files[1].deferred);
+  CHECK(files[1].data.empty());
+  // Read when first asked for (a change made before that is seen), then kept.
+  std::ofstream(dir / "files" / "a.txt") << "\xEF\xBB\xBF" "changed\n";
+  CHECK(files[1].contents() == "changed\n");  // BOM stripped
+  fs::remove(dir / "files" / "a.txt");
+  CHECK(files[1].contents() == "changed\n");
+  // A file gone before its first read is an error then, naming it.
+  fs::remove(dir / "files" / "b.txt");
+  CHECK_THROWS_WITH(files[2].contents(), Catch::Contains("cannot read '") && Catch::Contains("b.txt"));
+  // Checked at load as a read file is: a FIFO or an oversized file is refused there.
+  REQUIRE(::mkfifo((dir / "files" / "pipe").c_str(), 0600) == 0);
+  CHECK_THROWS_WITH(read_chart_dir(dir, {}, under_files), Catch::Contains("cannot load irregular file"));
+  fs::remove(dir / "files" / "pipe");
+  std::ofstream(dir / "files" / "big.txt") << std::string(2048, 'x');
+  ArchiveLimits small;
+  small.max_file_bytes = 1024;
+  CHECK_THROWS_WITH(read_chart_dir(dir, small, under_files),
+                    Catch::Contains("'big.txt' is larger than the maximum file size 1024"));
+  small.max_file_bytes = 4096;
+  small.max_total_bytes = 2048;
+  CHECK_THROWS_WITH(read_chart_dir(dir, small, under_files), Catch::Contains("is larger than the maximum size 2048"));
+  fs::remove_all(dir);
+}
+
 TEST_CASE("chart directories follow symlinks to files and directories and stop a loop", "[helm][files]") {
   fs::path base = fs::temp_directory_path() / ("emco-helm-links-" + std::to_string(::getpid()));
   fs::remove_all(base);

@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "core/helm/helm.hpp"
@@ -190,6 +191,23 @@ TEST_CASE("golden: .Files.Glob patterns, AsConfig, AsSecrets, Lines", "[helm][re
   check_golden("globs", "default", {});
 }
 
+TEST_CASE("a chart directory's files only .Files reads are read on first use", "[helm][render]") {
+  Chart chart = load_chart(k_charts / "app");
+  std::map<std::string, bool> deferred;
+  for (const auto& f : chart.files) deferred[f.name] = f.deferred != nullptr;
+  CHECK(deferred == std::map<std::string, bool>{{".helmignore", true},
+                                                {"crds/crd.yaml", true},
+                                                {"files/a.conf", true},
+                                                {"files/b.conf", true}});
+  for (const auto& t : chart.templates) CHECK(!t.deferred);
+  REQUIRE(chart.dependencies.size() == 3);
+  for (const auto& sub : chart.dependencies)
+    for (const auto& t : sub.templates) CHECK(!t.deferred);
+  CHECK(!chart.schema.empty());
+  std::ifstream a_conf(k_charts / "app" / "files" / "a.conf");
+  CHECK(chart.files[2].contents() == std::string(std::istreambuf_iterator<char>(a_conf), {}));
+}
+
 TEST_CASE("render() exposes manifests, hooks, CRDs and notes", "[helm][render]") {
   Chart chart = load_chart(k_charts / "app");
   RenderOptions opts;
@@ -204,12 +222,14 @@ TEST_CASE("render() exposes manifests, hooks, CRDs and notes", "[helm][render]")
   REQUIRE(r.hooks.size() == 3);
   CHECK(r.hooks[2].events == std::vector<std::string>{"pre-install", "pre-upgrade"});
   CHECK(r.hooks[2].weight == 5);
-  REQUIRE(r.crds.size() == 1);
-  CHECK(r.crds[0].source == "app/crds/crd.yaml");
+  CHECK(r.crds.empty());  // only with include_crds (a directory's CRD files are not read otherwise)
   CHECK(r.notes == "Installed rel.\n");
   // With include_crds the CRD files come first, as helm --include-crds prints them.
   opts.include_crds = true;
-  std::string out = template_output(render(chart, opts));
+  RenderResult with_crds = render(chart, opts);
+  REQUIRE(with_crds.crds.size() == 1);
+  CHECK(with_crds.crds[0].source == "app/crds/crd.yaml");
+  std::string out = template_output(with_crds);
   CHECK(out.rfind("---\n# Source: app/crds/crd.yaml\napiVersion: apiextensions.k8s.io/v1\n", 0) == 0);
   // The chart is not modified by rendering.
   CHECK(chart.dependencies.size() == 3);

@@ -1,6 +1,8 @@
 // Parse errors worded as Go's text/template/parse words them.
 #include <catch2/catch.hpp>
 
+#include <memory>
+
 #include "core/util/error.hpp"
 #include "helpers.hpp"
 
@@ -128,6 +130,29 @@ TEST_CASE("parse: a file parsed after a failed or a larger one is parsed on its 
   e.add("small", "s{{ 1 }}{{ .v }}");
   CHECK(e.execute("small", yaml("v: w")) == "s1w");
   CHECK(e.execute("big", yaml("a: b")).size() == 2000 * 2);
+}
+
+TEST_CASE("parse: a file whose nodes outgrow the block sized from its items keeps them all", "[template][parse]") {
+  // 400 operands take more than the first block gives their items, and their argument array
+  // more than a later block's size.
+  std::string args, printed;
+  for (int i = 1; i <= 400; ++i) {
+    args += " " + std::to_string(i);
+    printed += (i > 1 ? " " : "") + std::to_string(i);
+  }
+  const std::string action = "{{ print" + args + " }}";
+  CHECK(render(action + "\n" + action) == printed + "\n" + printed);
+}
+
+TEST_CASE("parse: a text added as shared is kept, not copied, and parses as a copied one", "[template][parse]") {
+  auto text = std::make_shared<const std::string>("{{ define \"d\" }}<{{ .x }}>{{ end }}a{{ template \"d\" . }}b");
+  Engine e;
+  e.add("t", text);
+  CHECK(text.use_count() > 1);  // the trees hold it
+  e.add("copied", std::string_view(*text));
+  CHECK(e.execute("t", yaml("x: 1")) == "a<1>b");
+  CHECK(e.execute("copied", yaml("x: 2")) == "a<2>b");
+  CHECK_THROWS_WITH(e.add("bad", std::make_shared<const std::string>("{{ .x ")), "template: bad:1: unclosed action");
 }
 
 TEST_CASE("parse: spaces separate a command's operands", "[template][parse]") {

@@ -251,10 +251,10 @@ TEST_CASE("spec corners: indentation, tabs, keys and line breaks", "[yaml]") {
   // block scalar's lines (where LS and PS stay in the text, as goyaml's read_line keeps them)
   CHECK(one("a: 1 # d\xC3\xA9j\xC3\xA0\xE2\x80\xA8" "b: 2\n") == "{a: 1, b: 2}");
   CHECK(one("a: 1 # x\rb: 2\r") == "{a: 1, b: 2}");
-  // comments are skipped eight bytes at a time: breaks and multi-byte characters at every
-  // offset of a word still end the comment / count as one column
+  // comments are skipped sixteen or eight bytes at a time: breaks and multi-byte characters at
+  // every offset of a block or word still end the comment / count as one column
   for (const char* brk : {"\n", "\r", "\r\n", "\xC2\x85", "\xE2\x80\xA8", "\xE2\x80\xA9"}) {
-    for (size_t n = 0; n < 20; ++n) {
+    for (size_t n = 0; n < 40; ++n) {
       CHECK(one("a: 1 # " + std::string(n, 'x') + brk + "b: 2\n") == "{a: 1, b: 2}");
       CHECK(one("# " + std::string(n, 'y') + "\xC3\xA9" + std::string(n, 'z') + brk + "a: [1,\n  2]\n") == "{a: [1, 2]}");
     }
@@ -296,9 +296,9 @@ TEST_CASE("fuzz seeds load or fail cleanly", "[yaml][hostile]") {
 }
 
 TEST_CASE("the reader's checks hold at every byte offset of a word", "[yaml]") {
-  // Plain scalars of 24 characters: a byte under test lands at each position of the 8-byte
-  // words the reader checks at once, and in the tail.
-  const std::string filler = "abcdefghijklmnopqrstuvwx";
+  // Plain scalars of 40 characters: a byte under test lands at each position of the 16-byte
+  // blocks and 8-byte words the reader checks at once, and in the tail.
+  const std::string filler = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMN";
   auto doc = [&](size_t at, std::string_view piece) {
     return "k: " + filler.substr(0, at) + std::string(piece) + filler.substr(at) + "\n";
   };
