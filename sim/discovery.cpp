@@ -13,8 +13,12 @@ using nlohmann::json;
 
 namespace {
 
-const std::vector<std::string> k_verbs = {"create", "delete", "deletecollection", "get",
-                                          "list",   "patch",  "update",           "watch"};
+// Made at first use: a namespace-scope vector is built at every process's start.
+const std::vector<std::string>& all_verbs() {
+  static const std::vector<std::string> verbs = {"create", "delete", "deletecollection", "get",
+                                                 "list",   "patch",  "update",           "watch"};
+  return verbs;
+}
 
 json response_kind(const k8s::ResourceType& t, const std::string& sub) {
   if (sub == "scale") return {{"group", "autoscaling"}, {"version", "v1"}, {"kind", "Scale"}};
@@ -31,7 +35,7 @@ json aggregated_resource(const k8s::ResourceType& t) {
             {"responseKind", response_kind(t, "")},
             {"scope", t.namespaced ? "Namespaced" : "Cluster"},
             {"singularResource", t.singular},
-            {"verbs", t.verbs.empty() ? k_verbs : t.verbs}};
+            {"verbs", t.verbs.empty() ? all_verbs() : t.verbs}};
   if (!t.short_names.empty()) r["shortNames"] = t.short_names;
   if (!t.categories.empty()) r["categories"] = t.categories;
   if (!t.subresources.empty()) {
@@ -253,7 +257,7 @@ Response Cluster::discovery_resources(const std::string& group, const std::strin
     const auto& t = info->type;
     if (t.group != group || t.version != version) continue;
     json r = {{"name", t.resource}, {"singularName", t.singular}, {"namespaced", t.namespaced},
-              {"kind", t.kind},     {"verbs", t.verbs.empty() ? k_verbs : t.verbs}};
+              {"kind", t.kind},     {"verbs", t.verbs.empty() ? all_verbs() : t.verbs}};
     if (!t.short_names.empty()) r["shortNames"] = t.short_names;
     if (!t.categories.empty()) r["categories"] = t.categories;
     resources.push_back(r);

@@ -20,7 +20,7 @@ using resource::Key;
 
 namespace {
 
-const std::string k_cert_address = "PROVIDER/CERT";
+constexpr char k_cert_address[] = "PROVIDER/CERT";
 
 // The certificate an argument names: PROVIDER/CERT (cluster-provider
 // variant), PROJECT/CERT with --project (logical-cloud variant), or either
@@ -32,7 +32,10 @@ std::pair<const resource::Kind*, Key> certificate_of(const Invocation& inv) {
   return {&k, resolve_address(k, text, project ? "PROJECT/CERT" : k_cert_address)};
 }
 
-const FlagSpec k_project_flag{.name = "project", .help = "the address is PROJECT/CERT (a logical-cloud certificate)"};
+// A function, not a namespace-scope FlagSpec built at every process's start.
+FlagSpec project_flag() {
+  return {.name = "project", .help = "the address is PROJECT/CERT (a logical-cloud certificate)"};
+}
 
 int status_cmd(Context& ctx, const Invocation& inv) {
   auto [k, key] = certificate_of(inv);
@@ -99,7 +102,7 @@ std::vector<CommandSpec> cert_commands() {
   };
   for (const auto& o : ops) {
     auto flags = wait_flags();
-    flags.push_back(k_project_flag);
+    flags.push_back(project_flag());
     v.push_back({.path = {"cert", o.phase, o.op},
                  .summary = o.summary,
                  .description = o.description,
@@ -120,7 +123,7 @@ std::vector<CommandSpec> cert_commands() {
                               "with its deploy status. -o json|yaml adds each phase's history.",
                .args = {{.name = k_cert_address, .help = "the certificate (PROJECT/CERT with --project, or its anchor)",
                          .complete = Complete::anchor}},
-               .flags = {output_flag({Format::table, Format::json, Format::yaml}), k_project_flag},
+               .flags = {output_flag({Format::table, Format::json, Format::yaml}), project_flag()},
                .examples = {"emco cert status edge/cert1", "emco cert status proj1/cert1 --project -o json"},
                .handler = status_cmd});
   return v;

@@ -88,7 +88,7 @@ int run_cluster_check(Context& ctx, const Invocation& inv) {
   return kube::check_exit_code(results);
 }
 
-const std::string k_cluster_address = "PROVIDER/CLUSTER";
+constexpr char k_cluster_address[] = "PROVIDER/CLUSTER";
 
 int network_status_cmd(Context& ctx, const Invocation& inv) {
   const auto& k = resource::kind("cluster");

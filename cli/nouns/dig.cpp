@@ -35,7 +35,7 @@ namespace {
 using nlohmann::json;
 using resource::Key;
 
-const std::string k_dig_address = "PROJECT/COMPOSITE-APP/VERSION/DIG";
+constexpr char k_dig_address[] = "PROJECT/COMPOSITE-APP/VERSION/DIG";
 
 Key dig_key(const std::string& text) {
   return resolve_address(resource::kind("deploymentIntentGroup"), text, k_dig_address);

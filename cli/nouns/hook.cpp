@@ -22,8 +22,8 @@ using nlohmann::json;
 
 namespace {
 
-const std::string k_hook_address = "PROJECT/COMPOSITE-APP/VERSION/DIG/HOOK";
-const std::string k_workflow_address = "PROJECT/COMPOSITE-APP/VERSION/DIG/WORKFLOW";
+constexpr char k_hook_address[] = "PROJECT/COMPOSITE-APP/VERSION/DIG/HOOK";
+constexpr char k_workflow_address[] = "PROJECT/COMPOSITE-APP/VERSION/DIG/WORKFLOW";
 
 // The flags of a workflow client call, shared by hooks and workflow intents.
 std::vector<FlagSpec> workflow_flags() {
@@ -167,7 +167,7 @@ std::vector<CommandSpec> hook_commands() {
                          "(204 = started), as upstream's tac does. Worker DIGs ('emco dig hook worker') of a pre-hook\n"
                          "are instantiated before it (when Approved or Terminated) and terminated at the post point.\n"
                          "A failing blocking hook fails the operation (before delivery: nothing is recorded)."});
-  add_verbs(v, {.words = {"dig", "hook", "worker"}, .kind = "workerIntent", .address = k_hook_address + "/WORKER",
+  add_verbs(v, {.words = {"dig", "hook", "worker"}, .kind = "workerIntent", .address = std::string(k_hook_address) + "/WORKER",
                 .flags = {{.name = "worker-dig", .value = "COMPOSITE-APP/VERSION/DIG", .help = "the worker DIG (same project)"},
                           {.name = "start-to-close-timeout", .value = "MS", .help = "how long it may take to deploy (milliseconds)"}},
                 .build = [](const Invocation& inv, json& spec, manifest::Document&) {

@@ -23,7 +23,7 @@ using resource::Key;
 
 namespace {
 
-const std::string k_lc_address = "PROJECT/LOGICAL-CLOUD";
+constexpr char k_lc_address[] = "PROJECT/LOGICAL-CLOUD";
 
 int status_cmd(Context& ctx, const Invocation& inv) {
   const auto& k = resource::kind("logicalCloud");

@@ -24,7 +24,7 @@ using resource::Key;
 
 namespace {
 
-const std::string k_dig_address = "PROJECT/COMPOSITE-APP/VERSION/DIG";
+constexpr char k_dig_address[] = "PROJECT/COMPOSITE-APP/VERSION/DIG";
 
 Key dig_of(const Invocation& inv) {
   return resolve_address(resource::kind("deploymentIntentGroup"), inv.args[0], k_dig_address);

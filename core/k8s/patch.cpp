@@ -108,8 +108,8 @@ namespace {
 
 constexpr const char* k_patch = "$patch";
 constexpr const char* k_retain = "$retainKeys";
-const std::string k_delete_prefix = "$deleteFromPrimitiveList/";
-const std::string k_order_prefix = "$setElementOrder/";
+constexpr std::string_view k_delete_prefix = "$deleteFromPrimitiveList/";
+constexpr std::string_view k_order_prefix = "$setElementOrder/";
 
 bool is_directive(const std::string& key) { return !key.empty() && key[0] == '$'; }
 

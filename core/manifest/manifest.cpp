@@ -161,7 +161,12 @@ private:
   std::string where(const yaml::Node& n) const { return m_doc.source + ":" + std::to_string(n.line); }
 };
 
-const std::vector<std::string> k_top_level = {"version", "resourceContext", "metadata", "spec", "file", "files", "clusterLabel"};
+// Made at first use: a namespace-scope vector is built at every process's start.
+const std::vector<std::string>& top_level_fields() {
+  static const std::vector<std::string> fields = {"version",     "resourceContext", "metadata",    "spec",
+                                                   "file",        "files",           "clusterLabel"};
+  return fields;
+}
 
 std::string as_string(const json& v, const Document& doc, const std::string& path) {
   if (v.is_string()) return v.get<std::string>();
@@ -172,13 +177,14 @@ std::string as_string(const json& v, const Document& doc, const std::string& pat
 void build_document(Document& doc, json raw, const ReadOptions& opts) {
   if (!raw.is_object()) bad(doc.where(), "a document must be a mapping with resourceContext.anchor");
   json body = json::object();
+  const auto& top_level = top_level_fields();
   for (auto it = raw.begin(); it != raw.end(); ++it) {
     const auto& k = it.key();
-    if (std::find(k_top_level.begin(), k_top_level.end(), k) != k_top_level.end()) continue;
+    if (std::find(top_level.begin(), top_level.end(), k) != top_level.end()) continue;
     if (opts.strict_top_level) {
-      std::string guess = closest_match(k, k_top_level);
+      std::string guess = closest_match(k, top_level);
       bad(doc.where(k), "unknown field '" + k + "'",
-          guess.empty() ? "a document has " + join(k_top_level, ", ") : "did you mean '" + guess + "'?");
+          guess.empty() ? "a document has " + join(top_level, ", ") : "did you mean '" + guess + "'?");
     }
     doc.warnings.push_back(doc.where(k) + ": ignoring unknown field '" + k + "'");
   }

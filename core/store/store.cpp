@@ -34,7 +34,7 @@ struct Migration {
   const char* sql;
   void (*convert)(Database&) = nullptr;
 };
-const std::vector<Migration> k_migrations = {
+constexpr Migration k_migrations[] = {
     {R"sql(
 CREATE TABLE IF NOT EXISTS meta(name TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE resources(
@@ -423,7 +423,7 @@ Store::Store(std::unique_ptr<Database> db, std::string location, std::filesystem
       m_known(std::make_unique<Known>()) {}
 Store::~Store() = default;
 
-int Store::schema_version() { return static_cast<int>(k_migrations.size()); }
+int Store::schema_version() { return static_cast<int>(std::size(k_migrations)); }
 
 namespace {
 
@@ -435,15 +435,15 @@ std::unique_ptr<Database> open_migrated(const std::string& location) {
     // (its locks and commit) at every command's start. Migrations run in one
     // write transaction, which reads the version again, so two processes
     // opening a fresh workspace at once cannot both migrate it.
-    if (db->schema_version() == static_cast<int>(k_migrations.size())) return db;
+    if (db->schema_version() == static_cast<int>(std::size(k_migrations))) return db;
     db->transaction([&] {
       const int version = db->schema_version();
-      if (version > static_cast<int>(k_migrations.size()))
+      if (version > static_cast<int>(std::size(k_migrations)))
         fail(ErrorKind::workspace,
              "workspace schema version " + std::to_string(version) + " is newer than this emco supports (" +
-                 std::to_string(k_migrations.size()) + ")",
+                 std::to_string(std::size(k_migrations)) + ")",
              "use a newer emco with this workspace");
-      for (int v = version; v < static_cast<int>(k_migrations.size()); ++v) {
+      for (int v = version; v < static_cast<int>(std::size(k_migrations)); ++v) {
         const Migration& m = k_migrations[static_cast<size_t>(v)];
         db->exec(m.sql);
         if (m.convert) m.convert(*db);

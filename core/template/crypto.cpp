@@ -56,7 +56,7 @@ std::string digest(const EVP_MD* md, const std::string& in) {
   return hex(out, n);
 }
 
-std::string random_from(Context& c, std::int64_t count, const std::string& chars) {
+std::string random_from(Context& c, std::int64_t count, std::string_view chars) {
   if (count < 0) func_fail("Requested random count " + std::to_string(count) + " is less than 0.");
   if (count > (1 << 20)) func_fail("requested random count is too large");
   std::string out;
@@ -76,8 +76,9 @@ std::string random_from(Context& c, std::int64_t count, const std::string& chars
   return out;
 }
 
-const std::string k_alpha = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
-const std::string k_digits = "0123456789";
+constexpr std::string_view k_alnum = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+constexpr std::string_view k_alpha = k_alnum.substr(0, 52);
+constexpr std::string_view k_digits = k_alnum.substr(52);
 
 std::uint64_t random_u64(Context& c) {
   unsigned char b[8];
@@ -492,7 +493,7 @@ void register_sprig_crypto(FuncMap& m) {
                        return Value(out);
                      },
                      "ss"};
-  m["randAlphaNum"] = {[](Context& c, Args& a) { return Value(random_from(c, a[0].as_int(), k_alpha + k_digits)); }, "i"};
+  m["randAlphaNum"] = {[](Context& c, Args& a) { return Value(random_from(c, a[0].as_int(), k_alnum)); }, "i"};
   m["randAlpha"] = {[](Context& c, Args& a) { return Value(random_from(c, a[0].as_int(), k_alpha)); }, "i"};
   m["randNumeric"] = {[](Context& c, Args& a) { return Value(random_from(c, a[0].as_int(), k_digits)); }, "i"};
   m["randAscii"] = {[](Context& c, Args& a) {

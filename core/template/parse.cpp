@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <memory>
 #include <new>
 #include <type_traits>
 #include <utility>
@@ -716,10 +717,15 @@ private:
     std::string_view quoted;
     const Value* constant = nullptr;
   };
-  static std::array<LiteralSlot, 1024>& literal_slots() {
-    thread_local std::array<LiteralSlot, 1024> slots{};
-    return slots;
+  using LiteralSlots = std::array<LiteralSlot, 1024>;
+  // On the heap, made at the thread's first parse: as a thread_local array its 32 KiB were
+  // cleared by the loader at every process start and thread creation (8 page faults each).
+  static LiteralSlots& literal_slots() {
+    thread_local std::unique_ptr<LiteralSlots> slots;
+    if (!slots) slots = std::make_unique<LiteralSlots>();
+    return *slots;
   }
+  LiteralSlots& m_literals = literal_slots();
   static std::uint64_t next_parse_number() {
     thread_local std::uint64_t parses = 0;
     return ++parses;
@@ -734,7 +740,7 @@ private:
     std::memcpy(&tail, quoted.data() + (n > 8 ? n - 8 : 0), std::min<std::size_t>(n, 8));
     std::uint64_t h = (head * 0x9E3779B97F4A7C15ULL) ^ (tail + n) * 0xC2B2AE3D27D4EB4FULL;
     h ^= h >> 29;
-    LiteralSlot& slot = literal_slots()[h % literal_slots().size()];
+    LiteralSlot& slot = m_literals[h % m_literals.size()];
     if (slot.parse != m_parse_number || slot.quoted != quoted) slot = {m_parse_number, quoted, nullptr};
     return slot.constant;
   }

@@ -9,9 +9,11 @@ using namespace emco::resource;
 
 namespace {
 
-const std::vector<std::string> k_operations = {"enrollment/instantiate", "enrollment/terminate",
-                                               "enrollment/update",      "distribution/instantiate",
-                                               "distribution/terminate", "distribution/update"};
+// A function, not a namespace-scope vector built at every process's start.
+std::vector<std::string> operations() {
+  return {"enrollment/instantiate",   "enrollment/terminate",   "enrollment/update",
+          "distribution/instantiate", "distribution/terminate", "distribution/update"};
+}
 
 Schema ca_cert_spec() {
   Schema names_list = array(str());
@@ -50,7 +52,7 @@ void install(lifecycle::Runtime& runtime) {
                    .display = "provider CA certificate",
                    .spec = ca_cert_spec(),
                    .lifecycle = true,
-                   .operations = k_operations});
+                   .operations = operations()});
   kinds.push_back({.id = "caCertClusterGroupCp",
                    .parent = "caCertCp",
                    .elements = {"caCertClusterGroup"},
@@ -66,7 +68,7 @@ void install(lifecycle::Runtime& runtime) {
                    .display = "logical cloud CA certificate",
                    .spec = ca_cert_spec(),
                    .lifecycle = true,
-                   .operations = k_operations});
+                   .operations = operations()});
   kinds.push_back({.id = "caCertLogicalCloud",
                    .parent = "caCertLc",
                    .elements = {"caCertLogicalCloud"},
