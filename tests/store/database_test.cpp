@@ -481,35 +481,6 @@ TEST_CASE("database: a transaction's writes stay invisible to other connections 
   }
 }
 
-// SQLite reads the file through a mapping of it (sqlite_database.cpp): a
-// reader that mapped the file at one size reads what other connections'
-// checkpoints wrote beyond it.
-TEST_CASE("database: a reader reads every row after another connection grew the file under it", "[database]") {
-  for (const auto& b : backends()) {
-    DYNAMIC_SECTION(b.name) {
-      std::string where;
-      auto writer = fresh(b, &where);
-      auto reader = open_database(where);
-      put(*writer, "a", "1");
-      CHECK(rows(*reader) == "a|1|0|0.000000|\n");
-      // 8 MiB of blobs: past SQLite's automatic checkpoint (1,000 pages),
-      // which copies them into the database file.
-      const std::string blob(64 * 1024, 'x');
-      for (int i = 0; i < 128; ++i) {
-        auto& s = writer->statement("INSERT INTO kv(k, b) VALUES(?, ?)");
-        s.bind(1, "b" + std::to_string(1000 + i));
-        s.bind_blob(2, blob);
-        s.exec();
-      }
-      auto& sizes = reader->statement("SELECT COUNT(*), SUM(LENGTH(b)) FROM kv");
-      REQUIRE(sizes.step());
-      CHECK(sizes.int64(0) == 129);
-      CHECK(sizes.int64(1) == 128 * 64 * 1024);
-      sizes.reset();
-    }
-  }
-}
-
 TEST_CASE("database: a query left unfinished does not keep the connection from writing later", "[database]") {
   for (const auto& b : backends()) {
     DYNAMIC_SECTION(b.name) {

@@ -165,16 +165,6 @@ public:
   explicit SqliteDatabase(const std::string& path) : m_db(open_connection(path)) {
     sqlite3_extended_result_codes(m_db.getHandle(), 1);
     if (path != ":memory:") {
-      // The database file's pages are read from a mapping of it (up to
-      // 1 GiB) instead of copied into page-cache buffers on the heap: a
-      // short command touched a fresh heap page and made a pread per page
-      // it read (`emco dig status`: 20 of its ~240 page faults), while a
-      // mapping is filled from the kernel's cache 64 KiB at a fault. Writes
-      // still go through write() (SQLite maps read-only), and pages in the
-      // -wal file are still read. The cost: a read error of the disk under
-      // the mapping arrives as SIGBUS rather than SQLITE_IOERR. Set before
-      // journal_mode, whose statement reads the schema's pages.
-      exec("PRAGMA mmap_size=1073741824");
       exec("PRAGMA journal_mode=WAL");
       // The -wal and -shm files stay when the last connection closes: made
       // and unlinked again by every command, they were a tenth of a short
