@@ -127,11 +127,12 @@ public:
     std::unique_lock lock(m_mutex);
     if (!step.remove) change.object = object_of(step.manifest, lock);
     // A job's steps come one after another: its cluster is looked up once.
-    if (m_last_cluster == nullptr || m_last_cluster->cluster.id() != step.cluster) {
+    if (m_last_cluster == nullptr || *m_last_cluster_id != step.cluster) {
       auto it = m_clusters.find(step.cluster);
       if (it == m_clusters.end())
         throw sync::TargetError(false, false,
                                 "cluster '" + std::string(step.cluster) + "' is not a GitOps cluster of this repository");
+      m_last_cluster_id = &it->first;
       m_last_cluster = &it->second;
     }
     m_last_cluster->resources.push_back(std::move(change));
@@ -266,7 +267,9 @@ private:
   // Looked up once per staged resource (millions at 100,000 clusters): hashed; m_order keeps
   // the clusters' order.
   StringMap<ClusterWork> m_clusters;
-  ClusterWork* m_last_cluster = nullptr;  // the last staged step's (elements of m_clusters stay put)
+  // The last staged step's cluster: its key and work in m_clusters (elements stay put when it rehashes).
+  const std::string* m_last_cluster_id = nullptr;
+  ClusterWork* m_last_cluster = nullptr;
   // Identical manifests (the same object on many clusters) are parsed once
   // and shared, so the layout serializes them once.
   std::unordered_map<std::string, std::shared_ptr<const json>> m_objects;
