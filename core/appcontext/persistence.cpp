@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <set>
-#include <unordered_map>
 #include <unordered_set>
 
 #include <nlohmann/json.hpp>
@@ -14,6 +13,7 @@
 #include "core/store/vault.hpp"
 #include "core/util/error.hpp"
 #include "core/util/sha256.hpp"
+#include "core/util/string_hash.hpp"
 
 namespace emco::appcontext {
 
@@ -44,11 +44,7 @@ void add_child(store::Database& db, const std::string& parent, const std::string
 namespace {
 
 // Content by hash, looked up with views of stored hashes.
-struct ViewHash {
-  using is_transparent = void;
-  size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-};
-using ContentsByHash = std::unordered_map<std::string, ContentRef, ViewHash, std::equal_to<>>;
+using ContentsByHash = StringMap<ContentRef>;
 
 // The stored form of an app's clusters (store/plan_codec.hpp).
 std::string encode_plan(const App& app) {
