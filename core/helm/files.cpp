@@ -269,6 +269,14 @@ struct DirCloser {
 using DirPtr = std::unique_ptr<DIR, DirCloser>;
 
 // Opens `name` relative to `parent_fd` (AT_FDCWD for a path) as a directory stream.
+// A chart file that could not be read (errno `err`): `name` in the size message, `shown` else.
+[[noreturn]] void fail_read(int err, const std::string& name, const std::string& shown, std::size_t max_bytes) {
+  if (err == EFBIG)
+    fail(ErrorKind::invalid,
+         "chart file '" + name + "' is larger than the maximum file size " + std::to_string(max_bytes));
+  fail(ErrorKind::invalid, "cannot read '" + shown + "': " + std::strerror(err));
+}
+
 DirPtr open_dir(int parent_fd, const std::string& name, const std::string& shown) {
   int fd = ::openat(parent_fd, name.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   DIR* d = fd < 0 ? nullptr : ::fdopendir(fd);
@@ -332,13 +340,10 @@ void walk_dir(DIR* dir, const std::string& dir_path, const std::string& abs_dir,
       size = data.size();
     }
     if (err) {
-      if (err == EFBIG)
-        fail(ErrorKind::invalid, "chart file '" + name + "' is larger than the maximum file size " +
-                                     std::to_string(limits.max_file_bytes));
       if (err == EINVAL)
         fail(ErrorKind::invalid,
              "cannot load irregular file '" + shown(name) + "' as it has file mode type bits set");
-      fail(ErrorKind::invalid, "cannot read '" + shown(name) + "': " + std::strerror(err));
+      fail_read(err, name, shown(name), limits.max_file_bytes);
     }
     total += size;
     if (total > limits.max_total_bytes)
@@ -353,12 +358,7 @@ void walk_dir(DIR* dir, const std::string& dir_path, const std::string& abs_dir,
 const std::string& DeferredContents::get() const {
   std::call_once(m_once, [this] {
     std::string data;
-    if (int err = emco::read_whole_file(m_path, data, m_max_bytes)) {
-      if (err == EFBIG)
-        fail(ErrorKind::invalid, "chart file '" + m_path + "' is larger than the maximum file size " +
-                                     std::to_string(m_max_bytes));
-      fail(ErrorKind::invalid, "cannot read '" + m_path + "': " + std::strerror(err));
-    }
+    if (int err = emco::read_whole_file(m_path, data, m_max_bytes)) fail_read(err, m_path, m_path, m_max_bytes);
     m_data = strip_bom(std::move(data));
   });
   return m_data;
