@@ -140,21 +140,22 @@ private:
   void number_clusters() {
     const auto& jobs = m_work.jobs;
     m_job_slot.resize(jobs.size());
+    std::vector<std::string_view> names;  // by slot
     std::unordered_map<std::string_view, uint32_t> slot_of;
     uint32_t guess = 0;
     for (size_t ji = 0; ji < jobs.size(); ++ji) {
       const std::string& cluster = jobs[ji].cluster;
       uint32_t slot = guess;
-      if (slot >= m_slot_names.size() || m_slot_names[slot] != cluster) {
-        auto [it, added] = slot_of.try_emplace(cluster, static_cast<uint32_t>(m_slot_names.size()));
-        if (added) m_slot_names.push_back(cluster);
+      if (slot >= names.size() || names[slot] != cluster) {
+        auto [it, added] = slot_of.try_emplace(cluster, static_cast<uint32_t>(names.size()));
+        if (added) names.push_back(cluster);
         slot = it->second;
       }
       m_job_slot[ji] = slot;
       guess = slot + 1;
     }
-    m_slot_target = std::make_unique<std::atomic<Target*>[]>(m_slot_names.size());
-    m_slot_owner.resize(m_slot_names.size());
+    m_slot_target = std::make_unique<std::atomic<Target*>[]>(names.size());
+    m_slot_owner.resize(names.size());
   }
 
   // The target of job `ji`'s cluster, made on first use. Lookups take no
@@ -341,11 +342,10 @@ private:
   std::mutex m_update_mutex;
   std::vector<Update> m_updates;
 
-  // Clusters by slot (number_clusters): a job's slot, a slot's name (a
-  // view of its first job's), target and owner. m_slot_owner is written
-  // under m_factory_mutex only; m_slot_target publishes it.
+  // Clusters by slot (number_clusters): a job's slot, a slot's target and
+  // owner. m_slot_owner is written under m_factory_mutex only;
+  // m_slot_target publishes it.
   std::vector<uint32_t> m_job_slot;
-  std::vector<std::string_view> m_slot_names;
   std::unique_ptr<std::atomic<Target*>[]> m_slot_target;
   std::vector<std::shared_ptr<Target>> m_slot_owner;
   std::mutex m_factory_mutex;

@@ -264,8 +264,8 @@ private:
   DescribeOperation m_describe;
   std::mutex m_mutex;
   std::vector<std::string> m_order;
-  // Looked up once per staged resource (millions at 100,000 clusters): hashed; m_order keeps
-  // the clusters' order.
+  // Looked up once per staged job (a million at 100,000 clusters): hashed; m_order keeps the
+  // clusters' order.
   StringMap<ClusterWork> m_clusters;
   // The last staged step's cluster: its key and work in m_clusters (elements stay put when it rehashes).
   const std::string* m_last_cluster_id = nullptr;
