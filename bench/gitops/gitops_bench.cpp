@@ -22,6 +22,7 @@
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -147,6 +148,13 @@ private:
 // One DIG operation: `apps` apps of `resources` small manifests on every
 // cluster. Every app has one per-cluster ConfigMap; the rest is shared, as
 // Helm output of one DIG usually is. `version` goes into app0's labels.
+// A ResourceChange views its names: the bench's few distinct names live
+// as long as the process.
+std::string_view kept_name(std::string name) {
+  static std::set<std::string> names;
+  return *names.insert(std::move(name)).first;
+}
+
 GitOpsOperation make_operation(const Options& o, const std::string& url, GitOpsOperationKind kind,
                                const std::string& version) {
   GitOpsOperation op;
@@ -195,14 +203,14 @@ GitOpsOperation make_operation(const Options& o, const std::string& url, GitOpsO
       std::string v = a == 0 ? version : "1";
       for (int r = 1; r < o.resources; ++r) {
         const auto& obj = shared[static_cast<size_t>(a)][static_cast<size_t>(r - 1)];
-        work.resources.push_back({app, (*obj)["metadata"]["name"], "Deployment", obj});
+        work.resources.push_back({kept_name(app), kept_name((*obj)["metadata"]["name"]), "Deployment", obj});
       }
       auto cm = std::make_shared<const json>(json{
           {"apiVersion", "v1"},
           {"kind", "ConfigMap"},
           {"metadata", {{"name", app + "-cluster"}, {"labels", {{"app", app}, {"version", v}}}}},
           {"data", {{"cluster", work.cluster.id()}}}});
-      work.resources.push_back({app, app + "-cluster", "ConfigMap", cm});
+      work.resources.push_back({kept_name(app), kept_name(app + "-cluster"), "ConfigMap", cm});
       if (kind == GitOpsOperationKind::instantiate) work.status[app] = status[static_cast<size_t>(a)];
     }
     op.clusters.push_back(std::move(work));

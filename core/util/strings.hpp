@@ -1,6 +1,7 @@
 #pragma once
 // Small string helpers shared by every module.
 
+#include <initializer_list>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -10,6 +11,9 @@ namespace emco {
 
 std::vector<std::string> split(std::string_view text, char sep);          // keeps empty fields
 std::string join(const std::vector<std::string>& parts, std::string_view sep);
+// The parts one after another, in one allocation (a chain of `+` allocates
+// a growing temporary per step).
+std::string concat(std::initializer_list<std::string_view> parts);
 bool starts_with(std::string_view text, std::string_view prefix);
 bool ends_with(std::string_view text, std::string_view suffix);
 // True when `filter` is empty (no filter given) or holds `value`.

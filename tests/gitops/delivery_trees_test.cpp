@@ -113,7 +113,7 @@ CommitRequest grouped_request(const ChangeSet& changes) {
       request.changes[path] = content;
   }
   request.groups = [groups](const ChangeGroupSink& sink) {
-    for (const auto& [dir, group] : *groups) sink(ChangeGroup{dir, group});
+    for (const auto& [dir, group] : *groups) sink(ChangeGroup{dir, {group.begin(), group.end()}});
   };
   return request;
 }
@@ -214,6 +214,22 @@ TEST_CASE("groups are made again for a push that lost the race", "[gitops][trees
   CHECK(result.attempts == 2);
   CHECK(made == 2);
   CHECK(git(bare, {"ls-tree", "-r", "--name-only", "main"}) == "README\nclusters/p+c1/mine\nclusters/p+c1/theirs\n");
+}
+
+TEST_CASE("a group's changes come in any order and a path given twice keeps its last content",
+          "[gitops][trees]") {
+  TempDir tmp;
+  fs::path bare = tmp.path() / "repo.git";
+  make_bare_repo(bare, true);
+  GitDelivery delivery(tmp.path() / "cache");
+  CommitRequest request = commit_request({});
+  request.groups = [](const ChangeGroupSink& sink) {
+    sink(ChangeGroup{"clusters/p+c1", {{"z/b", "first"}, {"a", "a"}, {"z-y/c", "c"}, {"z/b", "last"}, {"m/", std::nullopt}}});
+  };
+  REQUIRE(delivery.deliver(file_remote(bare), request).changed);
+  CHECK(git(bare, {"ls-tree", "-r", "--name-only", "main"}) ==
+        "README\nclusters/p+c1/a\nclusters/p+c1/z-y/c\nclusters/p+c1/z/b\n");
+  CHECK(git(bare, {"show", "main:clusters/p+c1/z/b"}) == "last");
 }
 
 TEST_CASE("a name is a file or a directory, never both", "[gitops][trees]") {

@@ -292,7 +292,9 @@ TEST_CASE("plan_commit_groups: one group per cluster at its base directory", "[g
   REQUIRE(commits.size() == 1);
   CHECK(commits[0].request.changes.empty());
   std::map<std::string, ChangeSet> groups;
-  commits[0].request.groups([&](ChangeGroup&& g) { groups[g.dir] = std::move(g.changes); });
+  commits[0].request.groups([&](ChangeGroup&& g) {
+    for (auto& [path, content] : g.changes) groups[g.dir].insert_or_assign(path, std::move(content));
+  });
   REQUIRE(groups.size() == 2);
   // Flux: clusters/<cl>; Anthos in a level-1 context: namespaces/<ns>/<cl>.
   const ChangeSet& flux = groups.at("clusters/provider1flux+c1");

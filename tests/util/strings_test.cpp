@@ -11,6 +11,14 @@ TEST_CASE("split keeps empty fields") {
   CHECK(split("", '/') == std::vector<std::string>{""});
 }
 
+TEST_CASE("concat joins its parts in order and sized once") {
+  const std::string base = "clusters/p+c";
+  const std::string joined = concat({base, "/context/", std::string_view("123"), "", "/app/a"});
+  CHECK(joined == "clusters/p+c/context/123/app/a");
+  CHECK(joined.capacity() >= joined.size());
+  CHECK(concat({}).empty());
+}
+
 TEST_CASE("utf8 validation rejects malformed sequences") {
   CHECK(utf8::valid("plain ascii"));
   CHECK(utf8::valid("caf\xc3\xa9"));

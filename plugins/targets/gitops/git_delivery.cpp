@@ -3,7 +3,6 @@
 
 #include <fcntl.h>
 #include <git2.h>
-#include <openssl/evp.h>
 #include <git2/sys/mempack.h>
 #include <git2/sys/odb_backend.h>
 #include <sys/file.h>
@@ -28,6 +27,7 @@
 
 #include "core/util/error.hpp"
 #include "core/util/printable.hpp"
+#include "core/util/sha1.hpp"
 #include "core/util/strings.hpp"
 #include "plugins/targets/gitops/libgit2_init.hpp"
 
@@ -454,16 +454,19 @@ void validate_component(std::string_view part, const std::string& path) {
     fail(ErrorKind::invalid, "invalid path '" + path + "' in git change set");
 }
 
-// The change set comes in path order, so a directory's entries mostly arrive
+// A change set comes in path order, so a directory's entries mostly arrive
 // in name order too: each is placed after the last one added (no search of a
 // 100,000-entry directory) unless it sorts earlier ('-' and '.' sort before
-// '/', so "a-b/x" comes before "a/x").
+// '/', so "a-b/x" comes before "a/x"; a group's list is in any order).
 DirNode& subdir(DirNode& node, std::string_view name) {
   if (!node.dirs.empty() && std::prev(node.dirs.end())->first == name) return std::prev(node.dirs.end())->second;
   return node.dirs.try_emplace(node.dirs.end(), name)->second;
 }
 
-DirNode build_trie(const ChangeSet& changes) {
+// `changes`: a ChangeSet or a ChangeGroup's list (a path given twice: the
+// last one counts).
+template <class Changes>
+DirNode build_trie(const Changes& changes) {
   DirNode root;
   // Named references, not a structured binding: clang 14 cannot capture a
   // binding in the lambda below.
@@ -487,15 +490,14 @@ DirNode build_trie(const ChangeSet& changes) {
   return root;
 }
 
-// SHA-1 with OpenSSL, for emco's own digests of changes: a third of the
-// cost of libgit2's collision-detecting SHA-1, which object ids keep.
+// SHA-1 for emco's own digests of changes (core/util/sha1: Nettle's, with
+// no allocation per digest); object ids keep libgit2's collision-detecting
+// SHA-1, three times the cost.
 git_oid sha1_of(std::string_view data) {
-  static EVP_MD* const md = EVP_MD_fetch(nullptr, "SHA1", nullptr);
-  thread_local const std::unique_ptr<EVP_MD_CTX, void (*)(EVP_MD_CTX*)> ctx(EVP_MD_CTX_new(), EVP_MD_CTX_free);
+  const Sha1Digest digest = sha1(data);
   git_oid out;
-  if (!md || !ctx || EVP_DigestInit_ex(ctx.get(), md, nullptr) != 1 ||
-      EVP_DigestUpdate(ctx.get(), data.data(), data.size()) != 1 || EVP_DigestFinal_ex(ctx.get(), out.id, nullptr) != 1)
-    fail(ErrorKind::internal, "sha1 digest failed");
+  static_assert(sizeof out.id == std::tuple_size_v<Sha1Digest>);
+  std::memcpy(out.id, digest.data(), digest.size());
   return out;
 }
 

@@ -69,10 +69,13 @@ struct GitAuthor {
 };
 
 // Changes below one directory `dir` ("a/b": relative, '/'-separated, no
-// trailing '/'), with paths relative to it.
+// trailing '/'), with paths relative to it (as in a ChangeSet), in any
+// order; a path given twice keeps its last content. A list, not a map: a
+// fleet's commit makes a group per cluster, and a map's nodes were a tenth
+// of building it.
 struct ChangeGroup {
   std::string dir;
-  ChangeSet changes;
+  std::vector<std::pair<std::string, std::optional<FileText>>> changes;
 };
 
 // Called with each group of a request in turn (see CommitRequest::groups).

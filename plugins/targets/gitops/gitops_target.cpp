@@ -120,11 +120,11 @@ public:
     auto plus = step.resource.rfind('+');
     if (plus == std::string::npos || plus == 0 || plus + 1 == step.resource.size())
       throw sync::TargetError(false, false, "resource key '" + std::string(step.resource) + "' is not <name>+<Kind>");
-    ResourceChange change{std::string(step.app), std::string(step.resource.substr(0, plus)),
-                          std::string(step.resource.substr(plus + 1)), nullptr};
     // One lock per step (other threads may add clusters meanwhile); the
     // object is parsed outside it, the first time it is seen.
     std::unique_lock lock(m_mutex);
+    const std::string_view resource = name_of(step.resource, m_last_resource);
+    ResourceChange change{name_of(step.app, m_last_app), resource.substr(0, plus), resource.substr(plus + 1), nullptr};
     if (!step.remove) change.object = object_of(step.manifest, lock);
     // A job's steps come one after another: its cluster is looked up once.
     if (m_last_cluster == nullptr || *m_last_cluster_id != step.cluster) {
@@ -204,7 +204,7 @@ public:
           if (!in_commit.count(work.cluster.id())) continue;
           for (const auto& r : work.resources) {
             if (!r.object) continue;
-            steps.push_back({r.app, work.cluster.id(), r.name + "+" + r.kind, false,
+            steps.push_back({std::string(r.app), work.cluster.id(), concat({r.name, "+", r.kind}), false,
                              resource_path(work.cluster, op.context, r.app, r.name, r.kind)});
             paths.push_back(steps.back().where);
           }
@@ -228,6 +228,17 @@ public:
   }
 
 private:
+  // The batch's copy of `name` (m_mutex held): a fleet's steps repeat the
+  // same few app and resource names. `last` (the copy this kind of name got
+  // the last time) is tried before the set: a job's steps share their app.
+  std::string_view name_of(std::string_view name, const std::string*& last) {
+    if (last && *last == name) return *last;
+    auto it = m_names.find(name);
+    if (it == m_names.end()) it = m_names.emplace(name).first;
+    last = &*it;
+    return *it;
+  }
+
   // The parsed object of `manifest`, parsed once per distinct text (`lock`
   // holds m_mutex and is let go while parsing). The engine hands the same
   // shared text to every cluster that gets the object: it is found by
@@ -270,6 +281,10 @@ private:
   // The last staged step's cluster: its key and work in m_clusters (elements stay put when it rehashes).
   const std::string* m_last_cluster_id = nullptr;
   ClusterWork* m_last_cluster = nullptr;
+  // The names staged resources view (name_of); a node's string stays put.
+  std::unordered_set<std::string, StringHash, std::equal_to<>> m_names;
+  const std::string* m_last_app = nullptr;
+  const std::string* m_last_resource = nullptr;
   // Identical manifests (the same object on many clusters) are parsed once
   // and shared, so the layout serializes them once.
   std::unordered_map<std::string, std::shared_ptr<const json>> m_objects;
