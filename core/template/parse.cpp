@@ -12,6 +12,10 @@
 #include <type_traits>
 #include <utility>
 
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
 #include "core/template/format.hpp"
 #include "core/util/error.hpp"
 #include "core/util/utf8.hpp"
@@ -200,6 +204,29 @@ private:
     return p;
   }
 
+  // end_of_run(p, k_alnum), sixteen bytes at a time (SSE2) while the input has them: field,
+  // variable and function names are most of an action's characters, and a byte at a time was the
+  // lexer's costliest line.
+  std::size_t end_of_word(std::size_t p) const {
+#ifdef __SSE2__
+    const char* const s = m_in.data();
+    while (m_in.size() - p >= 16) {
+      const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + p));
+      const __m128i folded = _mm_or_si128(x, _mm_set1_epi8(0x20));  // ASCII letters in lower case
+      const __m128i letter =
+          _mm_and_si128(_mm_cmpgt_epi8(folded, _mm_set1_epi8('a' - 1)), _mm_cmplt_epi8(folded, _mm_set1_epi8('z' + 1)));
+      const __m128i digit =
+          _mm_and_si128(_mm_cmpgt_epi8(x, _mm_set1_epi8('0' - 1)), _mm_cmplt_epi8(x, _mm_set1_epi8('9' + 1)));
+      const __m128i other = _mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8('_')),
+                                         _mm_cmplt_epi8(x, _mm_setzero_si128()));  // '_', bytes from 0x80
+      const unsigned word = static_cast<unsigned>(_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(letter, digit), other)));
+      if (word != 0xFFFFu) return p + static_cast<std::size_t>(__builtin_ctz(~word));
+      p += 16;
+    }
+#endif
+    return end_of_run(p, k_alnum);
+  }
+
   void lex_text() {
     size_t x = m_in.find("{{", m_pos);
     if (x == std::string_view::npos) {
@@ -360,7 +387,7 @@ private:
   }
 
   void lex_identifier() {
-    m_pos = end_of_run(m_pos, k_alnum);
+    m_pos = end_of_word(m_pos);
     std::string_view word = m_in.substr(m_start, m_pos - m_start);
     if (!at_terminator()) {
       error("bad character " + rune_desc(m_in, m_pos));
@@ -408,7 +435,7 @@ private:
       emit(typ == It::variable ? It::variable : It::dot);
       return;
     }
-    m_pos = end_of_run(m_pos, k_alnum);
+    m_pos = end_of_word(m_pos);
     if (!at_terminator()) {
       error("bad character " + rune_desc(m_in, m_pos));
       return;
