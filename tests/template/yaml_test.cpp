@@ -171,6 +171,31 @@ TEST_CASE("toYaml: multi-line strings use block scalars", "[template][yaml]") {
   CHECK(one("a\n b") == "k: |-\n  a\n   b\n");
   CHECK(to_yaml(yaml("- |\n  x\n  y\n")) == "- |\n  x\n  y\n");
   CHECK(to_yaml(Value(List{Value("p\nq")})) == "- |-\n  p\n  q\n");
+  // a block scalar's lines are written whole: long lines, multi-byte characters, Unicode and
+  // carriage-return breaks, indicators that only matter at the start or before a blank
+  const std::string line(100, 'x');
+  CHECK(one(line + "\n" + line + " " + line) == "k: |-\n  " + line + "\n  " + line + " " + line + "\n");
+  CHECK(one("caf\u00e9 \u20ac\n\u00e9t\u00e9") == "k: |-\n  caf\u00e9 \u20ac\n  \u00e9t\u00e9\n");
+  CHECK(one("a\u2028" "b\nc") == "k: |-\n  a\u2028  b\n  c\n");
+  CHECK(one("a\u0085" "b\nc") == "k: \"a\\Nb\\nc\"\n");
+  CHECK(one("a\r\nb\rc\n") == "k: \"a\\r\\nb\\rc\\n\"\n");
+  CHECK(one("- x\ny") == "k: |-\n  - x\n  y\n");
+  CHECK(one("a: b\n# c\n? d\n") == "k: |\n  a: b\n  # c\n  ? d\n");
+  CHECK(one("x\ty\nz") == "k: \"x\\ty\\nz\"\n");
+  CHECK(one("-x") == "k: -x\n");
+  CHECK(one("- x") == "k: '- x'\n");
+  CHECK(one("?x") == "k: ?x\n");
+  CHECK(one("? x") == "k: '? x'\n");
+  CHECK(one(":x") == "k: :x\n");
+  CHECK(one("x:") == "k: 'x:'\n");
+  CHECK(one("x #") == "k: 'x #'\n");
+  CHECK(one("x#") == "k: x#\n");
+  CHECK(one("x,y") == "k: x,y\n");
+  CHECK(one("\u00e9:\u00e9") == "k: \u00e9:\u00e9\n");
+  CHECK(one("\u00e9: \u00e9") == "k: '\u00e9: \u00e9'\n");
+  Map nested;
+  nested["m"] = Value(Map{{"k", Value("one\ntwo\u00e9 three\n")}});
+  CHECK(to_yaml(Value(nested)) == "m:\n  k: |\n    one\n    two\u00e9 three\n");
 }
 
 TEST_CASE("toYaml: long strings fold at 80 columns like goyaml.v2", "[template][yaml]") {
