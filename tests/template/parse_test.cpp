@@ -190,3 +190,21 @@ TEST_CASE("parse: a name ends at the first byte that is not a letter, digit, '_'
     CHECK(render("{{ ." + key + "\xC3\xA9 }}", Value(Map{{key + "\xC3\xA9", "multi-byte"}})) == "multi-byte");
   }
 }
+
+TEST_CASE("parse: a quoted string's escapes, quotes and line feeds are found at every offset", "[template][parse]") {
+  // Quoted strings are scanned sixteen bytes at a time: each kind of byte that ends a plain run,
+  // at every offset around a block's end.
+  for (std::size_t n = 0; n < 40; ++n) {
+    const std::string pad(n, 'p');
+    CAPTURE(n);
+    CHECK(render("{{ \"" + pad + "\" }}") == pad);
+    CHECK(render("{{ \"" + pad + "\\\"q\\\\\" }}") == pad + "\"q\\");
+    CHECK(render("{{ \"" + pad + "\\n" + pad + "\\u00e9\" | len }}") == std::to_string(2 * n + 3));
+    CHECK(render("{{ \"" + pad + "\xC3\xA9" + pad + "\" }}") == pad + "\xC3\xA9" + pad);
+    CHECK(render("{{ \"" + pad + "\" }}{{ \"x\" }}") == pad + "x");
+    CHECK(parse_error("{{ \"" + pad + "\n\" }}") == "template: t:1: unterminated quoted string");
+    CHECK(parse_error("{{ \"" + pad) == "template: t:1: unterminated quoted string");
+    CHECK(parse_error("{{ \"" + pad + "\\") == "template: t:1: unterminated quoted string");
+    CHECK(parse_error("{{ \"" + pad + "\\q\" }}") == "template: t:1: invalid syntax");
+  }
+}
