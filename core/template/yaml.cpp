@@ -181,6 +181,17 @@ bool plainly_string(const std::string& s) {
 Resolved resolve_v2(const std::string& s) {
   Resolved r;
   if (plainly_string(s)) return r;
+  // Only a word starting with one of these is anything but a string (most short keys and
+  // values are not, and were compared with each word below).
+  if (!s.empty()) {
+    switch (s[0]) {
+      case '~': case 'n': case 'N': case 'y': case 'Y': case 'o': case 'O': case 't': case 'T': case 'f': case 'F':
+      case '.': case '+': case '-':
+        break;
+      default:
+        if (!is_digit(s[0])) return r;
+    }
+  }
   // string_views, so that each comparison checks the length before the bytes (comparing the
   // std::string with each word as a C string took a strlen and a memcmp call per word, for
   // every short scalar of every values file)

@@ -26,6 +26,16 @@ TEST_CASE("yaml: helm mode types values as sigs.k8s.io/yaml does", "[template][y
   CHECK(v.find("str")->as_string() == "hello world");
   CHECK(v.find("1")->as_string() == "one");
   CHECK(v.find("true")->as_string() == "t");
+  // every word YAML 1.1 reads as other than a string, by its first character, and words of the
+  // same lengths that stay strings
+  const Value w = yaml("a: [~, null, Null, NULL, y, Y, yes, Yes, YES, on, On, ON, true, True, TRUE]\n"
+                       "b: [n, N, no, No, NO, off, Off, OFF, false, False, FALSE]\n"
+                       "c: [.5, +1, -1, 7, 1e3, 0x1F]\n"
+                       "d: [x, nil, yep, one, tru, fals, NUL, Nul, ~~, _1, a1, 'null']\n");
+  for (const auto& e : w.find("a")->as_list()) CHECK((e.is_null() || (e.is_bool() && e.as_bool())));
+  for (const auto& e : w.find("b")->as_list()) CHECK((e.is_bool() && !e.as_bool()));
+  for (const auto& e : w.find("c")->as_list()) CHECK(e.is_float());
+  for (const auto& e : w.find("d")->as_list()) CHECK(e.is_string());
 }
 
 TEST_CASE("yaml: go_yaml mode keeps ints and YAML 1.2 booleans", "[template][yaml]") {
