@@ -163,6 +163,15 @@ TEST_CASE("toYaml: strings are quoted when YAML 1.1 would read them as something
   CHECK(one("'q") == "k: '''q'\n");
   CHECK(one("with\ttab") == "k: \"with\\ttab\"\n");
   CHECK(one("caf\u00e9") == "k: caf\u00e9\n");
+  // a non-ASCII byte at any offset of an eight-byte word takes the string through JSON's UTF-8
+  // (an invalid byte becomes U+FFFD, as json.Marshal writes it)
+  for (std::size_t n = 0; n < 20; ++n) {
+    CAPTURE(n);
+    CHECK(one(std::string(n, 'a') + "\u00e9" + std::string(n, 'b')) ==
+          "k: " + std::string(n, 'a') + "\u00e9" + std::string(n, 'b') + "\n");
+    CHECK(one(std::string(n, 'a') + "\xff" + std::string(n, 'b')) ==
+          "k: " + std::string(n, 'a') + "\uFFFD" + std::string(n, 'b') + "\n");
+  }
   CHECK(one("a:b") == "k: a:b\n");
 }
 
