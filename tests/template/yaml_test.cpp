@@ -260,3 +260,25 @@ TEST_CASE("yaml: a stray flow entry is an error, not a hang", "[template][yaml][
   CHECK(v.find("d")->as_string() == "line\n, starts with comma\n");
   CHECK(v.find("e")->as_string() == "long text \"quoted\", continued");
 }
+
+TEST_CASE("fromYaml: each call's map or list is its own, though the engine parses a text once", "[template][yaml]") {
+  // Sprig's set changes a map in place: a later fromYaml of the same text still reads the text.
+  CHECK(render("{{ $a := fromYaml \"x: {v: 1}\\nl: [{z: 1}]\" }}{{ $_ := set $a.x \"v\" 2 }}"
+               "{{ $_ := set (index $a.l 0) \"z\" 3 }}{{ $_ := set $a \"w\" 4 }}"
+               "{{ $b := fromYaml \"x: {v: 1}\\nl: [{z: 1}]\" }}{{ $a }} {{ $b }}") ==
+        "map[l:[map[z:3]] w:4 x:map[v:2]] map[l:[map[z:1]] x:map[v:1]]");
+  CHECK(render("{{ $l := fromYamlArray \"[{a: 1}]\" }}{{ $_ := set (index $l 0) \"a\" 5 }}"
+               "{{ $l }} {{ fromYamlArray \"[{a: 1}]\" }}") == "[map[a:5]] [map[a:1]]");
+  // one text through both functions: each judges the same parse by its own rule
+  CHECK(render("{{ fromYamlArray \"[1]\" }} {{ (fromYaml \"[1]\").Error | empty | not }} {{ fromYamlArray \"[1]\" }}") ==
+        "[1] true [1]");
+  CHECK(render("{{ fromYaml \"a: 1\" }} {{ fromYamlArray \"a: 1\" }} {{ fromYaml \"a: 1\" }}") ==
+        "map[a:1] [error unmarshaling JSON: while decoding JSON: json: cannot unmarshal object into Go value of type "
+        "[]interface {}] map[a:1]");
+  // a text that fails fails every time, in each function's words
+  const std::string once = render("{{ (fromYaml \"a: b: c\").Error }}");
+  CHECK_FALSE(once.empty());
+  CHECK(render("{{ (fromYaml \"a: b: c\").Error }}|{{ (fromYaml \"a: b: c\").Error }}") == once + "|" + once);
+  CHECK(render("{{ index (fromYamlArray \"a: b: c\") 0 }}|{{ (fromYaml \"a: b: c\").Error }}") ==
+        render("{{ index (fromYamlArray \"a: b: c\") 0 }}") + "|" + once);
+}
