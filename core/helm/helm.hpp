@@ -49,7 +49,8 @@ struct RenderOptions {
   std::vector<std::string> extra_api_versions;  // helm --api-versions
   unsigned long long random_seed = 0;   // 0 = the kernel's randomness (tests may fix it)
   // The process exits after this render (`emco template`): the template engine and the chart
-  // are left for the exit to drop instead of being destroyed (never: they stay reachable).
+  // are left for the exit to drop instead of being destroyed, whether the render succeeds or a
+  // template fails to parse or execute (never destroyed: they stay reachable).
   bool leave_to_exit = false;
   // Called with each line helm would log to stderr, when it happens (also kept in
   // RenderResult::warnings when rendering succeeds).

@@ -517,6 +517,7 @@ RenderResult render(Chart&& input, const RenderOptions& opts) {
       // `chart` outlives `engine`, destroyed after it or left to the exit with it.
       engine.add(name, std::shared_ptr<const std::string>(std::shared_ptr<const std::string>(), tpls[name].text));
     } catch (const Error& e) {
+      if (opts.leave_to_exit) leave_to_exit(std::move(engine_owner), std::move(chart));
       throw RenderFailure(ErrorKind::invalid, parse_error_message(name, e.message()));
     }
   }
@@ -529,6 +530,10 @@ RenderResult render(Chart&& input, const RenderOptions& opts) {
     try {
       rendered[name] = engine.execute(name, r.vals);
     } catch (const Error& e) {
+      // A failed render's engine and chart are left to the exit as a finished one's are (a
+      // chart whose templates fail by design, as tempo-distributed's default values do, freed
+      // them piece by piece).
+      if (opts.leave_to_exit) leave_to_exit(std::move(engine_owner), std::move(chart));
       throw RenderFailure(ErrorKind::failed, exec_error_message(name, e.message()));
     }
   }

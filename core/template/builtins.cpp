@@ -481,28 +481,31 @@ void register_helm(FuncMap& m) {
                        return Value(std::move(s));
                      },
                      "a"};
-  m["fromYaml"] = {[](Context&, std::vector<Value>& a) -> Value {
+  // The engine's parse of a text, shared between calls with that text (a chart's helpers parse
+  // one rendered config many times): the map or list handed out is a copy, which templates may
+  // change.
+  m["fromYaml"] = {[](Context& c, std::vector<Value>& a) -> Value {
                      try {
-                       Value v = parse_yaml(a[0].as_string(), YamlMode::helm, "fromYaml");
+                       const Value v = c.parsed_yaml(a[0].as_string(), "fromYaml");
                        if (v.is_null()) return Value(Map{});
                        if (!v.is_map())
                          return yaml_error_map("error unmarshaling JSON: while decoding JSON: json: cannot unmarshal " +
                                                std::string(v.is_list() ? "array" : v.is_string() ? "string" : "number") +
                                                " into Go value of type map[string]interface {}");
-                       return v;
+                       return v.deep_copy();
                      } catch (const Error& e) {
                        return yaml_error_map(e.message());
                      }
                    },
                    "s"};
-  m["fromYamlArray"] = {[](Context&, std::vector<Value>& a) -> Value {
+  m["fromYamlArray"] = {[](Context& c, std::vector<Value>& a) -> Value {
                           try {
-                            Value v = parse_yaml(a[0].as_string(), YamlMode::helm, "fromYamlArray");
+                            const Value v = c.parsed_yaml(a[0].as_string(), "fromYamlArray");
                             if (v.is_null()) return Value(List{});
                             if (!v.is_list())
                               return Value(List{Value("error unmarshaling JSON: while decoding JSON: json: cannot unmarshal "
                                                       "object into Go value of type []interface {}")});
-                            return v;
+                            return v.deep_copy();
                           } catch (const Error& e) {
                             return Value(List{Value(e.message())});
                           }

@@ -92,6 +92,9 @@ struct Engine::Impl {
   bool has_function(std::string_view name) const { return find_function(name) != nullptr; }
   std::mutex tpl_mutex;
   std::unordered_map<std::string, std::vector<std::shared_ptr<Tree>>> tpl_cache;
+  std::mutex yaml_mutex;
+  std::unordered_map<std::string, Value> yaml_cache;  // parsed_yaml's texts (helm mode)
+  std::size_t yaml_cache_bytes = 0;
   // add()'s parses by the size of their text (file tree first; its Tree::text is the text):
   // sizes rarely collide, so texts are compared only then instead of hashing every file.
   std::unordered_multimap<std::size_t, std::vector<std::shared_ptr<Tree>>> parsed_texts;
@@ -216,6 +219,23 @@ public:
     --m_run.depth;
     if (m_eng.opts.missingkey_zero) remove_no_value(buf);
     return buf;
+  }
+
+  Value parsed_yaml(const std::string& text, const std::string& source) override {
+    {
+      std::lock_guard<std::mutex> lock(m_eng.yaml_mutex);
+      auto it = m_eng.yaml_cache.find(text);
+      if (it != m_eng.yaml_cache.end()) return it->second;
+    }
+    Value v = parse_yaml(text, YamlMode::helm, source);
+    std::lock_guard<std::mutex> lock(m_eng.yaml_mutex);
+    // Bounded as tpl's cache is: a render that parses ever new texts keeps at most 64 MiB of them.
+    if (m_eng.yaml_cache_bytes + text.size() > (std::size_t{64} << 20)) {
+      m_eng.yaml_cache.clear();
+      m_eng.yaml_cache_bytes = 0;
+    }
+    if (m_eng.yaml_cache.emplace(text, v).second) m_eng.yaml_cache_bytes += text.size();
+    return v;
   }
 
   const std::string& template_name() const override { return m_tree->name; }

@@ -100,6 +100,10 @@ public:
   virtual std::string tpl(const std::string& text, const Value& dot) = 0;
   // The template being executed (Helm's .Template.Name is the caller's business).
   virtual const std::string& template_name() const = 0;
+  // parse_yaml(text, YamlMode::helm, source) as the engine first parsed it (a chart's fromYaml
+  // calls often parse one text again and again): the same Value, shared, so a caller that hands
+  // it out or changes it deep-copies it first. Failures are not kept: each throws anew.
+  virtual Value parsed_yaml(const std::string& text, const std::string& source) = 0;
   virtual const Options& options() const = 0;
   // Random bytes (the kernel's getrandom(2), or a seeded generator when Options::random_seed is
   // set).

@@ -2,6 +2,7 @@
 // toYaml writes it (sigs.k8s.io/yaml: JSON round trip, then the goyaml.v2 emitter).
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -181,6 +182,17 @@ bool plainly_string(const std::string& s) {
 Resolved resolve_v2(const std::string& s) {
   Resolved r;
   if (plainly_string(s)) return r;
+  // Only a word starting with one of these is anything but a string (most short keys and
+  // values are not, and were compared with each word below).
+  if (!s.empty()) {
+    switch (s[0]) {
+      case '~': case 'n': case 'N': case 'y': case 'Y': case 'o': case 'O': case 't': case 'T': case 'f': case 'F':
+      case '.': case '+': case '-':
+        break;
+      default:
+        if (!is_digit(s[0])) return r;
+    }
+  }
   // string_views, so that each comparison checks the length before the bytes (comparing the
   // std::string with each word as a C string took a strlen and a memcmp call per word, for
   // every short scalar of every values file)
@@ -776,8 +788,20 @@ std::vector<std::uint32_t> runes_of(const std::string& s) {
   return out;
 }
 
+// Eight bytes at a time, their high bits gathered: toYaml asks it of every key and string it
+// writes, and nearly all are ASCII.
 bool is_ascii(const std::string& s) {
-  return std::all_of(s.begin(), s.end(), [](char c) { return static_cast<unsigned char>(c) < 0x80; });
+  const char* const p = s.data();
+  const std::size_t n = s.size();
+  std::uint64_t bits = 0;
+  std::size_t i = 0;
+  for (; n - i >= 8; i += 8) {
+    std::uint64_t word;
+    std::memcpy(&word, p + i, 8);
+    bits |= word;
+  }
+  for (; i < n; ++i) bits |= static_cast<unsigned char>(p[i]);
+  return (bits & 0x8080808080808080ULL) == 0;
 }
 
 // goyaml.v2 keyList.Less over two rune sequences (anything indexable with size()).
@@ -845,9 +869,6 @@ bool is_break_at(const std::string& b, size_t i) {
 }
 bool is_space_at(const std::string& b, size_t i) { return i < b.size() && b[i] == ' '; }
 bool is_blank_at(const std::string& b, size_t i) { return i < b.size() && (b[i] == ' ' || b[i] == '\t'); }
-bool is_blankz_at(const std::string& b, size_t i) {
-  return i >= b.size() || is_blank_at(b, i) || is_break_at(b, i) || b[i] == '\0';
-}
 
 struct Analysis {
   bool multiline = false;
@@ -883,8 +904,15 @@ Analysis analyze(const std::string& v) {
   if (v.size() >= 3 && (v.starts_with("---") || v.starts_with("..."))) block_ind = flow_ind = true;
   bool preceded_ws = true;
   for (size_t i = 0; i < v.size();) {
-    size_t w = static_cast<size_t>(utf8_width(static_cast<unsigned char>(v[i])));
-    bool followed_ws = i + w >= v.size() || is_blank_at(v, i + w) || is_break_at(v, i + w);
+    // An ASCII character (nearly all) is classed inline, and what follows it only when an
+    // indicator asks: calls per character were most of toYaml's time on long strings.
+    const auto uc = static_cast<unsigned char>(v[i]);
+    const bool ascii = uc < 0x80;
+    size_t w = ascii ? 1 : static_cast<size_t>(utf8_width(uc));
+    auto followed_ws = [&v, i, w] { return i + w >= v.size() || is_blank_at(v, i + w) || is_break_at(v, i + w); };
+    const bool printable = ascii ? uc == '\n' || (uc >= 0x20 && uc <= 0x7E) : is_printable_at(v, i);
+    const bool space = uc == ' ';
+    const bool brk = ascii ? uc == '\n' || uc == '\r' : is_break_at(v, i);
     char c = v[i];
     if (i == 0) {
       switch (c) {
@@ -894,10 +922,10 @@ Analysis analyze(const std::string& v) {
           break;
         case '?': case ':':
           flow_ind = true;
-          if (followed_ws) block_ind = true;
+          if (followed_ws()) block_ind = true;
           break;
         case '-':
-          if (followed_ws) flow_ind = block_ind = true;
+          if (followed_ws()) flow_ind = block_ind = true;
           break;
         default: break;
       }
@@ -906,7 +934,7 @@ Analysis analyze(const std::string& v) {
         case ',': case '?': case '[': case ']': case '{': case '}': flow_ind = true; break;
         case ':':
           flow_ind = true;
-          if (followed_ws) block_ind = true;
+          if (followed_ws()) block_ind = true;
           break;
         case '#':
           if (preceded_ws) flow_ind = block_ind = true;
@@ -914,14 +942,14 @@ Analysis analyze(const std::string& v) {
         default: break;
       }
     }
-    if (!is_printable_at(v, i)) special = true;
-    if (is_space_at(v, i)) {
+    if (!printable) special = true;
+    if (space) {
       if (i == 0) leading_space = true;
       if (i + w == v.size()) trailing_space = true;
       if (prev_break) break_space = true;
       prev_space = true;
       prev_break = false;
-    } else if (is_break_at(v, i)) {
+    } else if (brk) {
       line_breaks = true;
       if (i == 0) leading_break = true;
       if (i + w == v.size()) trailing_break = true;
@@ -931,7 +959,7 @@ Analysis analyze(const std::string& v) {
     } else {
       prev_space = prev_break = false;
     }
-    preceded_ws = is_blankz_at(v, i);
+    preceded_ws = space || uc == '\t' || brk || uc == 0;  // blank, break or NUL
     i += w;
   }
   a.multiline = line_breaks;
@@ -1304,8 +1332,15 @@ private:
         breaks = true;
       } else {
         if (breaks) indent_to(indent);
-        size_t w = static_cast<size_t>(utf8_width(static_cast<unsigned char>(s[k])));
-        for (size_t j = 0; j < w && k < s.size(); ++j) put(s[k++]);
+        // The rest of the line at once, as put() would write it byte by byte (a put per
+        // character was most of toYaml's time on a chart's scripts and configuration files).
+        const size_t from = k;
+        for (; k < s.size(); ++k) {
+          const auto c = static_cast<unsigned char>(s[k]);
+          if (c == '\n' || c == '\r' || ((c == 0xC2 || c == 0xE2) && is_break_at(s, k))) break;
+          m_column += (c & 0xC0) != 0x80;
+        }
+        out.append(s, from, k - from);
         breaks = false;
       }
     }

@@ -1,5 +1,6 @@
 #include "core/yaml/scanner.hpp"
 
+#include <array>
 #include <cstdint>
 #include <cstring>
 
@@ -139,6 +140,14 @@ void check_input(std::string_view in) {
 bool is_hex(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
 int hex_value(char c) { return c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10; }
 
+// The ASCII bytes that may end a plain scalar's run of characters: blanks, breaks, ':' before a
+// blank, and (in a flow collection) flow indicators.
+constexpr auto k_plain_stops = [] {
+  std::array<bool, 128> stops{};
+  for (unsigned char c : std::string_view(" \t\r\n:,?[]{}")) stops[c] = true;
+  return stops;
+}();
+
 constexpr int k_max_flow_level = 10000;
 constexpr std::size_t k_max_indents = 10000;
 
@@ -150,9 +159,8 @@ Scanner::Scanner(std::string_view text) : m_in(text) {
   if (m_in.substr(0, 3) == "\xEF\xBB\xBF") m_pos = 3;
 }
 
-bool Scanner::is_break(std::size_t k) const {
-  char c = at(k);
-  if (c == '\r' || c == '\n') return true;
+bool Scanner::is_unicode_break(std::size_t k) const {
+  const char c = at(k);
   if (c == '\xC2') return at(k + 1) == '\x85';
   if (c == '\xE2') return at(k + 1) == '\x80' && (at(k + 2) == '\xA8' || at(k + 2) == '\xA9');
   return false;
@@ -164,7 +172,7 @@ bool Scanner::is_alpha(std::size_t k) const {
 }
 
 // The input passed the reader's check (check_input), so every lead byte announces a length.
-std::size_t Scanner::width() const { return utf8::sequence_length(static_cast<unsigned char>(at())); }
+std::size_t Scanner::wide_width(unsigned char lead) { return utf8::sequence_length(lead); }
 
 void Scanner::skip() {
   m_pos += width();
@@ -209,7 +217,7 @@ void Scanner::skip_to_break() {
       ++chars;
       continue;
     }
-    if ((c == 0xC2 || c == 0xE2) && is_break(static_cast<std::size_t>(p - begin) - m_pos)) break;
+    if ((c == 0xC2 || c == 0xE2) && is_unicode_break(static_cast<std::size_t>(p - begin) - m_pos)) break;
     chars += (c & 0xC0) != 0x80;
   }
   m_pos = static_cast<std::size_t>(p - begin);
@@ -940,14 +948,22 @@ Token Scanner::scan_plain_scalar() {
       }
       // The rest of the run up to the next blank, break or indicator, appended at once (read()
       // per character was most of the scanner's time on large values files).
+      // Its ASCII bytes are classed by a table, and only the few it marks are looked at again.
       const std::size_t from = m_pos;
       std::size_t chars = 0;
-      do {
+      for (;;) {
         m_pos += width();
         ++chars;
-        c = at();
-      } while (!is_blankz() && !(c == ':' && is_blankz(1)) &&
-               !(m_flow_level > 0 && (c == ',' || c == '?' || c == '[' || c == ']' || c == '{' || c == '}')));
+        if (is_z()) break;
+        const auto b = static_cast<unsigned char>(m_in[m_pos]);
+        if (b >= 0x80) {
+          if ((b == 0xC2 || b == 0xE2) && is_unicode_break(0)) break;
+          continue;
+        }
+        if (!k_plain_stops[b]) continue;
+        if (b == ' ' || b == '\t' || b == '\n' || b == '\r') break;
+        if (b == ':' ? is_blankz(1) : m_flow_level > 0) break;  // else a flow indicator
+      }
       s.append(m_in.substr(from, m_pos - from));
       m_mark.index += chars;
       m_mark.column += chars;

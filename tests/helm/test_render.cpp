@@ -253,12 +253,21 @@ TEST_CASE("hostile templates fail cleanly", "[helm][render]") {
   fs::remove_all(dir);
   fs::create_directories(dir / "templates");
   std::ofstream(dir / "Chart.yaml") << "apiVersion: v2\nname: bad\nversion: 1.0.0\n";
-  auto render_with = [&](const std::string& tpl) {
+  auto render_with = [&](const std::string& tpl, bool leave_to_exit = false) {
     std::ofstream(dir / "templates" / "t.yaml", std::ios::trunc) << tpl;
     TemplateArgs args;
     args.chart = dir.string();
+    args.leave_to_exit = leave_to_exit;
     return run(args);
   };
+  // A render that fails to parse or execute and leaves its engine and chart to the exit says
+  // what one that destroys them says.
+  for (const char* tpl : {"a: {{ .Values.x \n", "a: {{ required \"x is required\" .Values.x }}\n"}) {
+    auto left = render_with(tpl, true), destroyed = render_with(tpl);
+    CHECK(left.rc == 1);
+    CHECK(left.err == destroyed.err);
+    CHECK(left.out == destroyed.out);
+  }
   auto syntax = render_with("a: {{ .Values.x \n");
   CHECK(syntax.rc == 1);
   CHECK_THAT(syntax.err, Catch::StartsWith("Error: parse error at (bad/templates/t.yaml:"));

@@ -166,3 +166,45 @@ TEST_CASE("parse: spaces separate a command's operands", "[template][parse]") {
   CHECK(parse_error("{{ print\n1\n\n2 = }}") == "template: t:4: unexpected \"=\" in operand");
   CHECK(parse_error("{{ if\n.a\n.b ( }}x{{ end }}") == "template: t:3: unclosed left paren in action started at t:1");
 }
+
+TEST_CASE("parse: a name ends at the first byte that is not a letter, digit, '_' or non-ASCII", "[template][parse]") {
+  // Names are scanned sixteen bytes at a time: every length around a block's end, and every kind
+  // of byte as the one after the name, whatever its offset in the block.
+  for (std::size_t n = 1; n < 40; ++n) {
+    std::string name;
+    for (std::size_t i = 0; i < n; ++i) name += "aZ_9"[i % 4];
+    const std::string key = "k" + name;
+    const Value dot(Map{{key, Value(Map{{"x", "found"}})}});
+    CAPTURE(n);
+    CHECK(render("{{ ." + key + ".x }}", dot) == "found");
+    CHECK(render("{{ ." + key + " | printf \"%v\" }}{{ $" + name + " := 1 }}{{ $" + name + "}}", dot) ==
+          "map[x:found]1");
+    CHECK(render("{{ (." + key + ").x }}{{ ." + key + "}}", dot) == "foundmap[x:found]");
+    CHECK(parse_error("{{ ." + key + "! }}") == "template: t:1: bad character U+0021 '!'");
+    CHECK(parse_error("{{ ." + key + "@x }}") == "template: t:1: bad character U+0040 '@'");
+    CHECK(parse_error("{{ " + key + "[ }}") == "template: t:1: bad character U+005B '['");
+    CHECK(parse_error("{{ ." + key + "` }}") == "template: t:1: bad character U+0060 '`'");
+    CHECK(parse_error("{{ ." + key + "{ }}") == "template: t:1: bad character U+007B '{'");
+    CHECK(parse_error("{{ ." + key + "/ }}") == "template: t:1: bad character U+002F '/'");
+    CHECK(parse_error("{{ ." + key + ": }}") == "template: t:1: expected :=");
+    CHECK(render("{{ ." + key + "\xC3\xA9 }}", Value(Map{{key + "\xC3\xA9", "multi-byte"}})) == "multi-byte");
+  }
+}
+
+TEST_CASE("parse: a quoted string's escapes, quotes and line feeds are found at every offset", "[template][parse]") {
+  // Quoted strings are scanned sixteen bytes at a time: each kind of byte that ends a plain run,
+  // at every offset around a block's end.
+  for (std::size_t n = 0; n < 40; ++n) {
+    const std::string pad(n, 'p');
+    CAPTURE(n);
+    CHECK(render("{{ \"" + pad + "\" }}") == pad);
+    CHECK(render("{{ \"" + pad + "\\\"q\\\\\" }}") == pad + "\"q\\");
+    CHECK(render("{{ \"" + pad + "\\n" + pad + "\\u00e9\" | len }}") == std::to_string(2 * n + 3));
+    CHECK(render("{{ \"" + pad + "\xC3\xA9" + pad + "\" }}") == pad + "\xC3\xA9" + pad);
+    CHECK(render("{{ \"" + pad + "\" }}{{ \"x\" }}") == pad + "x");
+    CHECK(parse_error("{{ \"" + pad + "\n\" }}") == "template: t:1: unterminated quoted string");
+    CHECK(parse_error("{{ \"" + pad) == "template: t:1: unterminated quoted string");
+    CHECK(parse_error("{{ \"" + pad + "\\") == "template: t:1: unterminated quoted string");
+    CHECK(parse_error("{{ \"" + pad + "\\q\" }}") == "template: t:1: invalid syntax");
+  }
+}

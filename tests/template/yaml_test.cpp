@@ -26,6 +26,16 @@ TEST_CASE("yaml: helm mode types values as sigs.k8s.io/yaml does", "[template][y
   CHECK(v.find("str")->as_string() == "hello world");
   CHECK(v.find("1")->as_string() == "one");
   CHECK(v.find("true")->as_string() == "t");
+  // every word YAML 1.1 reads as other than a string, by its first character, and words of the
+  // same lengths that stay strings
+  const Value w = yaml("a: [~, null, Null, NULL, y, Y, yes, Yes, YES, on, On, ON, true, True, TRUE]\n"
+                       "b: [n, N, no, No, NO, off, Off, OFF, false, False, FALSE]\n"
+                       "c: [.5, +1, -1, 7, 1e3, 0x1F]\n"
+                       "d: [x, nil, yep, one, tru, fals, NUL, Nul, ~~, _1, a1, 'null']\n");
+  for (const auto& e : w.find("a")->as_list()) CHECK((e.is_null() || (e.is_bool() && e.as_bool())));
+  for (const auto& e : w.find("b")->as_list()) CHECK((e.is_bool() && !e.as_bool()));
+  for (const auto& e : w.find("c")->as_list()) CHECK(e.is_float());
+  for (const auto& e : w.find("d")->as_list()) CHECK(e.is_string());
 }
 
 TEST_CASE("yaml: go_yaml mode keeps ints and YAML 1.2 booleans", "[template][yaml]") {
@@ -153,6 +163,15 @@ TEST_CASE("toYaml: strings are quoted when YAML 1.1 would read them as something
   CHECK(one("'q") == "k: '''q'\n");
   CHECK(one("with\ttab") == "k: \"with\\ttab\"\n");
   CHECK(one("caf\u00e9") == "k: caf\u00e9\n");
+  // a non-ASCII byte at any offset of an eight-byte word takes the string through JSON's UTF-8
+  // (an invalid byte becomes U+FFFD, as json.Marshal writes it)
+  for (std::size_t n = 0; n < 20; ++n) {
+    CAPTURE(n);
+    CHECK(one(std::string(n, 'a') + "\u00e9" + std::string(n, 'b')) ==
+          "k: " + std::string(n, 'a') + "\u00e9" + std::string(n, 'b') + "\n");
+    CHECK(one(std::string(n, 'a') + "\xff" + std::string(n, 'b')) ==
+          "k: " + std::string(n, 'a') + "\uFFFD" + std::string(n, 'b') + "\n");
+  }
   CHECK(one("a:b") == "k: a:b\n");
 }
 
@@ -171,6 +190,31 @@ TEST_CASE("toYaml: multi-line strings use block scalars", "[template][yaml]") {
   CHECK(one("a\n b") == "k: |-\n  a\n   b\n");
   CHECK(to_yaml(yaml("- |\n  x\n  y\n")) == "- |\n  x\n  y\n");
   CHECK(to_yaml(Value(List{Value("p\nq")})) == "- |-\n  p\n  q\n");
+  // a block scalar's lines are written whole: long lines, multi-byte characters, Unicode and
+  // carriage-return breaks, indicators that only matter at the start or before a blank
+  const std::string line(100, 'x');
+  CHECK(one(line + "\n" + line + " " + line) == "k: |-\n  " + line + "\n  " + line + " " + line + "\n");
+  CHECK(one("caf\u00e9 \u20ac\n\u00e9t\u00e9") == "k: |-\n  caf\u00e9 \u20ac\n  \u00e9t\u00e9\n");
+  CHECK(one("a\u2028" "b\nc") == "k: |-\n  a\u2028  b\n  c\n");
+  CHECK(one("a\u0085" "b\nc") == "k: \"a\\Nb\\nc\"\n");
+  CHECK(one("a\r\nb\rc\n") == "k: \"a\\r\\nb\\rc\\n\"\n");
+  CHECK(one("- x\ny") == "k: |-\n  - x\n  y\n");
+  CHECK(one("a: b\n# c\n? d\n") == "k: |\n  a: b\n  # c\n  ? d\n");
+  CHECK(one("x\ty\nz") == "k: \"x\\ty\\nz\"\n");
+  CHECK(one("-x") == "k: -x\n");
+  CHECK(one("- x") == "k: '- x'\n");
+  CHECK(one("?x") == "k: ?x\n");
+  CHECK(one("? x") == "k: '? x'\n");
+  CHECK(one(":x") == "k: :x\n");
+  CHECK(one("x:") == "k: 'x:'\n");
+  CHECK(one("x #") == "k: 'x #'\n");
+  CHECK(one("x#") == "k: x#\n");
+  CHECK(one("x,y") == "k: x,y\n");
+  CHECK(one("\u00e9:\u00e9") == "k: \u00e9:\u00e9\n");
+  CHECK(one("\u00e9: \u00e9") == "k: '\u00e9: \u00e9'\n");
+  Map nested;
+  nested["m"] = Value(Map{{"k", Value("one\ntwo\u00e9 three\n")}});
+  CHECK(to_yaml(Value(nested)) == "m:\n  k: |\n    one\n    two\u00e9 three\n");
 }
 
 TEST_CASE("toYaml: long strings fold at 80 columns like goyaml.v2", "[template][yaml]") {
@@ -215,4 +259,26 @@ TEST_CASE("yaml: a stray flow entry is an error, not a hang", "[template][yaml][
   CHECK(v.find("c")->as_list().size() == 2);
   CHECK(v.find("d")->as_string() == "line\n, starts with comma\n");
   CHECK(v.find("e")->as_string() == "long text \"quoted\", continued");
+}
+
+TEST_CASE("fromYaml: each call's map or list is its own, though the engine parses a text once", "[template][yaml]") {
+  // Sprig's set changes a map in place: a later fromYaml of the same text still reads the text.
+  CHECK(render("{{ $a := fromYaml \"x: {v: 1}\\nl: [{z: 1}]\" }}{{ $_ := set $a.x \"v\" 2 }}"
+               "{{ $_ := set (index $a.l 0) \"z\" 3 }}{{ $_ := set $a \"w\" 4 }}"
+               "{{ $b := fromYaml \"x: {v: 1}\\nl: [{z: 1}]\" }}{{ $a }} {{ $b }}") ==
+        "map[l:[map[z:3]] w:4 x:map[v:2]] map[l:[map[z:1]] x:map[v:1]]");
+  CHECK(render("{{ $l := fromYamlArray \"[{a: 1}]\" }}{{ $_ := set (index $l 0) \"a\" 5 }}"
+               "{{ $l }} {{ fromYamlArray \"[{a: 1}]\" }}") == "[map[a:5]] [map[a:1]]");
+  // one text through both functions: each judges the same parse by its own rule
+  CHECK(render("{{ fromYamlArray \"[1]\" }} {{ (fromYaml \"[1]\").Error | empty | not }} {{ fromYamlArray \"[1]\" }}") ==
+        "[1] true [1]");
+  CHECK(render("{{ fromYaml \"a: 1\" }} {{ fromYamlArray \"a: 1\" }} {{ fromYaml \"a: 1\" }}") ==
+        "map[a:1] [error unmarshaling JSON: while decoding JSON: json: cannot unmarshal object into Go value of type "
+        "[]interface {}] map[a:1]");
+  // a text that fails fails every time, in each function's words
+  const std::string once = render("{{ (fromYaml \"a: b: c\").Error }}");
+  CHECK_FALSE(once.empty());
+  CHECK(render("{{ (fromYaml \"a: b: c\").Error }}|{{ (fromYaml \"a: b: c\").Error }}") == once + "|" + once);
+  CHECK(render("{{ index (fromYamlArray \"a: b: c\") 0 }}|{{ (fromYaml \"a: b: c\").Error }}") ==
+        render("{{ index (fromYamlArray \"a: b: c\") 0 }}") + "|" + once);
 }

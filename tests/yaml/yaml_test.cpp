@@ -91,6 +91,20 @@ TEST_CASE("plain scalars fold lines and stop at indicators", "[yaml]") {
   CHECK(one("a: -1\nb: -x\n") == "{a: -1, b: -x}");
   CHECK(one("url: http://x/y?z=1\n") == "{url: http://x/y?z=1}");
   CHECK(one("[a b, c]") == "[a b, c]");
+  // A run of characters stops at a blank, any of the breaks, ':' before a blank or the end, and
+  // (only in a flow collection) a flow indicator; multi-byte characters count one column each.
+  CHECK(one("a: x,y?z[0]{1}\n") == "{a: x,y?z[0]{1}}");
+  CHECK(error_of("[x?y]") == "yaml: did not find expected ',' or ']'");
+  CHECK(error_of("{a: x}y}") == "yaml: did not find expected <document start>");
+  CHECK(error_of("[x]y]") == "yaml: did not find expected <document start>");
+  CHECK(one("a:b: c:d\n") == "{a:b: c:d}");
+  CHECK(one("- b:\tc\n- d:") == "[{b: c}, {d: }]");
+  CHECK(one("- b:\xC2\x85" "  c: d\n") == "[{b: , c: d}]");
+  CHECK(error_of("a: b:\xE2\x80\xA9") == "yaml: mapping values are not allowed in this context");
+  CHECK(one("a: \xC3\xA9t\xC3\xA9\xE2\x80\xA8" "b: \xE2\x82\xAC\xE2\x80\xA9" "c: x\xC2\x85 y\n") ==
+        "{a: \xC3\xA9t\xC3\xA9, b: \xE2\x82\xAC, c: x y}");
+  CHECK(one("a: x\xE2\x80\xAFy\xC2\xA0z\n") == "{a: x\xE2\x80\xAFy\xC2\xA0z}");
+  CHECK(one("- \xC3\xA9\xC3\xA9: 1\n  k: 2\n") == "[{\xC3\xA9\xC3\xA9: 1, k: 2}]");
 }
 
 TEST_CASE("quoted scalars", "[yaml]") {
