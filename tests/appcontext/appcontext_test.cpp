@@ -232,6 +232,11 @@ TEST_CASE("one meta field reads as the header's meta has it", "[appcontext]") {
   CHECK(ac::meta_field(*st, "7", "hooks") == R"([{"operation":"instantiate"}])");
   CHECK(ac::meta_field(*st, "7", "empty") == "");
   CHECK(ac::meta_field(*st, "7", "rollout") == std::nullopt);
+  // find_meta_field: the same, and nullopt instead of Error(not_found) for a context that is not stored.
+  CHECK(ac::find_meta_field(*st, "7", "hooks") == R"([{"operation":"instantiate"}])");
+  CHECK(ac::find_meta_field(*st, "7", "rollout") == std::nullopt);
+  CHECK(ac::find_meta_field(*st, "no-such-context", "hooks") == std::nullopt);
+  CHECK_THROWS_AS(ac::meta_field(*st, "no-such-context", "hooks"), Error);
   // Values that are not strings read as their JSON text, as in the header's map.
   auto& u = st->database().statement("UPDATE ac_contexts SET meta = ? WHERE id = ?");
   u.bind(1, std::string(R"({"n":3,"o":{"a":[1,"x"]},"s":"t\"q","z":null})"));
