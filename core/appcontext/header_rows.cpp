@@ -33,13 +33,30 @@ std::optional<Header> find_header(store::Store& st, const std::string& id) {
   return h;
 }
 
-std::optional<std::string> meta_field(store::Store& st, const std::string& id, const std::string& name) {
+namespace {
+
+// meta_field's read: `throw_missing`: Error(not_found) for a context that is not stored, else nullopt.
+std::optional<std::string> read_meta_field(store::Store& st, const std::string& id, const std::string& name,
+                                           bool throw_missing) {
   auto& s = st.database().statement(k_header_sql);
   s.bind(1, id);
-  if (!s.step()) no_context(id);
+  if (!s.step()) {
+    if (throw_missing) no_context(id);
+    return std::nullopt;
+  }
   std::optional<std::string> out = meta_value(s.text(2), name);
   s.reset();
   return out;
+}
+
+}  // namespace
+
+std::optional<std::string> meta_field(store::Store& st, const std::string& id, const std::string& name) {
+  return read_meta_field(st, id, name, true);
+}
+
+std::optional<std::string> find_meta_field(store::Store& st, const std::string& id, const std::string& name) {
+  return read_meta_field(st, id, name, false);
 }
 
 namespace {

@@ -31,6 +31,9 @@ std::optional<Header> find_header(store::Store& st, const std::string& id);
 // copies its other columns nor builds the whole map (the hooks, rollout and
 // drift-repair logs each live in one field). Error(not_found) as header().
 std::optional<std::string> meta_field(store::Store& st, const std::string& id, const std::string& name);
+// meta_field(), or nullopt when context `id` is not stored either: one
+// read where exists() and meta_field() were two.
+std::optional<std::string> find_meta_field(store::Store& st, const std::string& id, const std::string& name);
 
 void set_status(store::Store& st, const std::string& id, const std::string& current);
 void set_desired(store::Store& st, const std::string& id, const std::string& desired);

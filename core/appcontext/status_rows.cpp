@@ -193,17 +193,24 @@ void set_resource_ready(store::Store& st, const std::string& ctx, const std::str
   write_one(st, ctx, StatusChange::of_ready(app, cluster, resource, ready));
 }
 
+namespace {
+
+// Appends the states of one (app, cluster) row to `out`.
+void append_states(std::vector<ResourceState>& out, std::string_view data, std::string_view ctx, std::string_view app,
+                   std::string_view cluster) {
+  visit_states(data, ctx, app, cluster, [&](const ResourceStateView& v) {
+    out.push_back({std::string(app), std::string(cluster), std::string(v.resource), std::string(v.status),
+                   std::string(v.message), std::string(v.time), std::string(v.ready)});
+  });
+}
+
+}  // namespace
+
 std::vector<ResourceState> resource_states(store::Store& st, const std::string& ctx) {
   std::vector<ResourceState> out;
   auto& s = st.database().statement("SELECT app, cluster, resources FROM ac_status WHERE ctx = ? ORDER BY app, cluster");
   s.bind(1, ctx);
-  while (s.step()) {
-    const std::string_view app = s.text(0), cluster = s.text(1);
-    visit_states(s.blob(2), ctx, app, cluster, [&](const ResourceStateView& v) {
-      out.push_back({std::string(app), std::string(cluster), std::string(v.resource), std::string(v.status),
-                     std::string(v.message), std::string(v.time), std::string(v.ready)});
-    });
-  }
+  while (s.step()) append_states(out, s.blob(2), ctx, s.text(0), s.text(1));
   return out;
 }
 
@@ -261,13 +268,17 @@ void set_cluster_readback(store::Store& st, const std::string& ctx, const std::s
   });
 }
 
-std::vector<ClusterState> cluster_states(store::Store& st, const std::string& ctx) {
-  std::vector<ClusterState> out;
+States states(store::Store& st, const std::string& ctx) {
+  // One statement for both (the status query wants both): a second to
+  // prepare cost more than reading the same rows twice.
+  States out;
   auto& s = st.database().statement(
-      "SELECT app, cluster, connectivity, readback, time FROM ac_status WHERE ctx = ? AND connectivity IS NOT NULL "
-      "ORDER BY app, cluster");
+      "SELECT app, cluster, resources, connectivity, readback, time FROM ac_status WHERE ctx = ? ORDER BY app, cluster");
   s.bind(1, ctx);
-  while (s.step()) out.push_back({s.str(0), s.str(1), s.str(2), s.str(3), s.str(4)});
+  while (s.step()) {
+    append_states(out.resources, s.blob(2), ctx, s.text(0), s.text(1));
+    if (!s.is_null(3)) out.clusters.push_back({s.str(0), s.str(1), s.str(3), s.str(4), s.str(5)});
+  }
   return out;
 }
 

@@ -52,9 +52,14 @@ void set_cluster_state(store::Store& st, const std::string& ctx, const std::stri
                        const std::string& connectivity, const std::string& time);
 void set_cluster_readback(store::Store& st, const std::string& ctx, const std::string& app,
                           const std::string& cluster, const std::string& readback, const std::string& time);
-// The (app, cluster)s whose connectivity or read-back was recorded, ordered
-// by app, cluster.
-std::vector<ClusterState> cluster_states(store::Store& st, const std::string& ctx);
+// A context's recorded states read in one query: what resource_states
+// returns, and the (app, cluster)s whose connectivity or read-back was
+// recorded, ordered by app, cluster.
+struct States {
+  std::vector<ResourceState> resources;
+  std::vector<ClusterState> clusters;
+};
+States states(store::Store& st, const std::string& ctx);
 
 // One change of a batch (put_status_changes). Views must stay valid for the
 // call.

@@ -94,8 +94,7 @@ void set_unfinished(store::Store& st, const std::string& ctx, bool on) {
 }  // namespace
 
 json read_log(store::Store& st, const std::string& ctx) {
-  if (!ac::exists(st, ctx)) return json::array();
-  const auto field = ac::meta_field(st, ctx, k_meta);
+  const auto field = ac::find_meta_field(st, ctx, k_meta);
   if (!field || field->empty()) return json::array();
   json log = json::parse(*field, nullptr, false);
   return log.is_array() ? log : json::array();

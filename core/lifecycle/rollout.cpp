@@ -108,8 +108,7 @@ constexpr const char* aborted = "aborted";
 int64_t now_ms() { return system_clock().now_unix_ms(); }
 
 std::optional<json> load(store::Store& st, const std::string& ctx) {
-  if (!ac::exists(st, ctx)) return std::nullopt;
-  const auto field = ac::meta_field(st, ctx, k_meta);
+  const auto field = ac::find_meta_field(st, ctx, k_meta);
   if (!field || field->empty()) return std::nullopt;
   json r = json::parse(*field, nullptr, false);
   if (!r.is_object()) return std::nullopt;

@@ -259,7 +259,7 @@ json history_status(store::Store& st, const resource::Kind& k, const resource::K
   if (q.list_apps) {
     json apps = json::array();
     for (const auto& a : c.apps) apps.push_back(a.name);
-    out["apps"] = apps;
+    out["apps"] = std::move(apps);
     return out;
   }
   if (q.list_clusters) {
@@ -272,9 +272,9 @@ json history_status(store::Store& st, const resource::Kind& k, const resource::K
         auto [p, n] = split_cluster(cl.name);
         clusters.push_back({{"clusterProvider", p}, {"cluster", n}});
       }
-      by_app.push_back({{"app", a.name}, {"clusters", clusters}});
+      by_app.push_back({{"app", a.name}, {"clusters", std::move(clusters)}});
     }
-    out["clustersByApp"] = by_app;
+    out["clustersByApp"] = std::move(by_app);
     return out;
   }
   if (q.list_resources) {
@@ -290,15 +290,15 @@ json history_status(store::Store& st, const resource::Kind& k, const resource::K
           res.push_back({{"name", id.name}, {"GVK", id.gvk}});
         }
         auto [p, n] = split_cluster(cl.name);
-        by_app.push_back({{"app", a.name}, {"clusterProvider", p}, {"cluster", n}, {"resources", res}});
+        by_app.push_back({{"app", a.name}, {"clusterProvider", p}, {"cluster", n}, {"resources", std::move(res)}});
       }
     }
-    out["resourcesByApp"] = by_app;
+    out["resourcesByApp"] = std::move(by_app);
     return out;
   }
 
   for (const auto& [field, value] : extra.items()) out[field] = value;
-  out["states"] = si;
+  out["states"] = std::move(si);
   if (!have_ctx) return out;
 
   const char* k_deployed_status = dep ? "status" : "deployedStatus";
@@ -313,7 +313,7 @@ json history_status(store::Store& st, const resource::Kind& k, const resource::K
     const ac::Header h = ac::header(st, ctx);
     out[k_deployed_status] = h.status;
     json counts = deployed_counts(st, ctx, status_ctx);
-    if (!counts.empty()) out[k_deployed_counts] = counts;
+    if (!counts.empty()) out[k_deployed_counts] = std::move(counts);
     add_children(st, ctx, h.status, h.children, out);
     return out;
   }
@@ -326,7 +326,8 @@ json history_status(store::Store& st, const resource::Kind& k, const resource::K
   // Why a resource is Failed, Skipped or Retrying: the cluster's answer, or
   // what failed before it (an extension of EMCO's fields: "message").
   std::map<std::tuple<std::string, std::string, std::string>, std::string> messages;
-  for (auto& s : ac::resource_states(st, status_ctx)) {
+  ac::States recorded = ac::states(st, status_ctx);
+  for (auto& s : recorded.resources) {
     deployed[{s.app, s.cluster, s.resource}] = s.status;
     if (s.status == "Committed" && s.message.rfind("commit ", 0) == 0)
       commits[{s.app, s.cluster, s.resource}] = s.message.substr(7);
@@ -334,7 +335,7 @@ json history_status(store::Store& st, const resource::Kind& k, const resource::K
       messages[{s.app, s.cluster, s.resource}] = s.message;
   }
   std::map<std::pair<std::string, std::string>, std::string> conn;
-  for (auto& s : ac::cluster_states(st, status_ctx)) conn[{s.app, s.cluster}] = s.connectivity;
+  for (auto& s : recorded.clusters) conn[{s.app, s.cluster}] = s.connectivity;
 
   json dcounts = json::object(), rcounts = json::object();
   json apps = json::array();
@@ -399,13 +400,13 @@ json history_status(store::Store& st, const resource::Kind& k, const resource::K
       auto [p, n] = split_cluster(cl.name);
       auto ci = conn.find({a.name, cl.name});
       json cj = {{"clusterProvider", p}, {"cluster", n},
-                 {k_conn, ci == conn.end() ? "Unknown" : ci->second}, {"resources", resources}};
+                 {k_conn, ci == conn.end() ? "Unknown" : ci->second}, {"resources", std::move(resources)}};
       clusters.push_back(std::move(cj));
     }
     if (clusters.empty()) continue;
-    apps.push_back({{"name", a.name}, {"clusters", clusters}});
+    apps.push_back({{"name", a.name}, {"clusters", std::move(clusters)}});
   }
-  if (!dcounts.empty()) out[k_deployed_counts] = dcounts;
+  if (!dcounts.empty()) out[k_deployed_counts] = std::move(dcounts);
   if (ready) {
     if (!rcounts.empty()) out[k_ready_counts] = rcounts;
     int nr = rcounts.value("NotReady", 0), np = rcounts.value("NotPresent", 0), rd = rcounts.value("Ready", 0);
@@ -416,7 +417,7 @@ json history_status(store::Store& st, const resource::Kind& k, const resource::K
                            : (rd == 0 && nr == 0)               ? "NotPresent"
                                                                 : "NotReady";
   }
-  if (q.output != "summary" && !apps.empty()) out["apps"] = apps;
+  if (q.output != "summary" && !apps.empty()) out["apps"] = std::move(apps);
   add_children(st, ctx, c.status, c.children, out);
   return out;
 }

@@ -232,6 +232,11 @@ TEST_CASE("one meta field reads as the header's meta has it", "[appcontext]") {
   CHECK(ac::meta_field(*st, "7", "hooks") == R"([{"operation":"instantiate"}])");
   CHECK(ac::meta_field(*st, "7", "empty") == "");
   CHECK(ac::meta_field(*st, "7", "rollout") == std::nullopt);
+  // find_meta_field: the same, and nullopt instead of Error(not_found) for a context that is not stored.
+  CHECK(ac::find_meta_field(*st, "7", "hooks") == R"([{"operation":"instantiate"}])");
+  CHECK(ac::find_meta_field(*st, "7", "rollout") == std::nullopt);
+  CHECK(ac::find_meta_field(*st, "no-such-context", "hooks") == std::nullopt);
+  CHECK_THROWS_AS(ac::meta_field(*st, "no-such-context", "hooks"), Error);
   // Values that are not strings read as their JSON text, as in the header's map.
   auto& u = st->database().statement("UPDATE ac_contexts SET meta = ? WHERE id = ?");
   u.bind(1, std::string(R"({"n":3,"o":{"a":[1,"x"]},"s":"t\"q","z":null})"));
@@ -300,15 +305,29 @@ TEST_CASE("resource and cluster states", "[appcontext]") {
   CHECK(all[1].message.empty());
   CHECK(all[1].time == "t2");
   CHECK(all[1].ready == "false");
+  // states(): the same resource states, and no cluster before a
+  // connectivity or read-back is recorded.
+  auto both = ac::states(*st, "7");
+  REQUIRE(both.resources.size() == 2);
+  CHECK(both.resources[1].resource == all[1].resource);
+  CHECK(both.resources[1].status == "Applied");
+  CHECK(both.clusters.empty());
   ac::set_cluster_state(*st, "7", "collectd", "p+c0", ac::connectivity::retrying, "t1");
   ac::set_cluster_readback(*st, "7", "collectd", "p+c0", "{}", "t3");
-  auto cs = ac::cluster_states(*st, "7");
-  REQUIRE(cs.size() == 1);
+  ac::set_cluster_readback(*st, "7", "collectd", "p+c1", "{\"b\":2}", "t4");  // a cluster without resource states
+  both = ac::states(*st, "7");
+  CHECK(both.resources.size() == 2);
+  auto& cs = both.clusters;
+  REQUIRE(cs.size() == 2);
   CHECK(cs[0].connectivity == "Retrying");
   CHECK(cs[0].readback == "{}");
+  CHECK(cs[0].time == "t3");
+  CHECK(cs[1].cluster == "p+c1");
+  CHECK(cs[1].connectivity == "Unknown");
+  CHECK(cs[1].readback == "{\"b\":2}");
   ac::clear_states(*st, "7");
   CHECK(ac::resource_states(*st, "7").empty());
-  CHECK(ac::cluster_states(*st, "7").empty());
+  CHECK(ac::states(*st, "7").clusters.empty());
 }
 
 TEST_CASE("event queue and active set", "[appcontext]") {
@@ -433,7 +452,7 @@ TEST_CASE("a batch of status changes rewrites each cluster's row once, later cha
   CHECK(c5->message == "boom");
   CHECK(c5->time == "t2");
   CHECK(c5->ready == "false");
-  auto conn = ac::cluster_states(*st, "7");
+  auto conn = ac::states(*st, "7").clusters;
   REQUIRE(conn.size() == 20);  // the clusters whose connectivity was recorded
   CHECK(conn[0].cluster == clusters[0]);
   CHECK(conn[0].connectivity == "Available");
@@ -442,7 +461,7 @@ TEST_CASE("a batch of status changes rewrites each cluster's row once, later cha
   // connectivity stays.
   ac::set_cluster_readback(*st, "7", "collectd", clusters[1], "{}", "t3");
   ac::set_cluster_readback(*st, "7", "collectd", clusters[0], "{}", "t3");
-  conn = ac::cluster_states(*st, "7");
+  conn = ac::states(*st, "7").clusters;
   REQUIRE(conn.size() == 21);
   CHECK(conn[0].connectivity == "Available");
   CHECK(conn[1].cluster == clusters[1]);

@@ -374,7 +374,7 @@ INSERT INTO ac_cluster_status VALUES('8', 'app1', 'p+c2', 'Retrying', '', 't5');
   CHECK(same(states[2], {"app0", "p+c1", "a+ConfigMap", "Committed", "commit 1", "t3", ""}));
   CHECK(same(states[3], {"app1", "p+c0", "a+ConfigMap", "Committed", "commit 1", "t3", ""}));
   CHECK(ac::resource_states(*st, "9").size() == 1);  // every row converts, as stored
-  auto clusters = ac::cluster_states(*st, "8");
+  auto clusters = ac::states(*st, "8").clusters;
   REQUIRE(clusters.size() == 2);  // only the clusters whose connectivity was recorded
   CHECK(clusters[0].app == "app0");
   CHECK(clusters[0].connectivity == "Available");
@@ -386,5 +386,5 @@ INSERT INTO ac_cluster_status VALUES('8', 'app1', 'p+c2', 'Retrying', '', 't5');
   ac::set_resource_ready(*st, "8", "app0", "p+c0", "a+ConfigMap", "false");
   CHECK(ac::resource_state(*st, "8", "app0", "p+c0", "a+ConfigMap")->ready == "false");
   CHECK(ac::resource_state(*st, "8", "app0", "p+c0", "a+ConfigMap")->message == "boom");
-  CHECK(ac::cluster_states(*st, "8")[0].readback == "{\"a\":1}");
+  CHECK(ac::states(*st, "8").clusters[0].readback == "{\"a\":1}");
 }

@@ -4,13 +4,17 @@
 
 #include <catch2/catch.hpp>
 
+#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <csignal>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -570,6 +574,65 @@ TEST_CASE("store: opening a workspace at this version only reads it: a writer me
     auto st = Store::open_location(where, fs::temp_directory_path());
     CHECK_FALSE(st->meta("no such key"));
   });
+}
+
+// SQLite reads the file through a mapping of it (sqlite_database.cpp): a
+// file truncated under a reader is SIGBUS when the reader reaches the pages
+// it lost, which emco reports as a storage error naming the database, with
+// the workspace's exit code, instead of dying of the signal.
+TEST_CASE("database: a database file truncated under a reader is emco's storage error and exit 6",
+          "[database][sqlite]") {
+  const std::string where = fresh_sqlite_file();
+  {
+    auto db = open_database(where);
+    db->exec("CREATE TABLE big(n INTEGER PRIMARY KEY, b BLOB)");
+    const std::string blob(64 * 1024, 'x');
+    for (int i = 0; i < 32; ++i) {
+      auto& s = db->statement("INSERT INTO big(n, b) VALUES(?, ?)");
+      s.bind(1, int64_t{i});
+      s.bind_blob(2, blob);
+      s.exec();
+    }
+  }  // the last connection's close copies the rows into the file
+  REQUIRE(fs::file_size(where) > 2 * 1024 * 1024);
+  const std::string err = where + ".stderr";
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    const int fd = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (fd < 0 || ::dup2(fd, 2) < 0) ::_exit(90);
+    try {
+      auto db = open_database(where);
+      auto& s = db->statement("SELECT n, b FROM big ORDER BY n");
+      if (!s.step()) ::_exit(91);
+      if (::truncate(where.c_str(), 4096) != 0) ::_exit(92);  // the rows' pages are gone
+      while (s.step()) (void)s.blob(1);
+    } catch (...) {
+      ::_exit(93);  // SQLite noticed: not what this case is about
+    }
+    ::_exit(94);  // read every row: the pages were not read through the mapping
+  }
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 6);
+  std::ifstream in(err);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(text == "emco: error: the workspace's storage failed: the workspace database '" + where +
+                    "' could not be read (SIGBUS: the file shrank under emco, or its disk failed to read it)\n"
+                    "hint: check the file and the file system, then run 'emco sync' to finish interrupted work "
+                    "(every change is one transaction: nothing was half-written)\n");
+  // Once no database is open, SIGBUS is the signal again (the previous action is restored).
+  const pid_t plain = ::fork();
+  REQUIRE(plain >= 0);
+  if (plain == 0) {
+    { auto db = open_database(where + ".other"); }
+    ::raise(SIGBUS);
+    ::_exit(0);
+  }
+  REQUIRE(::waitpid(plain, &status, 0) == plain);
+  CHECK(WIFSIGNALED(status));
+  CHECK(WTERMSIG(status) == SIGBUS);
 }
 
 TEST_CASE("database: a location with a scheme no backend has is refused", "[database]") {

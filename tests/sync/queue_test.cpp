@@ -97,7 +97,7 @@ TEST_CASE("instantiate then terminate through the queue", "[sync][queue]") {
   CHECK(status_of(*st, c.id, "app1", "p+c1", "b+ConfigMap") == "Applied");
   CHECK(ac::active_contexts(*st).empty());
   CHECK(queue_states(*st, c.id) == std::vector<std::string>{"Instantiate:Done"});
-  auto cs = ac::cluster_states(*st, c.id);
+  auto cs = ac::states(*st, c.id).clusters;
   REQUIRE(cs.size() == 2);
   CHECK(cs[0].connectivity == "Available");
 
@@ -175,7 +175,7 @@ TEST_CASE("an interrupted event stays pending and resumes", "[sync][queue]") {
   CHECK(queue_states(*st, c.id) == std::vector<std::string>{"Instantiate:Pending"});
   CHECK(resumable(*st) == std::vector<std::string>{c.id});
   CHECK(status_of(*st, c.id, "app1", "p+c2", "a+ConfigMap") == "Retrying");
-  auto cs = ac::cluster_states(*st, c.id);
+  auto cs = ac::states(*st, c.id).clusters;
   REQUIRE(cs.size() == 2);
   CHECK(cs[1].connectivity == "Retrying");
 
@@ -358,7 +358,7 @@ TEST_CASE("a Read event records readiness and connectivity without touching the 
   CHECK(ac::resource_state(*st, c.id, "app1", "p+c1", "a+ConfigMap")->ready == "true");
   CHECK(ac::resource_state(*st, c.id, "app1", "p+c1", "b+ConfigMap")->ready == "false");
   std::map<std::string, std::string> conn;
-  for (const auto& cs : ac::cluster_states(*st, c.id)) conn[cs.cluster] = cs.connectivity;
+  for (const auto& cs : ac::states(*st, c.id).clusters) conn[cs.cluster] = cs.connectivity;
   CHECK(conn == std::map<std::string, std::string>{{"p+c1", "Available"}, {"p+c2", "Retrying"}});
 
   // Not valid on a terminated context: skipped with the error state.

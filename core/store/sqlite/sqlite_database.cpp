@@ -8,10 +8,15 @@
 #include <sqlite3.h>
 
 #include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <map>
+#include <mutex>
+#include <set>
 
 namespace emco::store::sqlite {
 
@@ -142,6 +147,83 @@ std::string write_refusal(const std::string& path) {
   return std::string(" (") + std::strerror(errno) + ")";
 }
 
+// While a database file is mapped (PRAGMA mmap_size below), a read of the
+// mapping the file no longer backs (the file was truncated under emco, or
+// the disk failed to read it) arrives as SIGBUS rather than as SQLite's
+// SQLITE_IOERR. The handler says so as emco says a storage failure, git
+// style, naming the database, and exits with the workspace's exit code (6)
+// instead of dying of the signal. It is async-signal-safe: write(2) of a
+// message made beforehand, then _exit(2); nothing allocates. Nothing is
+// left half-written by exiting there: SQLite writes through write(2) even
+// with a mapping (it maps read-only), so a write transaction cut short is a
+// crash like any other, which the next connection recovers from the WAL.
+// The handler is installed while at least one connection (of any thread) is
+// open and the previous one restored when the last closes.
+class SigbusGuard {
+public:
+  explicit SigbusGuard(std::string path) : m_path(std::move(path)) {
+    std::lock_guard lock(mutex());
+    State& s = state();
+    const bool first = s.open.empty();
+    ++s.open[m_path];
+    publish(s);
+    if (first) {
+      struct sigaction sa {};
+      sa.sa_handler = on_sigbus;
+      sigemptyset(&sa.sa_mask);
+      sigaction(SIGBUS, &sa, &s.previous);
+    }
+  }
+  ~SigbusGuard() {
+    std::lock_guard lock(mutex());
+    State& s = state();
+    if (auto it = s.open.find(m_path); it != s.open.end() && --it->second == 0) s.open.erase(it);
+    if (s.open.empty()) sigaction(SIGBUS, &s.previous, nullptr);
+    else publish(s);
+  }
+  SigbusGuard(const SigbusGuard&) = delete;
+  SigbusGuard& operator=(const SigbusGuard&) = delete;
+
+private:
+  struct State {
+    std::map<std::string, int> open;  // connections by database path
+    std::set<std::string> messages;   // every message published: the handler may still read one
+    struct sigaction previous {};
+  };
+  static std::mutex& mutex() {
+    static std::mutex m;
+    return m;
+  }
+  static State& state() {
+    static State s;
+    return s;
+  }
+  // What the handler writes (a global: no initialisation guard to pass in it).
+  static constinit inline std::atomic<const std::string*> s_message{nullptr};
+  // The message for the databases open now: it names the database when
+  // they are all one file.
+  static void publish(State& s) {
+    const std::string which =
+        s.open.size() == 1 ? "the workspace database '" + s.open.begin()->first + "'" : "a workspace database";
+    const std::string text = "emco: error: the workspace's storage failed: " + which +
+                             " could not be read (SIGBUS: the file shrank under emco, or its disk failed to read "
+                             "it)\nhint: check the file and the file system, then run 'emco sync' to finish "
+                             "interrupted work (every change is one transaction: nothing was half-written)\n";
+    s_message.store(&*s.messages.insert(text).first);
+  }
+  static void on_sigbus(int) {
+    if (const std::string* m = s_message.load()) {
+      for (size_t done = 0; done < m->size();) {
+        const ssize_t n = ::write(2, m->data() + done, m->size() - done);
+        if (n <= 0) break;
+        done += static_cast<size_t>(n);
+      }
+    }
+    ::_exit(6);  // ExitCode::workspace (core/util/error.hpp), which this library does not link
+  }
+  std::string m_path;
+};
+
 SQLite::Database open_connection(const std::string& path) {
   try {
     // One connection per Database, used by one thread at a time
@@ -162,9 +244,19 @@ SQLite::Database open_connection(const std::string& path) {
 
 class SqliteDatabase final : public Database {
 public:
-  explicit SqliteDatabase(const std::string& path) : m_db(open_connection(path)) {
+  explicit SqliteDatabase(const std::string& path)
+      : m_sigbus(path == ":memory:" ? nullptr : std::make_unique<SigbusGuard>(path)), m_db(open_connection(path)) {
     sqlite3_extended_result_codes(m_db.getHandle(), 1);
     if (path != ":memory:") {
+      // The database file's pages are read from a mapping of it (up to
+      // 1 GiB) instead of copied into page-cache buffers on the heap: a
+      // short command touched a fresh heap page and made a pread per page it
+      // read, while a mapping is filled from the kernel's cache many pages
+      // at a fault. Writes still go through write(2), and pages in the -wal
+      // file are still read. A read error under the mapping is SIGBUS:
+      // SigbusGuard reports it. Set before journal_mode, whose statement
+      // reads the schema's pages.
+      exec("PRAGMA mmap_size=1073741824");
       exec("PRAGMA journal_mode=WAL");
       // The -wal and -shm files stay when the last connection closes: made
       // and unlinked again by every command, they were a tenth of a short
@@ -230,6 +322,7 @@ protected:
   }
 
 private:
+  std::unique_ptr<SigbusGuard> m_sigbus;  // declared first: installed before the mapping, removed after it
   SQLite::Database m_db;
   bool m_wrote = false;  // a write transaction began (schema changes are no "changes" to SQLite's count)
 };
