@@ -99,8 +99,6 @@ std::string rune_desc(std::string_view s, size_t i) {
   return out;
 }
 
-// Line numbers of byte offsets in a text, asked in any order: counted from the previous
-// answer, forward or back, since most questions are close to the one before.
 // Where the characters a quoted string holds as they are end, from `from`: the offset of the
 // first '"', '\\' or line feed (or, with `non_ascii`, byte from 0x80), or the size. Sixteen bytes
 // at a time (SSE2): include and template names, and other literals, were scanned a byte at a
@@ -127,6 +125,8 @@ std::size_t quote_stop(std::string_view s, std::size_t from, bool non_ascii) {
   return i;
 }
 
+// Line numbers of byte offsets in a text, asked in any order: counted from the previous
+// answer, forward or back, since most questions are close to the one before.
 class LineCounter {
 public:
   explicit LineCounter(std::string_view text) : m_text(text) {}
